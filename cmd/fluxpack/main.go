@@ -1,0 +1,22 @@
+// Command fluxpack renders a platform's bootstrap order as Flux manifests and
+// ships them as OCI artifacts. See the README and docs/cli for the commands.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/fluxpack/fluxpack/internal/cli"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, version, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,94 @@
+// Package cli holds fluxpack's cobra commands. Each command maps its flags to
+// options of one library call (packages oci, substitute, layering) and prints
+// the result to stdout; logs go to stderr.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of every fluxpack command.
+const (
+	ExitOK      = 0 // done, nothing to report
+	ExitFinding = 1 // done, and the answer is a finding: a diff, lint problems
+	ExitError   = 2 // not done: bad input, unreachable registry, refused auth
+)
+
+// FindingError is returned by commands whose work succeeded but whose answer
+// is "no" (diff found differences, lint found problems). It maps to exit 1.
+type FindingError struct{ Msg string }
+
+func (e *FindingError) Error() string { return e.Msg }
+
+// rootFlags are the flags every command shares.
+type rootFlags struct {
+	debug bool
+	log   *slog.Logger
+}
+
+// NewRoot builds the fluxpack command tree.
+func NewRoot(version string) *cobra.Command {
+	f := &rootFlags{}
+	root := &cobra.Command{
+		Use:   "fluxpack",
+		Short: "Turn a platform's bootstrap order into Flux manifests and ship them as OCI artifacts",
+		Long: `fluxpack renders a platform's layers (namespaces, CRDs, operators, custom
+resources, infrastructure, apps) as race-free Flux Kustomizations, turns IaC
+outputs into postBuild variables, and pushes the manifests as OCI artifacts
+that Flux's OCIRepository reconciles.
+
+Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			level := slog.LevelInfo
+			if f.debug {
+				level = slog.LevelDebug
+			}
+			f.log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+		},
+	}
+	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug details to stderr (never secrets)")
+	root.AddCommand(
+		newVersionCmd(version),
+	)
+	return root
+}
+
+func newVersionCmd(version string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print fluxpack's version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), version)
+			return err
+		},
+	}
+}
+
+// Main runs fluxpack with args and returns the process exit code. Errors are
+// printed once, to stderr, prefixed with "fluxpack: ".
+func Main(ctx context.Context, version string, args []string, stdout, stderr io.Writer) int {
+	root := NewRoot(version)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "fluxpack: %v\n", err)
+	var finding *FindingError
+	if errors.As(err, &finding) {
+		return ExitFinding
+	}
+	return ExitError
+}
