@@ -1,0 +1,291 @@
+package oci_test
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	fluxoci "github.com/fluxcd/pkg/oci"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+// platformFiles is a small manifest tree.
+var platformFiles = map[string]string{
+	"crds/externalsecrets.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: externalsecrets.external-secrets.io\n",
+	"operator/deployment.yaml":  "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: external-secrets\n  namespace: external-secrets\n",
+	"crs/store.yaml":            "apiVersion: external-secrets.io/v1\nkind: ClusterSecretStore\nmetadata:\n  name: vault\n",
+	"kustomization.yaml":        "resources: [crds, operator, crs]\n",
+	"a/b/c/deep.yaml":           "kind: ConfigMap\n",
+	"a.yaml":                    "kind: ConfigMap\n",
+}
+
+func fluxBuildDigest(t *testing.T, dir string) string {
+	t.Helper()
+	tgz := filepath.Join(t.TempDir(), "artifact.tgz")
+	require.NoError(t, fluxoci.NewClient(nil).Build(tgz, dir, oci.DefaultIgnorePaths))
+	b, err := os.ReadFile(tgz)
+	require.NoError(t, err)
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
+}
+
+func TestBuildLayerIsFluxs(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "hack.sh"), []byte("#!/bin/sh\n"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "logo.png"), []byte("png"), 0o644)) // ignored by both
+
+	art, err := oci.Build(dir)
+	require.NoError(t, err)
+	assert.Equal(t, fluxBuildDigest(t, dir), art.LayerDigest.String(), "layer digest of fluxpack vs fluxcd/pkg/oci Client.Build")
+	assert.Equal(t, len(platformFiles)+1, art.Files)
+}
+
+func TestBuildIsReproducible(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	testutil.WriteFiles(t, a, platformFiles)
+	testutil.WriteFiles(t, b, platformFiles)
+	// b: other modes (umask 077-like), other mtimes, other time zone.
+	for name := range platformFiles {
+		p := filepath.Join(b, filepath.FromSlash(name))
+		require.NoError(t, os.Chmod(p, 0o600))
+		require.NoError(t, os.Chtimes(p, time.Now().Add(-48*time.Hour), time.Now().Add(-48*time.Hour)))
+	}
+	require.NoError(t, filepath.WalkDir(b, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			err = os.Chmod(p, 0o700)
+		}
+		return err
+	}))
+
+	artA, err := oci.Build(a, oci.WithSource("https://example.com/platform.git"), oci.WithRevision("main@sha1:0123"))
+	require.NoError(t, err)
+	t.Setenv("TZ", "Pacific/Kiritimati")
+	artB, err := oci.Build(b, oci.WithSource("https://example.com/platform.git"), oci.WithRevision("main@sha1:0123"))
+	require.NoError(t, err)
+	assert.Equal(t, artA.Digest, artB.Digest, "manifest digest")
+	assert.Equal(t, artA.LayerDigest, artB.LayerDigest, "layer digest")
+	assert.Equal(t, "1970-01-01T00:00:00Z", artA.Annotations[fluxoci.CreatedAnnotation])
+
+	// One byte more changes everything.
+	require.NoError(t, os.WriteFile(filepath.Join(b, "a.yaml"), []byte("kind: ConfigMap\n\n"), 0o600))
+	artC, err := oci.Build(b, oci.WithSource("https://example.com/platform.git"), oci.WithRevision("main@sha1:0123"))
+	require.NoError(t, err)
+	assert.NotEqual(t, artA.ContentDigest, artC.ContentDigest)
+	assert.NotEqual(t, artA.Digest, artC.Digest)
+}
+
+func TestBuildManifestIsFluxs(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	created := time.Date(2026, 11, 22, 1, 50, 29, 0, time.FixedZone("CET", 3600))
+	art, err := oci.Build(dir,
+		oci.WithSource("https://example.com/platform.git"),
+		oci.WithRevision("main@sha1:0123456789abcdef"),
+		oci.WithCreated(created),
+		oci.WithAnnotations(map[string]string{"org.opencontainers.image.licenses": "Apache-2.0"}),
+	)
+	require.NoError(t, err)
+	m, err := art.Image.Manifest()
+	require.NoError(t, err)
+	assert.Equal(t, "application/vnd.oci.image.manifest.v1+json", string(m.MediaType))
+	assert.Equal(t, "application/vnd.cncf.flux.config.v1+json", string(m.Config.MediaType))
+	require.Len(t, m.Layers, 1)
+	assert.Equal(t, "application/vnd.cncf.flux.content.v1.tar+gzip", string(m.Layers[0].MediaType))
+	assert.Equal(t, art.ContentDigest.String(), m.Layers[0].Annotations[oci.ContentDigestAnnotation])
+	assert.Equal(t, map[string]string{
+		"org.opencontainers.image.created":  "2026-11-22T00:50:29Z",
+		"org.opencontainers.image.source":   "https://example.com/platform.git",
+		"org.opencontainers.image.revision": "main@sha1:0123456789abcdef",
+		"org.opencontainers.image.licenses": "Apache-2.0",
+	}, m.Annotations)
+	cfg, err := art.Image.RawConfigFile()
+	require.NoError(t, err)
+	// Flux's config: go-containerregistry's empty config with created set.
+	assert.JSONEq(t, `{"architecture":"","created":"2026-11-22T00:50:29Z","os":"","rootfs":{"type":"layers","diff_ids":null},"config":{}}`, string(cfg))
+	assert.Len(t, cfg, 115, "FLUX-FACTS: config size 115 for a created time of this length")
+}
+
+func TestBuildIgnores(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{
+		"keep.yaml":           "a: 1\n",
+		".git/config":         "x",
+		".gitignore":          "x",
+		"img/logo.png":        "x",
+		"sub/.sourceignore":   "local.yaml\n",
+		"sub/local.yaml":      "x",
+		"sub/kept.yaml":       "x",
+		"local.yaml":          "only ignored under sub/\n",
+		"drafts/wip.yaml":     "x",
+		"drafts/keep-me.yaml": "x",
+		"docs/readme.md":      "x",
+		"docs/important.md":   "x",
+	})
+	art, err := oci.Build(dir, oci.WithIgnorePaths("docs/", "drafts/wip.yaml"))
+	require.NoError(t, err)
+	out := t.TempDir()
+	require.NoError(t, extract(art, out))
+	assert.Equal(t, []string{"drafts/keep-me.yaml", "img/", "keep.yaml", "local.yaml", "sub/.sourceignore", "sub/kept.yaml"}, listTree(t, out))
+}
+
+func TestBuildSymlinks(t *testing.T) {
+	t.Run("inside the tree are followed", func(t *testing.T) {
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, map[string]string{"base/cm.yaml": "kind: ConfigMap\n"})
+		require.NoError(t, os.Symlink("base/cm.yaml", filepath.Join(dir, "link.yaml")))
+		require.NoError(t, os.Symlink("base", filepath.Join(dir, "linkdir")))
+		art, err := oci.Build(dir)
+		require.NoError(t, err)
+		out := t.TempDir()
+		require.NoError(t, extract(art, out))
+		assert.Equal(t, map[string]string{"base/cm.yaml": "kind: ConfigMap\n", "link.yaml": "kind: ConfigMap\n", "linkdir/cm.yaml": "kind: ConfigMap\n"}, testutil.ReadFiles(t, out))
+	})
+	t.Run("pointing outside is an error", func(t *testing.T) {
+		dir, outside := t.TempDir(), t.TempDir()
+		testutil.WriteFiles(t, outside, map[string]string{"secret.yaml": "x"})
+		require.NoError(t, os.Symlink(filepath.Join(outside, "secret.yaml"), filepath.Join(dir, "escape.yaml")))
+		_, err := oci.Build(dir)
+		require.ErrorIs(t, err, oci.ErrSymlinkEscape)
+		var fe *oci.FileError
+		require.ErrorAs(t, err, &fe)
+		assert.Equal(t, filepath.Join(dir, "escape.yaml"), fe.Path)
+	})
+	t.Run("cycles are an error", func(t *testing.T) {
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, map[string]string{"a/x.yaml": "x"})
+		require.NoError(t, os.Symlink("..", filepath.Join(dir, "a", "up")))
+		_, err := oci.Build(dir)
+		require.ErrorIs(t, err, oci.ErrSymlinkCycle)
+		assert.Contains(t, err.Error(), filepath.Join(dir, "a", "up"))
+	})
+	t.Run("dangling is an error", func(t *testing.T) {
+		dir := t.TempDir()
+		require.NoError(t, os.Symlink("nowhere.yaml", filepath.Join(dir, "dangling.yaml")))
+		_, err := oci.Build(dir)
+		var fe *oci.FileError
+		require.ErrorAs(t, err, &fe)
+		assert.Equal(t, filepath.Join(dir, "dangling.yaml"), fe.Path)
+	})
+}
+
+func TestBuildRefusesPlaintextSecrets(t *testing.T) {
+	plain := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: token\n  namespace: external-secrets\nstringData:\n  token: hunter2\n"
+	sops := "apiVersion: v1\nkind: Secret\nmetadata:\n  name: token\ndata:\n  token: ENC[AES256_GCM,data:abc,iv:def,tag:ghi,type:str]\nsops:\n  mac: ENC[AES256_GCM,data:x]\n  version: 3.9.0\n"
+	tests := []struct {
+		name  string
+		file  string
+		body  string
+		opts  []oci.Option
+		wantL int
+	}{
+		{name: "stringData", file: "secret.yaml", body: plain, wantL: 7},
+		{name: "data in json", file: "s.json", body: `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"k":"dg=="}}`, wantL: 1},
+		{name: "sops encrypted", file: "secret.yaml", body: sops},
+		{name: "allowed", file: "secret.yaml", body: plain, opts: []oci.Option{oci.WithAllowSecrets()}},
+		{name: "no data", file: "secret.yaml", body: "apiVersion: v1\nkind: Secret\nmetadata:\n  name: empty\ntype: Opaque\n"},
+		{name: "other group", file: "es.yaml", body: "apiVersion: external-secrets.io/v1\nkind: Secret\ndata:\n  a: b\n"},
+		{name: "not a manifest file", file: "notes.txt", body: plain},
+		{name: "values file of another kind", file: "cm.yaml", body: "kind: ConfigMap\ndata:\n  kind: Secret\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			testutil.WriteFiles(t, dir, map[string]string{"apps/" + tt.file: tt.body})
+			_, err := oci.Build(dir, tt.opts...)
+			if tt.wantL == 0 {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, oci.ErrPlaintextSecret)
+			var fe *oci.FileError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, filepath.Join(dir, "apps", tt.file), fe.Path)
+			assert.Equal(t, tt.wantL, fe.Line)
+			assert.NotContains(t, err.Error(), "hunter2")
+		})
+	}
+}
+
+func TestBuildBadInput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	unreadable := t.TempDir()
+	testutil.WriteFiles(t, unreadable, map[string]string{"locked.yaml": "x"})
+	require.NoError(t, os.Chmod(filepath.Join(unreadable, "locked.yaml"), 0o000))
+	tests := []struct {
+		name, dir string
+		opts      []oci.Option
+		want      string
+	}{
+		{name: "missing dir", dir: filepath.Join(t.TempDir(), "nope"), want: "no such file or directory"},
+		{name: "file instead of dir", dir: file, want: file + ": not a directory"},
+		{name: "option of another operation", dir: t.TempDir(), opts: []oci.Option{oci.WithForce()}, want: "option WithForce does not apply to Build"},
+		{name: "reserved annotation", dir: t.TempDir(), opts: []oci.Option{oci.WithAnnotations(map[string]string{"org.opencontainers.image.revision": "x"})}, want: `annotation "org.opencontainers.image.revision" is set by fluxpack`},
+		{name: "credentials in source", dir: t.TempDir(), opts: []oci.Option{oci.WithSource("https://user:tok3n@example.com/x.git")}, want: "holds credentials"},
+	}
+	if os.Geteuid() != 0 { // root reads any file
+		tests = append(tests, struct {
+			name, dir string
+			opts      []oci.Option
+			want      string
+		}{name: "unreadable file", dir: unreadable, want: filepath.Join(unreadable, "locked.yaml") + ": permission denied"})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := oci.Build(tt.dir, tt.opts...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Contains(t, err.Error(), "building artifact from "+tt.dir)
+			assert.NotContains(t, err.Error(), "tok3n")
+		})
+	}
+}
+
+func TestBuildGitDefaults(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"deploy/a.yaml": "kind: ConfigMap\n"})
+	gitRun := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2026-03-04T05:06:07Z", "GIT_COMMITTER_DATE=2026-03-04T05:06:07Z",
+			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		return string(out)
+	}
+	gitRun("init", "-q", "-b", "trunk")
+	gitRun("remote", "add", "origin", "https://bot:s3cret@git.example.com/acme/platform.git")
+	gitRun("add", ".")
+	gitRun("commit", "-q", "-m", "init")
+	commit := gitRun("rev-parse", "HEAD")
+	commit = commit[:len(commit)-1]
+
+	art, err := oci.Build(filepath.Join(dir, "deploy"), oci.WithGitDefaults())
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"org.opencontainers.image.created":  "2026-03-04T05:06:07Z",
+		"org.opencontainers.image.source":   "https://git.example.com/acme/platform.git",
+		"org.opencontainers.image.revision": "trunk@sha1:" + commit,
+	}, art.Annotations)
+
+	// Explicit values win over the checkout's.
+	art, err = oci.Build(filepath.Join(dir, "deploy"), oci.WithGitDefaults(), oci.WithRevision("v1@sha1:"+commit), oci.WithCreated(time.Unix(86400, 0)))
+	require.NoError(t, err)
+	assert.Equal(t, "v1@sha1:"+commit, art.Annotations["org.opencontainers.image.revision"])
+	assert.Equal(t, "1970-01-02T00:00:00Z", art.Annotations["org.opencontainers.image.created"])
+
+	// Outside a checkout nothing is filled in.
+	art, err = oci.Build(t.TempDir(), oci.WithGitDefaults())
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"org.opencontainers.image.created": "1970-01-01T00:00:00Z"}, art.Annotations)
+}

@@ -1,0 +1,177 @@
+package oci
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path"
+	"slices"
+
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// DiffStatus says how a directory compares with what a tag holds.
+type DiffStatus string
+
+// The answers of Diff.
+const (
+	Identical DiffStatus = "identical" // the tag holds the same content
+	Differs   DiffStatus = "differs"   // the tag holds other content
+	Missing   DiffStatus = "missing"   // the tag does not exist
+)
+
+// DiffResult is the answer of Diff.
+type DiffResult struct {
+	Status DiffStatus `json:"status"`
+	// Digest is the manifest digest the tag points at, unless Missing.
+	Digest string `json:"digest,omitempty"`
+	// Added, Removed and Modified list archive paths (directories end in
+	// "/") that the directory adds, lacks, or has with other content or mode,
+	// compared with the tag. They are empty unless Status is Differs.
+	Added    []string `json:"added,omitempty"`
+	Removed  []string `json:"removed,omitempty"`
+	Modified []string `json:"modified,omitempty"`
+}
+
+// Diff compares the artifact that dir would make with what url's tag holds,
+// and lists the files that differ. An error means the comparison could not be
+// made (bad directory, unreachable registry, refused credentials); a tag that
+// does not exist is not an error but Status Missing.
+func Diff(ctx context.Context, dir, url string, opts ...Option) (*DiffResult, error) {
+	o, err := newOptions("Diff", opts)
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s with %s: %w", dir, RedactURL(url), err)
+	}
+	res, err := diff(ctx, dir, url, o)
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s with %s: %w", dir, RedactURL(url), err)
+	}
+	return res, nil
+}
+
+// fileSum is what Diff compares of one archive entry.
+type fileSum struct {
+	mode int64
+	sum  [sha256.Size]byte
+}
+
+func diff(ctx context.Context, dir, url string, o *options) (*DiffResult, error) {
+	tag, err := parseTag(url, o)
+	if err != nil {
+		return nil, err
+	}
+	t, err := scanTree(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	local := map[string]fileSum{}
+	for _, e := range t.entries {
+		if e.dir && e.name != "." {
+			local[e.name+"/"] = fileSum{mode: e.mode()}
+		}
+	}
+	a := &archiver{display: dir, checkSecrets: !o.allowSecrets, onFile: func(name string, data []byte) {
+		local[name] = fileSum{sum: sha256.Sum256(data)}
+	}}
+	content, err := a.contentDigest(t)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range t.entries {
+		if !e.dir {
+			s := local[e.name]
+			s.mode = e.mode()
+			local[e.name] = s
+		}
+	}
+
+	ro := o.remoteOptions(ctx)
+	desc, err := remote.Get(tag, ro...)
+	if isNotFound(err) {
+		return &DiffResult{Status: Missing}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", URL(tag), err)
+	}
+	res := &DiffResult{Status: Identical, Digest: desc.Digest.String()}
+	if remoteContentDigest(desc) == content.String() {
+		return res, nil
+	}
+	layer := fluxLayer(desc)
+	if layer == nil {
+		return nil, fmt.Errorf("%s is not a Flux artifact (want config %s and layer %s)", URL(tag), ConfigMediaType, ContentMediaType)
+	}
+	blob, err := remote.Layer(tag.Context().Digest(layer.Digest.String()), ro...)
+	if err != nil {
+		return nil, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
+	}
+	rc, err := blob.Compressed()
+	if err != nil {
+		return nil, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
+	}
+	defer rc.Close()
+	remoteSums, err := sumTar(rc)
+	if err != nil {
+		return nil, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
+	}
+	for _, name := range slices.Sorted(maps.Keys(local)) {
+		r, ok := remoteSums[name]
+		switch {
+		case !ok:
+			res.Added = append(res.Added, name)
+		case r != local[name]:
+			res.Modified = append(res.Modified, name)
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(remoteSums)) {
+		if _, ok := local[name]; !ok {
+			res.Removed = append(res.Removed, name)
+		}
+	}
+	if len(res.Added)+len(res.Removed)+len(res.Modified) > 0 {
+		res.Status = Differs
+	}
+	return res, nil
+}
+
+// sumTar hashes every entry of a tar+gzip stream, with modes reduced to
+// what fluxpack archives (0755 for executables, else 0644).
+func sumTar(r io.Reader) (map[string]fileSum, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(zr)
+	sums := map[string]fileSum{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return sums, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		e := entry{exec: h.Mode&0o111 != 0}
+		switch h.Typeflag {
+		case tar.TypeDir:
+			name := path.Clean(h.Name)
+			if name != "." {
+				sums[name+"/"] = fileSum{mode: 0o755}
+			}
+		case tar.TypeReg:
+			hs := sha256.New()
+			if _, err := io.Copy(hs, tr); err != nil {
+				return nil, err
+			}
+			var s fileSum
+			copy(s.sum[:], hs.Sum(nil))
+			s.mode = e.mode()
+			sums[path.Clean(h.Name)] = s
+		}
+	}
+}

@@ -1,0 +1,59 @@
+// Package oci builds Flux artifacts from a directory of manifests and moves
+// them to and from any OCI registry, for Flux's OCIRepository
+// (source.toolkit.fluxcd.io/v1).
+//
+// An artifact is what `flux push artifact` and github.com/fluxcd/pkg/oci
+// write: an OCI image manifest whose config has media type
+// application/vnd.cncf.flux.config.v1+json and whose one layer is the
+// directory as tar+gzip (application/vnd.cncf.flux.content.v1.tar+gzip),
+// annotated with org.opencontainers.image.created, .source and .revision.
+// source-controller reports it as <tag>@sha256:<manifest digest>.
+//
+//	res, err := oci.Push(ctx, "./platform", "oci://ghcr.io/acme/platform:v1",
+//		oci.WithGitDefaults(),   // source and revision from the checkout
+//		oci.WithTags("latest"),
+//	)
+//	// res.Pushed is false when the tag already held the same content.
+//
+// Build makes the artifact without sending it; Diff compares a directory with
+// a tag and names the files that differ; Pull extracts an artifact; Tag adds
+// tags; List lists them with what each points at.
+//
+// Invariants:
+//
+//   - Reproducible. Modes are normalised (directories, the root included, and
+//     executables 0755; other files 0644), owners and times are zeroed, the
+//     walk is lexical and created is the Unix epoch unless WithCreated or
+//     WithGitDefaults gives a time, always in UTC. So the same tree with the
+//     same metadata gives the same manifest digest on any machine, umask or
+//     time zone. For a tree whose modes are already normal, the layer is byte
+//     for byte what `flux build artifact` makes of it.
+//   - Push only what changed. Push hashes the uncompressed tar stream and
+//     compares it with the dev.fluxpack.content.digest annotation of the tag's
+//     layer (or, for artifacts pushed by other tools, the layer digest). Same
+//     content: nothing is uploaded and the tag does not move, even when the
+//     revision differs, so a commit that did not touch the platform does not
+//     roll a new revision to every cluster.
+//   - Tags last. Blobs go first, then the manifest under its tag, then extra
+//     tags, so an interrupted push never leaves a tag on an incomplete
+//     artifact.
+//   - Nothing silently dropped. Ignore rules are the flux CLI's defaults
+//     (DefaultIgnorePaths), the tree's .sourceignore files and WithIgnorePaths,
+//     in .gitignore syntax. Symlinks that stay in the tree are followed;
+//     symlinks leaving it, symlink cycles and special files are errors.
+//   - No plaintext Secrets. A v1 Secret with data or stringData that is not
+//     SOPS-encrypted makes Build and Push fail naming file:line, unless
+//     WithAllowSecrets.
+//   - Credentials are never printed: they come from the docker config
+//     keychain, WithCreds or WithKeychain and travel only in headers; URLs in
+//     errors are redacted.
+//
+// Errors name the directory and the oci:// URL. Problems with one file are
+// *FileError (path and line); ErrSymlinkEscape, ErrSymlinkCycle,
+// ErrSpecialFile, ErrPlaintextSecret and ErrInvalidOption can be tested with
+// errors.Is.
+//
+// This package knows nothing of layers, Kustomizations or variables (see
+// packages layering and substitute), does not sign artifacts, and does not log
+// in to cloud providers.
+package oci

@@ -1,0 +1,54 @@
+package oci_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/fluxcd/pkg/tar"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+// extract unpacks an artifact's layer into dir with Flux's own untar.
+func extract(art *oci.Artifact, dir string) error {
+	layers, err := art.Image.Layers()
+	if err != nil {
+		return err
+	}
+	rc, err := layers[0].Compressed()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	return tar.Untar(rc, dir)
+}
+
+// listTree lists the files under dir, and its empty directories with a
+// trailing slash.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			des, err := os.ReadDir(p)
+			if err == nil && len(des) == 0 {
+				out = append(out, rel+"/")
+			}
+			return err
+		}
+		out = append(out, rel)
+		return nil
+	})
+	require.NoError(t, err)
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,109 @@
+package oci
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	fluxoci "github.com/fluxcd/pkg/oci"
+	"github.com/fluxcd/pkg/version"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
+)
+
+// TagInfo describes one tag of a repository.
+type TagInfo struct {
+	Tag      string `json:"tag"`
+	Digest   string `json:"digest"`
+	Created  string `json:"created,omitempty"`
+	Source   string `json:"source,omitempty"`
+	Revision string `json:"revision,omitempty"`
+}
+
+// List returns the tags of the repository at url (oci://host/repository) with
+// what each points at. Cosign's signature, attestation and SBOM tags are left
+// out, as by `flux list artifacts`. Tags come newest version first with
+// WithSemver (which keeps only versions in its range), else in reverse
+// lexical order as Flux lists them.
+func List(ctx context.Context, url string, opts ...Option) ([]TagInfo, error) {
+	o, err := newOptions("List", opts)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", RedactURL(url), err)
+	}
+	infos, err := list(ctx, url, o)
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", RedactURL(url), err)
+	}
+	return infos, nil
+}
+
+func list(ctx context.Context, url string, o *options) ([]TagInfo, error) {
+	repo, err := parseRepo(url, o)
+	if err != nil {
+		return nil, err
+	}
+	ro := o.remoteOptions(ctx)
+	tags, err := remote.List(repo, ro...)
+	if err != nil {
+		return nil, err
+	}
+	var constraint *semver.Constraints
+	if o.semver != "" {
+		constraint, _ = parseSemver(o.semver) // checked by WithSemver
+	}
+	versions := map[string]*semver.Version{}
+	var kept []string
+	for _, t := range tags {
+		if fluxoci.IsCosignArtifact(t) {
+			continue
+		}
+		if constraint != nil {
+			v, err := version.ParseVersion(t)
+			if err != nil || !constraint.Check(v) {
+				continue
+			}
+			versions[t] = v
+		}
+		kept = append(kept, t)
+	}
+	if constraint != nil {
+		sort.SliceStable(kept, func(i, j int) bool { return versions[kept[i]].GreaterThan(versions[kept[j]]) })
+	} else {
+		slices.SortFunc(kept, func(a, b string) int { return strings.Compare(b, a) })
+	}
+
+	infos := make([]TagInfo, len(kept))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	for i, t := range kept {
+		g.Go(func() error {
+			tag := repo.Tag(t)
+			desc, err := remote.Get(tag, append(ro, remote.WithContext(gctx))...)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", URL(tag), err)
+			}
+			info := TagInfo{Tag: t, Digest: desc.Digest.String()}
+			if m := manifestOf(desc); m != nil {
+				md := fluxoci.MetadataFromAnnotations(m.Annotations)
+				info.Created, info.Source, info.Revision = md.Created, md.Source, md.Revision
+			}
+			infos[i] = info
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return infos, nil
+}
+
+func parseSemver(s string) (*semver.Constraints, error) {
+	c, err := semver.NewConstraint(s)
+	if err != nil {
+		return nil, fmt.Errorf("parsing semver range %q: %w", s, err)
+	}
+	return c, nil
+}

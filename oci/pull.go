@@ -1,0 +1,138 @@
+package oci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	fluxoci "github.com/fluxcd/pkg/oci"
+	"github.com/fluxcd/pkg/tar"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Metadata describes a pulled artifact.
+type Metadata struct {
+	// URL is the artifact's oci:// URL as given.
+	URL string `json:"url"`
+	// Digest is host/repository@sha256:… of the manifest.
+	Digest      string            `json:"digest"`
+	Created     string            `json:"created,omitempty"`
+	Source      string            `json:"source,omitempty"`
+	Revision    string            `json:"revision,omitempty"`
+	Files       int               `json:"files"`
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// MaxPullSize bounds the uncompressed size of a pulled artifact, as
+// source-controller's default does.
+const MaxPullSize = tar.DefaultMaxUntarSize
+
+// Pull downloads the Flux artifact at url and extracts it into dir, which
+// must not exist or be an empty directory. Entries that would land outside
+// dir, symlinks and special files are refused. The artifact is extracted
+// into a temporary directory beside dir and renamed into place, so dir never
+// holds half an artifact.
+func Pull(ctx context.Context, url, dir string, opts ...Option) (*Metadata, error) {
+	o, err := newOptions("Pull", opts)
+	if err != nil {
+		return nil, fmt.Errorf("pulling %s into %s: %w", RedactURL(url), dir, err)
+	}
+	md, err := pull(ctx, url, dir, o)
+	if err != nil {
+		return nil, fmt.Errorf("pulling %s into %s: %w", RedactURL(url), dir, err)
+	}
+	return md, nil
+}
+
+func pull(ctx context.Context, url, dir string, o *options) (*Metadata, error) {
+	ref, err := parseRef(url, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEmptyOrAbsent(dir); err != nil {
+		return nil, err
+	}
+	ro := o.remoteOptions(ctx)
+	desc, err := remote.Get(ref, ro...)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", URL(ref), err)
+	}
+	layer := fluxLayer(desc)
+	if layer == nil {
+		return nil, fmt.Errorf("%s is not a Flux artifact (want config %s and layer %s)", URL(ref), ConfigMediaType, ContentMediaType)
+	}
+	blob, err := remote.Layer(ref.Context().Digest(layer.Digest.String()), ro...)
+	if err != nil {
+		return nil, fmt.Errorf("reading layer of %s: %w", URL(ref), err)
+	}
+	rc, err := blob.Compressed() // verifies the digest as it reads
+	if err != nil {
+		return nil, fmt.Errorf("reading layer of %s: %w", URL(ref), err)
+	}
+	defer rc.Close()
+
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	parent := filepath.Dir(abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, ".fluxpack-pull-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	files := 0
+	count := func(_ string, fi os.FileInfo) bool {
+		if fi.Mode().IsRegular() {
+			files++
+		}
+		return false
+	}
+	if err := tar.Untar(rc, tmp, tar.WithMaxUntarSize(MaxPullSize), tar.WithFilter(count)); err != nil {
+		return nil, fmt.Errorf("extracting layer of %s: %w", URL(ref), err)
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		return nil, err
+	}
+	m := manifestOf(desc).Annotations
+	meta := fluxoci.MetadataFromAnnotations(m)
+	return &Metadata{
+		URL: url, Digest: ref.Context().Digest(desc.Digest.String()).String(),
+		Created: meta.Created, Source: meta.Source, Revision: meta.Revision,
+		Files: files, Annotations: m,
+	}, nil
+}
+
+// checkEmptyOrAbsent refuses a dir that exists and is not an empty directory.
+func checkEmptyOrAbsent(dir string) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return &FileError{Path: dir, Err: errors.New("exists and is not a directory")}
+	}
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(des) > 0 {
+		return &FileError{Path: dir, Err: errors.New("directory is not empty")}
+	}
+	return nil
+}

@@ -1,0 +1,204 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// Result is what Push or Tag did.
+type Result struct {
+	// Repository is host/repository.
+	Repository string `json:"repository"`
+	// Tag is the tag of the URL.
+	Tag string `json:"tag"`
+	// Tags are all tags that point at Digest after the call, URL's tag first.
+	Tags []string `json:"tags"`
+	// Digest is the manifest digest the tags point at.
+	Digest string `json:"digest"`
+	// Pushed is false when the tag already held the same content, so nothing
+	// was uploaded and the tag did not move.
+	Pushed bool `json:"pushed"`
+}
+
+// Ref returns host/repository@digest.
+func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
+
+// Push archives dir as a Flux artifact and pushes it to url
+// (oci://host/repository:tag), unless the tag already holds the same content:
+// then nothing is uploaded, the tag does not move, and Result.Pushed is false,
+// even if the source or revision differ. WithForce pushes anyway.
+//
+// Blobs go first and tags last, so an interrupted push never leaves a tag
+// pointing at an incomplete artifact. Failed requests are retried (see
+// WithRetry); ctx bounds the whole push.
+func Push(ctx context.Context, dir, url string, opts ...Option) (*Result, error) {
+	o, err := newOptions("Push", opts)
+	if err != nil {
+		return nil, fmt.Errorf("pushing %s to %s: %w", dir, RedactURL(url), err)
+	}
+	res, err := push(ctx, dir, url, o)
+	if err != nil {
+		return nil, fmt.Errorf("pushing %s to %s: %w", dir, RedactURL(url), err)
+	}
+	return res, nil
+}
+
+func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
+	tag, err := parseTag(url, o)
+	if err != nil {
+		return nil, err
+	}
+	t, err := scanTree(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	ro := o.remoteOptions(ctx)
+	checkSecrets := !o.allowSecrets
+
+	var existing *remote.Descriptor
+	if !o.force {
+		// Ask the registry what the tag holds while hashing the tree.
+		getCtx, cancel := context.WithCancel(ctx)
+		type got struct {
+			desc *remote.Descriptor
+			err  error
+		}
+		ch := make(chan got, 1)
+		go func() {
+			d, err := remote.Get(tag, append(ro, remote.WithContext(getCtx))...)
+			ch <- got{d, err}
+		}()
+		a := &archiver{display: dir, checkSecrets: checkSecrets}
+		content, err := a.contentDigest(t)
+		if err != nil {
+			cancel()
+			<-ch
+			return nil, err
+		}
+		g := <-ch
+		cancel()
+		switch {
+		case g.err == nil:
+			existing = g.desc
+		case !isNotFound(g.err):
+			return nil, fmt.Errorf("reading %s: %w", URL(tag), g.err)
+		}
+		if existing != nil && remoteContentDigest(existing) == content.String() {
+			return unchanged(tag, existing, o, ro)
+		}
+		checkSecrets = false // the first pass read every file
+	}
+
+	art, err := buildArtifact(dir, t, o, checkSecrets)
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil && remoteLayerDigest(existing) == art.LayerDigest.String() {
+		// Same layer, pushed by a tool that does not annotate the content
+		// digest (flux push artifact).
+		return unchanged(tag, existing, o, ro)
+	}
+	if err := remote.Write(tag, art.Image, ro...); err != nil {
+		return nil, err
+	}
+	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: art.Digest.String(), Pushed: true}
+	for _, extra := range o.tags {
+		if extra == tag.TagStr() {
+			continue
+		}
+		if err := remote.Tag(tag.Context().Tag(extra), art.Image, ro...); err != nil {
+			return nil, fmt.Errorf("tagging %s: %w", URL(tag.Context().Tag(extra)), err)
+		}
+		res.Tags = append(res.Tags, extra)
+	}
+	return res, nil
+}
+
+// unchanged reports that tag already holds the content, and points the
+// extra tags at what it holds where they point elsewhere.
+func unchanged(tag name.Tag, existing *remote.Descriptor, o *options, ro []remote.Option) (*Result, error) {
+	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: existing.Digest.String()}
+	for _, extra := range o.tags {
+		if extra == tag.TagStr() {
+			continue
+		}
+		dst := tag.Context().Tag(extra)
+		d, err := remote.Head(dst, ro...)
+		if err != nil && !isNotFound(err) {
+			return nil, fmt.Errorf("reading %s: %w", URL(dst), err)
+		}
+		if err != nil || d.Digest != existing.Digest {
+			if err := remote.Tag(dst, existing, ro...); err != nil {
+				return nil, fmt.Errorf("tagging %s: %w", URL(dst), err)
+			}
+		}
+		res.Tags = append(res.Tags, extra)
+	}
+	return res, nil
+}
+
+// fluxLayer returns the content layer of a Flux artifact's manifest, or nil
+// when desc is not a Flux artifact.
+func fluxLayer(desc *remote.Descriptor) *v1.Descriptor {
+	m := manifestOf(desc)
+	if m == nil || m.Config.MediaType != ConfigMediaType || len(m.Layers) == 0 {
+		return nil
+	}
+	if l := m.Layers[0]; l.MediaType == ContentMediaType {
+		return &l
+	}
+	return nil
+}
+
+// manifestOf parses desc's manifest, or returns nil when it is not an image
+// manifest.
+func manifestOf(desc *remote.Descriptor) *v1.Manifest {
+	if !desc.MediaType.IsImage() {
+		return nil
+	}
+	m, err := v1.ParseManifest(bytes.NewReader(desc.Manifest))
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func remoteContentDigest(desc *remote.Descriptor) string {
+	if l := fluxLayer(desc); l != nil {
+		return l.Annotations[ContentDigestAnnotation]
+	}
+	return ""
+}
+
+func remoteLayerDigest(desc *remote.Descriptor) string {
+	if l := fluxLayer(desc); l != nil {
+		return l.Digest.String()
+	}
+	return ""
+}
+
+// isNotFound reports whether err says the tag or repository does not exist.
+func isNotFound(err error) bool {
+	var te *transport.Error
+	if !errors.As(err, &te) {
+		return false
+	}
+	if te.StatusCode == http.StatusNotFound {
+		return true
+	}
+	for _, d := range te.Errors {
+		switch d.Code {
+		case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode:
+			return true
+		}
+	}
+	return false
+}

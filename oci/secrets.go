@@ -1,0 +1,95 @@
+package oci
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// manifestExts are the files Flux's kustomize build reads as manifests.
+var manifestExts = []string{".yaml", ".yml", ".json"}
+
+// plaintextSecret looks in one manifest file for a core/v1 Secret that has
+// data or stringData and is not SOPS-encrypted. It returns the line of the
+// first such Secret and how to name it, or 0. Files that are not YAML are
+// not manifests Flux could apply, so they pass.
+func plaintextSecret(name string, data []byte) (line int, object string) {
+	ext := strings.ToLower(path.Ext(name))
+	if !slices.Contains(manifestExts, ext) || !bytes.Contains(data, []byte("Secret")) {
+		return 0, ""
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) || err != nil {
+			return 0, "" // the rest is not YAML: kustomize would refuse it anyway
+		}
+		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+			continue
+		}
+		m := doc.Content[0]
+		kind, kindLine := scalar(m, "kind")
+		apiVersion, _ := scalar(m, "apiVersion")
+		if kind != "Secret" || apiVersion != "v1" || field(m, "sops") != nil {
+			continue
+		}
+		if !hasPlaintextValues(field(m, "data")) && !hasPlaintextValues(field(m, "stringData")) {
+			continue
+		}
+		obj := "Secret"
+		if md := field(m, "metadata"); md != nil {
+			ns, _ := scalar(md, "namespace")
+			n, _ := scalar(md, "name")
+			obj = fmt.Sprintf("Secret/%s", n)
+			if ns != "" {
+				obj = fmt.Sprintf("Secret/%s/%s", ns, n)
+			}
+		}
+		return kindLine, obj
+	}
+}
+
+// hasPlaintextValues reports whether a data/stringData mapping holds a value
+// that is not a SOPS "ENC[…]" string.
+func hasPlaintextValues(m *yaml.Node) bool {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 1; i < len(m.Content); i += 2 {
+		if v := m.Content[i]; !(v.Kind == yaml.ScalarNode && strings.HasPrefix(v.Value, "ENC[")) {
+			return true
+		}
+	}
+	return false
+}
+
+func field(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func scalar(m *yaml.Node, key string) (string, int) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return "", 0
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.ScalarNode {
+			return m.Content[i+1].Value, m.Content[i].Line
+		}
+	}
+	return "", 0
+}

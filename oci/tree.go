@@ -1,0 +1,191 @@
+package oci
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fluxcd/pkg/sourceignore"
+	"github.com/fluxcd/pkg/sourceignore/gitignore"
+)
+
+// DefaultIgnorePaths are excluded from every artifact, as by the flux CLI's
+// push and build artifact (sourceignore's ExcludeVCS and ExcludeExt).
+var DefaultIgnorePaths = slices.Concat(
+	strings.Split(sourceignore.ExcludeVCS, ","),
+	strings.Split(sourceignore.ExcludeExt, ","),
+)
+
+// entry is one file or directory of the artifact, in archive order.
+type entry struct {
+	name string // slash-separated path in the archive; "." for the root
+	src  string // path to read, with symlinks resolved
+	dir  bool
+	exec bool // any execute bit set: archived as 0755, else 0644
+}
+
+// mode is the normalised permission the archive records for e.
+func (e entry) mode() int64 {
+	if e.dir || e.exec {
+		return 0o755
+	}
+	return 0o644
+}
+
+// tree is the list of what goes into an artifact.
+type tree struct {
+	root    string // absolute path of the directory
+	entries []entry
+}
+
+// FileError reports a problem with one file of the tree, like fs.PathError,
+// with the line when one is known.
+type FileError struct {
+	Path string // as given by the caller: the tree's directory joined with the file
+	Line int    // 1-based; 0 when it does not apply
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Errors a tree can have, for errors.Is.
+var (
+	ErrSymlinkEscape   = errors.New("symlink points outside the tree")
+	ErrSymlinkCycle    = errors.New("symlink makes a cycle")
+	ErrSpecialFile     = errors.New("not a regular file, directory or symlink")
+	ErrPlaintextSecret = errors.New("plaintext Secret (encrypt it with SOPS, or allow it with --allow-secrets)")
+)
+
+// scanTree lists the entries of dir in the order Flux archives them (a
+// lexical walk), leaving out ignored paths and following symlinks that stay
+// inside dir.
+func scanTree(dir string, o *options) (*tree, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, &FileError{Path: dir, Err: errors.New("not a directory")}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMatcher(real, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &scanner{display: dir, root: real, match: m, onStack: map[string]bool{}}
+	t := &tree{root: real, entries: []entry{{name: ".", src: real, dir: true}}}
+	if err := s.walk(real, real, nil, &t.entries); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// newMatcher reads the ignore rules: the defaults, every .sourceignore file in
+// the tree (scoped to its directory, as source-controller reads them), then
+// the caller's patterns.
+func newMatcher(root string, o *options) (gitignore.Matcher, error) {
+	domain := strings.Split(filepath.Clean(root), string(filepath.Separator))
+	ps := sourceignore.ReadPatterns(strings.NewReader(strings.Join(DefaultIgnorePaths, "\n")), domain)
+	fromFiles, err := sourceignore.LoadIgnorePatterns(root, domain)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s files: %w", sourceignore.IgnoreFile, err)
+	}
+	ps = append(ps, fromFiles...)
+	ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(strings.Join(o.ignorePaths, "\n")), domain)...)
+	return sourceignore.NewMatcher(ps), nil
+}
+
+type scanner struct {
+	display string // the directory as the caller named it, for errors
+	root    string // its real path
+	match   gitignore.Matcher
+	onStack map[string]bool // real paths of the directories being walked
+}
+
+// walk appends the entries under the directory whose real path is real and
+// whose path as seen from the root (before resolving symlinks) is logical.
+// rel holds the archive path components of that directory.
+func (s *scanner) walk(real, logical string, rel []string, out *[]entry) error {
+	s.onStack[real] = true
+	defer delete(s.onStack, real)
+	des, err := os.ReadDir(real)
+	if err != nil {
+		return s.fileErr(rel, err)
+	}
+	for _, de := range des { // os.ReadDir sorts by name: Flux's lexical walk
+		name := de.Name()
+		childRel := append(slices.Clip(rel), name)
+		childLogical := filepath.Join(logical, name)
+		src := filepath.Join(real, name)
+		typ := de.Type()
+		if typ&fs.ModeSymlink != 0 {
+			target, err := filepath.EvalSymlinks(src)
+			if err != nil {
+				return s.fileErr(childRel, fmt.Errorf("resolving symlink: %w", err))
+			}
+			if !within(s.root, target) {
+				return s.fileErr(childRel, fmt.Errorf("%w: %s", ErrSymlinkEscape, target))
+			}
+			fi, err := os.Stat(target)
+			if err != nil {
+				return s.fileErr(childRel, err)
+			}
+			src, typ = target, fi.Mode().Type()
+			if fi.IsDir() && s.onStack[target] {
+				return s.fileErr(childRel, fmt.Errorf("%w: %s", ErrSymlinkCycle, target))
+			}
+		}
+		isDir := typ.IsDir()
+		if s.match.Match(strings.Split(childLogical, string(filepath.Separator)), isDir) {
+			continue // an ignored directory's contents are ignored too, as in git
+		}
+		switch {
+		case isDir:
+			*out = append(*out, entry{name: strings.Join(childRel, "/"), src: src, dir: true})
+			if err := s.walk(src, childLogical, childRel, out); err != nil {
+				return err
+			}
+		case typ.IsRegular():
+			fi, err := os.Stat(src)
+			if err != nil {
+				return s.fileErr(childRel, err)
+			}
+			*out = append(*out, entry{name: strings.Join(childRel, "/"), src: src, exec: fi.Mode().Perm()&0o111 != 0})
+		default:
+			return s.fileErr(childRel, fmt.Errorf("%w (%s)", ErrSpecialFile, typ))
+		}
+	}
+	return nil
+}
+
+func (s *scanner) fileErr(rel []string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &FileError{Path: filepath.Join(append([]string{s.display}, rel...)...), Err: err}
+}
+
+// within reports whether path is root or below it.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
