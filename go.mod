@@ -22,6 +22,7 @@ require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.24.0
 	sigs.k8s.io/kustomize/kyaml v0.21.1
 )

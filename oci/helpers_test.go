@@ -6,8 +6,11 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/fluxcd/pkg/tar"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/oci"
@@ -51,4 +54,11 @@ func listTree(t *testing.T, dir string) []string {
 	require.NoError(t, err)
 	sort.Strings(out)
 	return out
+}
+
+// fastRetry keeps tests of unreachable registries short.
+var fastRetry = remote.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1}
+
+func authFor(user, password string) authn.Authenticator {
+	return authn.FromConfig(authn.AuthConfig{Username: user, Password: password})
 }

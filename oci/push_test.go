@@ -1,0 +1,273 @@
+package oci_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	fluxoci "github.com/fluxcd/pkg/oci"
+	"github.com/google/go-containerregistry/pkg/crane"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+func TestPushOnlyWhatChanged(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	url := "oci://" + reg.Host + "/platform:v1"
+
+	first, err := oci.Push(t.Context(), dir, url, oci.WithRevision("main@sha1:aaaa"))
+	require.NoError(t, err)
+	assert.True(t, first.Pushed)
+	built, err := oci.Build(dir, oci.WithRevision("main@sha1:aaaa"))
+	require.NoError(t, err)
+	assert.Equal(t, built.Digest.String(), first.Digest, "pushed digest is the built one")
+	assert.Equal(t, reg.Host+"/platform", first.Repository)
+	assert.Equal(t, reg.Host+"/platform@"+first.Digest, first.Ref())
+	assert.Equal(t, first.Digest, tagDigest(t, reg.Host+"/platform:v1"))
+
+	// Same content, another revision: nothing sent, tag not moved.
+	reg.Reset()
+	second, err := oci.Push(t.Context(), dir, url, oci.WithRevision("main@sha1:bbbb"))
+	require.NoError(t, err)
+	assert.False(t, second.Pushed)
+	assert.Equal(t, first.Digest, second.Digest)
+	assert.Zero(t, reg.BlobUploads(), "blob uploads for unchanged content")
+	for _, r := range reg.Requests() {
+		assert.True(t, strings.HasPrefix(r, "GET ") || strings.HasPrefix(r, "HEAD "), "unchanged push sent %s", r)
+	}
+	assert.Equal(t, first.Digest, tagDigest(t, reg.Host+"/platform:v1"))
+
+	// Forced: pushed again, with the new revision.
+	forced, err := oci.Push(t.Context(), dir, url, oci.WithRevision("main@sha1:bbbb"), oci.WithForce())
+	require.NoError(t, err)
+	assert.True(t, forced.Pushed)
+	assert.NotEqual(t, first.Digest, forced.Digest)
+
+	// Changed content is pushed.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("kind: Namespace\n"), 0o644))
+	third, err := oci.Push(t.Context(), dir, url, oci.WithRevision("main@sha1:cccc"))
+	require.NoError(t, err)
+	assert.True(t, third.Pushed)
+	assert.Equal(t, third.Digest, tagDigest(t, reg.Host+"/platform:v1"))
+}
+
+func TestPushTagsLast(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1.2.3", oci.WithTags("latest", "stable"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"v1.2.3", "latest", "stable"}, res.Tags)
+
+	reqs := reg.Requests()
+	lastBlob, firstManifest := -1, len(reqs)
+	for i, r := range reqs {
+		if strings.Contains(r, "/blobs/") && !strings.HasPrefix(r, "HEAD") && !strings.HasPrefix(r, "GET") {
+			lastBlob = i
+		}
+		if strings.HasPrefix(r, "PUT ") && strings.Contains(r, "/manifests/") && i < firstManifest {
+			firstManifest = i
+		}
+	}
+	require.Greater(t, lastBlob, -1, "blobs were uploaded: %v", reqs)
+	assert.Less(t, lastBlob, firstManifest, "every blob before the first manifest: %v", reqs)
+	for _, tag := range res.Tags {
+		assert.Equal(t, res.Digest, tagDigest(t, reg.Host+"/platform:"+tag))
+	}
+
+	// Unchanged content with a new extra tag: the tag is added, nothing else.
+	reg.Reset()
+	res, err = oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1.2.3", oci.WithTags("prod"))
+	require.NoError(t, err)
+	assert.False(t, res.Pushed)
+	assert.Zero(t, reg.BlobUploads())
+	assert.Equal(t, res.Digest, tagDigest(t, reg.Host+"/platform:prod"))
+}
+
+func TestPushedByFluxpackPulledByFlux(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1", oci.WithSource("https://example.com/p.git"), oci.WithRevision("main@sha1:abc"))
+	require.NoError(t, err)
+
+	out := t.TempDir()
+	meta, err := fluxoci.NewClient(nil).Pull(t.Context(), reg.Host+"/platform:v1", out)
+	require.NoError(t, err)
+	assert.Equal(t, res.Ref(), meta.Digest)
+	assert.Equal(t, "main@sha1:abc", meta.Revision)
+	assert.Equal(t, "https://example.com/p.git", meta.Source)
+	assert.Equal(t, platformFiles, testutil.ReadFiles(t, out))
+}
+
+func TestPushedByFluxPulledByFluxpack(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	fluxDigest, err := fluxoci.NewClient(nil).Push(t.Context(), reg.Host+"/platform:v1", dir,
+		fluxoci.WithPushMetadata(fluxoci.Metadata{Source: "https://example.com/p.git", Revision: "main@sha1:abc"}),
+		fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths...))
+	require.NoError(t, err)
+
+	out := filepath.Join(t.TempDir(), "pulled")
+	meta, err := oci.Pull(t.Context(), "oci://"+reg.Host+"/platform:v1", out)
+	require.NoError(t, err)
+	assert.Equal(t, fluxDigest, meta.Digest)
+	assert.Equal(t, "main@sha1:abc", meta.Revision)
+	assert.Equal(t, len(platformFiles), meta.Files)
+	assert.Equal(t, platformFiles, testutil.ReadFiles(t, out))
+
+	// fluxpack recognises Flux's layer as the same content: no new revision.
+	reg.Reset()
+	res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1", oci.WithRevision("main@sha1:def"))
+	require.NoError(t, err)
+	assert.False(t, res.Pushed, "same layer pushed by flux is unchanged content")
+	assert.Zero(t, reg.BlobUploads())
+	assert.Equal(t, fluxDigest, res.Ref())
+
+	d, err := oci.Diff(t.Context(), dir, "oci://"+reg.Host+"/platform:v1")
+	require.NoError(t, err)
+	assert.Equal(t, oci.Identical, d.Status)
+}
+
+func TestDiff(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	url := "oci://" + reg.Host + "/platform:v1"
+
+	d, err := oci.Diff(t.Context(), dir, url)
+	require.NoError(t, err)
+	assert.Equal(t, &oci.DiffResult{Status: oci.Missing}, d)
+
+	res, err := oci.Push(t.Context(), dir, url)
+	require.NoError(t, err)
+	d, err = oci.Diff(t.Context(), dir, url)
+	require.NoError(t, err)
+	assert.Equal(t, &oci.DiffResult{Status: oci.Identical, Digest: res.Digest}, d)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("changed\n"), 0o644))
+	require.NoError(t, os.Remove(filepath.Join(dir, "crs", "store.yaml")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "new.yaml"), []byte("new\n"), 0o644))
+	require.NoError(t, os.Chmod(filepath.Join(dir, "kustomization.yaml"), 0o755))
+	d, err = oci.Diff(t.Context(), dir, url)
+	require.NoError(t, err)
+	assert.Equal(t, &oci.DiffResult{
+		Status:   oci.Differs,
+		Digest:   res.Digest,
+		Added:    []string{"new.yaml"},
+		Removed:  []string{"crs/store.yaml"},
+		Modified: []string{"a.yaml", "kustomization.yaml"},
+	}, d)
+}
+
+func TestPullRefuses(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	src := t.TempDir()
+	testutil.WriteFiles(t, src, platformFiles)
+	url := "oci://" + reg.Host + "/platform:v1"
+	_, err := oci.Push(t.Context(), src, url)
+	require.NoError(t, err)
+
+	t.Run("a non-empty directory", func(t *testing.T) {
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, map[string]string{"mine.yaml": "keep me"})
+		_, err := oci.Pull(t.Context(), url, dir)
+		require.ErrorContains(t, err, dir+": directory is not empty")
+		assert.Equal(t, map[string]string{"mine.yaml": "keep me"}, testutil.ReadFiles(t, dir))
+	})
+	t.Run("a missing tag", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "out")
+		_, err := oci.Pull(t.Context(), "oci://"+reg.Host+"/platform:nope", dir)
+		require.ErrorContains(t, err, "oci://"+reg.Host+"/platform:nope")
+		assert.NoDirExists(t, dir)
+	})
+	t.Run("an image that is not a Flux artifact", func(t *testing.T) {
+		img, err := crane.Image(map[string][]byte{"etc/passwd": []byte("x")})
+		require.NoError(t, err)
+		require.NoError(t, crane.Push(img, reg.Host+"/plain:v1"))
+		dir := filepath.Join(t.TempDir(), "out")
+		_, err = oci.Pull(t.Context(), "oci://"+reg.Host+"/plain:v1", dir)
+		require.ErrorContains(t, err, "is not a Flux artifact")
+		assert.NoDirExists(t, dir)
+	})
+}
+
+func TestTagAndList(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	v1, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1.0.0", oci.WithRevision("main@sha1:one"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("two\n"), 0o644))
+	v2, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1.1.0", oci.WithRevision("main@sha1:two"))
+	require.NoError(t, err)
+	tagged, err := oci.Tag(t.Context(), "oci://"+reg.Host+"/platform:v1.1.0", []string{"latest", "v2.0.0-rc.1"})
+	require.NoError(t, err)
+	assert.Equal(t, v2.Digest, tagged.Digest)
+	assert.Equal(t, []string{"latest", "v2.0.0-rc.1"}, tagged.Tags)
+
+	all, err := oci.List(t.Context(), "oci://"+reg.Host+"/platform")
+	require.NoError(t, err)
+	var tags []string
+	for _, ti := range all {
+		tags = append(tags, ti.Tag)
+	}
+	assert.Equal(t, []string{"v2.0.0-rc.1", "v1.1.0", "v1.0.0", "latest"}, tags)
+
+	in, err := oci.List(t.Context(), "oci://"+reg.Host+"/platform", oci.WithSemver(">=1.0.0 <2.0.0"))
+	require.NoError(t, err)
+	assert.Equal(t, []oci.TagInfo{
+		{Tag: "v1.1.0", Digest: v2.Digest, Created: "1970-01-01T00:00:00Z", Revision: "main@sha1:two"},
+		{Tag: "v1.0.0", Digest: v1.Digest, Created: "1970-01-01T00:00:00Z", Revision: "main@sha1:one"},
+	}, in)
+
+	_, err = oci.List(t.Context(), "oci://"+reg.Host+"/platform", oci.WithSemver("not a range"))
+	require.ErrorIs(t, err, oci.ErrInvalidOption)
+	_, err = oci.Tag(t.Context(), "oci://"+reg.Host+"/platform:v1.1.0", []string{"bad tag"})
+	require.ErrorContains(t, err, `invalid tag "bad tag"`)
+}
+
+func TestPushBadInput(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	secretDir := t.TempDir()
+	testutil.WriteFiles(t, secretDir, map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: hunter2}\n"})
+	tests := []struct {
+		name, dir, url string
+		opts           []oci.Option
+		want           string
+	}{
+		{name: "no scheme", dir: dir, url: reg.Host + "/p:v1", want: `parsing reference "` + reg.Host + `/p:v1": want oci://HOST/REPOSITORY[:TAG]`},
+		{name: "malformed reference", dir: dir, url: "oci://" + reg.Host + "/UPPER:v1", want: "parsing reference"},
+		{name: "digest instead of tag", dir: dir, url: "oci://" + reg.Host + "/p@sha256:" + strings.Repeat("a", 64), want: "want a tag, not a digest"},
+		{name: "plaintext secret", dir: secretDir, url: "oci://" + reg.Host + "/p:v1", want: filepath.Join(secretDir, "s.yaml") + ":2: Secret/s: plaintext Secret"},
+		{name: "unreachable registry", dir: dir, url: "oci://127.0.0.1:1/p:v1", opts: []oci.Option{oci.WithRetry(fastRetry)}, want: "connection refused"},
+		{name: "bad CA file", dir: dir, url: "oci://" + reg.Host + "/p:v1", opts: []oci.Option{oci.WithCAFile(filepath.Join(dir, "a.yaml"))}, want: "holds no PEM certificate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg.Reset()
+			_, err := oci.Push(t.Context(), tt.dir, tt.url, tt.opts...)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Contains(t, err.Error(), "pushing "+tt.dir+" to ")
+			assert.NotContains(t, err.Error(), "hunter2")
+			assert.Zero(t, reg.BlobUploads(), "nothing uploaded")
+		})
+	}
+}
+
+func tagDigest(t *testing.T, ref string) string {
+	t.Helper()
+	d, err := crane.Digest(ref)
+	require.NoError(t, err)
+	return d
+}
