@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -52,15 +53,31 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
 			if f.debug {
 				level = slog.LevelDebug
 			}
-			f.log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+			f.log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level, ReplaceAttr: dropTime}))
 		},
 	}
 	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug details to stderr (never secrets)")
 	root.AddCommand(
 		newVersionCmd(version),
+		newPushCmd(f),
+		newDiffCmd(f),
+		newPullCmd(f),
+		newTagCmd(f),
+		newListCmd(f),
 	)
 	return root
 }
+
+// dropTime leaves the time out of log lines: a CLI run is short and CI
+// stamps its own lines.
+func dropTime(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+func joinComma(s []string) string { return strings.Join(s, ",") }
 
 func newVersionCmd(version string) *cobra.Command {
 	return &cobra.Command{

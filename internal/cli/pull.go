@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+func newPullCmd(f *rootFlags) *cobra.Command {
+	var (
+		reg registryFlags
+		dir string
+	)
+	cmd := &cobra.Command{
+		Use:   "pull oci://HOST/REPOSITORY:TAG -o DIR",
+		Short: "Extract a Flux artifact into a new directory",
+		Long: `Pull downloads a Flux artifact and extracts it into DIR, which must not exist
+or be empty. Entries that would land outside DIR, symlinks and special files
+are refused; DIR never holds half an artifact. Prints the digest reference.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dir == "" {
+				return errors.New("missing -o DIR")
+			}
+			ctx, cancel := reg.context(cmd.Context())
+			defer cancel()
+			md, err := oci.Pull(ctx, args[0], dir, reg.options()...)
+			if err != nil {
+				return err
+			}
+			f.log.Info("pulled", "url", args[0], "files", md.Files, "revision", md.Revision, "dir", dir)
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), md.Digest)
+			return err
+		},
+	}
+	reg.bind(cmd)
+	cmd.Flags().StringVarP(&dir, "output", "o", "", "directory to create with the artifact's files")
+	return cmd
+}

@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+func newPushCmd(f *rootFlags) *cobra.Command {
+	var (
+		reg          registryFlags
+		out          outputFlag
+		source       string
+		revision     string
+		tags         []string
+		annotations  []string
+		ignorePaths  []string
+		allowSecrets bool
+		force        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "push DIR oci://HOST/REPOSITORY:TAG",
+		Short: "Push a directory as a Flux artifact, unless the tag already holds the same content",
+		Long: `Push archives DIR as a Flux artifact (what flux push artifact makes) and pushes
+it to the tag, for an OCIRepository to reconcile.
+
+The artifact is reproducible: modes are normalised and created comes from
+$SOURCE_DATE_EPOCH, else the commit time of the revision, else the Unix epoch.
+If the tag already holds the same content, nothing is uploaded and the tag does
+not move, even when --revision differs; --force pushes anyway.
+
+--source and --revision default to the Git checkout holding DIR (origin's URL
+without credentials, <branch>@sha1:<commit>). Paths matching the default
+ignore list, .sourceignore files or --ignore-paths are left out. A plaintext
+Kubernetes Secret makes the push fail unless --allow-secrets.
+
+Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
+		Example: `  fluxpack push ./platform oci://ghcr.io/acme/platform:$(git rev-parse --short HEAD) --tag latest`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			ann, err := parseKeyValues("annotation", annotations)
+			if err != nil {
+				return err
+			}
+			opts := append(reg.options(), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
+			if source != "" {
+				opts = append(opts, oci.WithSource(source))
+			}
+			if revision != "" {
+				opts = append(opts, oci.WithRevision(revision))
+			}
+			if ann != nil {
+				opts = append(opts, oci.WithAnnotations(ann))
+			}
+			if epoch := os.Getenv("SOURCE_DATE_EPOCH"); epoch != "" {
+				sec, err := strconv.ParseInt(epoch, 10, 64)
+				if err != nil {
+					return fmt.Errorf("invalid SOURCE_DATE_EPOCH %q: want seconds since the epoch", epoch)
+				}
+				opts = append(opts, oci.WithCreated(time.Unix(sec, 0)))
+			}
+			if allowSecrets {
+				opts = append(opts, oci.WithAllowSecrets())
+			}
+			if force {
+				opts = append(opts, oci.WithForce())
+			}
+			if isTerminal(cmd.ErrOrStderr()) {
+				opts = append(opts, oci.WithProgress(func(p oci.Progress) {
+					fmt.Fprintf(cmd.ErrOrStderr(), "\ruploading %d/%d bytes", p.Written, p.Total)
+				}))
+			}
+			ctx, cancel := reg.context(cmd.Context())
+			defer cancel()
+
+			res, err := oci.Push(ctx, args[0], args[1], opts...)
+			if err != nil {
+				return err
+			}
+			if res.Pushed {
+				f.log.Info("pushed", "url", args[1], "digest", res.Digest, "tags", res.Tags)
+			} else {
+				f.log.Info("unchanged: the tag already holds this content", "url", args[1], "digest", res.Digest)
+			}
+			if out == "json" {
+				return writeJSON(cmd.OutOrStdout(), res)
+			}
+			_, err = fmt.Fprintln(cmd.OutOrStdout(), res.Ref())
+			return err
+		},
+	}
+	reg.bind(cmd)
+	out.bind(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&source, "source", "", "org.opencontainers.image.source, e.g. the Git URL (default: the checkout's origin)")
+	fs.StringVar(&revision, "revision", "", "org.opencontainers.image.revision, <branch|tag>@sha1:<commit> (default: the checkout's HEAD)")
+	fs.StringArrayVar(&tags, "tag", nil, "another tag to point at the artifact (repeatable)")
+	fs.StringArrayVarP(&annotations, "annotation", "a", nil, "manifest annotation key=value (repeatable)")
+	fs.StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax (after the defaults: "+joinComma(oci.DefaultIgnorePaths)+")")
+	fs.BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets in the artifact")
+	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
+	return cmd
+}
