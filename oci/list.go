@@ -45,7 +45,9 @@ func list(ctx context.Context, url string, o *options) ([]TagInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro := o.remoteOptions(ctx)
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	ro := o.remoteOptions(gctx)
 	tags, err := remote.List(repo, ro...)
 	if err != nil {
 		return nil, err
@@ -76,12 +78,10 @@ func list(ctx context.Context, url string, o *options) ([]TagInfo, error) {
 	}
 
 	infos := make([]TagInfo, len(kept))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(4)
 	for i, t := range kept {
 		g.Go(func() error {
 			tag := repo.Tag(t)
-			desc, err := remote.Get(tag, append(ro, remote.WithContext(gctx))...)
+			desc, err := remote.Get(tag, ro...)
 			if err != nil {
 				return fmt.Errorf("reading %s: %w", URL(tag), err)
 			}

@@ -453,18 +453,24 @@ func (o *options) remoteOptions(ctx context.Context) []remote.Option {
 	default:
 		ro = append(ro, remote.WithAuthFromKeychain(authn.DefaultKeychain))
 	}
-	if o.progress != nil {
-		updates := make(chan v1.Update, 16)
-		go func() {
-			for u := range updates {
-				if u.Error == nil {
-					o.progress(Progress{Written: u.Complete, Total: u.Total})
-				}
-			}
-		}()
-		ro = append(ro, remote.WithProgress(updates))
-	}
 	return append(ro, o.remote...)
+}
+
+// progressOption reports upload progress to the WithProgress func, if any.
+// go-containerregistry closes the channel when the write ends.
+func (o *options) progressOption() []remote.Option {
+	if o.progress == nil {
+		return nil
+	}
+	updates := make(chan v1.Update, 16)
+	go func() {
+		for u := range updates {
+			if u.Error == nil {
+				o.progress(Progress{Written: u.Complete, Total: u.Total})
+			}
+		}
+	}()
+	return []remote.Option{remote.WithProgress(updates)}
 }
 
 // UserAgent is sent with every registry request.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -73,7 +74,7 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 		}
 		ch := make(chan got, 1)
 		go func() {
-			d, err := remote.Get(tag, append(ro, remote.WithContext(getCtx))...)
+			d, err := remote.Get(tag, append(slices.Clip(ro), remote.WithContext(getCtx))...)
 			ch <- got{d, err}
 		}()
 		a := &archiver{display: dir, checkSecrets: checkSecrets}
@@ -106,7 +107,7 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 		// digest (flux push artifact).
 		return unchanged(tag, existing, o, ro)
 	}
-	if err := remote.Write(tag, art.Image, ro...); err != nil {
+	if err := remote.Write(tag, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
 		return nil, err
 	}
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: art.Digest.String(), Pushed: true}
