@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/tar"
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/stretchr/testify/require"
 
@@ -61,4 +63,31 @@ var fastRetry = remote.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 1}
 
 func authFor(user, password string) authn.Authenticator {
 	return authn.FromConfig(authn.AuthConfig{Username: user, Password: password})
+}
+
+// stringSet is a set of strings safe for concurrent use.
+type stringSet struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+// add adds k and reports whether it was new.
+func (s *stringSet) add(k string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]bool{}
+	}
+	if s.m[k] {
+		return false
+	}
+	s.m[k] = true
+	return true
+}
+
+func mustTag(t *testing.T, s string) name.Tag {
+	t.Helper()
+	tag, err := name.NewTag(s)
+	require.NoError(t, err)
+	return tag
 }

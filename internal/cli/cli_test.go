@@ -84,3 +84,21 @@ func TestArtifactCommands(t *testing.T) {
 		testutil.Golden(t, "artifact/"+s.name, []byte(got))
 	}
 }
+
+func TestPushSourceDateEpoch(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, tree)
+	url := "oci://" + reg.Host + "/platform"
+	t.Setenv("SOURCE_DATE_EPOCH", "1767225600") // 2026-01-01T00:00:00Z
+	_, stderr, code := run(t, "push", dir, url+":v1", "--source", "s", "--revision", "r")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	stdout, _, code := run(t, "list", url, "-o", "json")
+	require.Equal(t, cli.ExitOK, code)
+	assert.Contains(t, stdout, `"created": "2026-01-01T00:00:00Z"`)
+
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	_, stderr, code = run(t, "push", dir, url+":v2")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, `invalid SOURCE_DATE_EPOCH "yesterday"`)
+}
