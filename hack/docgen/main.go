@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 
-
 	"github.com/fluxpack/fluxpack/internal/cli"
 )
 
