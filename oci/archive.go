@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -18,80 +20,199 @@ import (
 // lexical walk, uid/gid, owner names and times zeroed, no gzip mtime, and
 // here also modes normalised (directories and executables 0755, other files
 // 0644), so the stream depends on nothing but names and contents.
+//
+// Files are read by a few goroutines ahead of the writer, which keeps the
+// order; the stream goes to the content hash and, when compressing, through
+// a buffered channel to a gzip goroutine, so reading and compressing use
+// separate cores and every file is read once.
 type archiver struct {
 	display      string // the tree's directory as the caller named it
 	checkSecrets bool
-	// onFile, when set, sees every file's archive name and content.
-	onFile func(name string, data []byte)
-	buf    bytes.Buffer
+	// onFile, when set, sees every file's archive name, mode and content.
+	onFile func(name string, mode int64, data []byte)
 }
+
+const (
+	readers     = 4       // goroutines reading files ahead of the writer
+	lookahead   = 64      // files read ahead at most
+	inlineLimit = 4 << 20 // bigger files are streamed by the writer, not read ahead
+	chunkSize   = 256 << 10
+	chunkQueue  = 8 // chunks waiting for gzip at most
+)
+
+// fileData is one file read ahead.
+type fileData struct {
+	data []byte
+	mode int64
+	big  bool // over inlineLimit: the writer streams it instead
+	err  error
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // writeTar writes the uncompressed tar stream of t to w.
 func (a *archiver) writeTar(t *tree, w io.Writer) error {
+	// Readers fill slots[i] with file i's content, at most lookahead files
+	// ahead of the writer; the writer queues one more job per file it takes.
+	slots := make([]chan fileData, len(t.entries))
+	jobs := make(chan int, lookahead)
+	var wg sync.WaitGroup
+	for range readers {
+		wg.Go(func() {
+			for i := range jobs {
+				slots[i] <- readFile(t.entries[i].src)
+			}
+		})
+	}
+	defer wg.Wait()
+	defer close(jobs)
+	next := 0 // the next entry to queue
+	queue := func() {
+		for ; next < len(t.entries); next++ {
+			if !t.entries[next].dir {
+				slots[next] = make(chan fileData, 1)
+				jobs <- next
+				next++
+				return
+			}
+		}
+	}
+	for range lookahead {
+		queue()
+	}
+
 	tw := tar.NewWriter(w)
-	for _, e := range t.entries {
-		if e.dir {
-			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: e.name, Mode: e.mode()}); err != nil {
+	for i, e := range t.entries {
+		switch {
+		case e.dir:
+			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: e.name, Mode: 0o755}); err != nil {
 				return a.fileErr(e, err)
 			}
-			continue
-		}
-		data, err := a.read(e.src)
-		if err != nil {
-			return a.fileErr(e, err)
-		}
-		if a.checkSecrets {
-			if line, obj := plaintextSecret(e.name, data); line > 0 {
-				return &FileError{Path: filepath.Join(a.display, filepath.FromSlash(e.name)), Line: line, Err: fmt.Errorf("%s: %w", obj, ErrPlaintextSecret)}
+		default:
+			fd := <-slots[i]
+			queue()
+			var err error
+			switch {
+			case fd.err != nil:
+				err = a.fileErr(e, fd.err)
+			case fd.big:
+				err = a.streamFile(tw, e)
+			default:
+				err = a.writeFile(tw, e, fd.mode, fd.data)
+				putBuf(fd.data)
 			}
-		}
-		if a.onFile != nil {
-			a.onFile(e.name, data)
-		}
-		hdr := &tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: e.mode(), Size: int64(len(data))}
-		if err := tw.WriteHeader(hdr); err != nil {
-			return a.fileErr(e, err)
-		}
-		if _, err := tw.Write(data); err != nil {
-			return a.fileErr(e, err)
+			if err != nil {
+				return err
+			}
 		}
 	}
 	return tw.Close()
 }
 
-// read returns the content of path in a buffer reused for the next file.
-func (a *archiver) read(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// streamFile copies a big file into the archive without holding it in
+// memory. Manifests that big are not checked for Secrets (kustomize-controller
+// would not apply a multi-megabyte manifest file either).
+func (a *archiver) streamFile(tw *tar.Writer, e entry) error {
+	f, err := os.Open(e.src)
 	if err != nil {
-		return nil, err
+		return a.fileErr(e, err)
 	}
 	defer f.Close()
-	a.buf.Reset()
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		a.buf.Grow(int(fi.Size()) + 1)
+	fi, err := f.Stat()
+	if err != nil {
+		return a.fileErr(e, err)
 	}
-	if _, err := a.buf.ReadFrom(f); err != nil {
-		return nil, err
+	if a.onFile != nil {
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return a.fileErr(e, err)
+		}
+		return a.writeFile(tw, e, normalMode(fi.Mode()), data)
 	}
-	return a.buf.Bytes(), nil
+	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: normalMode(fi.Mode()), Size: fi.Size()}); err != nil {
+		return a.fileErr(e, err)
+	}
+	n, err := io.Copy(tw, f)
+	if err == nil && n != fi.Size() {
+		err = fmt.Errorf("file changed while being read (%d bytes, then %d)", fi.Size(), n)
+	}
+	if err != nil {
+		return a.fileErr(e, err)
+	}
+	return nil
+}
+
+func (a *archiver) writeFile(tw *tar.Writer, e entry, mode int64, data []byte) error {
+	if a.checkSecrets {
+		if line, obj := plaintextSecret(e.name, data); line > 0 {
+			return &FileError{Path: filepath.Join(a.display, filepath.FromSlash(e.name)), Line: line, Err: fmt.Errorf("%s: %w", obj, ErrPlaintextSecret)}
+		}
+	}
+	if a.onFile != nil {
+		a.onFile(e.name, mode, data)
+	}
+	hdr := &tar.Header{Typeflag: tar.TypeReg, Name: e.name, Mode: mode, Size: int64(len(data))}
+	if err := tw.WriteHeader(hdr); err != nil {
+		return a.fileErr(e, err)
+	}
+	if _, err := tw.Write(data); err != nil {
+		return a.fileErr(e, err)
+	}
+	return nil
+}
+
+// readFile returns the mode and content of path in a pooled buffer, read
+// with one read call of the size fstat gives; files over inlineLimit are only
+// marked, for the writer to stream.
+func readFile(path string) fileData {
+	f, err := os.Open(path)
+	if err != nil {
+		return fileData{err: err}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return fileData{err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		return fileData{err: fmt.Errorf("%w (%s)", ErrSpecialFile, fi.Mode().Type())}
+	}
+	if fi.Size() > inlineLimit {
+		return fileData{big: true}
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	buf.Grow(int(fi.Size()))
+	data := buf.Bytes()[:fi.Size()]
+	if _, err := io.ReadFull(f, data); err != nil {
+		bufPool.Put(buf)
+		return fileData{err: fmt.Errorf("reading %d bytes: %w", fi.Size(), err)}
+	}
+	return fileData{data: data, mode: normalMode(fi.Mode())}
+}
+
+// putBuf returns a file's buffer to the pool. Buffers of huge files are left
+// to the garbage collector.
+func putBuf(b []byte) {
+	if cap(b) <= inlineLimit {
+		bufPool.Put(bytes.NewBuffer(b[:0]))
+	}
 }
 
 func (a *archiver) fileErr(e entry, err error) error {
-	if fe, ok := err.(*FileError); ok {
+	var fe *FileError
+	if errors.As(err, &fe) {
 		return fe
 	}
-	return &FileError{Path: filepath.Join(a.display, filepath.FromSlash(e.name)), Err: unwrapPath(err)}
-}
-
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
 	}
-	return err
+	return &FileError{Path: filepath.Join(a.display, filepath.FromSlash(e.name)), Err: err}
 }
 
 // contentDigest hashes the uncompressed tar stream of t: the cheap identity
-// of an artifact's content, compared before anything is compressed or sent.
+// of an artifact's content, compared before anything is sent.
 func (a *archiver) contentDigest(t *tree) (v1.Hash, error) {
 	h := sha256.New()
 	if err := a.writeTar(t, h); err != nil {
@@ -107,20 +228,126 @@ type layerBlob struct {
 	content    v1.Hash // of the uncompressed tar stream
 }
 
-// compress writes t as tar+gzip at gzip's default level with an empty header,
-// byte for byte what fluxcd/pkg/tar writes for a tree with normal modes.
+// compressing is a layer being compressed on another goroutine.
+type compressing struct {
+	done  chan struct{}
+	out   bytes.Buffer
+	zhash hash.Hash
+	err   error
+	abort chan struct{}
+	once  sync.Once
+}
+
+// wait returns the compressed bytes and their digest.
+func (c *compressing) wait() ([]byte, v1.Hash, error) {
+	<-c.done
+	return c.out.Bytes(), hashOf(c.zhash), c.err
+}
+
+// discard stops the compression and waits for it to end.
+func (c *compressing) discard() {
+	c.once.Do(func() { close(c.abort) })
+	<-c.done
+}
+
+// archive writes t's tar stream once, hashing it, and, when compress is set,
+// gzips it on another goroutine at gzip's default level with an empty
+// header: byte for byte what fluxcd/pkg/tar writes for a tree with normal
+// modes. It returns when every file has been read; the compression may still
+// run.
+func (a *archiver) archive(t *tree, compress bool) (v1.Hash, *compressing, error) {
+	content := sha256.New()
+	if !compress {
+		if err := a.writeTar(t, content); err != nil {
+			return v1.Hash{}, nil, err
+		}
+		return hashOf(content), nil, nil
+	}
+	c := &compressing{done: make(chan struct{}), zhash: sha256.New(), abort: make(chan struct{})}
+	chunks := make(chan []byte, chunkQueue)
+	free := make(chan []byte, chunkQueue+2)
+	go func() {
+		defer close(c.done)
+		gz := gzip.NewWriter(io.MultiWriter(&c.out, c.zhash))
+		for chunk := range chunks {
+			select {
+			case <-c.abort:
+				c.err = errAborted
+				for range chunks { // let the writer finish
+				}
+				return
+			default:
+			}
+			if _, err := gz.Write(chunk); err != nil && c.err == nil {
+				c.err = err
+			}
+			select {
+			case free <- chunk[:0]:
+			default:
+			}
+		}
+		if err := gz.Close(); err != nil && c.err == nil {
+			c.err = err
+		}
+	}()
+	cw := &chunkWriter{chunks: chunks, free: free}
+	err := a.writeTar(t, io.MultiWriter(content, cw))
+	cw.close()
+	if err != nil {
+		c.discard()
+		return v1.Hash{}, nil, err
+	}
+	return hashOf(content), c, nil
+}
+
+var errAborted = errors.New("compression aborted")
+
+// chunkWriter cuts a stream into chunks for the gzip goroutine.
+type chunkWriter struct {
+	buf    []byte
+	chunks chan<- []byte
+	free   <-chan []byte
+}
+
+func (w *chunkWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if w.buf == nil {
+			select {
+			case w.buf = <-w.free:
+			default:
+				w.buf = make([]byte, 0, chunkSize)
+			}
+		}
+		k := min(len(p), chunkSize-len(w.buf))
+		w.buf = append(w.buf, p[:k]...)
+		p = p[k:]
+		if len(w.buf) == chunkSize {
+			w.chunks <- w.buf
+			w.buf = nil
+		}
+	}
+	return n, nil
+}
+
+func (w *chunkWriter) close() {
+	if len(w.buf) > 0 {
+		w.chunks <- w.buf
+	}
+	close(w.chunks)
+}
+
+// compress archives t and waits for the layer.
 func (a *archiver) compress(t *tree) (*layerBlob, error) {
-	var out bytes.Buffer
-	zh := sha256.New()
-	gz := gzip.NewWriter(io.MultiWriter(&out, zh))
-	th := sha256.New()
-	if err := a.writeTar(t, io.MultiWriter(gz, th)); err != nil {
+	content, c, err := a.archive(t, true)
+	if err != nil {
 		return nil, err
 	}
-	if err := gz.Close(); err != nil {
+	b, d, err := c.wait()
+	if err != nil {
 		return nil, err
 	}
-	return &layerBlob{compressed: out.Bytes(), digest: hashOf(zh), content: hashOf(th)}, nil
+	return &layerBlob{compressed: b, digest: d, content: content}, nil
 }
 
 func hashOf(h hash.Hash) v1.Hash {

@@ -59,20 +59,20 @@ func Build(dir string, opts ...Option) (*Artifact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}
-	art, err := buildArtifact(dir, t, o, true)
+	a := &archiver{display: dir, checkSecrets: !o.allowSecrets}
+	blob, err := a.compress(t)
+	if err != nil {
+		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
+	}
+	art, err := newArtifact(dir, t, o, blob)
 	if err != nil {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}
 	return art, nil
 }
 
-// buildArtifact compresses t and assembles the image.
-func buildArtifact(dir string, t *tree, o *options, checkSecrets bool) (*Artifact, error) {
-	a := &archiver{display: dir, checkSecrets: checkSecrets && !o.allowSecrets}
-	blob, err := a.compress(t)
-	if err != nil {
-		return nil, err
-	}
+// newArtifact assembles the image around a compressed layer of t.
+func newArtifact(dir string, t *tree, o *options, blob *layerBlob) (*Artifact, error) {
 	annotations, created, err := o.metadata(dir)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"path"
 	"slices"
@@ -72,22 +73,15 @@ func diff(ctx context.Context, dir, url string, o *options) (*DiffResult, error)
 	local := map[string]fileSum{}
 	for _, e := range t.entries {
 		if e.dir && e.name != "." {
-			local[e.name+"/"] = fileSum{mode: e.mode()}
+			local[e.name+"/"] = fileSum{mode: 0o755}
 		}
 	}
-	a := &archiver{display: dir, checkSecrets: !o.allowSecrets, onFile: func(name string, data []byte) {
-		local[name] = fileSum{sum: sha256.Sum256(data)}
+	a := &archiver{display: dir, checkSecrets: !o.allowSecrets, onFile: func(name string, mode int64, data []byte) {
+		local[name] = fileSum{mode: mode, sum: sha256.Sum256(data)}
 	}}
 	content, err := a.contentDigest(t)
 	if err != nil {
 		return nil, err
-	}
-	for _, e := range t.entries {
-		if !e.dir {
-			s := local[e.name]
-			s.mode = e.mode()
-			local[e.name] = s
-		}
 	}
 
 	ro := o.remoteOptions(ctx)
@@ -156,7 +150,6 @@ func sumTar(r io.Reader) (map[string]fileSum, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := entry{exec: h.Mode&0o111 != 0}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			name := path.Clean(h.Name)
@@ -170,7 +163,7 @@ func sumTar(r io.Reader) (map[string]fileSum, error) {
 			}
 			var s fileSum
 			copy(s.sum[:], hs.Sum(nil))
-			s.mode = e.mode()
+			s.mode = normalMode(fs.FileMode(h.Mode))
 			sums[path.Clean(h.Name)] = s
 		}
 	}

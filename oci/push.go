@@ -62,50 +62,54 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 		return nil, err
 	}
 	ro := o.remoteOptions(ctx)
-	checkSecrets := !o.allowSecrets
 
-	var existing *remote.Descriptor
-	if !o.force {
-		// Ask the registry what the tag holds while hashing the tree.
-		getCtx, cancel := context.WithCancel(ctx)
-		type got struct {
-			desc *remote.Descriptor
-			err  error
-		}
-		ch := make(chan got, 1)
+	// Ask the registry what the tag holds while the tree is read once: hashed
+	// for the comparison and, speculatively, compressed on another core.
+	getCtx, cancelGet := context.WithCancel(ctx)
+	defer cancelGet()
+	type got struct {
+		desc *remote.Descriptor
+		err  error
+	}
+	ch := make(chan got, 1)
+	if o.force {
+		ch <- got{err: errForced}
+	} else {
 		go func() {
 			d, err := remote.Get(tag, append(slices.Clip(ro), remote.WithContext(getCtx))...)
 			ch <- got{d, err}
 		}()
-		a := &archiver{display: dir, checkSecrets: checkSecrets}
-		content, err := a.contentDigest(t)
-		if err != nil {
-			cancel()
-			<-ch
-			return nil, err
-		}
-		g := <-ch
-		cancel()
-		switch {
-		case g.err == nil:
-			existing = g.desc
-		case !isNotFound(g.err):
-			return nil, fmt.Errorf("reading %s: %w", URL(tag), g.err)
-		}
-		if existing != nil && remoteContentDigest(existing) == content.String() {
-			return unchanged(tag, existing, o, ro)
-		}
-		checkSecrets = false // the first pass read every file
 	}
-
-	art, err := buildArtifact(dir, t, o, checkSecrets)
+	a := &archiver{display: dir, checkSecrets: !o.allowSecrets}
+	content, compressing, err := a.archive(t, true)
 	if err != nil {
 		return nil, err
 	}
-	if existing != nil && remoteLayerDigest(existing) == art.LayerDigest.String() {
+	defer compressing.discard()
+	g := <-ch
+	var existing *remote.Descriptor
+	switch {
+	case g.err == nil:
+		existing = g.desc
+	case errors.Is(g.err, errForced) || isNotFound(g.err):
+	default:
+		return nil, fmt.Errorf("reading %s: %w", URL(tag), g.err)
+	}
+	if existing != nil && remoteContentDigest(existing) == content.String() {
+		return unchanged(tag, existing, o, ro)
+	}
+	compressed, layerDigest, err := compressing.wait()
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil && remoteLayerDigest(existing) == layerDigest.String() {
 		// Same layer, pushed by a tool that does not annotate the content
 		// digest (flux push artifact).
 		return unchanged(tag, existing, o, ro)
+	}
+	art, err := newArtifact(dir, t, o, &layerBlob{compressed: compressed, digest: layerDigest, content: content})
+	if err != nil {
+		return nil, err
 	}
 	if err := remote.Write(tag, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
 		return nil, err
@@ -122,6 +126,9 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	}
 	return res, nil
 }
+
+// errForced stands in for the tag lookup WithForce skips.
+var errForced = errors.New("forced")
 
 // unchanged reports that tag already holds the content, and points the
 // extra tags at what it holds where they point elsewhere.

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/fluxcd/pkg/sourceignore"
-	"github.com/fluxcd/pkg/sourceignore/gitignore"
 )
 
 // DefaultIgnorePaths are excluded from every artifact, as by the flux CLI's
@@ -25,12 +24,12 @@ type entry struct {
 	name string // slash-separated path in the archive; "." for the root
 	src  string // path to read, with symlinks resolved
 	dir  bool
-	exec bool // any execute bit set: archived as 0755, else 0644
 }
 
-// mode is the normalised permission the archive records for e.
-func (e entry) mode() int64 {
-	if e.dir || e.exec {
+// normalMode is the permission the archive records: 0755 for directories and
+// files with any execute bit, else 0644.
+func normalMode(m fs.FileMode) int64 {
+	if m.IsDir() || m.Perm()&0o111 != 0 {
 		return 0o755
 	}
 	return 0o644
@@ -86,54 +85,38 @@ func scanTree(dir string, o *options) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMatcher(real, o)
+	ig := newIgnorer(real, o.ignorePaths)
+	top, err := ig.rootFrame(real)
 	if err != nil {
-		return nil, err
+		return nil, &FileError{Path: dir, Err: err}
 	}
-	s := &scanner{display: dir, root: real, match: m, onStack: map[string]bool{}}
+	s := &scanner{display: dir, root: real, ig: ig, onStack: map[string]bool{}}
 	t := &tree{root: real, entries: []entry{{name: ".", src: real, dir: true}}}
-	if err := s.walk(real, real, nil, &t.entries); err != nil {
+	if err := s.walk(real, top, &t.entries); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// newMatcher reads the ignore rules: the defaults, every .sourceignore file in
-// the tree (scoped to its directory, as source-controller reads them), then
-// the caller's patterns.
-func newMatcher(root string, o *options) (gitignore.Matcher, error) {
-	domain := strings.Split(filepath.Clean(root), string(filepath.Separator))
-	ps := sourceignore.ReadPatterns(strings.NewReader(strings.Join(DefaultIgnorePaths, "\n")), domain)
-	fromFiles, err := sourceignore.LoadIgnorePatterns(root, domain)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s files: %w", sourceignore.IgnoreFile, err)
-	}
-	ps = append(ps, fromFiles...)
-	ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(strings.Join(o.ignorePaths, "\n")), domain)...)
-	return sourceignore.NewMatcher(ps), nil
-}
-
 type scanner struct {
 	display string // the directory as the caller named it, for errors
 	root    string // its real path
-	match   gitignore.Matcher
+	ig      *ignorer
 	onStack map[string]bool // real paths of the directories being walked
 }
 
 // walk appends the entries under the directory whose real path is real and
-// whose path as seen from the root (before resolving symlinks) is logical.
-// rel holds the archive path components of that directory.
-func (s *scanner) walk(real, logical string, rel []string, out *[]entry) error {
+// whose place in the tree is f.
+func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 	s.onStack[real] = true
 	defer delete(s.onStack, real)
 	des, err := os.ReadDir(real)
 	if err != nil {
-		return s.fileErr(rel, err)
+		return s.fileErr(f.rel, err)
 	}
 	for _, de := range des { // os.ReadDir sorts by name: Flux's lexical walk
 		name := de.Name()
-		childRel := append(slices.Clip(rel), name)
-		childLogical := filepath.Join(logical, name)
+		childRel := append(f.rel[:len(f.rel):len(f.rel)], name)
 		src := filepath.Join(real, name)
 		typ := de.Type()
 		if typ&fs.ModeSymlink != 0 {
@@ -154,21 +137,21 @@ func (s *scanner) walk(real, logical string, rel []string, out *[]entry) error {
 			}
 		}
 		isDir := typ.IsDir()
-		if s.match.Match(strings.Split(childLogical, string(filepath.Separator)), isDir) {
-			continue // an ignored directory's contents are ignored too, as in git
+		if s.ig.excluded(f, name, isDir) {
+			continue // an excluded directory's contents are excluded too, as in git
 		}
 		switch {
 		case isDir:
 			*out = append(*out, entry{name: strings.Join(childRel, "/"), src: src, dir: true})
-			if err := s.walk(src, childLogical, childRel, out); err != nil {
-				return err
-			}
-		case typ.IsRegular():
-			fi, err := os.Stat(src)
+			child, err := s.ig.enter(f, name, src)
 			if err != nil {
 				return s.fileErr(childRel, err)
 			}
-			*out = append(*out, entry{name: strings.Join(childRel, "/"), src: src, exec: fi.Mode().Perm()&0o111 != 0})
+			if err := s.walk(src, child, out); err != nil {
+				return err
+			}
+		case typ.IsRegular(): // mode and size are read when the file is opened
+			*out = append(*out, entry{name: strings.Join(childRel, "/"), src: src})
 		default:
 			return s.fileErr(childRel, fmt.Errorf("%w (%s)", ErrSpecialFile, typ))
 		}

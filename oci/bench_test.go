@@ -1,0 +1,238 @@
+package oci_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/rand"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	fluxoci "github.com/fluxcd/pkg/oci"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	kgzip "github.com/klauspost/compress/gzip"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+// benchFiles is the size of the benchmark tree: 5,000 YAML files, ~7.8 MB,
+// ~1.3 MB compressed (the issue's "platform repo" of Flux's measurements).
+const benchFiles = 5000
+
+var (
+	benchOnce sync.Once
+	benchDir  string
+	benchTar  []byte // the tree's uncompressed tar stream, for the gzip floors
+)
+
+// benchTree generates the benchmark tree once per test binary.
+func benchTree(b *testing.B) string {
+	b.Helper()
+	benchOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fluxpack-bench-")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := testutil.GenerateManifests(dir, benchFiles, 1); err != nil {
+			b.Fatal(err)
+		}
+		benchDir = dir
+		var buf bytes.Buffer
+		if err := tarTree(dir, &buf); err != nil {
+			b.Fatal(err)
+		}
+		benchTar = buf.Bytes()
+	})
+	if benchDir == "" {
+		b.Fatal("benchmark tree not generated")
+	}
+	return benchDir
+}
+
+// benchRegistry is the real distribution server when it is built, else the
+// in-process one; the benchmark's name says which.
+func benchRegistry(b *testing.B) string {
+	b.Helper()
+	if _, err := os.Stat(filepath.Join(testutil.RepoRoot(b), ".cache", "bin", "registry")); err == nil || os.Getenv("FLUXPACK_TOOLS") != "" {
+		return testutil.StartDistribution(b, testutil.DistributionOptions{}).Host
+	}
+	b.Log("real registry not built (make tools): using the in-process registry")
+	return testutil.NewRegistry(b).Host
+}
+
+// touch changes one file so every push has new content.
+func touch(b *testing.B, dir string, i int) {
+	b.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "iteration.yaml"), fmt.Appendf(nil, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: it%d}\n", i), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func BenchmarkBuild(b *testing.B) {
+	dir := benchTree(b)
+	b.Run("fluxpack", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := oci.Build(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("flux", func(b *testing.B) {
+		out := filepath.Join(b.TempDir(), "a.tgz")
+		c := fluxoci.NewClient(nil)
+		for b.Loop() {
+			if err := c.Build(out, dir, oci.DefaultIgnorePaths); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkPushNew(b *testing.B) {
+	dir := benchTree(b)
+	host := benchRegistry(b)
+	b.Run("fluxpack", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			i++
+			touch(b, dir, i)
+			res, err := oci.Push(b.Context(), dir, fmt.Sprintf("oci://%s/fluxpack:new", host), oci.WithRevision(fmt.Sprint(i)))
+			if err != nil || !res.Pushed {
+				b.Fatal(err, res)
+			}
+		}
+	})
+	b.Run("flux", func(b *testing.B) {
+		c := fluxoci.NewClient(nil)
+		i := 0
+		for b.Loop() {
+			i++
+			touch(b, dir, 1_000_000+i)
+			if _, err := c.Push(b.Context(), host+"/flux:new", dir, fluxoci.WithPushMetadata(fluxoci.Metadata{Source: "s", Revision: fmt.Sprint(i)}), fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths...)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkPushUnchanged(b *testing.B) {
+	dir := benchTree(b)
+	host := benchRegistry(b)
+	touch(b, dir, 0)
+	b.Run("fluxpack", func(b *testing.B) {
+		url := fmt.Sprintf("oci://%s/fluxpack:same", host)
+		if _, err := oci.Push(b.Context(), dir, url); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			res, err := oci.Push(b.Context(), dir, url)
+			if err != nil || res.Pushed {
+				b.Fatal(err, res)
+			}
+		}
+	})
+	b.Run("flux", func(b *testing.B) {
+		c := fluxoci.NewClient(nil)
+		meta := fluxoci.WithPushMetadata(fluxoci.Metadata{Source: "s", Revision: "r"})
+		for b.Loop() {
+			if _, err := c.Push(b.Context(), host+"/flux:same", dir, meta, fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths...)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkFloor measures the physical limits beside the pushes: reading and
+// hashing the tree (the least work that can tell "unchanged"), gzip of the
+// same tar stream at the same level, and a raw upload of a blob of the
+// compressed size.
+func BenchmarkFloor(b *testing.B) {
+	dir := benchTree(b)
+	b.Run("tar-sha256", func(b *testing.B) {
+		for b.Loop() {
+			h := sha256.New()
+			if err := tarTree(dir, h); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("gzip-stdlib", func(b *testing.B) {
+		b.SetBytes(int64(len(benchTar)))
+		for b.Loop() {
+			w := gzip.NewWriter(io.Discard)
+			w.Write(benchTar)
+			w.Close()
+		}
+	})
+	b.Run("gzip-klauspost", func(b *testing.B) {
+		b.SetBytes(int64(len(benchTar)))
+		for b.Loop() {
+			w := kgzip.NewWriter(io.Discard)
+			w.Write(benchTar)
+			w.Close()
+		}
+	})
+	b.Run("blob-upload", func(b *testing.B) {
+		host := benchRegistry(b)
+		art, err := oci.Build(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		layers, _ := art.Image.Layers()
+		size, _ := layers[0].Size()
+		repo, _ := name.NewRepository(host + "/blobs")
+		blob := make([]byte, size)
+		b.SetBytes(size)
+		for b.Loop() {
+			rand.Read(blob)
+			if err := remote.WriteLayer(repo, static.NewLayer(blob, oci.ContentMediaType)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// tarTree writes dir as a plain tar stream, as `tar c` would.
+func tarTree(dir string, w io.Writer) error {
+	tw := tar.NewWriter(w)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		h, err := tar.FileInfoHeader(fi, "")
+		if err != nil {
+			return err
+		}
+		h.Name, _ = filepath.Rel(dir, p)
+		if err := tw.WriteHeader(h); err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			f, err := os.Open(p)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(tw, f)
+			f.Close()
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return tw.Close()
+}
