@@ -2,7 +2,6 @@ package oci
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
 	"errors"
@@ -35,9 +34,9 @@ type archiver struct {
 const (
 	readers     = 4       // goroutines reading files ahead of the writer
 	lookahead   = 64      // files read ahead at most
-	inlineLimit = 4 << 20 // bigger files are streamed by the writer, not read ahead
-	chunkSize   = 256 << 10
-	chunkQueue  = 8 // chunks waiting for gzip at most
+	inlineLimit = 1 << 20 // bigger files are streamed by the writer, not read ahead
+	chunkSize   = 64 << 10
+	chunkQueue  = 4 // chunks waiting for gzip at most
 )
 
 // fileData is one file read ahead.
@@ -48,31 +47,63 @@ type fileData struct {
 	err  error
 }
 
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// freeBufs recycles the read-ahead buffers of small files; it is bounded,
+// so reading never holds more than about lookahead files.
+var freeBufs = make(chan []byte, lookahead+readers)
+
+const keepBuf = 64 << 10 // buffers bigger than this are not recycled
+
+func getBuf(size int) []byte {
+	select {
+	case b := <-freeBufs:
+		if cap(b) >= size {
+			return b[:size]
+		}
+	default:
+	}
+	return make([]byte, size, max(size, 4<<10))
+}
+
+// putBuf recycles a file's buffer.
+func putBuf(b []byte) {
+	if cap(b) > keepBuf {
+		return
+	}
+	select {
+	case freeBufs <- b[:0]:
+	default:
+	}
+}
 
 // writeTar writes the uncompressed tar stream of t to w.
 func (a *archiver) writeTar(t *tree, w io.Writer) error {
-	// Readers fill slots[i] with file i's content, at most lookahead files
-	// ahead of the writer; the writer queues one more job per file it takes.
-	slots := make([]chan fileData, len(t.entries))
-	jobs := make(chan int, lookahead)
+	// Readers fill the slot of a file's ordinal, at most lookahead files ahead
+	// of the writer, which queues one more job per file it takes; so the
+	// ordinal k+lookahead is queued only once slot k is emptied and a ring of
+	// lookahead slots suffices.
+	var ring [lookahead]chan fileData
+	for i := range ring {
+		ring[i] = make(chan fileData, 1)
+	}
+	type job struct{ entry, ordinal int }
+	jobs := make(chan job, lookahead)
 	var wg sync.WaitGroup
 	for range readers {
 		wg.Go(func() {
-			for i := range jobs {
-				slots[i] <- readFile(t.entries[i].src)
+			for j := range jobs {
+				ring[j.ordinal%lookahead] <- readFile(t.src(t.entries[j.entry]))
 			}
 		})
 	}
 	defer wg.Wait()
 	defer close(jobs)
-	next := 0 // the next entry to queue
+	next, queued := 0, 0 // the next entry to look at, files queued so far
 	queue := func() {
 		for ; next < len(t.entries); next++ {
 			if !t.entries[next].dir {
-				slots[next] = make(chan fileData, 1)
-				jobs <- next
+				jobs <- job{next, queued}
 				next++
+				queued++
 				return
 			}
 		}
@@ -82,28 +113,29 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 	}
 
 	tw := tar.NewWriter(w)
-	for i, e := range t.entries {
-		switch {
-		case e.dir:
+	taken := 0
+	for _, e := range t.entries {
+		if e.dir {
 			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: e.name, Mode: 0o755}); err != nil {
 				return a.fileErr(e, err)
 			}
+			continue
+		}
+		fd := <-ring[taken%lookahead]
+		taken++
+		queue()
+		var err error
+		switch {
+		case fd.err != nil:
+			err = a.fileErr(e, fd.err)
+		case fd.big:
+			err = a.streamFile(tw, t, e)
 		default:
-			fd := <-slots[i]
-			queue()
-			var err error
-			switch {
-			case fd.err != nil:
-				err = a.fileErr(e, fd.err)
-			case fd.big:
-				err = a.streamFile(tw, e)
-			default:
-				err = a.writeFile(tw, e, fd.mode, fd.data)
-				putBuf(fd.data)
-			}
-			if err != nil {
-				return err
-			}
+			err = a.writeFile(tw, e, fd.mode, fd.data)
+			putBuf(fd.data)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return tw.Close()
@@ -112,8 +144,8 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 // streamFile copies a big file into the archive without holding it in
 // memory. Manifests that big are not checked for Secrets (kustomize-controller
 // would not apply a multi-megabyte manifest file either).
-func (a *archiver) streamFile(tw *tar.Writer, e entry) error {
-	f, err := os.Open(e.src)
+func (a *archiver) streamFile(tw *tar.Writer, t *tree, e entry) error {
+	f, err := os.Open(t.src(e))
 	if err != nil {
 		return a.fileErr(e, err)
 	}
@@ -180,23 +212,12 @@ func readFile(path string) fileData {
 	if fi.Size() > inlineLimit {
 		return fileData{big: true}
 	}
-	buf := bufPool.Get().(*bytes.Buffer)
-	buf.Reset()
-	buf.Grow(int(fi.Size()))
-	data := buf.Bytes()[:fi.Size()]
+	data := getBuf(int(fi.Size()))
 	if _, err := io.ReadFull(f, data); err != nil {
-		bufPool.Put(buf)
+		putBuf(data)
 		return fileData{err: fmt.Errorf("reading %d bytes: %w", fi.Size(), err)}
 	}
 	return fileData{data: data, mode: normalMode(fi.Mode())}
-}
-
-// putBuf returns a file's buffer to the pool. Buffers of huge files are left
-// to the garbage collector.
-func putBuf(b []byte) {
-	if cap(b) <= inlineLimit {
-		bufPool.Put(bytes.NewBuffer(b[:0]))
-	}
 }
 
 func (a *archiver) fileErr(e entry, err error) error {
@@ -221,17 +242,10 @@ func (a *archiver) contentDigest(t *tree) (v1.Hash, error) {
 	return hashOf(h), nil
 }
 
-// layerBlob is a compressed layer held in memory with its digests.
-type layerBlob struct {
-	compressed []byte
-	digest     v1.Hash // of the compressed bytes: the layer digest
-	content    v1.Hash // of the uncompressed tar stream
-}
-
 // compressing is a layer being compressed on another goroutine.
 type compressing struct {
 	done  chan struct{}
-	out   bytes.Buffer
+	out   chunks
 	zhash hash.Hash
 	err   error
 	abort chan struct{}
@@ -239,31 +253,26 @@ type compressing struct {
 }
 
 // wait returns the compressed bytes and their digest.
-func (c *compressing) wait() ([]byte, v1.Hash, error) {
+func (c *compressing) wait() (*chunks, v1.Hash, error) {
 	<-c.done
-	return c.out.Bytes(), hashOf(c.zhash), c.err
+	return &c.out, hashOf(c.zhash), c.err
 }
 
-// discard stops the compression and waits for it to end.
+// discard stops the compression, waits for it to end and frees the layer.
 func (c *compressing) discard() {
 	c.once.Do(func() { close(c.abort) })
 	<-c.done
+	c.out.close()
 }
 
-// archive writes t's tar stream once, hashing it, and, when compress is set,
-// gzips it on another goroutine at gzip's default level with an empty
-// header: byte for byte what fluxcd/pkg/tar writes for a tree with normal
-// modes. It returns when every file has been read; the compression may still
-// run.
-func (a *archiver) archive(t *tree, compress bool) (v1.Hash, *compressing, error) {
+// archive writes t's tar stream once, hashing it, and gzips it on another
+// goroutine at gzip's default level with an empty header: byte for byte what
+// fluxcd/pkg/tar writes for a tree with normal modes. It returns the content
+// digest when every file has been read; the compression may still run. With
+// spill, a big layer is kept in a temporary file (see chunks).
+func (a *archiver) archive(t *tree, spill bool) (v1.Hash, *compressing, error) {
 	content := sha256.New()
-	if !compress {
-		if err := a.writeTar(t, content); err != nil {
-			return v1.Hash{}, nil, err
-		}
-		return hashOf(content), nil, nil
-	}
-	c := &compressing{done: make(chan struct{}), zhash: sha256.New(), abort: make(chan struct{})}
+	c := &compressing{done: make(chan struct{}), zhash: sha256.New(), abort: make(chan struct{}), out: chunks{spill: spill}}
 	chunks := make(chan []byte, chunkQueue)
 	free := make(chan []byte, chunkQueue+2)
 	go func() {
@@ -338,8 +347,8 @@ func (w *chunkWriter) close() {
 }
 
 // compress archives t and waits for the layer.
-func (a *archiver) compress(t *tree) (*layerBlob, error) {
-	content, c, err := a.archive(t, true)
+func (a *archiver) compress(t *tree) (*memLayer, error) {
+	content, c, err := a.archive(t, false)
 	if err != nil {
 		return nil, err
 	}
@@ -347,7 +356,7 @@ func (a *archiver) compress(t *tree) (*layerBlob, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &layerBlob{compressed: b, digest: d, content: content}, nil
+	return &memLayer{data: b, digest: d, content: content}, nil
 }
 
 func hashOf(h hash.Hash) v1.Hash {

@@ -8,7 +8,6 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
@@ -60,11 +59,11 @@ func Build(dir string, opts ...Option) (*Artifact, error) {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}
 	a := &archiver{display: dir, checkSecrets: !o.allowSecrets}
-	blob, err := a.compress(t)
+	layer, err := a.compress(t)
 	if err != nil {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}
-	art, err := newArtifact(dir, t, o, blob)
+	art, err := newArtifact(dir, t, o, layer)
 	if err != nil {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}
@@ -72,12 +71,12 @@ func Build(dir string, opts ...Option) (*Artifact, error) {
 }
 
 // newArtifact assembles the image around a compressed layer of t.
-func newArtifact(dir string, t *tree, o *options, blob *layerBlob) (*Artifact, error) {
+func newArtifact(dir string, t *tree, o *options, layer *memLayer) (*Artifact, error) {
 	annotations, created, err := o.metadata(dir)
 	if err != nil {
 		return nil, err
 	}
-	img, err := assemble(blob, annotations, created)
+	img, err := assemble(layer, annotations, created)
 	if err != nil {
 		return nil, err
 	}
@@ -91,13 +90,13 @@ func newArtifact(dir string, t *tree, o *options, blob *layerBlob) (*Artifact, e
 			files++
 		}
 	}
-	return &Artifact{Image: img, Digest: d, LayerDigest: blob.digest, ContentDigest: blob.content, Files: files, Annotations: annotations}, nil
+	return &Artifact{Image: img, Digest: d, LayerDigest: layer.digest, ContentDigest: layer.content, Files: files, Annotations: annotations}, nil
 }
 
 // assemble builds the image exactly as fluxcd/pkg/oci's Push does (same
 // config blob, media types and annotations), plus the content digest on the
 // layer's descriptor.
-func assemble(blob *layerBlob, annotations map[string]string, created time.Time) (v1.Image, error) {
+func assemble(layer *memLayer, annotations map[string]string, created time.Time) (v1.Image, error) {
 	cfg, err := empty.Image.ConfigFile()
 	if err != nil {
 		return nil, err
@@ -111,8 +110,8 @@ func assemble(blob *layerBlob, annotations map[string]string, created time.Time)
 	img = mutate.ConfigMediaType(img, ConfigMediaType)
 	img = mutate.Annotations(img, annotations).(v1.Image)
 	return mutate.Append(img, mutate.Addendum{
-		Layer:       static.NewLayer(blob.compressed, ContentMediaType),
-		Annotations: map[string]string{ContentDigestAnnotation: blob.content.String()},
+		Layer:       layer,
+		Annotations: map[string]string{ContentDigestAnnotation: layer.content.String()},
 	})
 }
 

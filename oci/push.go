@@ -107,7 +107,7 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 		// digest (flux push artifact).
 		return unchanged(tag, existing, o, ro)
 	}
-	art, err := newArtifact(dir, t, o, &layerBlob{compressed: compressed, digest: layerDigest, content: content})
+	art, err := newArtifact(dir, t, o, &memLayer{data: compressed, digest: layerDigest, content: content})
 	if err != nil {
 		return nil, err
 	}

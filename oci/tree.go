@@ -22,8 +22,16 @@ var DefaultIgnorePaths = slices.Concat(
 // entry is one file or directory of the artifact, in archive order.
 type entry struct {
 	name string // slash-separated path in the archive; "." for the root
-	src  string // path to read, with symlinks resolved
+	link string // the target's real path when the entry is reached through a symlink
 	dir  bool
+}
+
+// src is the path to read for e.
+func (t *tree) src(e entry) string {
+	if e.link != "" {
+		return e.link
+	}
+	return t.root + string(filepath.Separator) + filepath.FromSlash(e.name)
 }
 
 // normalMode is the permission the archive records: 0755 for directories and
@@ -91,7 +99,7 @@ func scanTree(dir string, o *options) (*tree, error) {
 		return nil, &FileError{Path: dir, Err: err}
 	}
 	s := &scanner{display: dir, root: real, ig: ig, onStack: map[string]bool{}}
-	t := &tree{root: real, entries: []entry{{name: ".", src: real, dir: true}}}
+	t := &tree{root: real, entries: []entry{{name: ".", dir: true}}}
 	if err := s.walk(real, top, &t.entries); err != nil {
 		return nil, err
 	}
@@ -118,6 +126,7 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 		name := de.Name()
 		childRel := append(f.rel[:len(f.rel):len(f.rel)], name)
 		src := filepath.Join(real, name)
+		var link string
 		typ := de.Type()
 		if typ&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(src)
@@ -131,7 +140,7 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 			if err != nil {
 				return s.fileErr(childRel, err)
 			}
-			src, typ = target, fi.Mode().Type()
+			src, link, typ = target, target, fi.Mode().Type()
 			if fi.IsDir() && s.onStack[target] {
 				return s.fileErr(childRel, fmt.Errorf("%w: %s", ErrSymlinkCycle, target))
 			}
@@ -142,7 +151,7 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 		}
 		switch {
 		case isDir:
-			*out = append(*out, entry{name: strings.Join(childRel, "/"), src: src, dir: true})
+			*out = append(*out, entry{name: strings.Join(childRel, "/"), link: link, dir: true})
 			child, err := s.ig.enter(f, name, src)
 			if err != nil {
 				return s.fileErr(childRel, err)
@@ -151,7 +160,7 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 				return err
 			}
 		case typ.IsRegular(): // mode and size are read when the file is opened
-			*out = append(*out, entry{name: strings.Join(childRel, "/"), src: src})
+			*out = append(*out, entry{name: strings.Join(childRel, "/"), link: link})
 		default:
 			return s.fileErr(childRel, fmt.Errorf("%w (%s)", ErrSpecialFile, typ))
 		}
