@@ -48,7 +48,7 @@ func Diff(ctx context.Context, dir, url string, opts ...Option) (*DiffResult, er
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s with %s: %w", dir, RedactURL(url), err)
 	}
-	res, err := diff(ctx, dir, url, o)
+	res, err := guard(ctx, func() (*DiffResult, error) { return diff(ctx, dir, url, o) })
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s with %s: %w", dir, RedactURL(url), err)
 	}

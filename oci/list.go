@@ -33,7 +33,7 @@ func List(ctx context.Context, url string, opts ...Option) ([]TagInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", RedactURL(url), err)
 	}
-	infos, err := list(ctx, url, o)
+	infos, err := guard(ctx, func() ([]TagInfo, error) { return list(ctx, url, o) })
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", RedactURL(url), err)
 	}

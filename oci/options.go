@@ -402,20 +402,26 @@ func WithSemver(constraint string) Option {
 	}
 }
 
+// ResponseHeaderTimeout bounds the wait for a registry's answer to one
+// request, once the request is sent: a registry that stalls is retried
+// instead of holding the whole operation until its deadline.
+const ResponseHeaderTimeout = 30 * time.Second
+
 // httpTransport returns the transport registry requests go through.
 func (o *options) httpTransport() http.RoundTripper {
 	if o.transport != nil {
 		t, ok := o.transport.(*http.Transport)
 		if !ok || (o.rootCAs == nil && !o.insecure) {
-			return o.transport
+			return retryAfter{o.transport}
 		}
-		return o.withTLS(t.Clone())
+		return retryAfter{o.withTLS(t.Clone())}
 	}
 	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = ResponseHeaderTimeout
 	if o.rootCAs == nil && !o.insecure {
-		return t
+		return retryAfter{t}
 	}
-	return o.withTLS(t)
+	return retryAfter{o.withTLS(t)}
 }
 
 func (o *options) withTLS(t *http.Transport) *http.Transport {
@@ -444,6 +450,7 @@ func (o *options) remoteOptions(ctx context.Context) []remote.Option {
 		remote.WithTransport(o.httpTransport()),
 		remote.WithUserAgent(UserAgent),
 		remote.WithRetryBackoff(backoff),
+		remote.WithRetryPredicate(retryable),
 	}
 	switch {
 	case o.auth != nil:

@@ -40,7 +40,7 @@ func Pull(ctx context.Context, url, dir string, opts ...Option) (*Metadata, erro
 	if err != nil {
 		return nil, fmt.Errorf("pulling %s into %s: %w", RedactURL(url), dir, err)
 	}
-	md, err := pull(ctx, url, dir, o)
+	md, err := guard(ctx, func() (*Metadata, error) { return pull(ctx, url, dir, o) })
 	if err != nil {
 		return nil, fmt.Errorf("pulling %s into %s: %w", RedactURL(url), dir, err)
 	}
@@ -98,6 +98,9 @@ func pull(ctx context.Context, url, dir string, o *options) (*Metadata, error) {
 		return nil, fmt.Errorf("extracting layer of %s: %w", URL(ref), err)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil { // the caller gave up meanwhile
 		return nil, err
 	}
 	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {

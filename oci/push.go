@@ -45,7 +45,7 @@ func Push(ctx context.Context, dir, url string, opts ...Option) (*Result, error)
 	if err != nil {
 		return nil, fmt.Errorf("pushing %s to %s: %w", dir, RedactURL(url), err)
 	}
-	res, err := push(ctx, dir, url, o)
+	res, err := guard(ctx, func() (*Result, error) { return push(ctx, dir, url, o) })
 	if err != nil {
 		return nil, fmt.Errorf("pushing %s to %s: %w", dir, RedactURL(url), err)
 	}
