@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -74,40 +75,9 @@ func pull(ctx context.Context, url, dir string, o *options) (*Metadata, error) {
 	}
 	defer rc.Close()
 
-	abs, err := filepath.Abs(dir)
+	files, err := extract(ctx, rc, dir)
 	if err != nil {
-		return nil, err
-	}
-	parent := filepath.Dir(abs)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp(parent, ".fluxpack-pull-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp) // a no-op once renamed
-	files := 0
-	count := func(_ string, fi os.FileInfo) bool {
-		if fi.Mode().IsRegular() {
-			files++
-		}
-		return false
-	}
-	if err := tar.Untar(rc, tmp, tar.WithMaxUntarSize(MaxPullSize), tar.WithFilter(count)); err != nil {
 		return nil, fmt.Errorf("extracting layer of %s: %w", URL(ref), err)
-	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil { // the caller gave up meanwhile
-		return nil, err
-	}
-	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	if err := os.Rename(tmp, abs); err != nil {
-		return nil, err
 	}
 	m := manifestOf(desc).Annotations
 	meta := fluxoci.MetadataFromAnnotations(m)
@@ -138,4 +108,48 @@ func checkEmptyOrAbsent(dir string) error {
 		return &FileError{Path: dir, Err: errors.New("directory is not empty")}
 	}
 	return nil
+}
+
+// extract unpacks a tar+gzip stream into dir, which must not exist or be an
+// empty directory, through a temporary directory beside it that is renamed
+// into place: on any error dir is left as it was. It counts the regular
+// files. Entries that would land outside dir, symlinks, special files and
+// streams over MaxPullSize are refused (fluxcd/pkg/tar's Untar checks).
+func extract(ctx context.Context, r io.Reader, dir string) (int, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return 0, err
+	}
+	parent := filepath.Dir(abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return 0, err
+	}
+	tmp, err := os.MkdirTemp(parent, ".fluxpack-pull-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
+	files := 0
+	count := func(_ string, fi os.FileInfo) bool {
+		if fi.Mode().IsRegular() {
+			files++
+		}
+		return false
+	}
+	if err := tar.Untar(r, tmp, tar.WithMaxUntarSize(MaxPullSize), tar.WithFilter(count)); err != nil {
+		return 0, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil { // the caller gave up meanwhile
+		return 0, err
+	}
+	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, err
+	}
+	if err := os.Rename(tmp, abs); err != nil {
+		return 0, err
+	}
+	return files, nil
 }
