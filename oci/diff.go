@@ -46,11 +46,11 @@ type DiffResult struct {
 func Diff(ctx context.Context, dir, url string, opts ...Option) (*DiffResult, error) {
 	o, err := newOptions("Diff", opts)
 	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", dir, RedactURL(url), err)
+		return nil, fmt.Errorf("comparing %s with %s: %w", dir, redactRef(url), err)
 	}
 	res, err := guard(ctx, func() (*DiffResult, error) { return diff(ctx, dir, url, o) })
 	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", dir, RedactURL(url), err)
+		return nil, fmt.Errorf("comparing %s with %s: %w", dir, redactRef(url), err)
 	}
 	return res, nil
 }

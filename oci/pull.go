@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/fluxcd/pkg/tar"
@@ -37,13 +38,16 @@ const MaxPullSize = tar.DefaultMaxUntarSize
 // into a temporary directory beside dir and renamed into place, so dir never
 // holds half an artifact.
 func Pull(ctx context.Context, url, dir string, opts ...Option) (*Metadata, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("pulling %s: no directory to extract into", redactRef(url))
+	}
 	o, err := newOptions("Pull", opts)
 	if err != nil {
-		return nil, fmt.Errorf("pulling %s into %s: %w", RedactURL(url), dir, err)
+		return nil, fmt.Errorf("pulling %s into %s: %w", redactRef(url), dir, err)
 	}
 	md, err := guard(ctx, func() (*Metadata, error) { return pull(ctx, url, dir, o) })
 	if err != nil {
-		return nil, fmt.Errorf("pulling %s into %s: %w", RedactURL(url), dir, err)
+		return nil, fmt.Errorf("pulling %s into %s: %w", redactRef(url), dir, err)
 	}
 	return md, nil
 }
@@ -129,15 +133,16 @@ func extract(ctx context.Context, r io.Reader, dir string) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
-	files := 0
-	count := func(_ string, fi os.FileInfo) bool {
+	files, last := 0, ""
+	count := func(name string, fi os.FileInfo) bool {
+		last = name
 		if fi.Mode().IsRegular() {
 			files++
 		}
 		return false
 	}
 	if err := tar.Untar(r, tmp, tar.WithMaxUntarSize(MaxPullSize), tar.WithFilter(count)); err != nil {
-		return 0, err
+		return 0, untarError(err, tmp, abs, last)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return 0, err
@@ -153,3 +158,24 @@ func extract(ctx context.Context, r io.Reader, dir string) (int, error) {
 	}
 	return files, nil
 }
+
+// untarError words an error of fluxcd/pkg/tar's Untar for the user: paths in
+// the temporary directory are shown where they would have landed, and the
+// entry being extracted is named when the error does not say it.
+func untarError(err error, tmp, dir, entry string) error {
+	msg := strings.ReplaceAll(err.Error(), tmp, dir)
+	if entry != "" && !strings.Contains(msg, entry) {
+		msg = fmt.Sprintf("entry %q: %s", entry, msg)
+	}
+	return &wordedError{msg: msg, err: err}
+}
+
+// wordedError is err with another message, still matching err for
+// errors.Is and errors.As.
+type wordedError struct {
+	msg string
+	err error
+}
+
+func (e *wordedError) Error() string { return e.msg }
+func (e *wordedError) Unwrap() error { return e.err }
