@@ -255,9 +255,9 @@ func TestPushBadInput(t *testing.T) {
 		want           string
 		is             error
 	}{
-		{name: "credentials in the URL", dir: dir, url: "oci://ci:hunter2@" + reg.Host + "/p:v1", want: `parsing reference "oci://` + reg.Host + `/p:v1": the URL holds credentials`},
+		{name: "credentials in the URL", dir: dir, url: "oci://ci:hunter2@" + reg.Host + "/p:v1", want: `parsing reference "oci://` + reg.Host + `/p:v1": credentials in the reference are not supported`},
 		{name: "credentials in a URL without scheme", dir: dir, url: "ci:hunter2@" + reg.Host + "/p:v1", want: `parsing reference "` + reg.Host + `/p:v1": want oci://`},
-		{name: "credentials in a URL that does not parse", dir: dir, url: "oci://ci:hunter2@" + reg.Host + "/p :v1", want: `parsing reference "oci://` + reg.Host + `/p :v1": the URL holds credentials`},
+		{name: "credentials in a URL that does not parse", dir: dir, url: "oci://ci:hunter2@" + reg.Host + "/p :v1", want: `parsing reference "oci://` + reg.Host + `/p :v1": credentials in the reference are not supported`},
 		{name: "nothing but ignored files", dir: emptyDir, url: "oci://" + reg.Host + "/p:v1", want: emptyDir + ": no file to archive", is: oci.ErrEmptyTree},
 		{name: "over the size limit", dir: bigDir, url: "oci://" + reg.Host + "/p:v1", want: filepath.Join(bigDir, "a.yaml") + ": artifact too big", is: oci.ErrTooBig},
 		{name: "no scheme", dir: dir, url: reg.Host + "/p:v1", want: `parsing reference "` + reg.Host + `/p:v1": want oci://HOST/REPOSITORY[:TAG]`},

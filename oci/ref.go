@@ -21,9 +21,6 @@ func parseRef(u string, o *options) (name.Reference, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkNoUserinfo(s); err != nil {
-		return nil, fmt.Errorf("parsing reference %q: %w", RedactURL(u), err)
-	}
 	ref, err := name.ParseReference(s, nameOptions(o)...)
 	if err != nil {
 		return nil, fmt.Errorf("parsing reference %q: %w", u, whyNotRef(s, o))
@@ -40,7 +37,7 @@ func cutScheme(u, want string) (string, error) {
 		return "", fmt.Errorf("parsing reference %q: want oci://HOST/%s", shown, want)
 	}
 	if shown != u {
-		return "", fmt.Errorf("parsing reference %q: the URL holds credentials; pass them apart (WithCreds, fluxpack --creds)", shown)
+		return "", fmt.Errorf("parsing reference %q: %w", shown, errUserinfo)
 	}
 	return s, nil
 }
@@ -69,7 +66,7 @@ func parseTag(u string, o *options) (name.Tag, error) {
 	}
 	tag, ok := ref.(name.Tag)
 	if !ok {
-		return name.Tag{}, fmt.Errorf("parsing reference %q: want a tag, not a digest", RedactURL(u))
+		return name.Tag{}, fmt.Errorf("parsing reference %q: want a tag, not a digest", u)
 	}
 	return tag, nil
 }
@@ -80,9 +77,6 @@ func parseRepo(u string, o *options) (name.Repository, error) {
 	if err != nil {
 		return name.Repository{}, err
 	}
-	if err := checkNoUserinfo(s); err != nil {
-		return name.Repository{}, fmt.Errorf("parsing repository %q: %w", RedactURL(u), err)
-	}
 	repo, err := name.NewRepository(s, nameOptions(o)...)
 	if err != nil {
 		return name.Repository{}, fmt.Errorf("parsing repository %q: %w", u, err)
@@ -90,16 +84,10 @@ func parseRepo(u string, o *options) (name.Repository, error) {
 	return repo, nil
 }
 
-// checkNoUserinfo refuses credentials written into the reference
+// errUserinfo refuses credentials written into the reference
 // (user:password@host/...): go-containerregistry would echo them in its parse
 // error, and neither it nor Flux's OCIRepository reads credentials from there.
-func checkNoUserinfo(ref string) error {
-	host, _, _ := strings.Cut(ref, "/")
-	if strings.Contains(host, "@") {
-		return errors.New("credentials in the reference are not supported: use --creds, $FLUXPACK_CREDS or the docker config")
-	}
-	return nil
-}
+var errUserinfo = errors.New("credentials in the reference are not supported: use --creds, $FLUXPACK_CREDS or the docker config")
 
 func nameOptions(o *options) []name.Option {
 	if o.insecure {
