@@ -53,7 +53,7 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 			if err != nil {
 				return err
 			}
-			opts := append(reg.options(), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
+			opts := append(reg.options(f.log), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
 			if source != "" {
 				opts = append(opts, oci.WithSource(source))
 			}
