@@ -79,7 +79,7 @@ func pull(ctx context.Context, url, dir string, o *options) (*Metadata, error) {
 	}
 	defer rc.Close()
 
-	files, err := extract(ctx, rc, dir)
+	files, err := extract(ctx, rc, dir, MaxPullSize)
 	if err != nil {
 		return nil, fmt.Errorf("extracting layer of %s: %w", URL(ref), err)
 	}
@@ -118,8 +118,9 @@ func checkEmptyOrAbsent(dir string) error {
 // empty directory, through a temporary directory beside it that is renamed
 // into place: on any error dir is left as it was. It counts the regular
 // files. Entries that would land outside dir, symlinks, special files and
-// streams over MaxPullSize are refused (fluxcd/pkg/tar's Untar checks).
-func extract(ctx context.Context, r io.Reader, dir string) (int, error) {
+// streams over limit bytes unpacked (MaxPullSize; less in fuzzing) are
+// refused (fluxcd/pkg/tar's Untar checks).
+func extract(ctx context.Context, r io.Reader, dir string, limit int64) (int, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return 0, err
@@ -141,7 +142,7 @@ func extract(ctx context.Context, r io.Reader, dir string) (int, error) {
 		}
 		return false
 	}
-	if err := tar.Untar(r, tmp, tar.WithMaxUntarSize(MaxPullSize), tar.WithFilter(count)); err != nil {
+	if err := tar.Untar(r, tmp, tar.WithMaxUntarSize(int(limit)), tar.WithFilter(count)); err != nil {
 		return 0, untarError(err, tmp, abs, last)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {

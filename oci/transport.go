@@ -69,6 +69,9 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if s, err := strconv.Atoi(v); err == nil {
+		if s > int(maxRetryAfter/time.Second) { // and no overflow
+			return maxRetryAfter, true
+		}
 		return time.Duration(s) * time.Second, s >= 0
 	}
 	if t, err := http.ParseTime(v); err == nil {
