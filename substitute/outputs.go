@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -295,19 +296,19 @@ func detect(path string, data []byte) Format {
 		if err := json.Unmarshal(trimmed, &top); err != nil {
 			return FormatJSON // let the JSON reader report the syntax error
 		}
-		return detectMap(top)
+		return detectMap(top, FormatJSON)
 	}
 	if looksLikeEnv(data) {
 		return FormatEnv
 	}
 	var top map[string]json.RawMessage
 	if j, err := yamlToJSON(data); err == nil && json.Unmarshal(j, &top) == nil {
-		return detectMap(top)
+		return detectMap(top, FormatYAML)
 	}
 	return FormatYAML
 }
 
-func detectMap(top map[string]json.RawMessage) Format {
+func detectMap(top map[string]json.RawMessage, plain Format) Format {
 	if isSecret(top) {
 		return FormatTofuController
 	}
@@ -330,11 +331,11 @@ func detectMap(top map[string]json.RawMessage) Format {
 				break
 			}
 		}
-		if tf {
+		if tf && plain == FormatJSON {
 			return FormatTerraform
 		}
 	}
-	return FormatJSON
+	return plain
 }
 
 func isSecret(top map[string]json.RawMessage) bool {
@@ -421,21 +422,15 @@ func readJSONObject(data []byte) ([]jsonMember, error) {
 // jsonSyntax turns a JSON error into ErrMalformed at its line. The message
 // of encoding/json never quotes the input's values, only a character.
 func jsonSyntax(data []byte, dec *json.Decoder, err error) error {
-	off := dec.InputOffset()
 	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off = se.Offset
+	switch {
+	case errors.As(err, &se):
+		return atLine(lineAt(data, se.Offset), fmt.Errorf("%w: %s", ErrMalformed, se.Error()))
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return atLine(lineAt(data, int64(len(data))), fmt.Errorf("%w: unexpected end of JSON input", ErrMalformed))
 	}
-	msg := "unexpected end of JSON input"
-	if se != nil {
-		msg = se.Error()
-	} else if err.Error() != "EOF" && !errors.Is(err, errUnexpectedEOF) {
-		msg = "invalid JSON"
-	}
-	return atLine(lineAt(data, off), fmt.Errorf("%w: %s", ErrMalformed, msg))
+	return atLine(lineAt(data, dec.InputOffset()), fmt.Errorf("%w: invalid JSON", ErrMalformed))
 }
-
-var errUnexpectedEOF = errors.New("unexpected EOF")
 
 func lineAt(data []byte, off int64) int {
 	if off > int64(len(data)) {
