@@ -51,7 +51,6 @@ func TestCheck(t *testing.T) {
 		{"testdata/check/ks.yaml", "replicas", 15, substitute.SeverityError},     // not a string
 		{"testdata/check/ks.yaml", "vpc-id", 16, substitute.SeverityError},       // invalid name
 		{"testdata/check/vars.yaml", "1st_subnet", 13, substitute.SeverityError}, // invalid name loaded
-		{"testdata/check/deploy.yaml", "tag", 12, substitute.SeverityHint},       // never retyped: inside a string
 		{"testdata/check/deploy.yaml", "cluster_name", 13, substitute.SeverityHint},
 		{"testdata/check/deploy.yaml", "version", 16, substitute.SeverityWarning}, // 1.10 → 1.1, quotes do not help
 		{"testdata/check/deploy.yaml", "feature", 18, substitute.SeverityWarning}, // on → true
