@@ -14,6 +14,10 @@ replace (
 
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
+	github.com/fluxcd/helm-controller/api v1.7.1
+	github.com/fluxcd/kustomize-controller/api v1.10.1
+	github.com/fluxcd/pkg/apis/kustomize v1.23.0
+	github.com/fluxcd/pkg/apis/meta v1.38.0
 	github.com/fluxcd/pkg/oci v0.73.0
 	github.com/fluxcd/pkg/sourceignore v0.22.0
 	github.com/fluxcd/pkg/tar v1.4.0
@@ -38,7 +42,6 @@ require (
 	github.com/docker/cli v29.7.2+incompatible // indirect
 	github.com/docker/docker-credential-helpers v0.9.5 // indirect
 	github.com/fluxcd/pkg/apis/acl v0.12.0 // indirect
-	github.com/fluxcd/pkg/apis/meta v1.38.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.2 // indirect
 	github.com/go-errors/errors v1.4.2 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
