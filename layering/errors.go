@@ -68,3 +68,6 @@ func (e *kindError) Unwrap() error { return e.kind }
 func errorf(kind error, format string, args ...any) error {
 	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
+
+// joinErrs joins errs one per line, without errors.Join's nil handling.
+func joinErrs(errs []error) error { return errors.Join(errs...) }
