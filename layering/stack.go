@@ -2,10 +2,10 @@ package layering
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
