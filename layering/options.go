@@ -68,6 +68,7 @@ type stack struct {
 	vars                             []string
 	renderedPath                     string
 	existingNamespaces               []string
+	existingAPIGroups                []string
 }
 
 // Defaults, written out in every Kustomization so none is implicit.
@@ -504,3 +505,9 @@ func CRDs(policy helmv2.CRDsPolicy) HelmOption {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// ExistingAPIGroups names API groups whose CRDs exist before the stack
+// (installed by IaC, say), so lint does not ask a layer to define them.
+func ExistingAPIGroups(groups ...string) StackOption {
+	return funcStack(func(s *stack) { s.existingAPIGroups = append(s.existingAPIGroups, groups...) })
+}

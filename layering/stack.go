@@ -51,6 +51,7 @@ type stackSpec struct {
 	Timeout            *metav1.Duration                           `json:"timeout,omitempty"`
 	RenderedPath       string                                     `json:"renderedPath,omitempty"`
 	ExistingNamespaces []string                                   `json:"existingNamespaces,omitempty"`
+	ExistingAPIGroups  []string                                   `json:"existingAPIGroups,omitempty"`
 	Vars               []StackVars                                `json:"vars,omitempty"`
 	Layers             []stackLayer                               `json:"layers"`
 }
@@ -453,6 +454,9 @@ func (d *decoder) builder(doc *yaml.Node, st *stackDoc) *Builder {
 	}
 	if len(sp.ExistingNamespaces) > 0 {
 		opts = append(opts, ExistingNamespaces(sp.ExistingNamespaces...))
+	}
+	if len(sp.ExistingAPIGroups) > 0 {
+		opts = append(opts, ExistingAPIGroups(sp.ExistingAPIGroups...))
 	}
 	for _, v := range sp.Vars {
 		opts = append(opts, Vars(v.Name))
