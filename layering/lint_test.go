@@ -82,17 +82,17 @@ spec:
 
 // tree is the platform every lint test reads; each test picks its layers.
 var lintTree = map[string]string{
-	"crds/crd.yaml":                crdYAML,
-	"operator/release.yaml":        releaseYAML,
-	"operator-crds/release.yaml":   releaseCRDsYAML,
-	"webhook/webhook.yaml":         webhookYAML,
-	"crs/store.yaml":               crYAML,
-	"mixed/crd.yaml":               crdYAML,
-	"mixed/store.yaml":             crYAML,
-	"helm-and-crs/release.yaml":    releaseCRDsYAML,
-	"helm-and-crs/store.yaml":      crYAML,
-	"namespaces/ns.yaml":           nsYAML,
-	"apps/deploy.yaml":             deployYAML,
+	"crds/crd.yaml":                 crdYAML,
+	"operator/release.yaml":         releaseYAML,
+	"operator-crds/release.yaml":    releaseCRDsYAML,
+	"webhook/webhook.yaml":          webhookYAML,
+	"crs/store.yaml":                crYAML,
+	"mixed/crd.yaml":                crdYAML,
+	"mixed/store.yaml":              crYAML,
+	"helm-and-crs/release.yaml":     releaseCRDsYAML,
+	"helm-and-crs/store.yaml":       crYAML,
+	"namespaces/ns.yaml":            nsYAML,
+	"apps/deploy.yaml":              deployYAML,
 	"kustomized/kustomization.yaml": "resources: [deploy.yaml]\nnamePrefix: team-\n",
 	"kustomized/deploy.yaml":        "# the web app\n" + deployYAML,
 	"remote/kustomization.yaml":     "resources: [\"REMOTE\"]\n",
@@ -123,10 +123,10 @@ func stack() *layering.Builder {
 // layer, the object and file:line) and the fixed stack (no finding).
 func TestLintRules(t *testing.T) {
 	tests := []struct {
-		name        string
-		bad, good   *layering.Builder
-		rule        string
-		want        layering.Finding // the first finding of rule; Message is a substring
+		name      string
+		bad, good *layering.Builder
+		rule      string
+		want      layering.Finding // the first finding of rule; Message is a substring
 	}{
 		{
 			name: "graph",
