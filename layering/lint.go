@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
@@ -126,7 +127,11 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 	if root == "" {
 		root = "."
 	}
-	l := &linter{b: b, root: root, cfg: cfg, file: b.file}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("linting %s: %w", root, err)
+	}
+	l := &linter{b: b, root: abs, cfg: cfg, file: b.file}
 	nodes, errs := b.graph()
 	for _, err := range errs {
 		l.graphFinding(err)
@@ -144,6 +149,14 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 	l.checkOperators()
 	if err := l.checkVariables(ctx); err != nil {
 		return nil, err
+	}
+	if b.dir != "" && root == b.dir {
+		// Name the files of a stack file's layers as the user reaches them.
+		for i, f := range l.findings {
+			if f.File != "" && f.File != b.file {
+				l.findings[i].File = filepath.ToSlash(filepath.Join(b.dir, filepath.FromSlash(f.File)))
+			}
+		}
 	}
 	rep := &Report{Layers: len(l.layers), Findings: l.findings}
 	for _, ly := range l.layers {
