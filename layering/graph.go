@@ -90,7 +90,7 @@ func (l *Layer) describe() string {
 	case spec.Wait:
 		parts = append(parts, "wait")
 	case len(spec.HealthChecks) > 0:
-		parts = append(parts, fmt.Sprintf("%d health checks", len(spec.HealthChecks)))
+		parts = append(parts, fmt.Sprintf("healthChecks (%d)", len(spec.HealthChecks)))
 	default:
 		parts = append(parts, "no wait")
 	}
