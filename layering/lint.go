@@ -104,6 +104,11 @@ type lintLayer struct {
 	ks        *kustomizev1.Kustomization
 	helm      bool
 	objects   []*object
+
+	// What the rules ask of the objects, computed once.
+	webhookGroups map[string]bool // groups whose webhooks the layer's configurations serve
+	release       bool            // the layer installs a HelmRelease
+	crdRelease    *object         // a HelmRelease of the layer that installs CRDs
 }
 
 // Lint reads every layer's manifests under root (default: the stack file's
@@ -194,9 +199,10 @@ type linter struct {
 	byName   map[string]*lintLayer
 	findings []Finding
 
-	crds       map[string][]crdDef // group/Kind → where defined
-	namespaces map[string][]string // namespace → layers creating it
-	scope      map[string]string   // group/Kind → Cluster or Namespaced
+	operators  map[string][]*lintLayer // group/Kind → layers serving its webhooks
+	crds       map[string][]crdDef     // group/Kind → where defined
+	namespaces map[string][]string     // namespace → layers creating it
+	scope      map[string]string       // group/Kind → Cluster or Namespaced
 	mu         sync.Mutex
 }
 
@@ -346,11 +352,23 @@ func (l *linter) index() {
 		}
 		delete(ly.ancestors, ly.name) // a cycle is a graph finding already
 	}
+	l.operators = map[string][]*lintLayer{}
 	l.crds = map[string][]crdDef{}
 	l.namespaces = map[string][]string{}
 	l.scope = map[string]string{}
 	for _, ly := range l.layers {
+		ly.webhookGroups = map[string]bool{}
+		ly.release = ly.helm
 		for _, o := range ly.objects {
+			for _, g := range o.webhooks {
+				ly.webhookGroups[g] = true
+			}
+			if o.helmCRDs != "" {
+				ly.release = true
+				if o.helmCRDs != "Skip" && ly.crdRelease == nil {
+					ly.crdRelease = o
+				}
+			}
 			if o.crd != nil {
 				gk := o.crd.group + "/" + o.crd.kind
 				l.crds[gk] = append(l.crds[gk], crdDef{layer: ly.name, obj: o})

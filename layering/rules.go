@@ -38,14 +38,7 @@ var clusterScoped = map[string]bool{
 // isCR is true for an object of a custom resource kind.
 func isCR(o *object) bool { return !isBuiltinGroup(o.group()) }
 
-func (ly *lintLayer) hasCRDInstallingRelease() *object {
-	for _, o := range ly.objects {
-		if o.helmCRDs != "" && o.helmCRDs != "Skip" {
-			return o
-		}
-	}
-	return nil
-}
+func (ly *lintLayer) hasCRDInstallingRelease() *object { return ly.crdRelease }
 
 func names(layers []string) string {
 	q := make([]string, len(layers))
@@ -114,19 +107,18 @@ func (l *linter) releaseInAncestor(ly *lintLayer) bool {
 // MarkOperator, or installing a HelmRelease) that directly depend on a
 // layer defining the group's CRDs: the crds → operator shape of the seeds.
 func (l *linter) operatorsFor(group, kind string) []*lintLayer {
+	key := group + "/" + kind
+	if ops, ok := l.operators[key]; ok {
+		return ops
+	}
 	var out []*lintLayer
 	crdLayers := map[string]bool{}
-	for _, d := range l.crds[group+"/"+kind] {
+	for _, d := range l.crds[key] {
 		crdLayers[d.layer] = true
 	}
 	for _, op := range l.layers {
-		serves := false
-		for _, o := range op.objects {
-			if slices.Contains(o.webhooks, group) || slices.Contains(o.webhooks, "*") {
-				serves = true
-			}
-		}
-		if !serves && (op.operator || op.holdsRelease()) {
+		serves := op.webhookGroups[group] || op.webhookGroups["*"]
+		if !serves && (op.operator || op.release) {
 			for d := range op.direct {
 				if crdLayers[d] {
 					serves = true
@@ -137,19 +129,8 @@ func (l *linter) operatorsFor(group, kind string) []*lintLayer {
 			out = append(out, op)
 		}
 	}
+	l.operators[key] = out
 	return out
-}
-
-func (ly *lintLayer) holdsRelease() bool {
-	if ly.helm {
-		return true
-	}
-	for _, o := range ly.objects {
-		if o.helmCRDs != "" {
-			return true
-		}
-	}
-	return false
 }
 
 // checkWebhooks: a custom resource must be applied after the operator that
@@ -179,12 +160,7 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 func (l *linter) checkOperators() {
 	ops := map[string]bool{}
 	for _, ly := range l.layers {
-		for _, o := range ly.objects {
-			if len(o.webhooks) > 0 {
-				ops[ly.name] = true
-			}
-		}
-		if ly.operator {
+		if len(ly.webhookGroups) > 0 || ly.operator {
 			ops[ly.name] = true
 		}
 	}
