@@ -109,6 +109,7 @@ type lintLayer struct {
 	webhookGroups map[string]bool // groups whose webhooks the layer's configurations serve
 	release       bool            // the layer installs a HelmRelease
 	crdRelease    *object         // a HelmRelease of the layer that installs CRDs
+	varFiles      []VarFile       // for the VarChecker
 }
 
 // Lint reads every layer's manifests under root (default: the stack file's
@@ -304,7 +305,7 @@ func (l *linter) load(ctx context.Context, nodes []*node) error {
 				}
 				patches = append(patches, kp)
 			}
-			objs, err := loadLayer(l.root, spec.Path, spec.TargetNamespace, patches, spec.Components)
+			objs, files, err := loadLayer(l.root, spec.Path, spec.TargetNamespace, patches, spec.Components, l.cfg.vars != nil && spec.PostBuild != nil)
 			if err != nil {
 				file, line := splitAt(ly.at)
 				var fe *FileError
@@ -315,7 +316,7 @@ func (l *linter) load(ctx context.Context, nodes []*node) error {
 				l.add(Finding{Rule: RulePath, Layer: ly.name, File: file, Line: line, Message: err.Error()})
 				return
 			}
-			ly.objects = objs
+			ly.objects, ly.varFiles = objs, files
 		})
 	}
 	wg.Wait()

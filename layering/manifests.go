@@ -69,31 +69,50 @@ var errRemote = errors.New("remote resources are not read: lint never touches th
 // A directory without a kustomization file and a layer without those fields
 // is read directly, which is what kustomize would produce, only faster and
 // with exact lines.
-func loadLayer(root, layerPath string, targetNamespace string, patches []kustypes.Patch, components []string) ([]*object, error) {
+//
+// With keep, it also returns the manifests for a VarChecker.
+func loadLayer(root, layerPath string, targetNamespace string, patches []kustypes.Patch, components []string, keep bool) ([]*object, []VarFile, error) {
 	dir := filepath.Join(root, filepath.FromSlash(layerPath))
 	info, err := os.Stat(dir)
 	if err != nil {
-		return nil, errorf(ErrMissingPath, "path %q: %v", layerPath, unwrapPathError(err))
+		return nil, nil, errorf(ErrMissingPath, "path %q: %v", layerPath, unwrapPathError(err))
 	}
 	if !info.IsDir() {
-		return nil, errorf(ErrMissingPath, "path %q is not a directory", layerPath)
+		return nil, nil, errorf(ErrMissingPath, "path %q is not a directory", layerPath)
 	}
 	kfile, files, plain, err := scanLayer(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if kfile == "" && plain && targetNamespace == "" && len(patches) == 0 && len(components) == 0 {
 		var objs []*object
+		var kept []VarFile
 		for _, f := range files {
-			o, err := readObjects(root, f)
+			data, err := os.ReadFile(f)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			rel := relSlash(root, f)
+			o, err := parseObjects(rel, data)
+			if err != nil {
+				return nil, nil, err
 			}
 			objs = append(objs, o...)
+			if keep {
+				kept = append(kept, VarFile{Path: rel, Line: 1, Data: data})
+			}
 		}
-		return objs, nil
+		return objs, kept, nil
 	}
-	return buildLayer(root, dir, kfile, files, targetNamespace, patches, components)
+	objs, err := buildLayer(root, dir, kfile, files, targetNamespace, patches, components)
+	if err != nil || !keep {
+		return objs, nil, err
+	}
+	kept := make([]VarFile, 0, len(objs))
+	for _, o := range objs {
+		kept = append(kept, VarFile{Path: o.file, Line: max(o.line, 1), Data: o.raw, Built: true})
+	}
+	return objs, kept, nil
 }
 
 func unwrapPathError(err error) error {
