@@ -46,8 +46,9 @@ var canaryOutputs = map[string]string{
 }
 
 // TestIaCSecretsNeverLeak reads every IaC outputs file of the sample corpus
-// (package substitute's testdata/outputs and the canaries above) and follows
-// each sensitive value through everything fluxpack makes of it: the
+// (package substitute's testdata/outputs, the examples' infra/ and the
+// canaries above) and follows each sensitive value through everything
+// fluxpack makes of it: the
 // substituteFrom ConfigMap and the Helm values ConfigMaps, the stream an
 // outputs command prints (Manifests.YAML without the Secret), the files
 // WriteDir writes, the errors of a values map naming a sensitive output and
@@ -70,6 +71,14 @@ func TestIaCSecretsNeverLeak(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(samples, e.Name()))
 		require.NoError(t, err)
 		corpus[e.Name()] = b
+	}
+	// The examples' IaC outputs (examples/*/infra/*), e.g. the demo's.
+	infra, err := filepath.Glob(filepath.Join(testutil.RepoRoot(t), "examples", "*", "infra", "*"))
+	require.NoError(t, err)
+	for _, p := range infra {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		corpus[filepath.Base(filepath.Dir(filepath.Dir(p)))+"-"+filepath.Base(p)] = b
 	}
 	for n, b := range canaryOutputs {
 		corpus[n] = []byte(b)
