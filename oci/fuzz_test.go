@@ -147,8 +147,8 @@ func FuzzRedaction(f *testing.F) {
 	f.Add("tok:en", "localhost/x@sha256:abc")
 	f.Add("pw", "")
 	f.Fuzz(func(t *testing.T, secret, rest string) {
-		if len(secret) < 4 || strings.ContainsAny(secret, "/@") || strings.Contains(rest, secret) || strings.Contains("oci://ci:@", secret) {
-			return // not a secret the URL delimits, or one it shows anyway
+		if len(secret) < 4 || strings.ContainsAny(secret, "/@") || strings.Contains(rest, secret) || strings.Contains(strconv.Quote(rest), secret) || strings.Contains("oci://ci:@", secret) {
+			return // not a secret the URL delimits, or one the rest shows anyway (%q escapes too)
 		}
 		o := &options{given: map[string]bool{}}
 		for _, u := range []string{"oci://ci:" + secret + "@" + rest, "ci:" + secret + "@" + rest, "oci://" + secret + "@" + rest} {
