@@ -114,7 +114,11 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 	if len(st.vars) > 0 || len(s.substitute) > 0 || len(s.substituteFrom) > 0 {
 		pb := &kustomizev1.PostBuild{Substitute: s.substitute}
 		for _, v := range st.vars {
-			pb.SubstituteFrom = append(pb.SubstituteFrom, kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: v})
+			// The sensitive outputs go to a Secret of the same name, which
+			// is applied out of band (never pushed), hence optional.
+			pb.SubstituteFrom = append(pb.SubstituteFrom,
+				kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: v},
+				kustomizev1.SubstituteReference{Kind: "Secret", Name: v, Optional: true})
 		}
 		pb.SubstituteFrom = append(pb.SubstituteFrom, s.substituteFrom...)
 		spec.PostBuild = pb

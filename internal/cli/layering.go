@@ -80,6 +80,10 @@ would do) and reports, with the layer, the object and file:line:
   namespace-order  an object in a namespace no layer it depends on creates
   crd-prune        prune: true on a layer holding CRDs
   helm-crds        a HelmRelease installing CRDs in the layer that uses them
+  variables        a ${var} Flux would fail on or retype (package substitute's
+                   checks), against the layer's own postBuild sources: its
+                   inline substitute, the vars entries' IaC outputs, the
+                   ConfigMaps and Secrets its ancestor layers create
 
 Lint reads files only; kustomizations pointing at URLs are findings, not
 fetched. Exit 0 clean, 1 findings, 2 a stack file that cannot be read.`,
