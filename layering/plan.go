@@ -209,7 +209,11 @@ type File struct {
 // source.yaml (when the stack has its own OCIRepository), layers/<layer>.yaml
 // for each layer and releases/<layer>/helmrelease.yaml for HelmRelease
 // layers. The bytes depend only on the Plan.
-func (p *Plan) Files() ([]File, error) {
+func (p *Plan) Files() ([]File, error) { return p.files(nil) }
+
+// files is Files with extra files (under vars/) written after the layers
+// and listed in kustomization.yaml.
+func (p *Plan) files(extra []File) ([]File, error) {
 	var files []File
 	var resources []string
 	add := func(name string, obj any, listed bool) error {
@@ -237,6 +241,10 @@ func (p *Plan) Files() ([]File, error) {
 				return nil, err
 			}
 		}
+	}
+	for _, f := range extra {
+		files = append(files, f)
+		resources = append(resources, f.Path)
 	}
 	k, err := yaml.Marshal(struct {
 		APIVersion string   `json:"apiVersion"`
