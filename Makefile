@@ -18,6 +18,17 @@ demo: ## Run the demo on an embedded default: an in-process registry, no cluster
 test: tools ## Run every unit and integration test (real registry server), with -race
 	FLUXPACK_REQUIRE_REAL=1 $(GO) test -race -count=1 ./...
 
+FUZZTIME ?= 30s
+FUZZFLAGS ?=
+
+fuzz: ## Run every fuzz target (go test -list 'Fuzz.*') for FUZZTIME each; make test runs their seed corpora
+	@for pkg in $$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz: $$pkg $$target for $(FUZZTIME)"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS); \
+	  done; \
+	done
+
 ##@ Development
 
 build: ## Build bin/fluxpack with the version stamped in
@@ -50,4 +61,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test build tools lint fmt tidy golden docs all help
+.PHONY: demo test fuzz build tools lint fmt tidy golden docs all help

@@ -29,6 +29,26 @@ type archiver struct {
 	checkSecrets bool
 	// onFile, when set, sees every file's archive name, mode and content.
 	onFile func(name string, mode int64, data []byte)
+	size   int64 // bytes of file content archived so far
+}
+
+// MaxArtifactSize bounds the content of an artifact: the sizes of its files
+// added up. It is what Pull (and Flux's untar, by default) accept, so a push
+// never makes an artifact that cannot be pulled back.
+const MaxArtifactSize = MaxPullSize
+
+// ErrTooBig is wrapped by the error about a tree over MaxArtifactSize.
+var ErrTooBig = errors.New("artifact too big")
+
+// account adds a file of size bytes to the archive's content, or refuses it
+// when the content would go over MaxArtifactSize.
+func (a *archiver) account(e entry, size int64) error {
+	a.size += size
+	if a.size > MaxArtifactSize {
+		return &FileError{Path: filepath.Join(a.display, filepath.FromSlash(e.name)), Err: fmt.Errorf(
+			"%w: the files up to this one hold %d bytes, over the limit of %d bytes (oci.MaxArtifactSize)", ErrTooBig, a.size, int64(MaxArtifactSize))}
+	}
+	return nil
 }
 
 const (
@@ -114,6 +134,7 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 
 	tw := tar.NewWriter(w)
 	taken := 0
+	a.size = 0
 	for _, e := range t.entries {
 		if e.dir {
 			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: e.name, Mode: 0o755}); err != nil {
@@ -131,7 +152,9 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 		case fd.big:
 			err = a.streamFile(tw, t, e)
 		default:
-			err = a.writeFile(tw, e, fd.mode, fd.data)
+			if err = a.account(e, int64(len(fd.data))); err == nil {
+				err = a.writeFile(tw, e, fd.mode, fd.data)
+			}
 			putBuf(fd.data)
 		}
 		if err != nil {
@@ -153,6 +176,9 @@ func (a *archiver) streamFile(tw *tar.Writer, t *tree, e entry) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return a.fileErr(e, err)
+	}
+	if err := a.account(e, fi.Size()); err != nil {
+		return err
 	}
 	if a.onFile != nil {
 		data, err := io.ReadAll(f)

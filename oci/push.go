@@ -43,11 +43,11 @@ func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
 func Push(ctx context.Context, dir, url string, opts ...Option) (*Result, error) {
 	o, err := newOptions("Push", opts)
 	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", dir, RedactURL(url), err)
+		return nil, fmt.Errorf("pushing %s to %s: %w", dir, redactRef(url), err)
 	}
 	res, err := guard(ctx, func() (*Result, error) { return push(ctx, dir, url, o) })
 	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", dir, RedactURL(url), err)
+		return nil, fmt.Errorf("pushing %s to %s: %w", dir, redactRef(url), err)
 	}
 	return res, nil
 }
@@ -59,6 +59,9 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	}
 	t, err := scanTree(dir, o)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.checkNotEmpty(dir); err != nil {
 		return nil, err
 	}
 	ro := o.remoteOptions(ctx)
