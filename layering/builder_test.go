@@ -202,3 +202,18 @@ func TestErrorsAreTyped(t *testing.T) {
 	assert.ErrorIs(t, le, layering.ErrUnknownDependency)
 	assert.Equal(t, `layer "a": depends on unknown layer "zz"`, le.Error())
 }
+
+func TestOperatorPresetPaths(t *testing.T) {
+	plan, err := layering.New("s", layering.FromOCI(registry, "v1")).
+		Add(layering.Operator("es", layering.CRsLayer(layering.Path("./mine")))).
+		Build()
+	require.NoError(t, err)
+	assert.Equal(t, "./es/crds", plan.Layers[0].Kustomization.Spec.Path)
+	assert.Equal(t, "./es/operator", plan.Layers[1].Kustomization.Spec.Path)
+	assert.Equal(t, "./mine", plan.Layers[2].Kustomization.Spec.Path)
+
+	_, err = layering.New("s", layering.FromOCI(registry, "v1")).
+		Add(layering.Operator("es", layering.OperatorLayer(layering.Path("./op"), layering.HelmRelease(layering.ChartRef("OCIRepository", "es"))))).
+		Build()
+	require.ErrorContains(t, err, "takes no Path", "an explicit path on a HelmRelease operator is refused, not dropped")
+}

@@ -78,8 +78,9 @@ type funcLint func(*lintConfig)
 
 func (f funcLint) applyToLint(c *lintConfig) { f(c) }
 
-// WithVarChecker makes Lint check each layer's ${var} uses against the
-// variables the layer makes available (RuleVariables).
+// WithVarChecker replaces the check of each layer's ${var} uses against
+// the variables the layer makes available (RuleVariables), which is package
+// substitute's static checks by default.
 func WithVarChecker(c VarChecker) LintOption {
 	return funcLint(func(l *lintConfig) { l.vars = c })
 }
@@ -121,7 +122,7 @@ type lintLayer struct {
 // It reads files and never touches the network: kustomizations that point
 // at URLs or git repositories are findings, not fetched.
 func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Report, error) {
-	cfg := &lintConfig{}
+	cfg := &lintConfig{vars: substituteChecker{}}
 	for _, o := range opts {
 		if o != nil {
 			o.applyToLint(cfg)

@@ -187,7 +187,9 @@ func Namespace(ns string) StackOption {
 }
 
 // Vars adds, to every layer, spec.postBuild.substituteFrom entries for the
-// ConfigMaps that package substitute renders from IaC outputs.
+// ConfigMap that package substitute renders from IaC outputs (its plain
+// outputs), then for the Secret of the same name (its sensitive outputs),
+// optional because it is applied out of band, never pushed.
 func Vars(configMaps ...string) StackOption {
 	return funcStack(func(s *stack) { s.vars = append(s.vars, configMaps...) })
 }

@@ -114,7 +114,11 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 	if len(st.vars) > 0 || len(s.substitute) > 0 || len(s.substituteFrom) > 0 {
 		pb := &kustomizev1.PostBuild{Substitute: s.substitute}
 		for _, v := range st.vars {
-			pb.SubstituteFrom = append(pb.SubstituteFrom, kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: v})
+			// The sensitive outputs go to a Secret of the same name, which
+			// is applied out of band (never pushed), hence optional.
+			pb.SubstituteFrom = append(pb.SubstituteFrom,
+				kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: v},
+				kustomizev1.SubstituteReference{Kind: "Secret", Name: v, Optional: true})
 		}
 		pb.SubstituteFrom = append(pb.SubstituteFrom, s.substituteFrom...)
 		spec.PostBuild = pb
@@ -205,7 +209,11 @@ type File struct {
 // source.yaml (when the stack has its own OCIRepository), layers/<layer>.yaml
 // for each layer and releases/<layer>/helmrelease.yaml for HelmRelease
 // layers. The bytes depend only on the Plan.
-func (p *Plan) Files() ([]File, error) {
+func (p *Plan) Files() ([]File, error) { return p.files(nil) }
+
+// files is Files with extra files (under vars/) written after the layers
+// and listed in kustomization.yaml.
+func (p *Plan) files(extra []File) ([]File, error) {
 	var files []File
 	var resources []string
 	add := func(name string, obj any, listed bool) error {
@@ -233,6 +241,10 @@ func (p *Plan) Files() ([]File, error) {
 				return nil, err
 			}
 		}
+	}
+	for _, f := range extra {
+		files = append(files, f)
+		resources = append(resources, f.Path)
 	}
 	k, err := yaml.Marshal(struct {
 		APIVersion string   `json:"apiVersion"`

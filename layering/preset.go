@@ -24,19 +24,23 @@ func (p *operatorPreset) expand(b *Builder) {
 	crds := p.name + "-crds"
 	op := p.name + "-operator"
 	crs := p.name + "-crs"
-	b.add(crds, "", "", append([]StepOption{Path("./" + p.name + "/crds"), KeepOnDelete(), Wait()}, p.crds...))
-	opOpts := []StepOption{Path("./" + p.name + "/operator"), MarkOperator()}
+	withPath := func(s *step, dir string) {
+		if s.path == nil && s.helm == nil {
+			path := "./" + p.name + "/" + dir
+			s.path = &path
+		}
+	}
+	withPath(b.add(crds, "", "", append([]StepOption{KeepOnDelete(), Wait()}, p.crds...)), "crds")
+	opOpts := []StepOption{MarkOperator()}
 	if p.guard != nil {
 		opOpts = append(opOpts, WebhookGuard(p.guard.kind, p.guard.name))
 	}
 	s := b.add(op, "", crds, append(opOpts, p.operator...))
-	if s.helm != nil {
-		s.path = nil // a HelmRelease layer applies its rendered release
-		if s.helm.crds == "" {
-			s.helm.crds = helmv2.Skip // the CRDs have their own layer
-		}
+	withPath(s, "operator")
+	if s.helm != nil && s.helm.crds == "" {
+		s.helm.crds = helmv2.Skip // the CRDs have their own layer
 	}
-	b.add(crs, "", "", append([]StepOption{Path("./" + p.name + "/crs"), DependsOnOperator(), RetryInterval(time.Minute)}, p.crs...))
+	withPath(b.add(crs, "", "", append([]StepOption{DependsOnOperator(), RetryInterval(time.Minute)}, p.crs...)), "crs")
 }
 
 type funcOperator func(*operatorPreset)

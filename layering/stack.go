@@ -81,6 +81,8 @@ type stackSource struct {
 type StackVars struct {
 	Outputs string `json:"outputs,omitempty"`
 	Name    string `json:"name"`
+
+	at string // file:line of the entry
 }
 
 type stackLayer struct {
@@ -464,6 +466,9 @@ func (d *decoder) builder(doc *yaml.Node, st *stackDoc) *Builder {
 	b := New(st.Metadata.Name, opts...)
 	b.file = d.file
 	b.vars = slices.Clone(sp.Vars)
+	for i := range b.vars {
+		b.vars[i].at = fmt.Sprintf("%s:%d", d.file, lineOf(doc, "spec", "vars", i))
+	}
 	for i, l := range sp.Layers {
 		at := fmt.Sprintf("%s:%d", d.file, lineOf(doc, "spec", "layers", i))
 		b.add(l.Name, at, "", layerOptions(&l))

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -82,7 +85,7 @@ func TestLintVariables(t *testing.T) {
 	}
 }
 
-func TestLintVariablesUnresolved(t *testing.T) {
+func TestLintVariablesUnknown(t *testing.T) {
 	c := &namesChecker{}
 	b := layering.New("platform", layering.FromOCI(registry, "v1"), layering.Vars("cluster-vars")).
 		Layer("apps", layering.Path("./apps"), layering.SubstituteFrom(
@@ -92,6 +95,122 @@ func TestLintVariablesUnresolved(t *testing.T) {
 	_, err := layering.Lint(t.Context(), b, dir, layering.WithVarChecker(c))
 	require.NoError(t, err)
 	require.Len(t, c.got, 1)
-	assert.Equal(t, []kustomizev1.SubstituteReference{{Kind: "ConfigMap", Name: "cluster-vars"}}, c.got[0].Unresolved,
-		"the vars ConfigMap is left to the checker; the optional Secret is not")
+	assert.Equal(t, []kustomizev1.SubstituteReference{
+		{Kind: "ConfigMap", Name: "cluster-vars"},
+		{Kind: "Secret", Name: "cluster-vars", Optional: true},
+		{Kind: "Secret", Name: "maybe", Optional: true},
+	}, c.got[0].Unknown, "a vars entry declared in Go has no outputs file: its keys are unknown, like those of a source made outside")
+}
+
+// The default checker is package substitute's: what it reports per layer,
+// against that layer's own sources.
+func TestLintVariablesSubstitute(t *testing.T) {
+	const outputs = `{
+  "domain": {"sensitive": false, "type": "string", "value": "example.com"},
+  "zone": {"sensitive": false, "type": "string", "value": "0123"},
+  "db_password": {"sensitive": true, "type": "string", "value": "s3cr3t: yes"}
+}`
+	cm := func(name, data string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: default\ndata:\n" + data
+	}
+	tests := []struct {
+		name   string
+		vars   string // spec.vars
+		layers string // spec.layers, after the "vars" layer
+		files  map[string]string
+		want   []string // findings, as file:line: layer: message
+	}{
+		{
+			name: "provided", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps, postBuild: {substitute: {app: shop}}}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  host: \"${app}.${domain}\"\n  pw: \"${db_password}\"\n")},
+		},
+		{
+			name: "not-set", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  host: \"${domain}\"\n  region: \"${region}\"\n")},
+			want:   []string{`apps/a.yaml:8: apps: variable "region" is not set and has no default: Flux (strict mode) fails the Kustomization`},
+		},
+		{
+			name: "retyped", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  zone: ${zone}\n")},
+			want:   []string{`apps/a.yaml:7: apps: warning: YAML 1.1 reads the substituted value "0123" as`},
+		},
+		{
+			name: "kustomized", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files: map[string]string{
+				"apps/kustomization.yaml": "resources: [a.yaml]\n",
+				"apps/a.yaml":             "# a comment\n" + cm("a", "  region: \"${region}\"\n"),
+			},
+			want: []string{`apps/a.yaml:2: apps: variable "region" is not set`},
+		},
+		{
+			name: "per-layer", vars: "[]",
+			layers: "- {name: one, path: ./one, postBuild: {substitute: {app: shop}}}\n    - {name: two, path: ./two, postBuild: {substitute: {region: eu}}}",
+			files: map[string]string{
+				"one/a.yaml": cm("a", "  x: \"${app}\"\n"),
+				"two/b.yaml": cm("b", "  x: \"${app}\"\n"),
+			},
+			want: []string{`two/b.yaml:7: two: variable "app" is not set`},
+		},
+		{
+			name: "unknown-source", vars: "[{name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  region: \"${region}\"\n  bad: \"${my-var}\"\n")},
+			want:   []string{`apps/a.yaml:8: apps: Flux cannot parse "${my-var}"`},
+		},
+		{
+			name: "source-not-an-ancestor", vars: "[]",
+			layers: "- {name: settings, path: ./settings}\n    - {name: apps, path: ./apps, postBuild: {substituteFrom: [{kind: ConfigMap, name: settings}]}}",
+			files: map[string]string{
+				"settings/s.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: flux-system}\ndata: {region: eu}\n",
+				"apps/a.yaml":     cm("a", "  region: \"${region}\"\n"),
+			},
+			want: []string{`stack.yaml:10: apps: substituteFrom ConfigMap/settings is created by layer "settings", which this layer does not depend on`},
+		},
+		{
+			name: "missing-outputs", vars: "[{outputs: nope.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  region: \"${region}\"\n")},
+			want:   []string{`stack.yaml:6: : vars "cluster-vars": reading outputs: open `},
+		},
+		{
+			name: "secret-values-stay-secret", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  pw: ${db_password}\n")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{
+				"tf.json":      outputs,
+				"vars/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n",
+				"stack.yaml": "apiVersion: fluxpack.dev/v1alpha1\nkind: Stack\nmetadata: {name: s, namespace: flux-system}\n" +
+					"spec:\n  source: {url: " + registry + ", tag: v1}\n  vars: " + tt.vars + "\n  layers:\n" +
+					"    - {name: vars, path: ./vars}\n    " + tt.layers + "\n",
+			}
+			maps.Copy(files, tt.files)
+			writeTree(t, dir, files)
+			rep, err := layering.LintFile(t.Context(), filepath.Join(dir, "stack.yaml"))
+			require.NoError(t, err)
+			var got []string
+			for _, f := range rep.Findings {
+				if f.Rule == layering.RuleNamespaceOrder {
+					continue
+				}
+				require.Equal(t, layering.RuleVariables, f.Rule, "%s", f)
+				assert.NotContains(t, f.String(), "s3cr3t", "a sensitive value reached a finding")
+				rel, err := filepath.Rel(dir, filepath.FromSlash(f.File))
+				require.NoError(t, err)
+				got = append(got, fmt.Sprintf("%s:%d: %s: %s", filepath.ToSlash(rel), f.Line, f.Layer, f.Message))
+			}
+			require.Len(t, got, len(tt.want), "%q", got)
+			for i, w := range tt.want {
+				assert.True(t, strings.HasPrefix(got[i], w), "finding %d:\n got %s\nwant %s…", i, got[i], w)
+			}
+		})
+	}
 }

@@ -15,22 +15,22 @@ import (
 var renderedEntries = []string{"kustomization.yaml", "source.yaml", "layers", "releases", "vars"}
 
 // WriteDir writes the Plan's Files, plus extra files (say the variables'
-// ConfigMap under vars/), to dir atomically: into a temporary directory next
+// ConfigMap under vars/, listed in kustomization.yaml), to dir atomically: into a temporary directory next
 // to it, renamed into place only when complete. dir may not exist yet, be
 // empty, or hold a previous render, which is replaced whole; anything else
 // in it is refused, so no user file is ever deleted. Files are 0644 and
 // directories 0755 whatever the umask.
 func (p *Plan) WriteDir(dir string, extra ...File) error {
-	files, err := p.Files()
-	if err != nil {
-		return err
-	}
 	for _, f := range extra {
 		if !filepath.IsLocal(filepath.FromSlash(f.Path)) || !strings.HasPrefix(f.Path, "vars/") {
 			return fmt.Errorf("writing %s: extra file %q must be a relative path under vars/", dir, f.Path)
 		}
 	}
-	return writeAtomic(dir, append(files, extra...))
+	files, err := p.files(extra)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(dir, files)
 }
 
 func writeAtomic(dir string, files []File) (err error) {

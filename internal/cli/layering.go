@@ -19,44 +19,67 @@ func (s *stackFlag) bind(cmd *cobra.Command) {
 
 func newRenderCmd(f *rootFlags) *cobra.Command {
 	var (
-		stack stackFlag
-		dir   string
+		stack                stackFlag
+		dir, outputs, secret string
 	)
 	cmd := &cobra.Command{
-		Use:   "render -f STACK -o DIR",
-		Short: "Render a stack file as Flux manifests: one Kustomization per layer and the OCIRepository",
+		Use:   "render -f STACK -o DIR [--outputs FILE] [--secret-file FILE]",
+		Short: "Render a stack file as Flux manifests: one Kustomization per layer, the OCIRepository and the vars ConfigMap",
 		Long: `Render builds the stack file and writes, to DIR: kustomization.yaml,
 source.yaml (the stack's OCIRepository), layers/<layer>.yaml (a Flux
 Kustomization per layer) and releases/<layer>/helmrelease.yaml for HelmRelease
 layers. Every default is written out; the output is the same byte for byte on
 every run.
 
+For each spec.vars entry with an IaC outputs file (terraform/tofu output -json,
+pulumi stack output --json, CloudFormation, tofu-controller, .env, YAML, JSON;
+--outputs replaces the file of the stack's one vars entry), the plain outputs
+become vars/configmap-<name>.yaml, listed in kustomization.yaml, which every
+layer reads through spec.postBuild.substituteFrom. The sensitive outputs go to
+a Secret of the same name, written only to --secret-file (mode 0600, outside
+DIR: DIR is meant to be pushed, a plaintext Secret must not be; apply it out of
+band or encrypt it with SOPS); without --secret-file they are left out, and
+their names (never their values) are logged.
+
 DIR is replaced atomically, and only if it is empty or holds a previous render.
 A stack with any problem (unknown field, invalid name, cycle, unknown
-dependency, missing path) is refused with every problem listed, and nothing is
-written. Prints the files written.`,
-		Example: `  fluxpack render -f platform/stack.yaml -o platform/flux`,
-		Args:    cobra.NoArgs,
+dependency, missing path, unreadable outputs) is refused with every problem
+listed, and nothing is written. Prints the files written.`,
+		Example: `  fluxpack render -f platform/stack.yaml -o platform/flux
+  terraform output -json > outputs.json
+  fluxpack render -f platform/stack.yaml --outputs outputs.json --secret-file ../cluster-vars.secret.yaml -o platform/flux`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			plan, err := layering.RenderFile(string(stack), dir)
+			var opts []layering.RenderOption
+			if outputs != "" {
+				opts = append(opts, layering.WithOutputs(outputs))
+			}
+			if secret != "" {
+				opts = append(opts, layering.WithSecretFile(secret))
+			}
+			r, err := layering.RenderFile(string(stack), dir, opts...)
 			if err != nil {
 				return err
 			}
-			files, err := plan.Files()
-			if err != nil {
-				return err
+			f.log.Info("rendered", "stack", r.Plan.Name, "layers", len(r.Plan.Layers), "dir", dir)
+			if len(r.LeftOut) > 0 {
+				f.log.Warn("sensitive outputs left out: give --secret-file to write their Secret", "outputs", strings.Join(r.LeftOut, ","))
 			}
-			f.log.Info("rendered", "stack", plan.Name, "layers", len(plan.Layers), "dir", dir)
-			for _, file := range files {
-				if _, err := fmt.Fprintln(cmd.OutOrStdout(), file.Path); err != nil {
-					return err
-				}
+			var b strings.Builder
+			for _, file := range r.Files {
+				b.WriteString(file + "\n")
 			}
-			return nil
+			if r.SecretFile != "" {
+				b.WriteString(r.SecretFile + "\n")
+			}
+			_, err = fmt.Fprint(cmd.OutOrStdout(), b.String())
+			return err
 		},
 	}
 	stack.bind(cmd)
 	cmd.Flags().StringVarP(&dir, "output", "o", "", "directory to write the manifests to")
+	cmd.Flags().StringVar(&outputs, "outputs", "", "IaC outputs file for the stack's vars entry, instead of the one the stack names")
+	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) to, outside the output directory")
 	_ = cmd.MarkFlagRequired("output")
 	return cmd
 }
@@ -80,6 +103,10 @@ would do) and reports, with the layer, the object and file:line:
   namespace-order  an object in a namespace no layer it depends on creates
   crd-prune        prune: true on a layer holding CRDs
   helm-crds        a HelmRelease installing CRDs in the layer that uses them
+  variables        a ${var} Flux would fail on or retype (package substitute's
+                   checks), against the layer's own postBuild sources: its
+                   inline substitute, the vars entries' IaC outputs, the
+                   ConfigMaps and Secrets its ancestor layers create
 
 Lint reads files only; kustomizations pointing at URLs are findings, not
 fetched. Exit 0 clean, 1 findings, 2 a stack file that cannot be read.`,

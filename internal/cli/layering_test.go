@@ -19,6 +19,7 @@ func TestLayeringCommands(t *testing.T) {
 	bad := filepath.Join(root, "layering", "testdata", "stacks")
 	es := filepath.Join(examples, "external-secrets", "platform")
 	s3 := filepath.Join(examples, "platform-hierarchy", "platform", "stack.yaml")
+	demo := filepath.Join(examples, "demo", "platform", "stack.yaml")
 	out := t.TempDir()
 
 	tests := []struct {
@@ -33,6 +34,9 @@ func TestLayeringCommands(t *testing.T) {
 		{name: "render-unknown-field", args: []string{"render", "-f", filepath.Join(bad, "unknown-field.yaml"), "-o", filepath.Join(out, "uf")}, code: cli.ExitError, stderr: `unknown-field.yaml:8: unknown field "pruen"`, noDir: filepath.Join(out, "uf")},
 		{name: "render-bad-name", args: []string{"render", "-f", filepath.Join(bad, "bad-name.yaml"), "-o", filepath.Join(out, "bn")}, code: cli.ExitError, stderr: `layer "CRDs": name must match`, noDir: filepath.Join(out, "bn")},
 		{name: "render-missing-path", args: []string{"render", "-f", filepath.Join(bad, "missing-path.yaml"), "-o", filepath.Join(out, "mp")}, code: cli.ExitError, stderr: `layer "operator": path "./operator" is not a directory`, noDir: filepath.Join(out, "mp")},
+		{name: "render-vars", args: []string{"render", "-f", demo, "-o", filepath.Join(out, "demo"), "--secret-file", filepath.Join(out, "demo-secret.yaml")}, stderr: "rendered"},
+		{name: "render-vars-left-out", args: []string{"render", "-f", demo, "-o", filepath.Join(out, "demo2")}, stderr: "sensitive outputs left out: give --secret-file to write their Secret\" outputs=db_password"},
+		{name: "render-missing-outputs", args: []string{"render", "-f", demo, "-o", filepath.Join(out, "mo"), "--outputs", filepath.Join(out, "nope.json")}, code: cli.ExitError, stderr: `rendering vars "cluster-vars"`, noDir: filepath.Join(out, "mo")},
 		{name: "render-no-output", args: []string{"render", "-f", filepath.Join(es, "stack.yaml")}, code: cli.ExitError, stderr: `required flag(s) "output" not set`},
 		{name: "lint-clean", args: []string{"lint", "-f", filepath.Join(es, "stack.yaml")}},
 		{name: "lint-naive", args: []string{"lint", "-f", filepath.Join(es, "naive.yaml")}, code: cli.ExitFinding, stderr: "3 findings in 4 layers"},
@@ -68,4 +72,13 @@ func TestLayeringCommands(t *testing.T) {
 	files := testutil.ReadFiles(t, filepath.Join(out, "es"))
 	require.Contains(t, files, "layers/external-secrets-crs.yaml")
 	assert.Contains(t, files["layers/external-secrets-crs.yaml"], "name: external-secrets-operator")
+	// render wrote the vars ConfigMap into the directory, the Secret only to
+	// --secret-file.
+	files = testutil.ReadFiles(t, filepath.Join(out, "demo"))
+	assert.Contains(t, files["vars/configmap-cluster-vars.yaml"], "assets_bucket: acme-prod-assets")
+	secret := testutil.ReadFiles(t, out)["demo-secret.yaml"]
+	assert.Contains(t, secret, "db_password: ")
+	for name, data := range files {
+		assert.NotContains(t, data, "db_password", "%s", name)
+	}
 }
