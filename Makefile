@@ -21,13 +21,15 @@ test: tools ## Run every unit and integration test (real registry server), with 
 FUZZTIME ?= 30s
 FUZZFLAGS ?=
 
-fuzz: ## Run every fuzz target (go test -list 'Fuzz.*') for FUZZTIME each; make test runs their seed corpora
-	@for pkg in $$($(GO) list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./...); do \
+fuzz: ## Run every fuzz target (func Fuzz* in a _test.go) for FUZZTIME each, all even if one fails; make test runs their seed corpora
+	@failed=""; \
+	for pkg in $$(grep -rl --include='*_test.go' --exclude-dir=.git --exclude-dir=.cache '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "fuzz: $$pkg $$target for $(FUZZTIME)"; \
-	    $(GO) test $$pkg -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS); \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) || failed="$$failed $$pkg:$$target"; \
 	  done; \
-	done
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: crashers (see testdata/fuzz):$$failed"; exit 1; fi
 
 ##@ Development
 

@@ -123,10 +123,23 @@ func RedactURL(s string) string {
 // in the host part, with or without a scheme (a registry host never holds
 // one), and leaves the rest as it was.
 func redactRef(s string) string {
-	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+	if scheme, rest, ok := strings.Cut(s, "://"); ok && isScheme(scheme) {
 		return scheme + "://" + dropUserinfo(rest)
 	}
 	return dropUserinfo(s)
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or "."), so that "token@://" is not taken for
+// one and its userinfo kept.
+func isScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // dropUserinfo drops "user:password@" from host[/path].
