@@ -50,7 +50,7 @@ tidy: ## Tidy go.mod and go.sum
 	$(GO) mod tidy
 
 # Packages with golden files (go test -update fails in packages without them).
-GOLDEN_PKGS ?= ./oci/... ./layering/... ./internal/cli/... ./examples/...
+GOLDEN_PKGS ?= ./oci/... ./substitute/... ./layering/... ./internal/cli/... ./examples/...
 
 golden: ## Rewrite the golden files under testdata/ (review the diff!)
 	$(GO) test $(GOLDEN_PKGS) -run . -update
