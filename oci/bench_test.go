@@ -32,6 +32,9 @@ var (
 	benchOnce sync.Once
 	benchDir  string
 	benchTar  []byte // the tree's uncompressed tar stream, for the gzip floors
+
+	// benchBinDir holds the binaries BenchmarkPushRSS builds.
+	benchBinDir string
 )
 
 // benchTree generates the benchmark tree once per test binary.
@@ -62,7 +65,7 @@ func benchTree(b *testing.B) string {
 // in-process one; the benchmark's name says which.
 func benchRegistry(b *testing.B) string {
 	b.Helper()
-	if _, err := os.Stat(filepath.Join(testutil.RepoRoot(b), ".cache", "bin", "registry")); err == nil || os.Getenv("FLUXPACK_TOOLS") != "" {
+	if _, err := os.Stat(filepath.Join(testutil.RepoRoot(b), ".cache", "bin", "registry")); err == nil || os.Getenv("FLUXPACK_TOOLS") != "" || os.Getenv("FLUXPACK_REQUIRE_REAL") == "1" {
 		return testutil.StartDistribution(b, testutil.DistributionOptions{}).Host
 	}
 	b.Log("real registry not built (make tools): using the in-process registry")
@@ -77,8 +80,26 @@ func touch(b *testing.B, dir string, i int) {
 	}
 }
 
+// BenchmarkBuild builds the layer of the benchmark tree with fluxpack and
+// with Flux's Client.Build, and fails unless both make the same layer digest
+// (the tree has normal modes).
 func BenchmarkBuild(b *testing.B) {
 	dir := benchTree(b)
+	art, err := oci.Build(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tgz := filepath.Join(b.TempDir(), "flux.tgz")
+	if err := fluxoci.NewClient(nil).Build(tgz, dir, oci.DefaultIgnorePaths); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(tgz)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if flux := fmt.Sprintf("sha256:%x", sha256.Sum256(data)); flux != art.LayerDigest.String() {
+		b.Fatalf("layer digest of fluxpack %s, of Flux's Client.Build %s: want them equal", art.LayerDigest, flux)
+	}
 	b.Run("fluxpack", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := oci.Build(dir); err != nil {
