@@ -15,27 +15,44 @@ type metric struct {
 	label string
 	unit  string // "ns/op" or a custom unit such as "MiB"
 	runs  func(*results) []float64
+	// cpu, for a time, is the CPU time of the same runs (CPU-ms/op), when
+	// the benchmark reports it.
+	cpu func(*results) []float64
 }
+
+// cpuUnit is the custom unit of the benchmarks' CPU time per iteration.
+const cpuUnit = "CPU-ms/op"
 
 // bench is the unit of the runs of a benchmark.
 func bench(label, name, unit string) metric {
-	u := unit
+	m := metric{label: label, unit: unit, runs: func(r *results) []float64 { return r.series(name, unit) }}
 	if strings.HasSuffix(unit, "-MiB") {
-		u = "MiB"
+		m.unit = mib
 	}
-	return metric{label: label, unit: u, runs: func(r *results) []float64 { return r.series(name, unit) }}
+	if unit == perOp {
+		m.cpu = func(r *results) []float64 { return r.series(name, cpuUnit) }
+	}
+	return m
 }
 
 // combine applies op run by run to a and b (the shorter series bounds it).
 func combine(label string, a, b metric, op func(x, y float64) float64) metric {
-	return metric{label: label, unit: a.unit, runs: func(r *results) []float64 {
-		xs, ys := a.runs(r), b.runs(r)
+	m := metric{label: label, unit: a.unit, runs: pairwise(a.runs, b.runs, op)}
+	if a.cpu != nil && b.cpu != nil {
+		m.cpu = pairwise(a.cpu, b.cpu, op)
+	}
+	return m
+}
+
+func pairwise(a, b func(*results) []float64, op func(x, y float64) float64) func(*results) []float64 {
+	return func(r *results) []float64 {
+		xs, ys := a(r), b(r)
 		out := make([]float64, min(len(xs), len(ys)))
 		for i := range out {
 			out[i] = op(xs[i], ys[i])
 		}
 		return out
-	}}
+	}
 }
 
 func plus(label string, a, b metric) metric {
@@ -72,7 +89,7 @@ const (
 // (package substitute) and build + lint (package layering).
 var rows = []row{
 	{work: "build layer, " + tree, ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
-		peer: peer(bench("Flux Client.Build", "BenchmarkBuild/flux", perOp)), note: "same layer digest: checked each run"},
+		peer: peer(bench("Flux Client.Build", "BenchmarkBuild/flux", perOp)), note: "same digest (checked)"},
 	{work: "", ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
 		peer: peer(bench("floor: compress/gzip -6 of the tar", "BenchmarkFloor/gzip-stdlib", perOp))},
 	{work: "", ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
@@ -107,7 +124,7 @@ func printTable(w io.Writer, m machine, r *results, rows []row) {
 		m.cores, orUnknown(m.cpu), m.goVersion, m.goos, m.goarch, m.load, m.count, m.benchtime)
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "work\tfluxpack\t\tpeer\t\tratio\truns\tgoal\t")
+	fmt.Fprintln(tw, "work\tfluxpack\t\tpeer\t\tratio\truns\tCPU ratio\tgoal")
 	for _, rw := range rows {
 		ours := rw.ours.runs(r)
 		cells := []string{rw.work, rw.ours.label, "", "", "", "", "", "", ""}
@@ -129,12 +146,17 @@ func printTable(w io.Writer, m machine, r *results, rows []row) {
 			ratio := median(ours) / median(theirs)
 			cells[5] = fmt.Sprintf("%.2f", ratio)
 			cells[6] = spread(ours, theirs)
-			cells[7], cells[8] = verdict(ratio, rw.maxRatio, "≤ %.2f×")
+			if rw.ours.cpu != nil && rw.peer.cpu != nil {
+				if a, b := rw.ours.cpu(r), rw.peer.cpu(r); len(a) > 0 && len(b) > 0 {
+					cells[7] = fmt.Sprintf("%.2f", median(a)/median(b))
+				}
+			}
+			cells[8] = verdict(ratio, rw.maxRatio, "≤ %.2f×")
 		case rw.maxValue > 0:
-			cells[7], cells[8] = verdict(median(ours), rw.maxValue, "< "+format(rw.maxValue, rw.ours.unit)+"%.0s")
+			cells[8] = verdict(median(ours), rw.maxValue, "< "+format(rw.maxValue, rw.ours.unit)+"%.0s")
 		}
 		if rw.note != "" {
-			cells[7], cells[8] = rw.note, ""
+			cells[8] = rw.note
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -145,15 +167,15 @@ func printTable(w io.Writer, m machine, r *results, rows []row) {
 }
 
 // verdict returns the goal's text and whether got holds it.
-func verdict(got, limit float64, goalFmt string) (string, string) {
+func verdict(got, limit float64, goalFmt string) string {
 	if limit <= 0 {
-		return "", ""
+		return ""
 	}
 	text := fmt.Sprintf(goalFmt, limit)
 	if got <= limit {
-		return text, "holds"
+		return text + " holds"
 	}
-	return text, "MISSED"
+	return text + " MISSED"
 }
 
 // spread is the range of the run-by-run ratios.
