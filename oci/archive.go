@@ -191,10 +191,10 @@ func (a *archiver) writeFile(tw *tar.Writer, e entry, mode int64, data []byte) e
 	return nil
 }
 
-// readFile returns the mode and content of path in a pooled buffer, read
+// readFileOS returns the mode and content of path in a pooled buffer, read
 // with one read call of the size fstat gives; files over inlineLimit are only
-// marked, for the writer to stream.
-func readFile(path string) fileData {
+// marked, for the writer to stream. readFile is this, or a faster equivalent.
+func readFileOS(path string) fileData {
 	f, err := os.Open(path)
 	if err != nil {
 		return fileData{err: err}
