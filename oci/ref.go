@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -19,6 +20,9 @@ func parseRef(u string, o *options) (name.Reference, error) {
 	if !ok {
 		return nil, fmt.Errorf("parsing reference %q: want oci://HOST/REPOSITORY[:TAG]", RedactURL(u))
 	}
+	if err := checkNoUserinfo(s); err != nil {
+		return nil, fmt.Errorf("parsing reference %q: %w", RedactURL(u), err)
+	}
 	ref, err := name.ParseReference(s, nameOptions(o)...)
 	if err != nil {
 		return nil, fmt.Errorf("parsing reference %q: %w", RedactURL(u), err)
@@ -34,7 +38,7 @@ func parseTag(u string, o *options) (name.Tag, error) {
 	}
 	tag, ok := ref.(name.Tag)
 	if !ok {
-		return name.Tag{}, fmt.Errorf("parsing reference %q: want a tag, not a digest", u)
+		return name.Tag{}, fmt.Errorf("parsing reference %q: want a tag, not a digest", RedactURL(u))
 	}
 	return tag, nil
 }
@@ -45,11 +49,25 @@ func parseRepo(u string, o *options) (name.Repository, error) {
 	if !ok {
 		return name.Repository{}, fmt.Errorf("parsing repository %q: want oci://HOST/REPOSITORY", RedactURL(u))
 	}
+	if err := checkNoUserinfo(s); err != nil {
+		return name.Repository{}, fmt.Errorf("parsing repository %q: %w", RedactURL(u), err)
+	}
 	repo, err := name.NewRepository(s, nameOptions(o)...)
 	if err != nil {
 		return name.Repository{}, fmt.Errorf("parsing repository %q: %w", RedactURL(u), err)
 	}
 	return repo, nil
+}
+
+// checkNoUserinfo refuses credentials written into the reference
+// (user:password@host/...): go-containerregistry would echo them in its parse
+// error, and neither it nor Flux's OCIRepository reads credentials from there.
+func checkNoUserinfo(ref string) error {
+	host, _, _ := strings.Cut(ref, "/")
+	if strings.Contains(host, "@") {
+		return errors.New("credentials in the reference are not supported: use --creds, $FLUXPACK_CREDS or the docker config")
+	}
+	return nil
 }
 
 func nameOptions(o *options) []name.Option {
