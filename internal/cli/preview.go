@@ -36,7 +36,7 @@ cluster, byte for byte (flux build --dry-run skips substituteFrom). It stays
 linear in the number of objects where flux build is quadratic. DIR is only
 read.`,
 		Example: `  fluxpack preview apps --path ./apps --kustomization-file clusters/prod/apps.yaml --vars-from clusters/prod/vars/configmap-cluster-vars.yaml`,
-		Args: cobra.MaximumNArgs(1),
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
 			if len(args) == 1 {

@@ -26,10 +26,10 @@ import (
 	fluxkustomize "github.com/fluxcd/pkg/kustomize"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-	sigsjson "sigs.k8s.io/json"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/substitute"
