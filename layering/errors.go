@@ -3,6 +3,8 @@ package layering
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // ErrInvalidPlan is returned by Build, wrapping every problem it found.
@@ -39,21 +41,9 @@ func (e *LayerError) Error() string {
 
 func (e *LayerError) Unwrap() error { return e.Err }
 
-// FileError is a problem at one line of a file.
-type FileError struct {
-	Path string
-	Line int
-	Err  error
-}
-
-func (e *FileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", e.Path, e.Err)
-}
-
-func (e *FileError) Unwrap() error { return e.Err }
+// FileError is a problem at one line of a file: the same type as package
+// substitute's, so one errors.As serves both.
+type FileError = substitute.FileError
 
 // kindError is a message that errors.Is matches against a sentinel without
 // repeating the sentinel's text.

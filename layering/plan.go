@@ -3,6 +3,7 @@ package layering
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path"
 	"slices"
 	"time"
@@ -210,6 +211,24 @@ type File struct {
 // for each layer and releases/<layer>/helmrelease.yaml for HelmRelease
 // layers. The bytes depend only on the Plan.
 func (p *Plan) Files() ([]File, error) { return p.files(nil) }
+
+// WriteTo writes the rendered files to w as one stream, each file after a
+// "--- <path>" line, in the order of Files.
+func (p *Plan) WriteTo(w io.Writer) (int64, error) {
+	files, err := p.Files()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, f := range files {
+		m, err := fmt.Fprintf(w, "--- %s\n%s", f.Path, f.Data)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
 
 // files is Files with extra files (under vars/) written after the layers
 // and listed in kustomization.yaml.

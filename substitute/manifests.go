@@ -402,3 +402,20 @@ func objectName(obj any) string {
 	}
 	return fmt.Sprintf("%T", obj)
 }
+
+// FromFile reads the outputs file at path and renders its manifests: the
+// ConfigMap and Secret named name in namespace and, when valuesMap is not
+// "", the Helm values ConfigMaps of that ValuesMap file.
+func FromFile(path, name, namespace, valuesMap string, opts ...ReadOption) (*Manifests, error) {
+	outs, err := ReadOutputs(path, opts...)
+	if err != nil {
+		return nil, err
+	}
+	var vm *ValuesMap
+	if valuesMap != "" {
+		if vm, err = ReadValuesMap(valuesMap); err != nil {
+			return nil, err
+		}
+	}
+	return outs.Render(name, namespace, vm)
+}

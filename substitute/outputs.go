@@ -97,8 +97,9 @@ func (o *Outputs) Lookup(name string) (Output, bool) {
 type ReadOption func(*readOptions) error
 
 type readOptions struct {
-	format  Format
-	renames map[string]string
+	format    Format
+	renames   map[string]string
+	sensitive []string
 }
 
 // WithFormat reads the file as f instead of detecting its format.
@@ -127,6 +128,22 @@ func WithRename(renames map[string]string) ReadOption {
 			}
 			o.renames[from] = to
 		}
+		return nil
+	}
+}
+
+// WithSensitive marks the named outputs (as the IaC tool spells them)
+// sensitive, so they go to the Secret only. Formats that do not mark secrets
+// need it: Pulumi's --show-secrets JSON, CloudFormation, plain files. A name
+// that is no output of the file is an error.
+func WithSensitive(names ...string) ReadOption {
+	return func(o *readOptions) error {
+		for _, n := range names {
+			if n == "" {
+				return fmt.Errorf("%w: sensitive: %w: an empty output name", ErrInvalidOption, ErrInvalidName)
+			}
+		}
+		o.sensitive = append(o.sensitive, names...)
 		return nil
 	}
 }
@@ -222,10 +239,29 @@ func ParseOutputs(path string, data []byte, opts ...ReadOption) (*Outputs, error
 		return nil, fileErr(path, 0, err)
 	}
 	outs := &Outputs{File: path, Format: format, List: list}
+	if err := outs.markSensitive(o.sensitive); err != nil {
+		return nil, err
+	}
 	if err := outs.name(o.renames); err != nil {
 		return nil, err
 	}
 	return outs, nil
+}
+
+// markSensitive sets Sensitive on the named outputs.
+func (o *Outputs) markSensitive(names []string) error {
+	for _, n := range names {
+		found := false
+		for i := range o.List {
+			if o.List[i].Name == n {
+				o.List[i].Sensitive, found = true, true
+			}
+		}
+		if !found {
+			return fileErr(o.File, 0, fmt.Errorf("sensitive %s: %w %q", n, ErrMissingOutput, n))
+		}
+	}
+	return nil
 }
 
 // lineError carries a line up to ParseOutputs, which adds the path.

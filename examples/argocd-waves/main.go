@@ -52,14 +52,8 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	files, err := plan.Files()
-	if err != nil {
+	if _, err := plan.WriteTo(w); err != nil {
 		return err
-	}
-	for _, f := range files {
-		if _, err := fmt.Fprintf(w, "--- %s\n%s", f.Path, f.Data); err != nil {
-			return err
-		}
 	}
 	_, err = fmt.Fprintf(w, "--- graph (mermaid)\n%s", graph)
 	return err

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 //go:embed platform infra
@@ -82,7 +83,10 @@ func run(ctx context.Context, out io.Writer) error {
 	if _, err := fluxpack(ctx, out, 0, "graph", "-f", filepath.Join(dir, "stack.yaml"), "--format", "tree"); err != nil {
 		return err
 	}
-	if _, err := fluxpack(ctx, out, 0, "render", "-f", filepath.Join(dir, "stack.yaml"), "-o", filepath.Join(dir, "flux")); err != nil {
+	// The Terraform outputs become the cluster-vars ConfigMap inside the
+	// artifact; the sensitive ones a Secret kept outside it.
+	secret := filepath.Join(work, "cluster-vars.secret.yaml")
+	if _, err := fluxpack(ctx, out, 0, "render", "-f", filepath.Join(dir, "stack.yaml"), "-o", filepath.Join(dir, "flux"), "--secret-file", secret); err != nil {
 		return err
 	}
 
@@ -108,11 +112,42 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := sameTree(dir, pulled); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "pulled tree is identical to the pushed one\n\n")
+	if err := noSensitiveValues(filepath.Join(work, "infra", "terraform.json"), pulled); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "pulled tree is identical to the pushed one, and holds no sensitive output\n\n")
 
 	digest := ref[strings.LastIndex(ref, "@")+1:]
 	fmt.Fprintf(out, "digest: %s\n\nwhat the cluster applies (source-controller reports revision v1@%s):\n", digest, digest)
-	return printBootstrap(out, filepath.Join(dir, "flux", "source.yaml"))
+	if err := printBootstrap(out, filepath.Join(dir, "flux", "source.yaml")); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nand, out of band (kubectl apply, or SOPS-encrypted in the repo), the Secret of the sensitive outputs in %s\n", filepath.Base(secret))
+	return nil
+}
+
+// noSensitiveValues fails if a sensitive output of the IaC outputs file
+// appears in any file under dir.
+func noSensitiveValues(outputs, dir string) error {
+	outs, err := substitute.ReadOutputs(outputs)
+	if err != nil {
+		return err
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, o := range outs.List {
+			if o.Sensitive && bytes.Contains(b, []byte(o.Value)) {
+				return fmt.Errorf("sensitive output %s found in the pulled %s", o.Name, p)
+			}
+		}
+		return nil
+	})
 }
 
 // printBootstrap prints the two objects a cluster applies by hand: the

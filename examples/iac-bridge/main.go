@@ -70,14 +70,6 @@ func run(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	files, err := plan.Files()
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		if _, err := fmt.Fprintf(w, "--- %s\n%s", f.Path, f.Data); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = plan.WriteTo(w)
+	return err
 }
