@@ -47,9 +47,10 @@ const Redacted = "REDACTED"
 type PreviewOption func(*previewOptions) error
 
 type previewOptions struct {
-	sources *Sources
-	strict  bool
-	redact  bool
+	sources  *Sources
+	varsFrom []string
+	strict   bool
+	redact   bool
 }
 
 // WithSources satisfies spec.postBuild.substituteFrom from src (see
@@ -57,9 +58,23 @@ type previewOptions struct {
 func WithSources(src *Sources) PreviewOption {
 	return func(o *previewOptions) error {
 		if src == nil {
-			return errors.New("WithSources: nil sources")
+			return fmt.Errorf("%w: WithSources: nil sources", ErrInvalidOption)
 		}
 		o.sources = src
+		return nil
+	}
+}
+
+// WithVarsFrom satisfies spec.postBuild.substituteFrom from the ConfigMaps
+// and Secrets of YAML files (see ReadSources), read when Preview runs.
+func WithVarsFrom(paths ...string) PreviewOption {
+	return func(o *previewOptions) error {
+		for _, p := range paths {
+			if p == "" {
+				return fmt.Errorf("%w: WithVarsFrom: empty path", ErrInvalidOption)
+			}
+		}
+		o.varsFrom = append(o.varsFrom, paths...)
 		return nil
 	}
 }
@@ -142,6 +157,16 @@ func Preview(dir string, ks *kustomizev1.Kustomization, opts ...PreviewOption) (
 			return nil, err
 		}
 	}
+	if len(o.varsFrom) > 0 {
+		read, err := ReadSources(o.varsFrom...)
+		if err != nil {
+			return nil, err
+		}
+		if o.sources != nil {
+			read = o.sources.merge(read)
+		}
+		o.sources = read
+	}
 	name := "Kustomization/" + ks.Namespace + "/" + ks.Name
 	if ks.Namespace == "" {
 		name = "Kustomization/" + ks.Name
@@ -157,6 +182,31 @@ func Preview(dir string, ks *kustomizev1.Kustomization, opts ...PreviewOption) (
 		return nil, fmt.Errorf("previewing %s: %w", name, err)
 	}
 	return out, nil
+}
+
+// merge returns the sources of s and t; t's win on a clash.
+func (s *Sources) merge(t *Sources) *Sources {
+	m := &Sources{configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}}
+	for _, src := range []*Sources{s, t} {
+		for k, v := range src.configMaps {
+			m.configMaps[k] = v
+		}
+		for k, v := range src.secrets {
+			m.secrets[k] = v
+		}
+	}
+	return m
+}
+
+// PreviewFile previews the Kustomization named name (or the only one, with
+// name "") of the YAML file ksFile, with dir as its path: ReadKustomization,
+// then Preview.
+func PreviewFile(dir, ksFile, name string, opts ...PreviewOption) ([]byte, error) {
+	ks, err := ReadKustomization(ksFile, name)
+	if err != nil {
+		return nil, err
+	}
+	return Preview(dir, ks, opts...)
 }
 
 // render runs the postBuild substitution over ress, sets Flux's labels and
