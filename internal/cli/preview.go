@@ -1,59 +1,48 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/internal/preview"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
-func newPreviewCmd(_ *rootFlags) *cobra.Command {
+func newPreviewCmd(f *rootFlags) *cobra.Command {
 	var (
-		path        string
-		ksFile      string
-		name        string
+		dir, ksFile string
 		varsFrom    []string
 		strict      bool
-		showSecrets bool
 	)
 	cmd := &cobra.Command{
-		Use:   "preview --path DIR --kustomization-file KS.yaml",
-		Short: "Print the objects kustomize-controller would apply for a Kustomization",
-		Long: `Preview prints, as a YAML stream, what kustomize-controller would apply for
-the Flux Kustomization in KS.yaml with DIR as its spec.path: the same output
-as flux build kustomization NAME --path DIR --kustomization-file KS.yaml
---dry-run, with substituteFrom served from files.
+		Use:   "preview [NAME] --path DIR --kustomization-file KS.yaml [--vars-from FILE]...",
+		Short: "Print the objects kustomize-controller would apply for a Kustomization, from a local directory",
+		Long: `Preview prints, as one YAML stream, what kustomize-controller applies for
+the Kustomization NAME of KS.yaml (or its only one) when spec.path holds DIR:
 
-  - DIR is built with kustomize as Flux builds it; without a
-    kustomization.yaml one is generated from every YAML file and every
-    sub-directory holding a kustomization (minus .sourceignore matches), and
-    targetNamespace, namePrefix, nameSuffix, patches, images, components
-    and buildMetadata are applied.
-  - spec.postBuild substitutes variables exactly as Flux does: inline
-    substitute, substituteFrom read from the ConfigMaps and Secrets of the
-    --vars-from files (a missing one fails unless optional), strict by
-    default as kustomize-controller >= v1.9 (flux build's default is
-    --strict-substitute=false), objects labelled or annotated
-    kustomize.toolkit.fluxcd.io/substitute: disabled left alone.
-  - The kustomize.toolkit.fluxcd.io/name and /namespace labels and
-    spec.commonMetadata are set.
+  - the kustomize build of DIR, with the kustomization.yaml Flux generates
+    when there is none and the Kustomization's targetNamespace,
+    namePrefix/Suffix, patches, images and components (Flux's own generator);
+  - spec.postBuild substitution as the controller runs it: substituteFrom in
+    order, from the ConfigMaps and Secrets of the --vars-from files (optional
+    ones may be missing), the inline substitute map winning, names checked,
+    substituteStrategy honoured, strict (a variable without a value or
+    default fails, as in kustomize-controller ≥ v1.9) unless --strict=false;
+  - the kustomize.toolkit.fluxcd.io/name and /namespace labels, and
+    SOPS-encrypted Secret values masked.
 
-Values taken from a --vars-from Secret are printed as REDACTED unless
---show-secrets. DIR is never written to.`,
-		Example: `  fluxpack outputs tf.json --name cluster-vars -o vars
-  fluxpack preview --path ./apps --kustomization-file clusters/prod/apps.yaml \
-    --vars-from vars/configmap-cluster-vars.yaml --vars-from vars/secret-cluster-vars.yaml`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if path == "" || ksFile == "" {
-				return errors.New("missing --path or --kustomization-file")
+The output is that of flux build kustomization NAME --path DIR
+--kustomization-file KS.yaml with the same ConfigMaps and Secrets in the
+cluster, byte for byte (flux build --dry-run skips substituteFrom). It stays
+linear in the number of objects where flux build is quadratic. DIR is only
+read.`,
+		Example: `  fluxpack preview apps --path ./apps --kustomization-file clusters/prod/apps.yaml --vars-from clusters/prod/vars/configmap-cluster-vars.yaml`,
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
 			}
-			opts := []substitute.PreviewOption{substitute.WithVarsFrom(varsFrom...), substitute.WithStrictSubstitute(strict)}
-			if !showSecrets {
-				opts = append(opts, substitute.WithRedactedSecrets())
-			}
-			out, err := substitute.PreviewFile(path, ksFile, name, opts...)
+			out, err := preview.File(dir, ksFile, name, varsFrom, substitute.WithStrict(strict))
 			if err != nil {
 				return err
 			}
@@ -62,11 +51,11 @@ Values taken from a --vars-from Secret are printed as REDACTED unless
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&path, "path", "", "directory to build, the Kustomization's spec.path (required)")
-	fs.StringVar(&ksFile, "kustomization-file", "", "YAML file holding the Flux Kustomization (required)")
-	fs.StringVar(&name, "name", "", "name of the Kustomization in the file (default: the only one)")
-	fs.StringArrayVar(&varsFrom, "vars-from", nil, "YAML file of ConfigMaps and Secrets for spec.postBuild.substituteFrom (repeatable)")
-	fs.BoolVar(&strict, "strict-substitute", true, "fail on a variable without a value or default, as kustomize-controller does")
-	fs.BoolVar(&showSecrets, "show-secrets", false, "print the values taken from --vars-from Secrets instead of REDACTED")
+	fs.StringVar(&dir, "path", "", "local directory holding what the Kustomization's spec.path points at")
+	fs.StringVar(&ksFile, "kustomization-file", "", "YAML file holding the Flux Kustomization")
+	fs.StringArrayVar(&varsFrom, "vars-from", nil, "YAML file of ConfigMaps/Secrets for spec.postBuild.substituteFrom (repeatable)")
+	fs.BoolVar(&strict, "strict", true, "fail on a variable without a value or default, as kustomize-controller does")
+	_ = cmd.MarkFlagRequired("path")
+	_ = cmd.MarkFlagRequired("kustomization-file")
 	return cmd
 }
