@@ -110,9 +110,16 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: unrelated}
 `), 0o644))
-	stdout, stderr, code := run(t, "preview", "apps", "--path", filepath.Join(testdata, "plain"), "--kustomization-file", ks, "--vars-from", filepath.Join(testdata, "vars.yaml"))
+	args := []string{"preview", "apps", "--path", filepath.Join(testdata, "plain"), "--kustomization-file", ks, "--vars-from", filepath.Join(testdata, "vars.yaml")}
+	stdout, stderr, code := run(t, append(args, "--show-secrets")...)
 	require.Equal(t, cli.ExitOK, code, "stderr:\n%s", stderr)
 	want, err := os.ReadFile(filepath.Join(testdata, "inline-and-from.golden"))
 	require.NoError(t, err)
 	assert.Equal(t, string(want), stdout)
+
+	// Without --show-secrets the value from the Secret is redacted.
+	stdout, stderr, code = run(t, args...)
+	require.Equal(t, cli.ExitOK, code, "stderr:\n%s", stderr)
+	assert.NotContains(t, stdout+stderr, "hunter2")
+	assert.Contains(t, stdout, "secret_ref: "+substitute.Redacted)
 }

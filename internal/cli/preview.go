@@ -3,7 +3,6 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/fluxpack/fluxpack/internal/preview"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -12,6 +11,7 @@ func newPreviewCmd(f *rootFlags) *cobra.Command {
 		dir, ksFile string
 		varsFrom    []string
 		strict      bool
+		showSecrets bool
 	)
 	cmd := &cobra.Command{
 		Use:   "preview [NAME] --path DIR --kustomization-file KS.yaml [--vars-from FILE]...",
@@ -21,20 +21,25 @@ the Kustomization NAME of KS.yaml (or its only one) when spec.path holds DIR:
 
   - the kustomize build of DIR, with the kustomization.yaml Flux generates
     when there is none and the Kustomization's targetNamespace,
-    namePrefix/Suffix, patches, images and components (Flux's own generator);
+    namePrefix/Suffix, patches, images and components, as Flux's generator
+    writes it;
   - spec.postBuild substitution as the controller runs it: substituteFrom in
     order, from the ConfigMaps and Secrets of the --vars-from files (optional
     ones may be missing), the inline substitute map winning, names checked,
     substituteStrategy honoured, strict (a variable without a value or
     default fails, as in kustomize-controller ≥ v1.9) unless --strict=false;
-  - the kustomize.toolkit.fluxcd.io/name and /namespace labels, and
-    SOPS-encrypted Secret values masked.
+  - the kustomize.toolkit.fluxcd.io/name and /namespace labels and
+    spec.commonMetadata.
+
+Values that variables take from substituteFrom Secrets print as REDACTED
+unless --show-secrets (errors are still those of the real values).
 
 The output is that of flux build kustomization NAME --path DIR
 --kustomization-file KS.yaml with the same ConfigMaps and Secrets in the
-cluster, byte for byte (flux build --dry-run skips substituteFrom). It stays
-linear in the number of objects where flux build is quadratic. DIR is only
-read.`,
+cluster, byte for byte (flux build --dry-run skips substituteFrom). A plain
+directory (no kustomization file, no field that changes the build) is read
+object by object, so preview stays linear where flux build is quadratic. DIR
+is only read.`,
 		Example: `  fluxpack preview apps --path ./apps --kustomization-file clusters/prod/apps.yaml --vars-from clusters/prod/vars/configmap-cluster-vars.yaml`,
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -42,7 +47,11 @@ read.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
-			out, err := preview.File(dir, ksFile, name, varsFrom, substitute.WithStrict(strict))
+			opts := []substitute.PreviewOption{substitute.WithVarsFrom(varsFrom...), substitute.WithStrictSubstitute(strict)}
+			if !showSecrets {
+				opts = append(opts, substitute.WithRedactedSecrets())
+			}
+			out, err := substitute.PreviewFile(dir, ksFile, name, opts...)
 			if err != nil {
 				return err
 			}
@@ -55,6 +64,7 @@ read.`,
 	fs.StringVar(&ksFile, "kustomization-file", "", "YAML file holding the Flux Kustomization")
 	fs.StringArrayVar(&varsFrom, "vars-from", nil, "YAML file of ConfigMaps/Secrets for spec.postBuild.substituteFrom (repeatable)")
 	fs.BoolVar(&strict, "strict", true, "fail on a variable without a value or default, as kustomize-controller does")
+	fs.BoolVar(&showSecrets, "show-secrets", false, "print the values variables take from substituteFrom Secrets (default: "+substitute.Redacted+")")
 	_ = cmd.MarkFlagRequired("path")
 	_ = cmd.MarkFlagRequired("kustomization-file")
 	return cmd

@@ -9,6 +9,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	fluxkustomize "github.com/fluxcd/pkg/kustomize"
+	ssautil "github.com/fluxcd/pkg/ssa/utils"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -19,13 +20,12 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
-	"github.com/fluxpack/fluxpack/internal/preview"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // cases are Kustomizations over the directories of testdata/, each built by
-// preview.Build and by Flux's own path (see fluxBuild).
+// substitute.Preview and by Flux's own path (see fluxBuild).
 var cases = []struct {
 	name, dir, ks string
 	fails         bool // both must fail
@@ -47,7 +47,7 @@ func TestBuildMatchesFlux(t *testing.T) {
 			ks := kustomization(t, tc.ks)
 			src, err := substitute.NewSources(toRuntime(sources)...)
 			require.NoError(t, err)
-			got, gotErr := preview.Build(filepath.Join("testdata", tc.dir), ks, src)
+			got, gotErr := substitute.Preview(filepath.Join("testdata", tc.dir), ks, substitute.WithSources(src))
 			want, wantErr := fluxBuild(t, filepath.Join("testdata", tc.dir), ks, sources)
 			if tc.fails {
 				require.Error(t, wantErr, "Flux fails")
@@ -67,15 +67,15 @@ func TestBuildWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: b}\n"})
 	before := testutil.ReadFiles(t, dir)
-	_, err := preview.Build(dir, kustomization(t, `{}`), nil)
+	_, err := substitute.Preview(dir, kustomization(t, `{}`))
 	require.NoError(t, err)
 	assert.Equal(t, before, testutil.ReadFiles(t, dir))
 }
 
 func TestBuildErrorsNameTheKustomization(t *testing.T) {
-	_, err := preview.Build(filepath.Join("testdata", "nope"), kustomization(t, `{}`), nil)
-	require.ErrorContains(t, err, "previewing Kustomization/flux-system/apps")
-	_, err = preview.Build(filepath.Join("testdata", "plain"), kustomization(t, `{postBuild: {substitute: {bucket: b}}}`), nil)
+	_, err := substitute.Preview(filepath.Join("testdata", "nope"), kustomization(t, `{}`))
+	require.ErrorContains(t, err, "Kustomization/flux-system/apps")
+	_, err = substitute.Preview(filepath.Join("testdata", "plain"), kustomization(t, `{postBuild: {substitute: {bucket: b}}}`))
 	require.ErrorContains(t, err, "Kustomization/flux-system/apps")
 	require.ErrorIs(t, err, substitute.ErrVarNotSet)
 }
@@ -89,7 +89,7 @@ func BenchmarkBuild(b *testing.B) {
 		ks := kustomization(b, `{postBuild: {substitute: {cluster_name: prod, region: eu-west-1}}}`)
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := preview.Build(dir, ks, nil); err != nil {
+				if _, err := substitute.Preview(dir, ks); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -129,7 +129,9 @@ func generated(tb testing.TB, n int) string {
 // fluxBuild is what flux2's internal/build does for one Kustomization
 // without --dry-run: Flux's generator, Flux's kustomize build,
 // SubstituteVariables for every object with a client serving sources, the
-// substituted object put back with ResMap.Replace, and the owner labels.
+// substituted object put back with ResMap.Replace, the owner labels, then
+// the objects read back and commonMetadata set with fluxcd/pkg/ssa, and
+// printed as the flux CLI prints them.
 // Like kustomize-controller (and unlike flux build, which leaves the option
 // out) it passes spec.postBuild.substituteStrategy: Always on.
 func fluxBuild(tb testing.TB, dir string, ks *kustomizev1.Kustomization, sources []client.Object) ([]byte, error) {
@@ -174,7 +176,19 @@ func fluxBuild(tb testing.TB, dir string, ks *kustomizev1.Kustomization, sources
 			return nil, err
 		}
 	}
-	return m.AsYaml()
+	y, err := m.AsYaml()
+	if err != nil {
+		return nil, err
+	}
+	objects, err := ssautil.ReadObjects(bytes.NewReader(y))
+	if err != nil {
+		return nil, err
+	}
+	if md := ks.Spec.CommonMetadata; md != nil {
+		ssautil.SetCommonMetadata(objects, md.Labels, md.Annotations)
+	}
+	out, err := ssautil.ObjectsToYAML(objects)
+	return []byte(out), err
 }
 
 func kustomization(tb testing.TB, spec string) *kustomizev1.Kustomization {
