@@ -18,6 +18,24 @@ demo: ## Run the demo on an embedded default: an in-process registry, no cluster
 test: tools ## Run every unit and integration test (real registry server), with -race
 	FLUXPACK_REQUIRE_REAL=1 $(GO) test -race -count=1 ./...
 
+FUZZTIME ?= 30s
+FUZZFLAGS ?=
+
+fuzz: ## Run every fuzz target (func Fuzz* in a _test.go) for FUZZTIME each, all even if one fails; make test runs their seed corpora
+	@failed=""; \
+	for pkg in $$(grep -rl --include='*_test.go' --exclude-dir=.git --exclude-dir=.cache '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "fuzz: $$pkg $$target for $(FUZZTIME)"; \
+	    $(GO) test $$pkg -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $(FUZZFLAGS) || failed="$$failed $$pkg:$$target"; \
+	  done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: crashers (see testdata/fuzz):$$failed"; exit 1; fi
+
+BENCHFLAGS ?= -count 5
+
+bench: tools ## Benchmark fluxpack beside Flux's own code; print the ratio table (minutes)
+	FLUXPACK_REQUIRE_REAL=1 $(GO) run ./bench/ratios $(BENCHFLAGS)
+
 ##@ Development
 
 build: ## Build bin/fluxpack with the version stamped in
@@ -50,7 +68,7 @@ tidy: ## Tidy go.mod and go.sum
 	$(GO) mod tidy
 
 # Packages with golden files (go test -update fails in packages without them).
-GOLDEN_PKGS ?= ./oci/... ./internal/cli/... ./examples/...
+GOLDEN_PKGS ?= ./oci/... ./substitute/... ./layering/... ./internal/cli/... ./examples/... ./bench/...
 
 golden: ## Rewrite the golden files under testdata/ (review the diff!)
 	$(GO) test $(GOLDEN_PKGS) -run . -update
@@ -63,4 +81,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test build tools e2e-tools e2e lint fmt tidy golden docs all help
+.PHONY: demo test fuzz bench build tools e2e-tools e2e lint fmt tidy golden docs all help

@@ -21,22 +21,40 @@ import (
 // 0644), so the stream depends on nothing but names and contents.
 //
 // Files are read by a few goroutines ahead of the writer, which keeps the
-// order; the stream goes to the content hash and, when compressing, through
-// a buffered channel to a gzip goroutine, so reading and compressing use
-// separate cores and every file is read once.
+// order. A pass either hashes the stream (contentDigest) or compresses it
+// (startCompress); Push runs both at once, so knowing that nothing changed
+// costs reading and hashing, never compressing.
 type archiver struct {
 	display      string // the tree's directory as the caller named it
 	checkSecrets bool
 	// onFile, when set, sees every file's archive name, mode and content.
 	onFile func(name string, mode int64, data []byte)
+	size   int64 // bytes of file content archived so far
+}
+
+// MaxArtifactSize bounds the content of an artifact: the sizes of its files
+// added up. It is what Pull (and Flux's untar, by default) accept, so a push
+// never makes an artifact that cannot be pulled back.
+const MaxArtifactSize = MaxPullSize
+
+// ErrTooBig is wrapped by the error about a tree over MaxArtifactSize.
+var ErrTooBig = errors.New("artifact too big")
+
+// account adds a file of size bytes to the archive's content, or refuses it
+// when the content would go over MaxArtifactSize.
+func (a *archiver) account(e entry, size int64) error {
+	a.size += size
+	if a.size > MaxArtifactSize {
+		return &FileError{Path: filepath.Join(a.display, filepath.FromSlash(e.name)), Err: fmt.Errorf(
+			"%w: the files up to this one hold %d bytes, over the limit of %d bytes (oci.MaxArtifactSize)", ErrTooBig, a.size, int64(MaxArtifactSize))}
+	}
+	return nil
 }
 
 const (
 	readers     = 4       // goroutines reading files ahead of the writer
 	lookahead   = 64      // files read ahead at most
 	inlineLimit = 1 << 20 // bigger files are streamed by the writer, not read ahead
-	chunkSize   = 64 << 10
-	chunkQueue  = 4 // chunks waiting for gzip at most
 )
 
 // fileData is one file read ahead.
@@ -114,6 +132,7 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 
 	tw := tar.NewWriter(w)
 	taken := 0
+	a.size = 0
 	for _, e := range t.entries {
 		if e.dir {
 			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: e.name, Mode: 0o755}); err != nil {
@@ -131,7 +150,9 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 		case fd.big:
 			err = a.streamFile(tw, t, e)
 		default:
-			err = a.writeFile(tw, e, fd.mode, fd.data)
+			if err = a.account(e, int64(len(fd.data))); err == nil {
+				err = a.writeFile(tw, e, fd.mode, fd.data)
+			}
 			putBuf(fd.data)
 		}
 		if err != nil {
@@ -153,6 +174,9 @@ func (a *archiver) streamFile(tw *tar.Writer, t *tree, e entry) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return a.fileErr(e, err)
+	}
+	if err := a.account(e, fi.Size()); err != nil {
+		return err
 	}
 	if a.onFile != nil {
 		data, err := io.ReadAll(f)
@@ -193,10 +217,10 @@ func (a *archiver) writeFile(tw *tar.Writer, e entry, mode int64, data []byte) e
 	return nil
 }
 
-// readFile returns the mode and content of path in a pooled buffer, read
+// readFileOS returns the mode and content of path in a pooled buffer, read
 // with one read call of the size fstat gives; files over inlineLimit are only
-// marked, for the writer to stream.
-func readFile(path string) fileData {
+// marked, for the writer to stream. readFile is this, or a faster equivalent.
+func readFileOS(path string) fileData {
 	f, err := os.Open(path)
 	if err != nil {
 		return fileData{err: err}
@@ -242,20 +266,22 @@ func (a *archiver) contentDigest(t *tree) (v1.Hash, error) {
 	return hashOf(h), nil
 }
 
-// compressing is a layer being compressed on another goroutine.
+// compressing is a layer being archived and compressed by a pass of its own.
 type compressing struct {
-	done  chan struct{}
-	out   chunks
-	zhash hash.Hash
-	err   error
-	abort chan struct{}
-	once  sync.Once
+	done    chan struct{}
+	out     chunks
+	zhash   hash.Hash
+	content v1.Hash // of the uncompressed stream this pass compressed
+	err     error
+	abort   chan struct{}
+	once    sync.Once
 }
 
-// wait returns the compressed bytes and their digest.
-func (c *compressing) wait() (*chunks, v1.Hash, error) {
+// wait returns the compressed bytes, their digest and the digest of the
+// uncompressed stream they hold.
+func (c *compressing) wait() (*chunks, v1.Hash, v1.Hash, error) {
 	<-c.done
-	return &c.out, hashOf(c.zhash), c.err
+	return &c.out, hashOf(c.zhash), c.content, c.err
 }
 
 // discard stops the compression, waits for it to end and frees the layer.
@@ -265,94 +291,51 @@ func (c *compressing) discard() {
 	c.out.close()
 }
 
-// archive writes t's tar stream once, hashing it, and gzips it on another
-// goroutine at gzip's default level with an empty header: byte for byte what
-// fluxcd/pkg/tar writes for a tree with normal modes. It returns the content
-// digest when every file has been read; the compression may still run. With
-// spill, a big layer is kept in a temporary file (see chunks).
-func (a *archiver) archive(t *tree, spill bool) (v1.Hash, *compressing, error) {
-	content := sha256.New()
+// startCompress archives t on other goroutines and gzips the stream at
+// gzip's default level with an empty header: byte for byte what
+// fluxcd/pkg/tar writes for a tree with normal modes. The files are read
+// ahead by writeTar's readers while the writing goroutine compresses, so
+// reading and compressing use separate cores. With spill, a big layer is kept
+// in a temporary file (see chunks).
+//
+// The pass is independent of any other pass over t: Push hashes the tree at
+// reading speed while this one runs at gzip's, and throws it away when the
+// hash shows the tag already holds the content.
+func (a *archiver) startCompress(t *tree, spill bool) *compressing {
 	c := &compressing{done: make(chan struct{}), zhash: sha256.New(), abort: make(chan struct{}), out: chunks{spill: spill}}
-	chunks := make(chan []byte, chunkQueue)
-	free := make(chan []byte, chunkQueue+2)
 	go func() {
 		defer close(c.done)
+		content := sha256.New()
 		gz := gzip.NewWriter(io.MultiWriter(&c.out, c.zhash))
-		for chunk := range chunks {
-			select {
-			case <-c.abort:
-				c.err = errAborted
-				for range chunks { // let the writer finish
-				}
-				return
-			default:
-			}
-			if _, err := gz.Write(chunk); err != nil && c.err == nil {
-				c.err = err
-			}
-			select {
-			case free <- chunk[:0]:
-			default:
-			}
+		err := a.writeTar(t, io.MultiWriter(content, abortWriter{gz, c.abort}))
+		if err == nil {
+			err = gz.Close()
 		}
-		if err := gz.Close(); err != nil && c.err == nil {
-			c.err = err
-		}
+		c.content, c.err = hashOf(content), err
 	}()
-	cw := &chunkWriter{chunks: chunks, free: free}
-	err := a.writeTar(t, io.MultiWriter(content, cw))
-	cw.close()
-	if err != nil {
-		c.discard()
-		return v1.Hash{}, nil, err
-	}
-	return hashOf(content), c, nil
+	return c
 }
 
 var errAborted = errors.New("compression aborted")
 
-// chunkWriter cuts a stream into chunks for the gzip goroutine.
-type chunkWriter struct {
-	buf    []byte
-	chunks chan<- []byte
-	free   <-chan []byte
+// abortWriter fails every write once abort is closed, which ends writeTar.
+type abortWriter struct {
+	w     io.Writer
+	abort <-chan struct{}
 }
 
-func (w *chunkWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		if w.buf == nil {
-			select {
-			case w.buf = <-w.free:
-			default:
-				w.buf = make([]byte, 0, chunkSize)
-			}
-		}
-		k := min(len(p), chunkSize-len(w.buf))
-		w.buf = append(w.buf, p[:k]...)
-		p = p[k:]
-		if len(w.buf) == chunkSize {
-			w.chunks <- w.buf
-			w.buf = nil
-		}
+func (w abortWriter) Write(p []byte) (int, error) {
+	select {
+	case <-w.abort:
+		return 0, errAborted
+	default:
+		return w.w.Write(p)
 	}
-	return n, nil
-}
-
-func (w *chunkWriter) close() {
-	if len(w.buf) > 0 {
-		w.chunks <- w.buf
-	}
-	close(w.chunks)
 }
 
 // compress archives t and waits for the layer.
 func (a *archiver) compress(t *tree) (*memLayer, error) {
-	content, c, err := a.archive(t, false)
-	if err != nil {
-		return nil, err
-	}
-	b, d, err := c.wait()
+	b, d, content, err := a.startCompress(t, false).wait()
 	if err != nil {
 		return nil, err
 	}

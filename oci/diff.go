@@ -46,11 +46,11 @@ type DiffResult struct {
 func Diff(ctx context.Context, dir, url string, opts ...Option) (*DiffResult, error) {
 	o, err := newOptions("Diff", opts)
 	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", dir, RedactURL(url), err)
+		return nil, fmt.Errorf("comparing %s with %s: %w", dir, redactRef(url), err)
 	}
 	res, err := guard(ctx, func() (*DiffResult, error) { return diff(ctx, dir, url, o) })
 	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", dir, RedactURL(url), err)
+		return nil, fmt.Errorf("comparing %s with %s: %w", dir, redactRef(url), err)
 	}
 	return res, nil
 }
@@ -109,7 +109,7 @@ func diff(ctx context.Context, dir, url string, o *options) (*DiffResult, error)
 		return nil, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
 	}
 	defer rc.Close()
-	remoteSums, err := sumTar(rc)
+	remoteSums, err := sumTar(rc, MaxPullSize)
 	if err != nil {
 		return nil, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
 	}
@@ -134,14 +134,16 @@ func diff(ctx context.Context, dir, url string, o *options) (*DiffResult, error)
 }
 
 // sumTar hashes every entry of a tar+gzip stream, with modes reduced to
-// what fluxpack archives (0755 for executables, else 0644).
-func sumTar(r io.Reader) (map[string]fileSum, error) {
+// what fluxpack archives (0755 for executables, else 0644). Like Pull, it
+// refuses streams over limit bytes unpacked (MaxPullSize; less in fuzzing).
+func sumTar(r io.Reader, limit int64) (map[string]fileSum, error) {
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, err
 	}
 	tr := tar.NewReader(zr)
 	sums := map[string]fileSum{}
+	var size int64
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -149,6 +151,9 @@ func sumTar(r io.Reader) (map[string]fileSum, error) {
 		}
 		if err != nil {
 			return nil, err
+		}
+		if size += max(h.Size, 0); size > limit {
+			return nil, fmt.Errorf("entry %q: %w: over %d bytes unpacked (oci.MaxPullSize)", h.Name, ErrTooBig, limit)
 		}
 		switch h.Typeflag {
 		case tar.TypeDir:

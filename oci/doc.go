@@ -41,17 +41,23 @@
 //     (DefaultIgnorePaths), the tree's .sourceignore files and WithIgnorePaths,
 //     in .gitignore syntax. Symlinks that stay in the tree are followed;
 //     symlinks leaving it, symlink cycles and special files are errors.
+//   - Bounded and never empty. Push refuses a tree whose files add up to
+//     more than MaxArtifactSize (100 MiB, what Pull and Flux's untar accept),
+//     and a tree with no file left once the ignore rules apply: an empty
+//     artifact would make every Kustomization reconciling it prune all it
+//     applied. Pull refuses artifacts over MaxPullSize unpacked.
 //   - No plaintext Secrets. A v1 Secret with data or stringData that is not
 //     SOPS-encrypted makes Build and Push fail naming file:line, unless
 //     WithAllowSecrets.
 //   - Credentials are never printed: they come from the docker config
 //     keychain, WithCreds or WithKeychain and travel only in headers; URLs in
-//     errors are redacted.
+//     errors are redacted, and an artifact URL holding credentials is
+//     refused.
 //
 // Errors name the directory and the oci:// URL. Problems with one file are
 // *FileError (path and line); ErrSymlinkEscape, ErrSymlinkCycle,
-// ErrSpecialFile, ErrPlaintextSecret and ErrInvalidOption can be tested with
-// errors.Is.
+// ErrSpecialFile, ErrPlaintextSecret, ErrEmptyTree, ErrTooBig and
+// ErrInvalidOption can be tested with errors.Is.
 //
 // This package knows nothing of layers, Kustomizations or variables (see
 // packages layering and substitute), does not sign artifacts, and does not log

@@ -31,11 +31,11 @@ type TagInfo struct {
 func List(ctx context.Context, url string, opts ...Option) ([]TagInfo, error) {
 	o, err := newOptions("List", opts)
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", RedactURL(url), err)
+		return nil, fmt.Errorf("listing %s: %w", redactRef(url), err)
 	}
 	infos, err := guard(ctx, func() ([]TagInfo, error) { return list(ctx, url, o) })
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", RedactURL(url), err)
+		return nil, fmt.Errorf("listing %s: %w", redactRef(url), err)
 	}
 	return infos, nil
 }

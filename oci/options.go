@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"os"
@@ -50,6 +51,7 @@ type options struct {
 	backoff   *remote.Backoff
 	progress  func(Progress)
 	remote    []remote.Option
+	logger    *slog.Logger
 
 	// List.
 	semver string
@@ -80,12 +82,13 @@ const (
 	optProgress     = "WithProgress"
 	optRemote       = "WithRemoteOptions"
 	optSemver       = "WithSemver"
+	optLogger       = "WithLogger"
 )
 
 var (
 	artifactOptions = []string{optSource, optRevision, optCreated, optGitDefaults, optAnnotations, optIgnorePaths, optAllowSecrets}
 	treeOptions     = []string{optIgnorePaths, optAllowSecrets}
-	registryOptions = []string{optCreds, optKeychain, optCAFile, optInsecure, optTransport, optRetry, optRemote}
+	registryOptions = []string{optCreds, optKeychain, optCAFile, optInsecure, optTransport, optRetry, optRemote, optLogger}
 
 	allowedOptions = map[string][]string{
 		"Build": artifactOptions,
@@ -402,6 +405,21 @@ func WithSemver(constraint string) Option {
 	}
 }
 
+// WithLogger logs every registry request at debug level: its method, its URL
+// without query (signed URLs carry tokens there), the status or error, and
+// how long it took. Headers and bodies, which carry credentials, are never
+// logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(o *options) error {
+		o.mark(optLogger)
+		if l == nil {
+			return fmt.Errorf("%s: nil logger", optLogger)
+		}
+		o.logger = l
+		return nil
+	}
+}
+
 // ResponseHeaderTimeout bounds the wait for a registry's answer to one
 // request, once the request is sent: a registry that stalls is retried
 // instead of holding the whole operation until its deadline.
@@ -409,6 +427,14 @@ const ResponseHeaderTimeout = 30 * time.Second
 
 // httpTransport returns the transport registry requests go through.
 func (o *options) httpTransport() http.RoundTripper {
+	rt := o.baseTransport()
+	if o.logger != nil {
+		rt = logTransport{base: rt, log: o.logger}
+	}
+	return rt
+}
+
+func (o *options) baseTransport() http.RoundTripper {
 	if o.transport != nil {
 		t, ok := o.transport.(*http.Transport)
 		if !ok || (o.rootCAs == nil && !o.insecure) {

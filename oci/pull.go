@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/fluxcd/pkg/tar"
@@ -37,13 +38,16 @@ const MaxPullSize = tar.DefaultMaxUntarSize
 // into a temporary directory beside dir and renamed into place, so dir never
 // holds half an artifact.
 func Pull(ctx context.Context, url, dir string, opts ...Option) (*Metadata, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("pulling %s: no directory to extract into", redactRef(url))
+	}
 	o, err := newOptions("Pull", opts)
 	if err != nil {
-		return nil, fmt.Errorf("pulling %s into %s: %w", RedactURL(url), dir, err)
+		return nil, fmt.Errorf("pulling %s into %s: %w", redactRef(url), dir, err)
 	}
 	md, err := guard(ctx, func() (*Metadata, error) { return pull(ctx, url, dir, o) })
 	if err != nil {
-		return nil, fmt.Errorf("pulling %s into %s: %w", RedactURL(url), dir, err)
+		return nil, fmt.Errorf("pulling %s into %s: %w", redactRef(url), dir, err)
 	}
 	return md, nil
 }
@@ -75,7 +79,7 @@ func pull(ctx context.Context, url, dir string, o *options) (*Metadata, error) {
 	}
 	defer rc.Close()
 
-	files, err := extract(ctx, rc, dir)
+	files, err := extract(ctx, rc, dir, MaxPullSize)
 	if err != nil {
 		return nil, fmt.Errorf("extracting layer of %s: %w", URL(ref), err)
 	}
@@ -114,8 +118,9 @@ func checkEmptyOrAbsent(dir string) error {
 // empty directory, through a temporary directory beside it that is renamed
 // into place: on any error dir is left as it was. It counts the regular
 // files. Entries that would land outside dir, symlinks, special files and
-// streams over MaxPullSize are refused (fluxcd/pkg/tar's Untar checks).
-func extract(ctx context.Context, r io.Reader, dir string) (int, error) {
+// streams over limit bytes unpacked (MaxPullSize; less in fuzzing) are
+// refused (fluxcd/pkg/tar's Untar checks).
+func extract(ctx context.Context, r io.Reader, dir string, limit int64) (int, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return 0, err
@@ -129,15 +134,16 @@ func extract(ctx context.Context, r io.Reader, dir string) (int, error) {
 		return 0, err
 	}
 	defer os.RemoveAll(tmp) // a no-op once renamed
-	files := 0
-	count := func(_ string, fi os.FileInfo) bool {
+	files, last := 0, ""
+	count := func(name string, fi os.FileInfo) bool {
+		last = name
 		if fi.Mode().IsRegular() {
 			files++
 		}
 		return false
 	}
-	if err := tar.Untar(r, tmp, tar.WithMaxUntarSize(MaxPullSize), tar.WithFilter(count)); err != nil {
-		return 0, err
+	if err := tar.Untar(r, tmp, tar.WithMaxUntarSize(int(limit)), tar.WithFilter(count)); err != nil {
+		return 0, untarError(err, tmp, abs, last)
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return 0, err
@@ -153,3 +159,24 @@ func extract(ctx context.Context, r io.Reader, dir string) (int, error) {
 	}
 	return files, nil
 }
+
+// untarError words an error of fluxcd/pkg/tar's Untar for the user: paths in
+// the temporary directory are shown where they would have landed, and the
+// entry being extracted is named when the error does not say it.
+func untarError(err error, tmp, dir, entry string) error {
+	msg := strings.ReplaceAll(err.Error(), tmp, dir)
+	if entry != "" && !strings.Contains(msg, entry) {
+		msg = fmt.Sprintf("entry %q: %s", entry, msg)
+	}
+	return &wordedError{msg: msg, err: err}
+}
+
+// wordedError is err with another message, still matching err for
+// errors.Is and errors.As.
+type wordedError struct {
+	msg string
+	err error
+}
+
+func (e *wordedError) Error() string { return e.msg }
+func (e *wordedError) Unwrap() error { return e.err }

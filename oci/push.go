@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -43,11 +44,11 @@ func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
 func Push(ctx context.Context, dir, url string, opts ...Option) (*Result, error) {
 	o, err := newOptions("Push", opts)
 	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", dir, RedactURL(url), err)
+		return nil, fmt.Errorf("pushing %s to %s: %w", dir, redactRef(url), err)
 	}
 	res, err := guard(ctx, func() (*Result, error) { return push(ctx, dir, url, o) })
 	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", dir, RedactURL(url), err)
+		return nil, fmt.Errorf("pushing %s to %s: %w", dir, redactRef(url), err)
 	}
 	return res, nil
 }
@@ -61,10 +62,15 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.checkNotEmpty(dir); err != nil {
+		return nil, err
+	}
 	ro := o.remoteOptions(ctx)
 
-	// Ask the registry what the tag holds while the tree is read once: hashed
-	// for the comparison and, speculatively, compressed on another core.
+	// Ask the registry what the tag holds while the tree is hashed, and,
+	// with a core to spare, compress it speculatively in a pass of its own,
+	// so the hash runs at reading speed and an unchanged push costs no more
+	// than reading the tree.
 	getCtx, cancelGet := context.WithCancel(ctx)
 	defer cancelGet()
 	type got struct {
@@ -80,12 +86,16 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 			ch <- got{d, err}
 		}()
 	}
+	var compressing *compressing
+	if o.force || runtime.GOMAXPROCS(0) > 1 {
+		compressing = (&archiver{display: dir}).startCompress(t, true)
+		defer compressing.discard()
+	}
 	a := &archiver{display: dir, checkSecrets: !o.allowSecrets}
-	content, compressing, err := a.archive(t, true)
+	content, err := a.contentDigest(t)
 	if err != nil {
 		return nil, err
 	}
-	defer compressing.discard()
 	g := <-ch
 	var existing *remote.Descriptor
 	switch {
@@ -98,9 +108,16 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	if existing != nil && remoteContentDigest(existing) == content.String() {
 		return unchanged(tag, existing, o, ro)
 	}
-	compressed, layerDigest, err := compressing.wait()
+	if compressing == nil {
+		compressing = (&archiver{display: dir}).startCompress(t, true)
+		defer compressing.discard()
+	}
+	compressed, layerDigest, compressedContent, err := compressing.wait()
 	if err != nil {
 		return nil, err
+	}
+	if compressedContent != content {
+		return nil, fmt.Errorf("%s changed while being read: push again", dir)
 	}
 	if existing != nil && remoteLayerDigest(existing) == layerDigest.String() {
 		// Same layer, pushed by a tool that does not annotate the content

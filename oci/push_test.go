@@ -182,6 +182,10 @@ func TestPullRefuses(t *testing.T) {
 		require.ErrorContains(t, err, dir+": directory is not empty")
 		assert.Equal(t, map[string]string{"mine.yaml": "keep me"}, testutil.ReadFiles(t, dir))
 	})
+	t.Run("no directory", func(t *testing.T) {
+		_, err := oci.Pull(t.Context(), url, "")
+		require.EqualError(t, err, "pulling "+url+": no directory to extract into")
+	})
 	t.Run("a missing tag", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "out")
 		_, err := oci.Pull(t.Context(), "oci://"+reg.Host+"/platform:nope", dir)
@@ -240,11 +244,22 @@ func TestPushBadInput(t *testing.T) {
 	testutil.WriteFiles(t, dir, platformFiles)
 	secretDir := t.TempDir()
 	testutil.WriteFiles(t, secretDir, map[string]string{"s.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: hunter2}\n"})
+	emptyDir := t.TempDir()
+	testutil.WriteFiles(t, emptyDir, map[string]string{".git/HEAD": "ref: refs/heads/main\n"})
+	bigDir := t.TempDir()
+	testutil.WriteFiles(t, bigDir, map[string]string{"a.yaml": "kind: ConfigMap\n"})
+	require.NoError(t, os.Truncate(filepath.Join(bigDir, "a.yaml"), oci.MaxArtifactSize+1)) // sparse
 	tests := []struct {
 		name, dir, url string
 		opts           []oci.Option
 		want           string
+		is             error
 	}{
+		{name: "credentials in the URL", dir: dir, url: "oci://ci:hunter2@" + reg.Host + "/p:v1", want: `parsing reference "oci://` + reg.Host + `/p:v1": credentials in the reference are not supported`},
+		{name: "credentials in a URL without scheme", dir: dir, url: "ci:hunter2@" + reg.Host + "/p:v1", want: `parsing reference "` + reg.Host + `/p:v1": want oci://`},
+		{name: "credentials in a URL that does not parse", dir: dir, url: "oci://ci:hunter2@" + reg.Host + "/p :v1", want: `parsing reference "oci://` + reg.Host + `/p :v1": credentials in the reference are not supported`},
+		{name: "nothing but ignored files", dir: emptyDir, url: "oci://" + reg.Host + "/p:v1", want: emptyDir + ": no file to archive", is: oci.ErrEmptyTree},
+		{name: "over the size limit", dir: bigDir, url: "oci://" + reg.Host + "/p:v1", want: filepath.Join(bigDir, "a.yaml") + ": artifact too big", is: oci.ErrTooBig},
 		{name: "no scheme", dir: dir, url: reg.Host + "/p:v1", want: `parsing reference "` + reg.Host + `/p:v1": want oci://HOST/REPOSITORY[:TAG]`},
 		{name: "malformed reference", dir: dir, url: "oci://" + reg.Host + "/UPPER:v1", want: "parsing reference"},
 		{name: "digest instead of tag", dir: dir, url: "oci://" + reg.Host + "/p@sha256:" + strings.Repeat("a", 64), want: "want a tag, not a digest"},
@@ -258,6 +273,9 @@ func TestPushBadInput(t *testing.T) {
 			_, err := oci.Push(t.Context(), tt.dir, tt.url, tt.opts...)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
+			if tt.is != nil {
+				assert.ErrorIs(t, err, tt.is)
+			}
 			assert.Contains(t, err.Error(), "pushing "+tt.dir+" to ")
 			assert.NotContains(t, err.Error(), "hunter2")
 			assert.Zero(t, reg.BlobUploads(), "nothing uploaded")

@@ -20,11 +20,11 @@ func Tag(ctx context.Context, url string, tags []string, opts ...Option) (*Resul
 		err = WithTags(tags...)(o)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tagging %s: %w", RedactURL(url), err)
+		return nil, fmt.Errorf("tagging %s: %w", redactRef(url), err)
 	}
 	ref, err := parseRef(url, o)
 	if err != nil {
-		return nil, fmt.Errorf("tagging %s: %w", RedactURL(url), err)
+		return nil, fmt.Errorf("tagging %s: %w", redactRef(url), err)
 	}
 	ro := o.remoteOptions(ctx)
 	desc, err := remote.Get(ref, ro...)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"syscall"
 	"time"
@@ -67,6 +69,9 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		return 0, false
 	}
 	if s, err := strconv.Atoi(v); err == nil {
+		if s > int(maxRetryAfter/time.Second) { // and no overflow
+			return maxRetryAfter, true
+		}
 		return time.Duration(s) * time.Second, s >= 0
 	}
 	if t, err := http.ParseTime(v); err == nil {
@@ -125,4 +130,28 @@ func retryable(err error) bool {
 	}
 	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed)
+}
+
+// logTransport logs each request for WithLogger, without headers, bodies or
+// the URL's query and user information.
+type logTransport struct {
+	base http.RoundTripper
+	log  *slog.Logger
+}
+
+func (t logTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := t.base.RoundTrip(r)
+	u := url.URL{Scheme: r.URL.Scheme, Host: r.URL.Host, Path: r.URL.Path}
+	attrs := []any{"method", r.Method, "url", u.String(), "took", time.Since(start).Round(time.Millisecond)}
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) { // its message holds the whole URL
+			err = ue.Err
+		}
+		t.log.Debug("registry request failed", append(attrs, "error", err)...)
+		return nil, err
+	}
+	t.log.Debug("registry request", append(attrs, "status", resp.StatusCode)...)
+	return resp, nil
 }

@@ -72,7 +72,19 @@ var (
 	ErrSymlinkCycle    = errors.New("symlink makes a cycle")
 	ErrSpecialFile     = errors.New("not a regular file, directory or symlink")
 	ErrPlaintextSecret = errors.New("plaintext Secret (encrypt it with SOPS, or allow it with --allow-secrets)")
+	ErrEmptyTree       = errors.New("no file to archive once ignore rules apply (an empty artifact would make Flux prune all it applied)")
 )
+
+// checkNotEmpty refuses a tree without files: pushed, it would make every
+// Kustomization reconciling it delete what it applied.
+func (t *tree) checkNotEmpty(display string) error {
+	for _, e := range t.entries {
+		if !e.dir {
+			return nil
+		}
+	}
+	return &FileError{Path: display, Err: ErrEmptyTree}
+}
 
 // scanTree lists the entries of dir in the order Flux archives them (a
 // lexical walk), leaving out ignored paths and following symlinks that stay

@@ -9,7 +9,7 @@ import (
 	"github.com/fluxpack/fluxpack/oci"
 )
 
-func newDiffCmd(_ *rootFlags) *cobra.Command {
+func newDiffCmd(f *rootFlags) *cobra.Command {
 	var (
 		reg          registryFlags
 		out          outputFlag
@@ -29,7 +29,7 @@ which), 2 error (bad input, unreachable registry, refused credentials).`,
 			if err := out.check(); err != nil {
 				return err
 			}
-			opts := append(reg.options(), oci.WithIgnorePaths(ignorePaths...))
+			opts := append(reg.options(f.log), oci.WithIgnorePaths(ignorePaths...))
 			if allowSecrets {
 				opts = append(opts, oci.WithAllowSecrets())
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/fluxpack/fluxpack/oci"
 )
 
-func newListCmd(_ *rootFlags) *cobra.Command {
+func newListCmd(f *rootFlags) *cobra.Command {
 	var (
 		reg    registryFlags
 		out    outputFlag
@@ -23,7 +23,7 @@ func newListCmd(_ *rootFlags) *cobra.Command {
 			if err := out.check(); err != nil {
 				return err
 			}
-			opts := reg.options()
+			opts := reg.options(f.log)
 			if semver != "" {
 				opts = append(opts, oci.WithSemver(semver))
 			}

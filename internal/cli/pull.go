@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -18,16 +17,14 @@ func newPullCmd(f *rootFlags) *cobra.Command {
 		Use:   "pull oci://HOST/REPOSITORY:TAG -o DIR",
 		Short: "Extract a Flux artifact into a new directory",
 		Long: `Pull downloads a Flux artifact and extracts it into DIR, which must not exist
-or be empty. Entries that would land outside DIR, symlinks and special files
-are refused; DIR never holds half an artifact. Prints the digest reference.`,
+or be empty. Entries that would land outside DIR, symlinks, special files and
+artifacts over 100 MiB unpacked (oci.MaxPullSize, Flux's default) are
+refused; DIR never holds half an artifact. Prints the digest reference.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dir == "" {
-				return errors.New("missing -o DIR")
-			}
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
-			md, err := oci.Pull(ctx, args[0], dir, reg.options()...)
+			md, err := oci.Pull(ctx, args[0], dir, reg.options(f.log)...)
 			if err != nil {
 				return err
 			}

@@ -37,7 +37,10 @@ not move, even when --revision differs; --force pushes anyway.
 --source and --revision default to the Git checkout holding DIR (origin's URL
 without credentials, <branch>@sha1:<commit>). Paths matching the default
 ignore list, .sourceignore files or --ignore-paths are left out. A plaintext
-Kubernetes Secret makes the push fail unless --allow-secrets.
+Kubernetes Secret makes the push fail unless --allow-secrets. So does a tree
+with no file left (an empty artifact would make Flux prune all it applied) or
+with over 100 MiB of file content (oci.MaxArtifactSize, what pull and Flux's
+untar accept).
 
 Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 		Example: `  fluxpack push ./platform oci://ghcr.io/acme/platform:$(git rev-parse --short HEAD) --tag latest`,
@@ -50,7 +53,7 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 			if err != nil {
 				return err
 			}
-			opts := append(reg.options(), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
+			opts := append(reg.options(f.log), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
 			if source != "" {
 				opts = append(opts, oci.WithSource(source))
 			}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -30,9 +31,10 @@ func (r *registryFlags) bind(cmd *cobra.Command) {
 	fs.DurationVar(&r.timeout, "timeout", 5*time.Minute, "deadline for the whole operation, retries included")
 }
 
-// options maps the flags to oci options.
-func (r *registryFlags) options() []oci.Option {
-	var opts []oci.Option
+// options maps the flags to oci options; log gets the registry requests at
+// debug level.
+func (r *registryFlags) options(log *slog.Logger) []oci.Option {
+	opts := []oci.Option{oci.WithLogger(log)}
 	creds := r.creds
 	if creds == "" {
 		creds = os.Getenv("FLUXPACK_CREDS")

@@ -64,6 +64,8 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
 		newPullCmd(f),
 		newTagCmd(f),
 		newListCmd(f),
+		newOutputsCmd(f),
+		newRenderCmd(f), newLintCmd(f), newGraphCmd(f),
 	)
 	return root
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/fluxpack/fluxpack/oci"
 )
 
-func newTagCmd(_ *rootFlags) *cobra.Command {
+func newTagCmd(f *rootFlags) *cobra.Command {
 	var (
 		reg  registryFlags
 		tags []string
@@ -21,7 +21,7 @@ func newTagCmd(_ *rootFlags) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
-			res, err := oci.Tag(ctx, args[0], tags, reg.options()...)
+			res, err := oci.Tag(ctx, args[0], tags, reg.options(f.log)...)
 			if err != nil {
 				return err
 			}

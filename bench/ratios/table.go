@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// metric is one measured quantity: per-run values of a benchmark's unit, or
+// a sum or difference of two such series taken run by run.
+type metric struct {
+	label string
+	unit  string // "ns/op" or a custom unit such as "MiB"
+	runs  func(*results) []float64
+	// cpu, for a time, is the CPU time of the same runs (CPU-ms/op), when
+	// the benchmark reports it.
+	cpu func(*results) []float64
+}
+
+// cpuUnit is the custom unit of the benchmarks' CPU time per iteration.
+const cpuUnit = "CPU-ms/op"
+
+// bench is the unit of the runs of a benchmark.
+func bench(label, name, unit string) metric {
+	m := metric{label: label, unit: unit, runs: func(r *results) []float64 { return r.series(name, unit) }}
+	if strings.HasSuffix(unit, "-MiB") {
+		m.unit = mib
+	}
+	if unit == perOp {
+		m.cpu = func(r *results) []float64 { return r.series(name, cpuUnit) }
+	}
+	return m
+}
+
+// combine applies op run by run to a and b (the shorter series bounds it).
+func combine(label string, a, b metric, op func(x, y float64) float64) metric {
+	m := metric{label: label, unit: a.unit, runs: pairwise(a.runs, b.runs, op)}
+	if a.cpu != nil && b.cpu != nil {
+		m.cpu = pairwise(a.cpu, b.cpu, op)
+	}
+	return m
+}
+
+func pairwise(a, b func(*results) []float64, op func(x, y float64) float64) func(*results) []float64 {
+	return func(r *results) []float64 {
+		xs, ys := a(r), b(r)
+		out := make([]float64, min(len(xs), len(ys)))
+		for i := range out {
+			out[i] = op(xs[i], ys[i])
+		}
+		return out
+	}
+}
+
+func plus(label string, a, b metric) metric {
+	return combine(label, a, b, func(x, y float64) float64 { return x + y })
+}
+
+func minus(label string, a, b metric) metric {
+	return combine(label, a, b, func(x, y float64) float64 { return x - y })
+}
+
+// row is one line of the table: ours ÷ peer, or ours alone against an
+// absolute bound when peer is nil.
+type row struct {
+	work string
+	ours metric
+	peer *metric
+	// maxRatio is the goal ratio (0: none, the peer is shown for reference).
+	maxRatio float64
+	// maxValue is an absolute goal in ours' unit, for rows without a peer.
+	maxValue float64
+	// note replaces the goal column's text, e.g. a goal checked elsewhere.
+	note string
+}
+
+func peer(m metric) *metric { return &m }
+
+const (
+	tree  = "5,000 files"
+	mib   = "MiB"
+	perOp = "ns/op"
+)
+
+// rows is the table: the OCI rows of package oci's benchmarks, then preview
+// (package substitute) and build + lint (package layering).
+var rows = []row{
+	{work: "build layer, " + tree, ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
+		peer: peer(bench("Flux Client.Build", "BenchmarkBuild/flux", perOp)), note: "same digest (checked)"},
+	{work: "", ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
+		peer: peer(bench("floor: compress/gzip -6 of the tar", "BenchmarkFloor/gzip-stdlib", perOp))},
+	{work: "", ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
+		peer: peer(bench("floor: klauspost gzip -6 of the tar", "BenchmarkFloor/gzip-klauspost", perOp))},
+	{work: "push, new content, " + tree, ours: bench("fluxpack Push", "BenchmarkPushNew/fluxpack", perOp),
+		peer: peer(bench("Flux Client.Push", "BenchmarkPushNew/flux", perOp)), maxRatio: 0.5},
+	{work: "", ours: bench("fluxpack Push", "BenchmarkPushNew/fluxpack", perOp),
+		peer: peer(plus("floor: compress/gzip + raw blob upload", bench("", "BenchmarkFloor/gzip-stdlib", perOp), bench("", "BenchmarkFloor/blob-upload", perOp)))},
+	{work: "push, unchanged content, " + tree, ours: bench("fluxpack Push", "BenchmarkPushUnchanged/fluxpack", perOp),
+		peer: peer(bench("Flux Client.Push", "BenchmarkPushUnchanged/flux", perOp)), maxRatio: 0.15},
+	{work: "", ours: bench("fluxpack Push", "BenchmarkPushUnchanged/fluxpack", perOp),
+		peer: peer(bench("floor: tar + sha256 of the tree", "BenchmarkFloor/tar-sha256", perOp)), maxRatio: 1.5},
+	{work: "peak RSS, push new, " + tree, ours: bench("fluxpack push (process)", "BenchmarkPushRSS/fluxpack", "peak-RSS-MiB"),
+		peer: peer(bench("flux Client.Push (process)", "BenchmarkPushRSS/flux", "peak-RSS-MiB"))},
+	{work: "", ours: minus("fluxpack push − 1-file push", bench("", "BenchmarkPushRSS/fluxpack", "peak-RSS-MiB"), bench("", "BenchmarkPushRSS/fluxpack-1file", "peak-RSS-MiB")),
+		peer: peer(bench("compressed layer size", "BenchmarkPushRSS/fluxpack", "layer-MiB")), maxRatio: 2},
+}
+
+// machine is what the run ran on.
+type machine struct {
+	cores        int
+	cpu          string
+	goVersion    string
+	goos, goarch string
+	load         string
+	count        int
+	benchtime    string
+}
+
+func printTable(w io.Writer, m machine, r *results, rows []row) {
+	fmt.Fprintf(w, "machine: %d cores, %s, %s %s/%s; load average %s at start; medians of %d runs (-benchtime %s)\n\n",
+		m.cores, orUnknown(m.cpu), m.goVersion, m.goos, m.goarch, m.load, m.count, m.benchtime)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "work\tfluxpack\t\tpeer\t\tratio\truns\tCPU ratio\tgoal")
+	for _, rw := range rows {
+		ours := rw.ours.runs(r)
+		cells := []string{rw.work, rw.ours.label, "", "", "", "", "", "", ""}
+		if len(ours) == 0 {
+			cells[2] = "not run"
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+			continue
+		}
+		cells[2] = format(median(ours), rw.ours.unit)
+		switch {
+		case rw.peer != nil:
+			theirs := rw.peer.runs(r)
+			cells[3] = rw.peer.label
+			if len(theirs) == 0 {
+				cells[4] = "not run"
+				break
+			}
+			cells[4] = format(median(theirs), rw.peer.unit)
+			ratio := median(ours) / median(theirs)
+			cells[5] = fmt.Sprintf("%.2f", ratio)
+			cells[6] = spread(ours, theirs)
+			if rw.ours.cpu != nil && rw.peer.cpu != nil {
+				if a, b := rw.ours.cpu(r), rw.peer.cpu(r); len(a) > 0 && len(b) > 0 {
+					cells[7] = fmt.Sprintf("%.2f", median(a)/median(b))
+				}
+			}
+			cells[8] = verdict(ratio, rw.maxRatio, "≤ %.2f×")
+		case rw.maxValue > 0:
+			cells[8] = verdict(median(ours), rw.maxValue, "< "+format(rw.maxValue, rw.ours.unit)+"%.0s")
+		}
+		if rw.note != "" {
+			cells[8] = rw.note
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	tw.Flush()
+	for line := range strings.Lines(buf.String()) {
+		fmt.Fprintln(w, strings.TrimRight(line, " \n"))
+	}
+}
+
+// verdict returns the goal's text and whether got holds it.
+func verdict(got, limit float64, goalFmt string) string {
+	if limit <= 0 {
+		return ""
+	}
+	text := fmt.Sprintf(goalFmt, limit)
+	if got <= limit {
+		return text + " holds"
+	}
+	return text + " MISSED"
+}
+
+// spread is the range of the run-by-run ratios.
+func spread(ours, theirs []float64) string {
+	n := min(len(ours), len(theirs))
+	if n < 2 {
+		return ""
+	}
+	lo, hi := ours[0]/theirs[0], ours[0]/theirs[0]
+	for i := 1; i < n; i++ {
+		q := ours[i] / theirs[i]
+		lo, hi = min(lo, q), max(hi, q)
+	}
+	return fmt.Sprintf("%.2f–%.2f", lo, hi)
+}
+
+func format(v float64, unit string) string {
+	switch unit {
+	case perOp:
+		d := time.Duration(v)
+		switch {
+		case d >= time.Second:
+			return fmt.Sprintf("%.2f s", d.Seconds())
+		case d >= time.Millisecond:
+			return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
+		default:
+			return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+		}
+	case mib:
+		return fmt.Sprintf("%.1f MiB", v)
+	}
+	return fmt.Sprintf("%.3g %s", v, unit)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown CPU"
+	}
+	return s
+}

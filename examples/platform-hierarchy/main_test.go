@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// seedTree is `flux tree kustomization apps` as seed 003 expects it.
+const seedTree = `Kustomization/flux-system/apps
+└── Kustomization/flux-system/infrastructure
+    └── Kustomization/flux-system/security
+        └── Kustomization/flux-system/epis
+            └── Kustomization/flux-system/crossplane
+                └── Kustomization/flux-system/crds
+                    └── Kustomization/flux-system/namespaces
+`
+
+func TestExample(t *testing.T) {
+	plan := testutil.CheckExample(t, stack(), "platform/stack.yaml")
+	var out bytes.Buffer
+	require.NoError(t, run(&out))
+	assert.Equal(t, testutil.Render(t, plan), out.String())
+
+	tree, err := plan.Graph(layering.GraphTree)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(tree), seedTree), "graph --format tree of the apps layer is seed 003's hierarchy; got:\n%s", tree)
+	assert.Equal(t, []string{"namespaces", "crds", "crossplane", "epis", "security", "infrastructure", "apps"}, plan.CriticalPath().Layers)
+	for _, format := range []string{layering.GraphMermaid, layering.GraphDot} {
+		g, err := plan.Graph(format)
+		require.NoError(t, err)
+		testutil.Golden(t, "graph-"+format, g)
+	}
+}
+
+func TestNaiveIsFlagged(t *testing.T) {
+	got := testutil.LintFindings(t, "platform/naive.yaml")
+	for _, rule := range []string{layering.RuleCRDOrder, layering.RuleWebhookOrder, layering.RuleOperatorWait, layering.RuleCRDPrune, layering.RuleNamespaceOrder} {
+		assert.Contains(t, string(got), "["+rule+"]")
+	}
+	testutil.Golden(t, "naive-lint", got)
+}

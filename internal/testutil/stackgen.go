@@ -1,0 +1,124 @@
+package testutil
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// GenerateStack writes a platform of layers layers holding objects objects
+// in total under dir, and returns the stack as a Builder: a namespaces
+// layer, a CRDs layer (prune: false), then layers that each depend on one to
+// three earlier ones and hold Deployments, Services, ConfigMaps and custom
+// resources, five objects per file; every 20th layer has a
+// kustomization.yaml (namePrefix), so kustomize builds it. The stack lints
+// clean. The same arguments give the same files.
+func GenerateStack(dir string, layers, objects int, seed uint64) (*layering.Builder, error) {
+	if layers < 3 {
+		return nil, fmt.Errorf("want at least 3 layers, got %d", layers)
+	}
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	const teams, kinds = 40, 20
+	write := func(rel, body string) error {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(p, []byte(body), 0o644)
+	}
+	var ns strings.Builder
+	for i := range teams {
+		fmt.Fprintf(&ns, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-%02d\n", i)
+	}
+	if err := write("namespaces/namespaces.yaml", ns.String()); err != nil {
+		return nil, err
+	}
+	var crds strings.Builder
+	for k := range kinds {
+		fmt.Fprintf(&crds, `---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: thing%[1]ds.example.com
+spec:
+  group: example.com
+  names: {kind: Thing%[1]d, plural: thing%[1]ds}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
+`, k)
+	}
+	if err := write("crds/crds.yaml", crds.String()); err != nil {
+		return nil, err
+	}
+	b := layering.New("generated", layering.FromOCI("oci://registry.example.com/generated", "v1")).
+		Layer("namespaces", layering.Path("./namespaces")).
+		Then("crds", layering.Path("./crds"), layering.KeepOnDelete())
+	names := []string{"namespaces", "crds"}
+	perLayer := objects / (layers - 2)
+	extra := objects % (layers - 2)
+	for i := 2; i < layers; i++ {
+		name := fmt.Sprintf("layer-%04d", i)
+		n := perLayer
+		if i-2 < extra {
+			n++
+		}
+		var file strings.Builder
+		var files []string
+		for o := range n {
+			team := fmt.Sprintf("team-%02d", r.IntN(teams))
+			oname := fmt.Sprintf("%s-%s-%d", name, word(r), o)
+			switch o % 4 {
+			case 0:
+				fmt.Fprintf(&file, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n  namespace: %s\n  labels: {app: %s}\nspec:\n  replicas: %d\n  selector: {matchLabels: {app: %s}}\n  template:\n    metadata: {labels: {app: %s}}\n    spec:\n      containers:\n        - name: app\n          image: ghcr.io/acme/%s:v1.%d\n          ports: [{containerPort: 8080}]\n", oname, team, oname, 1+r.IntN(3), oname, oname, word(r), r.IntN(50))
+			case 1:
+				fmt.Fprintf(&file, "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  selector: {app: %s}\n  ports: [{port: 80, targetPort: 8080}]\n", oname, team, oname)
+			case 2:
+				fmt.Fprintf(&file, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  mode: %s\n  level: \"%d\"\n  owner: %s\n", oname, team, word(r), r.IntN(10), word(r))
+			default:
+				fmt.Fprintf(&file, "---\napiVersion: example.com/v1\nkind: Thing%d\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  size: %d\n  color: %s\n", r.IntN(kinds), oname, team, r.IntN(100), word(r))
+			}
+			if o%5 == 4 || o == n-1 {
+				f := fmt.Sprintf("%s/objects-%03d.yaml", name, o/5)
+				if err := write(f, file.String()); err != nil {
+					return nil, err
+				}
+				files = append(files, filepath.Base(f))
+				file.Reset()
+			}
+		}
+		if i%20 == 0 {
+			k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamePrefix: k-\nresources:\n"
+			for _, f := range files {
+				k += "  - " + f + "\n"
+			}
+			if err := write(name+"/kustomization.yaml", k); err != nil {
+				return nil, err
+			}
+		}
+		deps := []string{names[len(names)-1]}
+		for range r.IntN(3) {
+			if len(names) <= 2 {
+				break
+			}
+			if d := names[2+r.IntN(len(names)-2)]; !contains(deps, d) {
+				deps = append(deps, d)
+			}
+		}
+		b.Layer(name, layering.Path("./"+name), layering.DependsOn(deps...))
+		names = append(names, name)
+	}
+	return b, os.Chmod(dir, 0o755)
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

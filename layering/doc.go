@@ -1,0 +1,49 @@
+// Package layering turns a platform's bootstrap order into Flux objects that
+// apply it without races: one Kustomization (kustomize.toolkit.fluxcd.io/v1)
+// per layer, gated by spec.dependsOn, from one OCIRepository
+// (source.toolkit.fluxcd.io/v1), and a HelmRelease
+// (helm.toolkit.fluxcd.io/v2) for layers that install a chart.
+//
+//	plan, err := layering.New("external-secrets", layering.FromOCI("oci://registry/platform", "v1")).
+//		Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+//		Then("operator", layering.Wait(), layering.MarkOperator()).
+//		Then("crs", layering.DependsOnOperator(), layering.RetryInterval(time.Minute)).
+//		Build() // every problem at once, never a panic
+//	err = plan.WriteDir("./flux")
+//
+// Then makes a layer depend on the previous one, DependsOn on any others,
+// DependsOnOperator on the nearest layer marked with MarkOperator (so custom
+// resources wait for the operator's admission webhook, not only for its
+// CRDs). Options set the Kustomization fields a platform needs: Path,
+// Interval, RetryInterval, Timeout, Prune, KeepOnDelete, DeletionPolicy,
+// Wait, HealthChecks, HealthCheckExprs, ReadyExpr, TargetNamespace,
+// Substitute, SubstituteFrom, Components, Patches, CommonMetadata, Force. The
+// Operator preset expands to crds → operator → crs, and WebhookGuard makes a
+// layer wait for its webhook's CA bundle. LoadStack reads the same model
+// from a stack file (fluxpack.dev/v1alpha1 Stack).
+//
+// Invariants:
+//
+//   - Safe defaults, all written out: interval 10m, retryInterval 2m,
+//     timeout 5m, prune: true, deletionPolicy: MirrorPrune, path ./<layer>,
+//     and wait: true unless the layer has health checks (which Flux ignores
+//     under wait).
+//   - Build never panics and returns every problem at once, wrapped in
+//     ErrInvalidPlan: invalid (non DNS-1123) or duplicate names, unknown
+//     dependencies, cycles (printed as a -> b -> a, "->" meaning "depends
+//     on"), contradicting options. Problems of one layer are *LayerError.
+//   - Output is deterministic byte for byte and marshalled as
+//     `flux ... --export` does (sigs.k8s.io/yaml, no status, no
+//     creationTimestamp). WriteDir writes it atomically: kustomization.yaml,
+//     source.yaml, layers/<layer>.yaml, releases/<layer>/helmrelease.yaml.
+//   - Kustomizations can only depend on Kustomizations, so a HelmRelease
+//     layer is a Kustomization (wait: true) applying the HelmRelease from
+//     <RenderedPath>/releases/<layer> of the source: push the rendered
+//     directory with the platform's manifests, at RenderedPath.
+//
+// Lint reads each layer's manifests as kustomize-controller builds them and
+// reports the races the seeds ran into (see Lint). Graph draws the DAG.
+//
+// This package reads files but never touches the network: it does not push
+// (see package oci) and does not evaluate variables (see package substitute).
+package layering

@@ -1,0 +1,87 @@
+package layering_test
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+func Example() {
+	plan, err := layering.New("external-secrets", layering.FromOCI("oci://registry.example.com/platform", "v1")).
+		Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("operator", layering.Wait(), layering.MarkOperator()).
+		Then("crs", layering.DependsOnOperator(), layering.RetryInterval(time.Minute)).
+		Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	files, err := plan.Files()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range files {
+		if f.Path == "layers/crs.yaml" {
+			fmt.Print(string(f.Data))
+		}
+	}
+	// Output:
+	// apiVersion: kustomize.toolkit.fluxcd.io/v1
+	// kind: Kustomization
+	// metadata:
+	//   name: crs
+	//   namespace: flux-system
+	// spec:
+	//   deletionPolicy: MirrorPrune
+	//   dependsOn:
+	//   - name: operator
+	//   interval: 10m0s
+	//   path: ./crs
+	//   prune: true
+	//   retryInterval: 1m0s
+	//   sourceRef:
+	//     kind: OCIRepository
+	//     name: external-secrets
+	//   timeout: 5m0s
+	//   wait: true
+}
+
+func ExampleBuilder_Build_errors() {
+	_, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1")).
+		Layer("Operator").
+		Then("crs", layering.DependsOn("cert-manager")).
+		Layer("a", layering.DependsOn("b")).
+		Layer("b", layering.DependsOn("a")).
+		Build()
+	fmt.Println(err)
+	fmt.Println(errors.Is(err, layering.ErrInvalidPlan), errors.Is(err, layering.ErrCycle))
+	// Output:
+	// invalid layer plan: layer "Operator": name must match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (a DNS-1123 label of at most 63 characters)
+	// layer "crs": depends on unknown layer "cert-manager"
+	// layer "a": dependency cycle a -> b -> a
+	// true true
+}
+
+func ExampleOperator() {
+	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1")).
+		Add(layering.Operator("external-secrets",
+			layering.OperatorLayer(layering.HelmRelease(layering.ChartRef("OCIRepository", "external-secrets"))))).
+		Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, l := range plan.Layers {
+		ks := l.Kustomization.Spec
+		fmt.Printf("%s dependsOn=%v prune=%t wait=%t retry=%s helm=%t\n", l.Name, l.DependsOn, ks.Prune, ks.Wait, ks.RetryInterval.Duration, l.HelmRelease != nil)
+	}
+	fmt.Println("install.crds:", plan.Layers[1].HelmRelease.Spec.Install.CRDs)
+	// Output:
+	// external-secrets-crds dependsOn=[] prune=false wait=true retry=2m0s helm=false
+	// external-secrets-operator dependsOn=[external-secrets-crds] prune=true wait=true retry=2m0s helm=true
+	// external-secrets-crs dependsOn=[external-secrets-operator] prune=true wait=true retry=1m0s helm=false
+	// install.crds: Skip
+}

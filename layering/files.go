@@ -1,0 +1,232 @@
+package layering
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fluxpack/fluxpack/substitute"
+)
+
+// RenderOption configures RenderFile. Only this package implements it.
+type RenderOption interface{ applyToRender(*renderConfig) }
+
+type renderConfig struct {
+	outputs    string
+	secretFile string
+}
+
+type funcRender func(*renderConfig)
+
+func (f funcRender) applyToRender(c *renderConfig) { f(c) }
+
+// WithOutputs reads the IaC outputs of the stack's vars entry from file
+// instead of the file the stack names (the stack must have exactly one
+// vars entry).
+func WithOutputs(file string) RenderOption {
+	return funcRender(func(c *renderConfig) { c.outputs = file })
+}
+
+// WithSecretFile writes the vars Secrets (the sensitive IaC outputs) to
+// file, mode 0600, which must lie outside the rendered directory: a
+// rendered directory is meant to be pushed, and a plaintext Secret must not
+// be. Without it sensitive outputs are left out (Rendered.LeftOut).
+func WithSecretFile(file string) RenderOption {
+	return funcRender(func(c *renderConfig) { c.secretFile = file })
+}
+
+// Rendered is what RenderFile wrote.
+type Rendered struct {
+	Plan *Plan
+	// Files are the files written, relative to the directory, in order.
+	Files []string
+	// SecretFile is the file the vars Secrets went to ("" when none).
+	SecretFile string
+	// LeftOut names the sensitive outputs (variable names, never values)
+	// that were not written because no WithSecretFile was given.
+	LeftOut []string
+}
+
+// RenderFile reads a stack file, builds it, checks that every layer's path
+// exists next to the file, and writes the result to dir (Plan.WriteDir).
+// For each vars entry with an IaC outputs file, package substitute renders
+// the ConfigMap of its plain outputs to vars/configmap-<name>.yaml (listed
+// in kustomization.yaml, so the root Kustomization applies it with the
+// layers), and the Secret of its sensitive ones to WithSecretFile's file.
+// Any problem is an error and nothing is written.
+func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
+	cfg := &renderConfig{}
+	for _, o := range opts {
+		if o != nil {
+			o.applyToRender(cfg)
+		}
+	}
+	b, err := LoadStack(path)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.checkPaths(b.dir); err != nil {
+		return nil, err
+	}
+	out := &Rendered{Plan: plan}
+	extra, secrets, err := b.renderVars(cfg, out)
+	if err != nil {
+		return nil, err
+	}
+	files, err := plan.files(extra)
+	if err != nil {
+		return nil, err
+	}
+	commit, abort := func() error { return nil }, func() {}
+	if cfg.secretFile != "" && len(secrets) > 0 {
+		if commit, abort, err = stageSecret(cfg.secretFile, dir, secrets); err != nil {
+			return nil, err
+		}
+		out.SecretFile = cfg.secretFile
+	}
+	if err := writeAtomic(dir, files); err != nil {
+		abort()
+		return nil, err
+	}
+	if err := commit(); err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		out.Files = append(out.Files, f.Path)
+	}
+	return out, nil
+}
+
+// renderVars renders the vars entries that have IaC outputs: the
+// ConfigMaps as files under vars/, the Secrets as a YAML stream.
+func (b *Builder) renderVars(cfg *renderConfig, out *Rendered) ([]File, []byte, error) {
+	vars := b.vars
+	if cfg.outputs != "" {
+		if len(vars) != 1 {
+			return nil, nil, errorf(ErrInvalidOption, "stack %q: an outputs file needs exactly one vars entry in the stack, it has %d", b.stack.name, len(vars))
+		}
+		vars = []StackVars{{Name: vars[0].Name, Outputs: cfg.outputs, at: vars[0].at}}
+	}
+	var extra []File
+	var secrets []byte
+	for _, v := range vars {
+		if v.Outputs == "" {
+			continue
+		}
+		file := v.Outputs
+		if cfg.outputs == "" && b.dir != "" && !filepath.IsAbs(file) {
+			file = filepath.Join(b.dir, filepath.FromSlash(file))
+		}
+		outs, err := substitute.ReadOutputs(file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rendering vars %q: %w", v.Name, err)
+		}
+		m, err := outs.Render(v.Name, b.stack.namespace, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rendering vars %q: %w", v.Name, err)
+		}
+		data, err := marshal(m.ConfigMap)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rendering vars %q: %w", v.Name, err)
+		}
+		extra = append(extra, File{Path: "vars/configmap-" + v.Name + ".yaml", Data: data})
+		if m.Secret == nil {
+			continue
+		}
+		if cfg.secretFile == "" {
+			out.LeftOut = append(out.LeftOut, sortedKeys(m.Secret.Data)...)
+			continue
+		}
+		data, err = marshal(m.Secret)
+		if err != nil {
+			return nil, nil, fmt.Errorf("rendering vars %q: %w", v.Name, err)
+		}
+		if len(secrets) > 0 {
+			secrets = append(secrets, "---\n"...)
+		}
+		secrets = append(secrets, data...)
+	}
+	return extra, secrets, nil
+}
+
+// stageSecret writes data to a temporary file beside file (0600) and
+// returns the functions that rename it into place or remove it. file may
+// not lie inside dir.
+func stageSecret(file, dir string, data []byte) (commit func() error, abort func(), err error) {
+	fail := func(err error) (func() error, func(), error) {
+		return nil, nil, fmt.Errorf("writing the vars Secret to %s: %w", file, err)
+	}
+	af, err := filepath.Abs(file)
+	if err != nil {
+		return fail(err)
+	}
+	ad, err := filepath.Abs(dir)
+	if err != nil {
+		return fail(err)
+	}
+	if rel, err := filepath.Rel(ad, af); err == nil && filepath.IsLocal(rel) {
+		return fail(errorf(ErrInvalidOption, "it is inside the rendered directory %s, which is meant to be pushed", dir))
+	}
+	if err := os.MkdirAll(filepath.Dir(af), 0o755); err != nil {
+		return fail(err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(af), "."+filepath.Base(af)+".tmp-") // 0600
+	if err != nil {
+		return fail(err)
+	}
+	abort = func() { _ = os.Remove(tmp.Name()) }
+	if _, err := tmp.Write(data); err != nil {
+		_ = tmp.Close()
+		abort()
+		return fail(err)
+	}
+	if err := tmp.Close(); err != nil {
+		abort()
+		return fail(err)
+	}
+	commit = func() error {
+		if err := os.Rename(tmp.Name(), af); err != nil {
+			abort()
+			return fmt.Errorf("writing the vars Secret to %s: %w", file, err)
+		}
+		return nil
+	}
+	return commit, abort, nil
+}
+
+// checkPaths reports every Kustomization layer whose path is not a
+// directory under root, as *LayerError wrapping ErrMissingPath.
+func (p *Plan) checkPaths(root string) error {
+	var errs []error
+	for _, l := range p.Layers {
+		if l.HelmRelease != nil {
+			continue
+		}
+		path := l.Kustomization.Spec.Path
+		fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(path)))
+		if err != nil || !fi.IsDir() {
+			errs = append(errs, &LayerError{Layer: l.Name, At: l.At, Err: errorf(ErrMissingPath, "path %q is not a directory under %s", path, root)})
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidPlan, joinErrs(errs))
+	}
+	return nil
+}
+
+// GraphFile reads and builds a stack file and draws it (Plan.Graph).
+func GraphFile(path, format string) ([]byte, error) {
+	b, err := LoadStack(path)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	return plan.Graph(format)
+}

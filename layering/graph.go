@@ -1,0 +1,227 @@
+package layering
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Graph formats.
+const (
+	GraphMermaid = "mermaid" // a flowchart that GitHub renders
+	GraphDot     = "dot"     // Graphviz
+	GraphTree    = "tree"    // like `flux tree kustomization`
+)
+
+// GraphFormats lists the formats Graph takes.
+var GraphFormats = []string{GraphMermaid, GraphDot, GraphTree}
+
+// CriticalPath is the longest chain of dependencies of a Plan: the layers
+// that must become Ready one after the other, first to last.
+type CriticalPath struct {
+	Layers []string
+	// Timeout is the sum of the layers' timeouts: how long a first
+	// reconcile may take in the worst case before the last layer starts
+	// failing, retries aside.
+	Timeout time.Duration
+}
+
+func (c CriticalPath) String() string {
+	return fmt.Sprintf("critical path: %s (%d layers, worst case %s of timeouts)", strings.Join(c.Layers, " -> "), len(c.Layers), c.Timeout)
+}
+
+// CriticalPath returns the Plan's longest dependency chain; ties go to the
+// layer declared first.
+func (p *Plan) CriticalPath() CriticalPath {
+	idx := p.index()
+	depth := make([]int, len(p.Layers))
+	next := make([]int, len(p.Layers))
+	var visit func(i int) int
+	visit = func(i int) int {
+		if depth[i] > 0 {
+			return depth[i]
+		}
+		depth[i], next[i] = 1, -1
+		for _, d := range p.Layers[i].DependsOn {
+			j := idx[d]
+			if v := visit(j) + 1; v > depth[i] {
+				depth[i], next[i] = v, j
+			}
+		}
+		return depth[i]
+	}
+	best := -1
+	for i := range p.Layers {
+		if best < 0 || visit(i) > depth[best] {
+			best = i
+		}
+	}
+	var c CriticalPath
+	for i := best; i >= 0; i = next[i] {
+		l := p.Layers[i]
+		c.Layers = append(c.Layers, l.Name)
+		if t := l.Kustomization.Spec.Timeout; t != nil {
+			c.Timeout += t.Duration
+		}
+	}
+	slices.Reverse(c.Layers)
+	return c
+}
+
+func (p *Plan) index() map[string]int {
+	idx := make(map[string]int, len(p.Layers))
+	for i, l := range p.Layers {
+		idx[l.Name] = i
+	}
+	return idx
+}
+
+// describe says what a layer is and how it becomes Ready.
+func (l *Layer) describe() string {
+	kind := "Kustomization"
+	if l.HelmRelease != nil {
+		kind = "HelmRelease"
+	}
+	spec := &l.Kustomization.Spec
+	parts := []string{kind}
+	switch {
+	case spec.Wait:
+		parts = append(parts, "wait")
+	case len(spec.HealthChecks) > 0:
+		parts = append(parts, fmt.Sprintf("healthChecks (%d)", len(spec.HealthChecks)))
+	default:
+		parts = append(parts, "no wait")
+	}
+	if l.Operator {
+		parts = append(parts, "operator")
+	}
+	if !spec.Prune {
+		parts = append(parts, "prune: false")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Graph draws the Plan's DAG in format (GraphMermaid, GraphDot or
+// GraphTree): each layer with its kind and how it becomes Ready, edges from
+// a layer to those that depend on it, and the critical path highlighted.
+func (p *Plan) Graph(format string) ([]byte, error) {
+	var b bytes.Buffer
+	crit := p.CriticalPath()
+	onPath := map[string]int{}
+	for i, n := range crit.Layers {
+		onPath[n] = i + 1
+	}
+	critEdge := func(dep, layer string) bool {
+		return onPath[dep] > 0 && onPath[layer] == onPath[dep]+1
+	}
+	switch format {
+	case GraphMermaid:
+		idx := p.index()
+		fmt.Fprintf(&b, "flowchart LR\n")
+		for i, l := range p.Layers {
+			fmt.Fprintf(&b, "  n%d[\"%s<br/>%s\"]\n", i, l.Name, l.describe())
+		}
+		var critLinks []string
+		link := 0
+		for i, l := range p.Layers {
+			for _, d := range l.DependsOn {
+				fmt.Fprintf(&b, "  n%d --> n%d\n", idx[d], i)
+				if critEdge(d, l.Name) {
+					critLinks = append(critLinks, fmt.Sprint(link))
+				}
+				link++
+			}
+		}
+		var critNodes []string
+		for _, n := range crit.Layers {
+			critNodes = append(critNodes, fmt.Sprintf("n%d", idx[n]))
+		}
+		fmt.Fprintf(&b, "  classDef critical stroke:#d73a49,stroke-width:3px\n")
+		fmt.Fprintf(&b, "  class %s critical\n", strings.Join(critNodes, ","))
+		if len(critLinks) > 0 {
+			fmt.Fprintf(&b, "  linkStyle %s stroke:#d73a49,stroke-width:3px\n", strings.Join(critLinks, ","))
+		}
+		fmt.Fprintf(&b, "%%%% %s\n", crit)
+	case GraphDot:
+		fmt.Fprintf(&b, "digraph %q {\n  rankdir=LR;\n  node [shape=box];\n", p.Name)
+		for _, l := range p.Layers {
+			extra := ""
+			if onPath[l.Name] > 0 {
+				extra = ", color=red, penwidth=2"
+			}
+			fmt.Fprintf(&b, "  %q [label=%q%s];\n", l.Name, l.Name+"\n"+l.describe(), extra)
+		}
+		for _, l := range p.Layers {
+			for _, d := range l.DependsOn {
+				extra := ""
+				if critEdge(d, l.Name) {
+					extra = " [color=red, penwidth=2]"
+				}
+				fmt.Fprintf(&b, "  %q -> %q%s;\n", d, l.Name, extra)
+			}
+		}
+		fmt.Fprintf(&b, "  label=%q;\n}\n", crit.String())
+	case GraphTree:
+		p.tree(&b)
+		fmt.Fprintf(&b, "\n%s\n", crit)
+	default:
+		return nil, fmt.Errorf("unknown graph format %q: want one of %s", format, strings.Join(GraphFormats, ", "))
+	}
+	return b.Bytes(), nil
+}
+
+// tree prints, like `flux tree kustomization`, each layer nothing depends
+// on with what it depends on below it. A subtree already printed is not
+// repeated.
+func (p *Plan) tree(b *bytes.Buffer) {
+	idx := p.index()
+	needed := map[string]bool{}
+	for _, l := range p.Layers {
+		for _, d := range l.DependsOn {
+			needed[d] = true
+		}
+	}
+	printed := map[string]bool{}
+	ref := func(kind, name string) string { return kind + "/" + p.Namespace + "/" + name }
+	var walk func(l *Layer, prefix string)
+	walk = func(l *Layer, prefix string) {
+		var children []string
+		if l.HelmRelease != nil {
+			children = append(children, "")
+		}
+		children = append(children, l.DependsOn...)
+		for i, c := range children {
+			branch, indent := "├── ", "│   "
+			if i == len(children)-1 {
+				branch, indent = "└── ", "    "
+			}
+			if c == "" {
+				fmt.Fprintf(b, "%s%s%s\n", prefix, branch, ref("HelmRelease", l.Name))
+				continue
+			}
+			if printed[c] {
+				fmt.Fprintf(b, "%s%s%s (see above)\n", prefix, branch, ref("Kustomization", c))
+				continue
+			}
+			printed[c] = true
+			fmt.Fprintf(b, "%s%s%s\n", prefix, branch, ref("Kustomization", c))
+			walk(&p.Layers[idx[c]], prefix+indent)
+		}
+	}
+	first := true
+	for i := len(p.Layers) - 1; i >= 0; i-- {
+		l := &p.Layers[i]
+		if needed[l.Name] {
+			continue
+		}
+		if !first {
+			b.WriteString("\n")
+		}
+		first = false
+		printed[l.Name] = true
+		fmt.Fprintf(b, "%s\n", ref("Kustomization", l.Name))
+		walk(l, "")
+	}
+}

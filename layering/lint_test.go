@@ -1,0 +1,295 @@
+package layering_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+const (
+	crdYAML = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: clustersecretstores.external-secrets.io
+spec:
+  group: external-secrets.io
+  names: {kind: ClusterSecretStore, plural: clustersecretstores}
+  scope: Cluster
+  versions: [{name: v1, served: true, storage: true}]
+`
+	crYAML = `apiVersion: external-secrets.io/v1
+kind: ClusterSecretStore
+metadata:
+  name: vault
+spec:
+  provider: {vault: {server: "https://vault.example.com"}}
+`
+	releaseYAML = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: external-secrets
+  namespace: flux-system
+spec:
+  interval: 10m
+  chartRef: {kind: OCIRepository, name: external-secrets}
+  install: {crds: Skip}
+`
+	releaseCRDsYAML = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: external-secrets
+  namespace: flux-system
+spec:
+  interval: 10m
+  chartRef: {kind: OCIRepository, name: external-secrets}
+`
+	webhookYAML = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: externalsecret-validate
+webhooks:
+  - name: validate.clustersecretstore.external-secrets.io
+    rules:
+      - apiGroups: [external-secrets.io]
+        apiVersions: [v1]
+        operations: [CREATE, UPDATE]
+        resources: [clustersecretstores]
+`
+	nsYAML = `apiVersion: v1
+kind: Namespace
+metadata:
+  name: apps
+`
+	deployYAML = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: apps
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+`
+)
+
+// tree is the platform every lint test reads; each test picks its layers.
+var lintTree = map[string]string{
+	"crds/crd.yaml":                 crdYAML,
+	"operator/release.yaml":         releaseYAML,
+	"operator-crds/release.yaml":    releaseCRDsYAML,
+	"webhook/webhook.yaml":          webhookYAML,
+	"crs/store.yaml":                crYAML,
+	"mixed/crd.yaml":                crdYAML,
+	"mixed/store.yaml":              crYAML,
+	"helm-and-crs/release.yaml":     releaseCRDsYAML,
+	"helm-and-crs/store.yaml":       crYAML,
+	"namespaces/ns.yaml":            nsYAML,
+	"apps/deploy.yaml":              deployYAML,
+	"kustomized/kustomization.yaml": "resources: [deploy.yaml]\nnamePrefix: team-\n",
+	"kustomized/deploy.yaml":        "# the web app\n" + deployYAML,
+	"remote/kustomization.yaml":     "resources: [\"REMOTE\"]\n",
+}
+
+func lint(t *testing.T, b *layering.Builder, files map[string]string) []layering.Finding {
+	t.Helper()
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, files)
+	rep, err := layering.Lint(t.Context(), b, dir)
+	require.NoError(t, err)
+	return rep.Findings
+}
+
+func rules(fs []layering.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Rule)
+	}
+	return out
+}
+
+func stack() *layering.Builder {
+	return layering.New("platform", layering.FromOCI(registry, "v1"))
+}
+
+// Each rule: a stack that breaks it (the rule must report it, naming the
+// layer, the object and file:line) and the fixed stack (no finding).
+func TestLintRules(t *testing.T) {
+	tests := []struct {
+		name      string
+		bad, good *layering.Builder
+		rule      string
+		want      layering.Finding // the first finding of rule; Message is a substring
+	}{
+		{
+			name: "graph",
+			bad:  stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.DependsOn("nothing")),
+			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()),
+			rule: layering.RuleGraph,
+			want: layering.Finding{Layer: "crds", Message: `depends on unknown layer "nothing"`},
+		},
+		{
+			name: "path",
+			bad:  stack().Layer("crds", layering.Path("./nope"), layering.KeepOnDelete()),
+			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()),
+			rule: layering.RulePath,
+			want: layering.Finding{Layer: "crds", Message: `path "./nope": no such file or directory`},
+		},
+		{
+			name: "crd-order",
+			bad: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Layer("crs", layering.Path("./crs")),
+			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Then("crs", layering.Path("./crs")),
+			rule: layering.RuleCRDOrder,
+			want: layering.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `the CRD of ClusterSecretStore (external-secrets.io) is in layer "crds", which this layer does not depend on`},
+		},
+		{
+			name: "crd-order-same-layer",
+			bad:  stack().Layer("mixed", layering.Path("./mixed"), layering.KeepOnDelete()),
+			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).Then("crs", layering.Path("./crs")),
+			rule: layering.RuleCRDOrder,
+			want: layering.Finding{Layer: "mixed", Object: "ClusterSecretStore/vault", File: "mixed/store.yaml", Line: 1, Message: "only in this same layer"},
+		},
+		{
+			name: "crd-order-nowhere",
+			bad:  stack().Layer("crs", layering.Path("./crs")),
+			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.ExistingAPIGroups("external-secrets.io")).Layer("crs", layering.Path("./crs")),
+			rule: layering.RuleCRDOrder,
+			want: layering.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: "no layer defines the CRD of ClusterSecretStore"},
+		},
+		{
+			name: "webhook-order",
+			bad: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Then("operator", layering.Path("./operator"), layering.Wait()).
+				Layer("crs", layering.Path("./crs"), layering.DependsOn("crds")),
+			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Then("operator", layering.Path("./operator"), layering.Wait()).
+				Then("crs", layering.Path("./crs")),
+			rule: layering.RuleWebhookOrder,
+			want: layering.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `operator layer "operator" serves the admission webhook of external-secrets.io`},
+		},
+		{
+			name: "webhook-order-from-webhook-configuration",
+			bad: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Layer("webhook", layering.Path("./webhook")).
+				Layer("crs", layering.Path("./crs"), layering.DependsOn("crds")),
+			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Layer("webhook", layering.Path("./webhook")).
+				Layer("crs", layering.Path("./crs"), layering.DependsOn("crds", "webhook")),
+			rule: layering.RuleWebhookOrder,
+			want: layering.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", Message: `operator layer "webhook"`},
+		},
+		{
+			name: "operator-wait",
+			bad: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Then("operator", layering.Path("./operator"), layering.NoWait()).
+				Then("crs", layering.Path("./crs")),
+			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Then("operator", layering.Path("./operator")).
+				Then("crs", layering.Path("./crs")),
+			rule: layering.RuleOperatorWait,
+			want: layering.Finding{Layer: "operator", Message: "operator layer without wait or healthChecks"},
+		},
+		{
+			name: "namespace-order",
+			bad:  stack().Layer("namespaces", layering.Path("./namespaces")).Layer("apps", layering.Path("./apps")),
+			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("apps", layering.Path("./apps")),
+			rule: layering.RuleNamespaceOrder,
+			want: layering.Finding{Layer: "apps", Object: "Deployment/apps/web", File: "apps/deploy.yaml", Line: 1, Message: `namespace "apps" is created by layer "namespaces", which this layer does not depend on`},
+		},
+		{
+			name: "namespace-order-nobody",
+			bad:  stack().Layer("apps", layering.Path("./apps")),
+			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.ExistingNamespaces("apps")).Layer("apps", layering.Path("./apps")),
+			rule: layering.RuleNamespaceOrder,
+			want: layering.Finding{Layer: "apps", Object: "Deployment/apps/web", File: "apps/deploy.yaml", Line: 1, Message: `no layer creates namespace "apps"`},
+		},
+		{
+			name: "namespace-order-through-kustomize",
+			bad:  stack().Layer("namespaces", layering.Path("./namespaces")).Layer("kustomized", layering.Path("./kustomized")),
+			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("kustomized", layering.Path("./kustomized")),
+			rule: layering.RuleNamespaceOrder,
+			want: layering.Finding{Layer: "kustomized", Object: "Deployment/apps/team-web", File: "kustomized/deploy.yaml", Line: 2, Message: `namespace "apps"`},
+		},
+		{
+			name: "crd-prune",
+			bad:  stack().Layer("crds", layering.Path("./crds")),
+			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()),
+			rule: layering.RuleCRDPrune,
+			want: layering.Finding{Layer: "crds", Object: "CustomResourceDefinition/clustersecretstores.external-secrets.io", File: "crds/crd.yaml", Line: 1, Message: "prune: true on a layer holding CRDs"},
+		},
+		{
+			name: "helm-crds",
+			bad:  stack().Layer("helm-and-crs", layering.Path("./helm-and-crs")),
+			good: stack().Layer("operator-crds", layering.Path("./operator-crds")).Then("crs", layering.Path("./crs")),
+			rule: layering.RuleHelmCRDs,
+			want: layering.Finding{Layer: "helm-and-crs", Object: "ClusterSecretStore/vault", File: "helm-and-crs/store.yaml", Line: 1, Message: "HelmRelease/flux-system/external-secrets installs CRDs (install.crds: Create) in the same layer"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := lint(t, tt.bad, lintTree)
+			var got *layering.Finding
+			for i := range bad {
+				if bad[i].Rule == tt.rule {
+					got = &bad[i]
+					break
+				}
+			}
+			require.NotNil(t, got, "lint of the bad stack: want a %s finding, got %v", tt.rule, bad)
+			assert.Equal(t, tt.want.Layer, got.Layer, "layer")
+			assert.Equal(t, tt.want.Object, got.Object, "object")
+			if tt.want.File != "" {
+				assert.Equal(t, tt.want.File, got.File, "file")
+				assert.Equal(t, tt.want.Line, got.Line, "line")
+			}
+			assert.Contains(t, got.Message, tt.want.Message)
+
+			good := lint(t, tt.good, lintTree)
+			assert.NotContains(t, rules(good), tt.rule, "lint of the fixed stack: %v", good)
+		})
+	}
+}
+
+// Lint never fetches: a kustomization pointing at a URL is a finding and the
+// server is never called.
+func TestLintNeverTouchesTheNetwork(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		_, _ = w.Write([]byte(nsYAML))
+	}))
+	t.Cleanup(srv.Close)
+	files := map[string]string{"remote/kustomization.yaml": "resources: [\"" + srv.URL + "/ns.yaml\"]\n"}
+	fs := lint(t, stack().Layer("remote", layering.Path("./remote")), files)
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, layering.RulePath, fs[0].Rule)
+	assert.Contains(t, fs[0].Message, "lint never touches the network")
+	assert.Zero(t, calls.Load(), "lint made a request")
+
+	for _, remote := range []string{"github.com/acme/platform//base?ref=v1", "git@github.com:acme/platform.git", "https://example.com/x.yaml"} {
+		files := map[string]string{"remote/kustomization.yaml": "resources: [\"" + remote + "\"]\n"}
+		fs := lint(t, stack().Layer("remote", layering.Path("./remote")), files)
+		require.Len(t, fs, 1, "%s: %v", remote, fs)
+		assert.Contains(t, fs[0].Message, "lint never touches the network", remote)
+	}
+}
+
+func TestLintClean(t *testing.T) {
+	b := stack().
+		Layer("namespaces", layering.Path("./namespaces")).
+		Add(layering.Operator("es", layering.CRDsLayer(layering.Path("./crds")),
+			layering.OperatorLayer(layering.Path("./operator")),
+			layering.CRsLayer(layering.Path("./crs")))).
+		Layer("apps", layering.Path("./apps"), layering.DependsOn("namespaces"))
+	fs := lint(t, b, lintTree)
+	assert.Empty(t, fs)
+}

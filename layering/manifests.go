@@ -1,0 +1,512 @@
+package layering
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigyaml "sigs.k8s.io/yaml"
+)
+
+// object is one Kubernetes object of a layer, with what the lint rules read.
+type object struct {
+	apiVersion, kind, namespace, name string
+	file                              string // slash path relative to the lint root
+	line                              int
+
+	crd        *crdInfo // for CustomResourceDefinitions
+	webhooks   []string // API groups whose admission a webhook configuration intercepts ("*" for all)
+	helmCRDs   string   // for HelmReleases: the install CRD policy (Create when unset)
+	skipSubst  bool     // kustomize.toolkit.fluxcd.io/substitute: disabled
+	raw        []byte   // the object as YAML, for the variables check
+	data       []string // keys of a ConfigMap's data or a Secret's data/stringData
+	secretLike bool
+}
+
+type crdInfo struct{ group, kind, scope string }
+
+func (o *object) group() string {
+	g, _, ok := strings.Cut(o.apiVersion, "/")
+	if !ok {
+		return ""
+	}
+	return g
+}
+
+// ref is how findings name the object: Kind/namespace/name or Kind/name.
+func (o *object) ref() string {
+	if o.namespace != "" {
+		return o.kind + "/" + o.namespace + "/" + o.name
+	}
+	return o.kind + "/" + o.name
+}
+
+// errRemote refuses what would make kustomize reach the network.
+var errRemote = errors.New("remote resources are not read: lint never touches the network")
+
+// loadLayer returns the objects kustomize-controller would apply for a
+// Kustomization layer: the kustomize build of root/spec.path, with the
+// kustomization.yaml Flux generates when there is none (every YAML file,
+// and every subdirectory holding a kustomization, as a resource) and the
+// layer's targetNamespace, patches and components applied as Flux does.
+//
+// A directory without a kustomization file and a layer without those fields
+// is read directly, which is what kustomize would produce, only faster and
+// with exact lines.
+//
+// With keep, it also returns the manifests for a VarChecker.
+func loadLayer(root, layerPath string, targetNamespace string, patches []kustypes.Patch, components []string, keep bool) ([]*object, []VarFile, error) {
+	dir := filepath.Join(root, filepath.FromSlash(layerPath))
+	info, err := os.Stat(dir)
+	if err != nil {
+		return nil, nil, errorf(ErrMissingPath, "path %q: %v", layerPath, unwrapPathError(err))
+	}
+	if !info.IsDir() {
+		return nil, nil, errorf(ErrMissingPath, "path %q is not a directory", layerPath)
+	}
+	kfile, files, plain, err := scanLayer(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if kfile == "" && plain && targetNamespace == "" && len(patches) == 0 && len(components) == 0 {
+		var objs []*object
+		var kept []VarFile
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				return nil, nil, err
+			}
+			rel := relSlash(root, f)
+			o, err := parseObjects(rel, data)
+			if err != nil {
+				return nil, nil, err
+			}
+			objs = append(objs, o...)
+			if keep {
+				kept = append(kept, VarFile{Path: rel, Line: 1, Data: data})
+			}
+		}
+		return objs, kept, nil
+	}
+	objs, err := buildLayer(root, dir, kfile, files, targetNamespace, patches, components)
+	if err != nil || !keep {
+		return objs, nil, err
+	}
+	kept := make([]VarFile, 0, len(objs))
+	for _, o := range objs {
+		kept = append(kept, VarFile{Path: o.file, Line: max(o.line, 1), Data: o.raw, Built: true})
+	}
+	return objs, kept, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// scanLayer finds dir's kustomization file, or the resources Flux would
+// list in a generated one (sorted, as a lexical walk gives them). plain is
+// false when a subdirectory has its own kustomization.
+func scanLayer(dir string) (kfile string, resources []string, plain bool, err error) {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() {
+			return filepath.Join(dir, name), nil, false, nil
+		}
+	}
+	plain = true
+	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if d.IsDir() {
+			for _, name := range konfig.RecognizedKustomizationFileNames() {
+				if fi, err := os.Stat(filepath.Join(p, name)); err == nil && !fi.IsDir() {
+					resources = append(resources, p)
+					plain = false
+					return filepath.SkipDir
+				}
+			}
+			return nil
+		}
+		if ext := filepath.Ext(p); ext == ".yaml" || ext == ".yml" {
+			resources = append(resources, p)
+		}
+		return nil
+	})
+	return "", resources, plain, err
+}
+
+// readObjects parses one manifest file with line numbers.
+func readObjects(root, file string) ([]*object, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return parseObjects(relSlash(root, file), data)
+}
+
+// parseObjects parses the manifests of one file, rel naming it.
+func parseObjects(rel string, data []byte) ([]*object, error) {
+	var objs []*object
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, &FileError{Path: rel, Line: yamlErrorLine(err), Err: err}
+		}
+		if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
+			continue
+		}
+		n := doc.Content[0]
+		if n.Kind != yaml.MappingNode {
+			return nil, &FileError{Path: rel, Line: n.Line, Err: fmt.Errorf("not a Kubernetes object")}
+		}
+		o, err := objectFromNode(n)
+		if err != nil {
+			return nil, &FileError{Path: rel, Line: n.Line, Err: err}
+		}
+		o.file, o.line = rel, n.Line
+		if o.kind == "List" {
+			// kustomize flattens v1 Lists; so does lint.
+			items := field(n, "items")
+			if items == nil {
+				continue
+			}
+			for _, it := range items.Content {
+				io, err := objectFromNode(it)
+				if err != nil {
+					return nil, &FileError{Path: rel, Line: it.Line, Err: err}
+				}
+				io.file, io.line = rel, it.Line
+				objs = append(objs, io)
+			}
+			continue
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+func relSlash(root, file string) string {
+	rel, err := filepath.Rel(root, file)
+	if err != nil {
+		return filepath.ToSlash(file)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// field returns the value node of key in mapping n, or nil.
+func field(n *yaml.Node, key string) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func str(n *yaml.Node, keys ...string) string {
+	for _, k := range keys {
+		n = field(n, k)
+	}
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+func objectFromNode(n *yaml.Node) (*object, error) {
+	o := &object{
+		apiVersion: str(n, "apiVersion"),
+		kind:       str(n, "kind"),
+		name:       str(n, "metadata", "name"),
+		namespace:  str(n, "metadata", "namespace"),
+	}
+	if o.apiVersion == "" || o.kind == "" {
+		return nil, fmt.Errorf("not a Kubernetes object: apiVersion and kind are required")
+	}
+	if o.kind == "List" {
+		return o, nil
+	}
+	if o.name == "" && str(n, "metadata", "generateName") == "" {
+		return nil, fmt.Errorf("%s: metadata.name is required", o.kind)
+	}
+	const substAnno = "kustomize.toolkit.fluxcd.io/substitute"
+	o.skipSubst = str(n, "metadata", "annotations", substAnno) == "disabled" || str(n, "metadata", "labels", substAnno) == "disabled"
+	switch {
+	case o.kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io":
+		o.crd = &crdInfo{group: str(n, "spec", "group"), kind: str(n, "spec", "names", "kind"), scope: str(n, "spec", "scope")}
+	case (o.kind == "ValidatingWebhookConfiguration" || o.kind == "MutatingWebhookConfiguration") && o.group() == "admissionregistration.k8s.io":
+		if hooks := field(n, "webhooks"); hooks != nil {
+			for _, h := range hooks.Content {
+				if rules := field(h, "rules"); rules != nil {
+					for _, r := range rules.Content {
+						if groups := field(r, "apiGroups"); groups != nil {
+							for _, g := range groups.Content {
+								if !slices.Contains(o.webhooks, g.Value) {
+									o.webhooks = append(o.webhooks, g.Value)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	case o.kind == "HelmRelease" && strings.HasPrefix(o.apiVersion, "helm.toolkit.fluxcd.io/"):
+		o.helmCRDs = str(n, "spec", "install", "crds")
+		if o.helmCRDs == "" {
+			o.helmCRDs = "Create"
+			if str(n, "spec", "install", "skipCRDs") == "true" {
+				o.helmCRDs = "Skip"
+			}
+		}
+	case o.kind == "ConfigMap" && o.apiVersion == "v1", o.kind == "Secret" && o.apiVersion == "v1":
+		o.secretLike = o.kind == "Secret"
+		for _, k := range []string{"data", "stringData", "binaryData"} {
+			if d := field(n, k); d != nil && d.Kind == yaml.MappingNode {
+				for i := 0; i < len(d.Content); i += 2 {
+					o.data = append(o.data, d.Content[i].Value)
+				}
+			}
+		}
+	}
+	return o, nil
+}
+
+// kustomizeMu serialises krusty builds: kustomize keeps global state (the
+// OpenAPI schema) that concurrent builds race on, as Flux also works around.
+var kustomizeMu sync.Mutex
+
+// originAnnotation is where kustomize records the file an object came from
+// when buildMetadata has originAnnotations.
+const originAnnotation = "config.kubernetes.io/origin"
+
+func buildLayer(root, dir, kfile string, files []string, targetNamespace string, patches []kustypes.Patch, components []string) ([]*object, error) {
+	var k kustypes.Kustomization
+	kname := filepath.Join(dir, konfig.DefaultKustomizationFileName())
+	if kfile != "" {
+		data, err := os.ReadFile(kfile)
+		if err != nil {
+			return nil, err
+		}
+		if err := sigyaml.Unmarshal(data, &k); err != nil {
+			return nil, &FileError{Path: relSlash(root, kfile), Err: fmt.Errorf("reading kustomization: %w", err)}
+		}
+		kname = kfile
+	} else {
+		for _, f := range files {
+			k.Resources = append(k.Resources, "./"+filepath.ToSlash(must(filepath.Rel(dir, f))))
+		}
+		if len(k.Resources) == 0 {
+			k.Namespace = "_placeholder" // as Flux does, to build an empty directory
+		}
+	}
+	if err := checkLocal(root, dir, &k, map[string]bool{}); err != nil {
+		return nil, err
+	}
+	// What kustomize-controller adds to the kustomization.
+	k.APIVersion, k.Kind = kustypes.KustomizationVersion, kustypes.KustomizationKind
+	if targetNamespace != "" {
+		k.Namespace = targetNamespace
+	}
+	k.Patches = append(k.Patches, patches...)
+	k.Components = append(k.Components, components...)
+	if !slices.Contains(k.BuildMetadata, kustypes.OriginAnnotations) {
+		k.BuildMetadata = append(k.BuildMetadata, kustypes.OriginAnnotations)
+	}
+	data, err := sigyaml.Marshal(&k)
+	if err != nil {
+		return nil, err
+	}
+	fsys := overlayFS{FileSystem: filesys.MakeFsOnDisk(), path: kname, data: data}
+
+	kustomizeMu.Lock()
+	resMap, err := func() (_ resmap.ResMap, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("kustomize panicked: %v", r)
+			}
+		}()
+		opts := &krusty.Options{LoadRestrictions: kustypes.LoadRestrictionsNone, PluginConfig: kustypes.DisabledPluginConfig()}
+		return krusty.MakeKustomizer(opts).Run(fsys, dir)
+	}()
+	kustomizeMu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build of %s: %w", relSlash(root, dir), err)
+	}
+	lines := &lineIndex{root: root, files: map[string][]*object{}}
+	var objs []*object
+	for _, r := range resMap.Resources() {
+		origin := originPath(r)
+		_ = r.PipeE(kyaml.ClearAnnotation(originAnnotation))
+		raw, err := r.AsYAML()
+		if err != nil {
+			return nil, err
+		}
+		var doc yaml.Node
+		if err := yaml.Unmarshal(raw, &doc); err != nil || len(doc.Content) == 0 {
+			return nil, fmt.Errorf("reading kustomize output: %v", err)
+		}
+		o, err := objectFromNode(doc.Content[0])
+		if err != nil {
+			return nil, err
+		}
+		o.raw = raw
+		o.file, o.line = relSlash(root, kname), 0
+		if origin != "" {
+			o.file, o.line = lines.find(filepath.Join(dir, filepath.FromSlash(origin)), o)
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
+
+func must[T any](v T, _ error) T { return v }
+
+// checkLocal refuses kustomization entries that kustomize would fetch (URLs,
+// git repositories) and follows local ones, so a build never reaches the
+// network.
+func checkLocal(root, dir string, k *kustypes.Kustomization, seen map[string]bool) error {
+	if seen[dir] {
+		return nil
+	}
+	seen[dir] = true
+	entries := slices.Concat(k.Resources, k.Components, k.Bases) //nolint:staticcheck // Bases still builds
+	for _, e := range entries {
+		if looksRemote(e) {
+			return fmt.Errorf("%s: resource %q: %w", relSlash(root, dir), e, errRemote)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(e))
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() {
+			continue // a file, or missing: kustomize reports it
+		}
+		for _, name := range konfig.RecognizedKustomizationFileNames() {
+			data, err := os.ReadFile(filepath.Join(p, name))
+			if err != nil {
+				continue
+			}
+			var sub kustypes.Kustomization
+			if err := sigyaml.Unmarshal(data, &sub); err != nil {
+				return &FileError{Path: relSlash(root, filepath.Join(p, name)), Err: err}
+			}
+			if err := checkLocal(root, p, &sub, seen); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// looksRemote is true for what kustomize reads as a URL or a git
+// repository (scheme://, git@host:, gh:, host.tld/...).
+func looksRemote(e string) bool {
+	if strings.Contains(e, "://") || strings.HasPrefix(e, "git@") || strings.HasPrefix(e, "gh:") || strings.HasPrefix(e, "git::") || strings.Contains(e, "?ref=") {
+		return true
+	}
+	first, rest, ok := strings.Cut(e, "/")
+	return ok && rest != "" && first != "." && first != ".." && strings.Contains(first, ".")
+}
+
+// overlayFS is the disk with one kustomization file replaced.
+type overlayFS struct {
+	filesys.FileSystem
+	path string
+	data []byte
+}
+
+func (f overlayFS) ReadFile(p string) ([]byte, error) {
+	if filepath.Clean(p) == f.path {
+		return slices.Clone(f.data), nil
+	}
+	return f.FileSystem.ReadFile(p)
+}
+
+func (f overlayFS) Exists(p string) bool {
+	return filepath.Clean(p) == f.path || f.FileSystem.Exists(p)
+}
+
+func (f overlayFS) IsDir(p string) bool {
+	return filepath.Clean(p) != f.path && f.FileSystem.IsDir(p)
+}
+
+// lineIndex finds an object's line in the file it came from.
+type lineIndex struct {
+	root  string
+	files map[string][]*object
+}
+
+func (x *lineIndex) find(file string, o *object) (string, int) {
+	objs, ok := x.files[file]
+	if !ok {
+		objs, _ = readObjects(x.root, file)
+		x.files[file] = objs
+	}
+	rel := relSlash(x.root, file)
+	var sameKind *object
+	for _, c := range objs {
+		if c.kind != o.kind {
+			continue
+		}
+		if c.name == o.name || strings.Contains(o.name, c.name) && c.name != "" {
+			return rel, c.line
+		}
+		if sameKind == nil {
+			sameKind = c
+		}
+	}
+	if sameKind != nil {
+		return rel, sameKind.line
+	}
+	return rel, 1
+}
+
+func originPath(r *resource.Resource) string {
+	anno := r.GetAnnotations()[originAnnotation]
+	if anno == "" {
+		return ""
+	}
+	var origin struct {
+		Path string `json:"path"`
+	}
+	if err := sigyaml.Unmarshal([]byte(anno), &origin); err != nil {
+		return ""
+	}
+	return path.Clean(origin.Path)
+}

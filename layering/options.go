@@ -1,0 +1,515 @@
+package layering
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+)
+
+// StepOption configures one layer (Layer, Then, and the parts of a preset).
+// Only this package implements it. An option given bad input records an
+// error that Build returns; it never panics.
+type StepOption interface{ applyToStep(*step) }
+
+// StackOption configures the whole stack (New). Only this package
+// implements it. Interval, RetryInterval and Timeout are both: given to New
+// they set the default of every layer.
+type StackOption interface{ applyToStack(*stack) }
+
+// step is one layer as the options describe it.
+type step struct {
+	name string
+	at   string // file:line in a stack file
+	errs []error
+
+	dependsOn         []string
+	readyExpr         map[string]string
+	dependsOnOperator bool
+	operator          bool
+
+	path                             *string
+	interval, retryInterval, timeout *time.Duration
+	prune, wait                      *bool
+	deletionPolicy                   string
+	healthChecks                     []meta.NamespacedObjectKindReference
+	healthCheckExprs                 []kustomize.CustomHealthCheck
+	targetNamespace                  string
+	substitute                       map[string]string
+	substituteFrom                   []kustomizev1.SubstituteReference
+	components                       []string
+	patches                          []kustomize.Patch
+	commonMetadata                   *kustomizev1.CommonMetadata
+	force                            bool
+	sourceRef                        *kustomizev1.CrossNamespaceSourceReference
+	guard                            *webhookGuard
+	helm                             *helmSpec
+}
+
+func (s *step) errorf(kind error, format string, args ...any) {
+	s.errs = append(s.errs, errorf(kind, format, args...))
+}
+
+// stack is the stack-wide settings New collects.
+type stack struct {
+	name, namespace string
+	errs            []error
+
+	oci       *sourcev1.OCIRepositorySpec
+	sourceRef *kustomizev1.CrossNamespaceSourceReference
+
+	interval, retryInterval, timeout time.Duration
+	vars                             []string
+	renderedPath                     string
+	existingNamespaces               []string
+	existingAPIGroups                []string
+}
+
+// Defaults, written out in every Kustomization so none is implicit.
+const (
+	DefaultNamespace     = "flux-system"
+	DefaultInterval      = 10 * time.Minute
+	DefaultRetryInterval = 2 * time.Minute
+	DefaultTimeout       = 5 * time.Minute
+	DefaultRenderedPath  = "./flux"
+)
+
+type funcStep func(*step)
+
+func (f funcStep) applyToStep(s *step) { f(s) }
+
+type funcStack func(*stack)
+
+func (f funcStack) applyToStack(s *stack) { f(s) }
+
+// SharedOption is an option that works both for one layer and, given to
+// New, as the default of every layer.
+type SharedOption interface {
+	StepOption
+	StackOption
+}
+
+var (
+	_ StepOption   = funcStep(nil)
+	_ StackOption  = funcStack(nil)
+	_ SharedOption = durationOption{}
+	_ HelmOption   = funcHelm(nil)
+)
+
+// durationOption is Interval, RetryInterval or Timeout.
+type durationOption struct {
+	field string
+	d     time.Duration
+}
+
+func (o durationOption) applyToStep(s *step) {
+	if o.d <= 0 {
+		s.errorf(ErrInvalidOption, "invalid %s %s: must be positive", o.field, o.d)
+		return
+	}
+	d := o.d
+	switch o.field {
+	case "interval":
+		s.interval = &d
+	case "retryInterval":
+		s.retryInterval = &d
+	case "timeout":
+		s.timeout = &d
+	}
+}
+
+func (o durationOption) applyToStack(s *stack) {
+	if o.d <= 0 {
+		s.errs = append(s.errs, errorf(ErrInvalidOption, "stack %q: invalid %s %s: must be positive", s.name, o.field, o.d))
+		return
+	}
+	switch o.field {
+	case "interval":
+		s.interval = o.d
+	case "retryInterval":
+		s.retryInterval = o.d
+	case "timeout":
+		s.timeout = o.d
+	}
+}
+
+// Interval sets spec.interval (default 10m), of one layer or, given to New,
+// of every layer and of the OCIRepository.
+func Interval(d time.Duration) SharedOption { return durationOption{"interval", d} }
+
+// RetryInterval sets spec.retryInterval (default 2m): how soon a failed
+// reconcile is retried.
+func RetryInterval(d time.Duration) SharedOption { return durationOption{"retryInterval", d} }
+
+// Timeout sets spec.timeout (default 5m): how long apply and health checks
+// may take.
+func Timeout(d time.Duration) SharedOption { return durationOption{"timeout", d} }
+
+// --- stack options ---
+
+// FromOCI makes the stack's source an OCIRepository named after the stack,
+// pulling url (oci://host/repository) at tag. Build emits it.
+func FromOCI(url, tag string) StackOption {
+	return FromOCIRepository(sourcev1.OCIRepositorySpec{URL: url, Reference: &sourcev1.OCIRepositoryRef{Tag: tag}})
+}
+
+// FromOCIRepository is FromOCI with every OCIRepository field: semver or
+// digest references, secretRef, provider, verify, layerSelector, insecure.
+// A zero Interval takes the stack's.
+func FromOCIRepository(spec sourcev1.OCIRepositorySpec) StackOption {
+	return funcStack(func(s *stack) {
+		spec := spec
+		s.oci = &spec
+		s.sourceRef = nil
+	})
+}
+
+// FromSource makes every layer use an existing source (for instance the
+// GitRepository flux-system that flux bootstrap creates) instead of an
+// OCIRepository of its own; Build emits no source. kind is
+// OCIRepository, GitRepository, Bucket or ExternalArtifact.
+func FromSource(kind, name string) StackOption {
+	return funcStack(func(s *stack) {
+		s.sourceRef = &kustomizev1.CrossNamespaceSourceReference{Kind: kind, Name: name}
+		s.oci = nil
+	})
+}
+
+// Namespace sets the namespace of every emitted object (default flux-system).
+func Namespace(ns string) StackOption {
+	return funcStack(func(s *stack) { s.namespace = ns })
+}
+
+// Vars adds, to every layer, spec.postBuild.substituteFrom entries for the
+// ConfigMap that package substitute renders from IaC outputs (its plain
+// outputs), then for the Secret of the same name (its sensitive outputs),
+// optional because it is applied out of band, never pushed.
+func Vars(configMaps ...string) StackOption {
+	return funcStack(func(s *stack) { s.vars = append(s.vars, configMaps...) })
+}
+
+// RenderedPath is where the rendered directory sits in the source
+// (default ./flux). HelmRelease layers are wrapped in a Kustomization whose
+// path is <RenderedPath>/releases/<layer>.
+func RenderedPath(p string) StackOption {
+	return funcStack(func(s *stack) { s.renderedPath = p })
+}
+
+// ExistingNamespaces names namespaces that exist before the stack (created
+// by IaC, say), so lint does not ask a layer to create them. default,
+// kube-system, kube-public, kube-node-lease and the stack's namespace always
+// exist.
+func ExistingNamespaces(names ...string) StackOption {
+	return funcStack(func(s *stack) { s.existingNamespaces = append(s.existingNamespaces, names...) })
+}
+
+// --- step options ---
+
+// DependsOn makes the layer depend on the named layers (spec.dependsOn), in
+// addition to the previous layer when added with Then.
+func DependsOn(layers ...string) StepOption {
+	return funcStep(func(s *step) { s.dependsOn = append(s.dependsOn, layers...) })
+}
+
+// DependsOnOperator makes the layer depend on the nearest earlier layer
+// marked as an operator (MarkOperator), so its custom resources wait for the
+// operator's admission webhook, not just for the CRDs.
+func DependsOnOperator() StepOption {
+	return funcStep(func(s *step) { s.dependsOnOperator = true })
+}
+
+// ReadyExpr sets the CEL readyExpr of the dependency on layer (over dep and
+// self), replacing Flux's built-in readiness check for that dependency.
+func ReadyExpr(layer, expr string) StepOption {
+	return funcStep(func(s *step) {
+		if expr == "" {
+			s.errorf(ErrInvalidOption, "empty readyExpr for dependency %q", layer)
+			return
+		}
+		if s.readyExpr == nil {
+			s.readyExpr = map[string]string{}
+		}
+		s.readyExpr[layer] = expr
+	})
+}
+
+// MarkOperator marks the layer as the operator serving admission webhooks
+// for the CRDs of the layers it depends on: DependsOnOperator finds it and
+// lint requires the CR layers to depend on it.
+func MarkOperator() StepOption { return funcStep(func(s *step) { s.operator = true }) }
+
+// Path sets spec.path, relative to the source root (default ./<layer>).
+func Path(p string) StepOption {
+	return funcStep(func(s *step) {
+		if p == "" {
+			s.errorf(ErrMissingPath, "empty path")
+			return
+		}
+		s.path = &p
+	})
+}
+
+// Prune sets spec.prune (default true).
+func Prune(on bool) StepOption { return funcStep(func(s *step) { s.prune = &on }) }
+
+// KeepOnDelete sets prune: false and deletionPolicy: Orphan: objects stay in
+// the cluster when removed from the source or when the layer is deleted.
+// Use it for CRDs: deleting a CRD deletes every custom resource.
+func KeepOnDelete() StepOption {
+	return funcStep(func(s *step) {
+		f := false
+		s.prune = &f
+		s.deletionPolicy = kustomizev1.DeletionPolicyOrphan
+	})
+}
+
+// DeletionPolicy sets spec.deletionPolicy: MirrorPrune (default), Delete,
+// WaitForTermination or Orphan.
+func DeletionPolicy(p string) StepOption {
+	return funcStep(func(s *step) {
+		switch p {
+		case kustomizev1.DeletionPolicyMirrorPrune, kustomizev1.DeletionPolicyDelete,
+			kustomizev1.DeletionPolicyWaitForTermination, kustomizev1.DeletionPolicyOrphan:
+			s.deletionPolicy = p
+		default:
+			s.errorf(ErrInvalidOption, "invalid deletionPolicy %q: want MirrorPrune, Delete, WaitForTermination or Orphan", p)
+		}
+	})
+}
+
+// Wait sets spec.wait: the layer is Ready only when every object it applied
+// is. It is the default unless the layer has HealthChecks (Flux ignores
+// healthChecks under wait).
+func Wait() StepOption { t := true; return funcStep(func(s *step) { s.wait = &t }) }
+
+// NoWait sets wait: false: the layer is Ready once applied.
+func NoWait() StepOption { f := false; return funcStep(func(s *step) { s.wait = &f }) }
+
+// HealthChecks adds spec.healthChecks; the layer then defaults to wait: false.
+func HealthChecks(refs ...meta.NamespacedObjectKindReference) StepOption {
+	return funcStep(func(s *step) {
+		for _, r := range refs {
+			if r.Kind == "" || r.Name == "" {
+				s.errorf(ErrInvalidOption, "health check %s/%s: kind and name are required", r.Kind, r.Name)
+				continue
+			}
+			s.healthChecks = append(s.healthChecks, r)
+		}
+	})
+}
+
+// HealthCheckExprs adds spec.healthCheckExprs: CEL expressions that say when
+// objects of a kind are Current, InProgress or Failed.
+func HealthCheckExprs(exprs ...kustomize.CustomHealthCheck) StepOption {
+	return funcStep(func(s *step) {
+		for _, e := range exprs {
+			if e.APIVersion == "" || e.Current == "" {
+				s.errorf(ErrInvalidOption, "health check expression for %s %s: apiVersion and current are required", e.APIVersion, e.Kind)
+				continue
+			}
+			s.healthCheckExprs = append(s.healthCheckExprs, e)
+		}
+	})
+}
+
+// TargetNamespace sets spec.targetNamespace.
+func TargetNamespace(ns string) StepOption {
+	return funcStep(func(s *step) { s.targetNamespace = ns })
+}
+
+// Substitute adds spec.postBuild.substitute variables (inline values win over
+// SubstituteFrom). Sensitive values belong in a Secret given to
+// SubstituteFrom, never here.
+func Substitute(vars map[string]string) StepOption {
+	return funcStep(func(s *step) {
+		if s.substitute == nil {
+			s.substitute = map[string]string{}
+		}
+		maps.Copy(s.substitute, vars)
+	})
+}
+
+// SubstituteFrom adds spec.postBuild.substituteFrom entries (ConfigMaps or
+// Secrets, later ones win).
+func SubstituteFrom(refs ...kustomizev1.SubstituteReference) StepOption {
+	return funcStep(func(s *step) {
+		for _, r := range refs {
+			if (r.Kind != "ConfigMap" && r.Kind != "Secret") || r.Name == "" {
+				s.errorf(ErrInvalidOption, "invalid substituteFrom %s/%s: want kind ConfigMap or Secret and a name", r.Kind, r.Name)
+				continue
+			}
+			s.substituteFrom = append(s.substituteFrom, r)
+		}
+	})
+}
+
+// Components adds spec.components (paths of kustomize components).
+func Components(paths ...string) StepOption {
+	return funcStep(func(s *step) { s.components = append(s.components, paths...) })
+}
+
+// Patches adds spec.patches.
+func Patches(patches ...kustomize.Patch) StepOption {
+	return funcStep(func(s *step) { s.patches = append(s.patches, patches...) })
+}
+
+// CommonMetadata sets spec.commonMetadata: labels and annotations put on
+// every object of the layer.
+func CommonMetadata(labels, annotations map[string]string) StepOption {
+	return funcStep(func(s *step) {
+		s.commonMetadata = &kustomizev1.CommonMetadata{Labels: maps.Clone(labels), Annotations: maps.Clone(annotations)}
+	})
+}
+
+// Force sets spec.force: immutable fields are changed by recreating objects.
+func Force() StepOption { return funcStep(func(s *step) { s.force = true }) }
+
+// SourceRef makes this layer read another source than the stack's.
+func SourceRef(kind, name string) StepOption {
+	return funcStep(func(s *step) {
+		s.sourceRef = &kustomizev1.CrossNamespaceSourceReference{Kind: kind, Name: name}
+	})
+}
+
+// webhookGuard is the readiness guard for an operator's admission webhook.
+type webhookGuard struct{ kind, name string }
+
+// WebhookGuard makes the layer Ready only once the admission webhook
+// configuration kind/name (ValidatingWebhookConfiguration or
+// MutatingWebhookConfiguration) has a caBundle on every webhook: a health
+// check on it plus a CEL expression, for operators whose caBundle is
+// injected after their pods are ready (cert-manager's cainjector), which
+// wait alone does not see. The layer uses health checks instead of wait, so
+// it also needs a health check on the operator's workload; a HelmRelease
+// layer gets one on its HelmRelease.
+func WebhookGuard(kind, name string) StepOption {
+	return funcStep(func(s *step) {
+		if kind != "ValidatingWebhookConfiguration" && kind != "MutatingWebhookConfiguration" {
+			s.errorf(ErrInvalidOption, "invalid webhook guard kind %q: want ValidatingWebhookConfiguration or MutatingWebhookConfiguration", kind)
+			return
+		}
+		if name == "" {
+			s.errorf(ErrInvalidOption, "webhook guard %s: name is required", kind)
+			return
+		}
+		s.guard = &webhookGuard{kind: kind, name: name}
+	})
+}
+
+// caBundleExpr is Current when every webhook of the configuration has a CA
+// bundle, so the API server can call it.
+const caBundleExpr = "has(self.webhooks) && self.webhooks.all(w, has(w.clientConfig.caBundle) && w.clientConfig.caBundle != '')"
+
+// --- HelmRelease layers ---
+
+// HelmOption configures the HelmRelease of a layer made with HelmRelease.
+// Only this package implements it.
+type HelmOption interface{ applyToHelm(*helmSpec) }
+
+type helmSpec struct {
+	chartRef         *helmv2.CrossNamespaceSourceReference
+	chart            *helmv2.HelmChartTemplate
+	valuesFrom       []helmv2.ValuesReference
+	releaseName      string
+	releaseNamespace string
+	crds             helmv2.CRDsPolicy
+	errs             []string
+}
+
+type funcHelm func(*helmSpec)
+
+func (f funcHelm) applyToHelm(h *helmSpec) { f(h) }
+
+// HelmRelease makes the layer install a Helm chart: Build emits a
+// HelmRelease (helm.toolkit.fluxcd.io/v2) under releases/<layer>/ and wraps
+// it in the layer's Kustomization (wait: true), since Kustomizations can
+// only depend on Kustomizations. Give ChartRef or Chart.
+func HelmRelease(opts ...HelmOption) StepOption {
+	return funcStep(func(s *step) {
+		if s.helm == nil {
+			s.helm = &helmSpec{}
+		}
+		for _, o := range opts {
+			if o == nil {
+				s.errorf(ErrInvalidOption, "nil HelmOption")
+				continue
+			}
+			o.applyToHelm(s.helm)
+		}
+	})
+}
+
+// ChartRef sets spec.chartRef: an OCIRepository or HelmChart holding the chart.
+func ChartRef(kind, name string) HelmOption {
+	return funcHelm(func(h *helmSpec) {
+		if kind != sourcev1.OCIRepositoryKind && kind != sourcev1.HelmChartKind {
+			h.errs = append(h.errs, fmt.Sprintf("invalid chartRef kind %q: want OCIRepository or HelmChart", kind))
+			return
+		}
+		h.chartRef = &helmv2.CrossNamespaceSourceReference{Kind: kind, Name: name}
+	})
+}
+
+// Chart sets spec.chart: chart at version from the source sourceKind/sourceName
+// (HelmRepository, GitRepository or Bucket).
+func Chart(chart, version, sourceKind, sourceName string) HelmOption {
+	return funcHelm(func(h *helmSpec) {
+		h.chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
+			Chart:     chart,
+			Version:   version,
+			SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: sourceKind, Name: sourceName},
+		}}
+	})
+}
+
+// ValuesFrom adds spec.valuesFrom: a ConfigMap or Secret key holding values,
+// such as the per-service values ConfigMaps of package substitute. An empty
+// key means values.yaml.
+func ValuesFrom(kind, name, key string) HelmOption {
+	return funcHelm(func(h *helmSpec) {
+		if (kind != "ConfigMap" && kind != "Secret") || name == "" {
+			h.errs = append(h.errs, fmt.Sprintf("invalid valuesFrom %s/%s: want kind ConfigMap or Secret and a name", kind, name))
+			return
+		}
+		h.valuesFrom = append(h.valuesFrom, helmv2.ValuesReference{Kind: kind, Name: name, ValuesKey: key})
+	})
+}
+
+// ReleaseName sets spec.releaseName.
+func ReleaseName(name string) HelmOption {
+	return funcHelm(func(h *helmSpec) { h.releaseName = name })
+}
+
+// ReleaseNamespace sets spec.targetNamespace and spec.storageNamespace: where
+// the chart is installed.
+func ReleaseNamespace(ns string) HelmOption {
+	return funcHelm(func(h *helmSpec) { h.releaseNamespace = ns })
+}
+
+// CRDs sets install.crds and upgrade.crds. The default is Create on install
+// and Skip on upgrade (Flux's), and Skip on both when the CRDs have their own
+// layer (the Operator preset).
+func CRDs(policy helmv2.CRDsPolicy) HelmOption {
+	return funcHelm(func(h *helmSpec) {
+		switch policy {
+		case helmv2.Skip, helmv2.Create, helmv2.CreateReplace:
+			h.crds = policy
+		default:
+			h.errs = append(h.errs, fmt.Sprintf("invalid crds policy %q: want Skip, Create or CreateReplace", policy))
+		}
+	})
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// ExistingAPIGroups names API groups whose CRDs exist before the stack
+// (installed by IaC, say), so lint does not ask a layer to define them.
+func ExistingAPIGroups(groups ...string) StackOption {
+	return funcStack(func(s *stack) { s.existingAPIGroups = append(s.existingAPIGroups, groups...) })
+}

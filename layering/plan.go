@@ -1,0 +1,290 @@
+package layering
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// Plan is a built stack: Flux's own typed objects, ready to write.
+type Plan struct {
+	Name      string
+	Namespace string
+	// Source is the stack's OCIRepository, or nil when the stack uses an
+	// existing source (FromSource).
+	Source *sourcev1.OCIRepository
+	// Layers are in declaration order.
+	Layers []Layer
+
+	existingNamespaces []string
+}
+
+// Layer is one layer of a Plan.
+type Layer struct {
+	Name string
+	// DependsOn names the layers this one waits for.
+	DependsOn []string
+	// Operator is true for layers marked with MarkOperator.
+	Operator bool
+	// At is where a stack file declares the layer (file:line), or "".
+	At string
+	// Kustomization gates the layer: every layer has one.
+	Kustomization *kustomizev1.Kustomization
+	// HelmRelease is the release a HelmRelease layer's Kustomization
+	// applies, or nil.
+	HelmRelease *helmv2.HelmRelease
+}
+
+func (b *Builder) emit(nodes []*node) *Plan {
+	st := &b.stack
+	p := &Plan{Name: st.name, Namespace: st.namespace, existingNamespaces: slices.Clone(st.existingNamespaces)}
+	srcRef := kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: st.name}
+	if st.sourceRef != nil {
+		srcRef = *st.sourceRef
+	} else {
+		spec := *st.oci.DeepCopy()
+		if spec.Interval == nil {
+			spec.Interval = &metav1.Duration{Duration: st.interval}
+		}
+		if spec.Reference == nil {
+			spec.Reference = &sourcev1.OCIRepositoryRef{Tag: "latest"}
+		}
+		p.Source = &sourcev1.OCIRepository{
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
+			ObjectMeta: metav1.ObjectMeta{Name: st.name, Namespace: st.namespace},
+			Spec:       spec,
+		}
+	}
+	for _, n := range nodes {
+		p.Layers = append(p.Layers, b.emitLayer(n, srcRef))
+	}
+	return p
+}
+
+func dur(d *time.Duration, def time.Duration) metav1.Duration {
+	if d != nil {
+		return metav1.Duration{Duration: *d}
+	}
+	return metav1.Duration{Duration: def}
+}
+
+func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceReference) Layer {
+	st := &b.stack
+	s := n.step
+	interval := dur(s.interval, st.interval)
+	retry := dur(s.retryInterval, st.retryInterval)
+	timeout := dur(s.timeout, st.timeout)
+	spec := kustomizev1.KustomizationSpec{
+		Interval:         interval,
+		RetryInterval:    &retry,
+		Timeout:          &timeout,
+		SourceRef:        srcRef,
+		Prune:            true,
+		DeletionPolicy:   kustomizev1.DeletionPolicyMirrorPrune,
+		TargetNamespace:  s.targetNamespace,
+		Components:       slices.Clone(s.components),
+		Patches:          slices.Clone(s.patches),
+		CommonMetadata:   s.commonMetadata,
+		Force:            s.force,
+		HealthChecks:     slices.Clone(s.healthChecks),
+		HealthCheckExprs: slices.Clone(s.healthCheckExprs),
+	}
+	if s.sourceRef != nil {
+		spec.SourceRef = *s.sourceRef
+	}
+	if s.prune != nil {
+		spec.Prune = *s.prune
+	}
+	if s.deletionPolicy != "" {
+		spec.DeletionPolicy = s.deletionPolicy
+	}
+	for _, d := range n.deps {
+		spec.DependsOn = append(spec.DependsOn, meta.DependencyReference{Name: d, ReadyExpr: s.readyExpr[d]})
+	}
+	if len(st.vars) > 0 || len(s.substitute) > 0 || len(s.substituteFrom) > 0 {
+		pb := &kustomizev1.PostBuild{Substitute: s.substitute}
+		for _, v := range st.vars {
+			// The sensitive outputs go to a Secret of the same name, which
+			// is applied out of band (never pushed), hence optional.
+			pb.SubstituteFrom = append(pb.SubstituteFrom,
+				kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: v},
+				kustomizev1.SubstituteReference{Kind: "Secret", Name: v, Optional: true})
+		}
+		pb.SubstituteFrom = append(pb.SubstituteFrom, s.substituteFrom...)
+		spec.PostBuild = pb
+	}
+
+	l := Layer{Name: s.name, DependsOn: slices.Clone(n.deps), Operator: s.operator, At: s.at}
+	if s.helm != nil {
+		spec.Path = path.Join(st.renderedPath, "releases", s.name)
+		if st.renderedPath != "" && st.renderedPath[0] == '.' {
+			spec.Path = "./" + spec.Path
+		}
+		l.HelmRelease = b.emitRelease(s, interval, timeout)
+	} else {
+		spec.Path = "./" + s.name
+		if s.path != nil {
+			spec.Path = *s.path
+		}
+	}
+	// Wait is the default; health checks (and the webhook guard, which is
+	// health checks) replace it, since Flux ignores them under wait.
+	spec.Wait = len(spec.HealthChecks) == 0 && s.guard == nil
+	if s.wait != nil {
+		spec.Wait = *s.wait
+	}
+	if g := s.guard; g != nil {
+		if l.HelmRelease != nil {
+			spec.HealthChecks = append(spec.HealthChecks, meta.NamespacedObjectKindReference{
+				APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind, Name: s.name, Namespace: st.namespace,
+			})
+		}
+		spec.HealthChecks = append(spec.HealthChecks, meta.NamespacedObjectKindReference{
+			APIVersion: "admissionregistration.k8s.io/v1", Kind: g.kind, Name: g.name,
+		})
+		spec.HealthCheckExprs = append(spec.HealthCheckExprs, kustomize.CustomHealthCheck{
+			APIVersion: "admissionregistration.k8s.io/v1", Kind: g.kind,
+			HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: caBundleExpr},
+		})
+	}
+	l.Kustomization = &kustomizev1.Kustomization{
+		TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: st.namespace},
+		Spec:       spec,
+	}
+	return l
+}
+
+// Remediation retries of emitted HelmReleases: a failed install or upgrade
+// is rolled back and retried instead of left failed.
+const helmRetries = 3
+
+func (b *Builder) emitRelease(s *step, interval, timeout metav1.Duration) *helmv2.HelmRelease {
+	h := s.helm
+	install, upgrade := helmv2.Create, helmv2.Skip
+	if h.crds != "" {
+		install, upgrade = h.crds, h.crds
+	}
+	spec := helmv2.HelmReleaseSpec{
+		Interval:         interval,
+		Timeout:          &timeout,
+		ReleaseName:      h.releaseName,
+		TargetNamespace:  h.releaseNamespace,
+		StorageNamespace: h.releaseNamespace,
+		ValuesFrom:       slices.Clone(h.valuesFrom),
+		Install:          &helmv2.Install{CRDs: install, Remediation: &helmv2.InstallRemediation{Retries: helmRetries}},
+		Upgrade:          &helmv2.Upgrade{CRDs: upgrade, Remediation: &helmv2.UpgradeRemediation{Retries: helmRetries}},
+	}
+	if h.chartRef != nil {
+		ref := *h.chartRef
+		spec.ChartRef = &ref
+	}
+	if h.chart != nil {
+		spec.Chart = h.chart.DeepCopy()
+	}
+	return &helmv2.HelmRelease{
+		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: b.stack.namespace},
+		Spec:       spec,
+	}
+}
+
+// File is one file of a rendered Plan.
+type File struct {
+	Path string // slash-separated, relative to the output directory
+	Data []byte
+}
+
+// Files returns the rendered files in a fixed order: kustomization.yaml,
+// source.yaml (when the stack has its own OCIRepository), layers/<layer>.yaml
+// for each layer and releases/<layer>/helmrelease.yaml for HelmRelease
+// layers. The bytes depend only on the Plan.
+func (p *Plan) Files() ([]File, error) { return p.files(nil) }
+
+// WriteTo writes the rendered files to w as one stream, each file after a
+// "--- <path>" line, in the order of Files.
+func (p *Plan) WriteTo(w io.Writer) (int64, error) {
+	files, err := p.Files()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, f := range files {
+		m, err := fmt.Fprintf(w, "--- %s\n%s", f.Path, f.Data)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// files is Files with extra files (under vars/) written after the layers
+// and listed in kustomization.yaml.
+func (p *Plan) files(extra []File) ([]File, error) {
+	var files []File
+	var resources []string
+	add := func(name string, obj any, listed bool) error {
+		data, err := marshal(obj)
+		if err != nil {
+			return fmt.Errorf("rendering %s: %w", name, err)
+		}
+		files = append(files, File{Path: name, Data: data})
+		if listed {
+			resources = append(resources, name)
+		}
+		return nil
+	}
+	if p.Source != nil {
+		if err := add("source.yaml", p.Source, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, l := range p.Layers {
+		if err := add("layers/"+l.Name+".yaml", l.Kustomization, true); err != nil {
+			return nil, err
+		}
+		if l.HelmRelease != nil {
+			if err := add("releases/"+l.Name+"/helmrelease.yaml", l.HelmRelease, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range extra {
+		files = append(files, f)
+		resources = append(resources, f.Path)
+	}
+	k, err := yaml.Marshal(struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Resources  []string `json:"resources"`
+	}{"kustomize.config.k8s.io/v1beta1", "Kustomization", resources})
+	if err != nil {
+		return nil, err
+	}
+	header := []byte("# Rendered by fluxpack from stack " + p.Name + ". Do not edit: change the stack and render again.\n")
+	return append([]File{{Path: "kustomization.yaml", Data: append(header, k...)}}, files...), nil
+}
+
+// marshal writes obj as `flux ... --export` does: sigs.k8s.io/yaml without
+// the creationTimestamp and status that a fresh object has.
+func marshal(obj any) ([]byte, error) {
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.Replace(data, []byte("  creationTimestamp: null\n"), nil, 1)
+	data = bytes.Replace(data, []byte("status: {}\n"), nil, 1)
+	return append(bytes.TrimSpace(data), '\n'), nil
+}

@@ -1,0 +1,589 @@
+package layering
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Stack file identity.
+const (
+	StackAPIVersion = "fluxpack.dev/v1alpha1"
+	StackKind       = "Stack"
+)
+
+// The stack file schema. Field names are Flux's (Kustomization, OCIRepository,
+// HelmRelease) wherever Flux has one.
+type stackDoc struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Metadata   stackMeta `json:"metadata"`
+	Spec       stackSpec `json:"spec"`
+}
+
+type stackMeta struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+type stackSpec struct {
+	Source             *stackSource                               `json:"source,omitempty"`
+	SourceRef          *kustomizev1.CrossNamespaceSourceReference `json:"sourceRef,omitempty"`
+	Interval           *metav1.Duration                           `json:"interval,omitempty"`
+	RetryInterval      *metav1.Duration                           `json:"retryInterval,omitempty"`
+	Timeout            *metav1.Duration                           `json:"timeout,omitempty"`
+	RenderedPath       string                                     `json:"renderedPath,omitempty"`
+	ExistingNamespaces []string                                   `json:"existingNamespaces,omitempty"`
+	ExistingAPIGroups  []string                                   `json:"existingAPIGroups,omitempty"`
+	Vars               []StackVars                                `json:"vars,omitempty"`
+	Layers             []stackLayer                               `json:"layers"`
+}
+
+// stackSource is OCIRepository's spec with the ref flattened, as the issue
+// writes it: {url, tag}.
+type stackSource struct {
+	URL                string                              `json:"url"`
+	Tag                string                              `json:"tag,omitempty"`
+	SemVer             string                              `json:"semver,omitempty"`
+	SemverFilter       string                              `json:"semverFilter,omitempty"`
+	Digest             string                              `json:"digest,omitempty"`
+	Insecure           bool                                `json:"insecure,omitempty"`
+	Provider           string                              `json:"provider,omitempty"`
+	SecretRef          *meta.LocalObjectReference          `json:"secretRef,omitempty"`
+	CertSecretRef      *meta.LocalObjectReference          `json:"certSecretRef,omitempty"`
+	ServiceAccountName string                              `json:"serviceAccountName,omitempty"`
+	Verify             *sourcev1.OCIRepositoryVerification `json:"verify,omitempty"`
+	LayerSelector      *sourcev1.OCILayerSelector          `json:"layerSelector,omitempty"`
+	Interval           *metav1.Duration                    `json:"interval,omitempty"`
+	Timeout            *metav1.Duration                    `json:"timeout,omitempty"`
+	Ignore             *string                             `json:"ignore,omitempty"`
+}
+
+// StackVars is a vars entry of a stack file: the ConfigMap Name that package
+// substitute renders from the IaC Outputs file (relative to the stack file).
+type StackVars struct {
+	Outputs string `json:"outputs,omitempty"`
+	Name    string `json:"name"`
+
+	at string // file:line of the entry
+}
+
+type stackLayer struct {
+	Name              string                                     `json:"name"`
+	Path              *string                                    `json:"path,omitempty"`
+	DependsOn         []stackDep                                 `json:"dependsOn,omitempty"`
+	DependsOnOperator bool                                       `json:"dependsOnOperator,omitempty"`
+	Operator          bool                                       `json:"operator,omitempty"`
+	Wait              *bool                                      `json:"wait,omitempty"`
+	Prune             *bool                                      `json:"prune,omitempty"`
+	DeletionPolicy    string                                     `json:"deletionPolicy,omitempty"`
+	Interval          *metav1.Duration                           `json:"interval,omitempty"`
+	RetryInterval     *metav1.Duration                           `json:"retryInterval,omitempty"`
+	Timeout           *metav1.Duration                           `json:"timeout,omitempty"`
+	HealthChecks      []meta.NamespacedObjectKindReference       `json:"healthChecks,omitempty"`
+	HealthCheckExprs  []kustomize.CustomHealthCheck              `json:"healthCheckExprs,omitempty"`
+	TargetNamespace   string                                     `json:"targetNamespace,omitempty"`
+	PostBuild         *stackPostBuild                            `json:"postBuild,omitempty"`
+	Components        []string                                   `json:"components,omitempty"`
+	Patches           []kustomize.Patch                          `json:"patches,omitempty"`
+	CommonMetadata    *kustomizev1.CommonMetadata                `json:"commonMetadata,omitempty"`
+	Force             bool                                       `json:"force,omitempty"`
+	SourceRef         *kustomizev1.CrossNamespaceSourceReference `json:"sourceRef,omitempty"`
+	WebhookGuard      *stackGuard                                `json:"webhookGuard,omitempty"`
+	HelmRelease       *stackHelm                                 `json:"helmRelease,omitempty"`
+}
+
+// stackDep is a dependsOn entry: a layer name, or {name, readyExpr}.
+type stackDep struct {
+	Name      string `json:"name"`
+	ReadyExpr string `json:"readyExpr,omitempty"`
+}
+
+type stackPostBuild struct {
+	Substitute     map[string]string                 `json:"substitute,omitempty"`
+	SubstituteFrom []kustomizev1.SubstituteReference `json:"substituteFrom,omitempty"`
+}
+
+type stackGuard struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+type stackHelm struct {
+	ChartRef        *stackRef                `json:"chartRef,omitempty"`
+	Chart           *stackChart              `json:"chart,omitempty"`
+	ValuesFrom      []helmv2.ValuesReference `json:"valuesFrom,omitempty"`
+	ReleaseName     string                   `json:"releaseName,omitempty"`
+	TargetNamespace string                   `json:"targetNamespace,omitempty"`
+	CRDs            string                   `json:"crds,omitempty"`
+}
+
+type stackRef struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+type stackChart struct {
+	Chart     string   `json:"chart"`
+	Version   string   `json:"version,omitempty"`
+	SourceRef stackRef `json:"sourceRef"`
+}
+
+// LoadStack reads a stack file (apiVersion fluxpack.dev/v1alpha1, kind
+// Stack) into a Builder, so Build, Lint and Graph work on it as on a stack
+// written in Go. Decoding is strict: unknown fields, wrong types and missing
+// required fields are all reported, each as a *FileError with the line,
+// wrapped in ErrInvalidStack. Layer paths are relative to the file's
+// directory, which Lint reads.
+func LoadStack(path string) (*Builder, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading stack %s: %w", path, err)
+	}
+	b, err := ParseStack(path, data)
+	if err != nil {
+		return nil, err
+	}
+	b.dir = filepath.Dir(path)
+	return b, nil
+}
+
+// ParseStack is LoadStack on data; name is the file name used in errors.
+func ParseStack(name string, data []byte) (*Builder, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlErrorLine(err), Err: err})
+	}
+	if len(root.Content) == 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Err: fmt.Errorf("empty stack file")})
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: extra.Line, Err: fmt.Errorf("want one YAML document, found another")})
+	}
+	d := &decoder{file: name}
+	doc := root.Content[0]
+	v := d.value(doc, reflect.TypeFor[stackDoc](), "")
+	var st stackDoc
+	if len(d.errs) == 0 {
+		raw, err := json.Marshal(v)
+		if err == nil {
+			err = json.Unmarshal(raw, &st)
+		}
+		if err != nil {
+			d.fail(doc, "decoding: %v", err)
+		}
+	}
+	if len(d.errs) == 0 {
+		d.check(doc, &st)
+	}
+	if len(d.errs) > 0 {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, joinErrs(d.errs))
+	}
+	return d.builder(doc, &st), nil
+}
+
+// decoder walks YAML nodes along the Go type of the schema, so every
+// problem gets its line: unknown fields, wrong kinds of values, bad
+// durations. It yields JSON-ready values for encoding/json to decode.
+type decoder struct {
+	file string
+	errs []error
+}
+
+func (d *decoder) fail(n *yaml.Node, format string, args ...any) {
+	d.errs = append(d.errs, &FileError{Path: d.file, Line: n.Line, Err: fmt.Errorf(format, args...)})
+}
+
+var (
+	durationType = reflect.TypeFor[metav1.Duration]()
+	depType      = reflect.TypeFor[stackDep]()
+)
+
+func (d *decoder) value(n *yaml.Node, t reflect.Type, path string) any {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == durationType:
+		if n.Kind != yaml.ScalarNode {
+			d.fail(n, "%s: want a duration such as 10m", path)
+			return nil
+		}
+		dur, err := time.ParseDuration(n.Value)
+		if err != nil || dur <= 0 {
+			d.fail(n, "%s: invalid duration %q: want a positive duration such as 10m", path, n.Value)
+			return nil
+		}
+		return n.Value
+	case t == depType && n.Kind == yaml.ScalarNode:
+		return map[string]any{"name": n.Value}
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			d.fail(n, "%s: want a mapping", path)
+			return nil
+		}
+		fields := jsonFields(t)
+		out := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			f, ok := fields[k.Value]
+			if !ok {
+				d.fail(k, "unknown field %q in %s (known: %s)", k.Value, orRoot(path), strings.Join(sortedKeys(fields), ", "))
+				continue
+			}
+			if _, dup := out[k.Value]; dup {
+				d.fail(k, "duplicate field %q in %s", k.Value, orRoot(path))
+				continue
+			}
+			out[k.Value] = d.value(v, f, join(path, k.Value))
+		}
+		return out
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.fail(n, "%s: want a list", path)
+			return nil
+		}
+		out := make([]any, 0, len(n.Content))
+		for i, c := range n.Content {
+			out = append(out, d.value(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)))
+		}
+		return out
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			d.fail(n, "%s: want a mapping", path)
+			return nil
+		}
+		out := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			out[k.Value] = d.value(v, t.Elem(), join(path, k.Value))
+		}
+		return out
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			d.fail(n, "%s: want a string", path)
+			return nil
+		}
+		return n.Value
+	case reflect.Bool:
+		b, err := strconv.ParseBool(n.Value)
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || err != nil {
+			d.fail(n, "%s: want true or false, got %q", path, n.Value)
+			return nil
+		}
+		return b
+	case reflect.Int, reflect.Int32, reflect.Int64:
+		i, err := strconv.ParseInt(n.Value, 10, 64)
+		if n.Kind != yaml.ScalarNode || err != nil {
+			d.fail(n, "%s: want an integer, got %q", path, n.Value)
+			return nil
+		}
+		return i
+	}
+	d.fail(n, "%s: unsupported field type %s", path, t)
+	return nil
+}
+
+// jsonFields maps the JSON names of t's fields, inlined ones flattened, to
+// their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for f := range t.Fields() {
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" && (opts == "inline" || f.Anonymous) {
+			for k, v := range jsonFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
+}
+
+func join(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+func orRoot(path string) string {
+	if path == "" {
+		return "the stack"
+	}
+	return path
+}
+
+// lineOf finds the line of a field path like spec.layers[2].name, or of the
+// nearest node on the way.
+func lineOf(n *yaml.Node, path ...any) int {
+	for _, p := range path {
+		for n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		switch p := p.(type) {
+		case string:
+			found := false
+			for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == p {
+					n, found = n.Content[i+1], true
+					break
+				}
+			}
+			if !found {
+				return n.Line
+			}
+		case int:
+			if n.Kind != yaml.SequenceNode || p >= len(n.Content) {
+				return n.Line
+			}
+			n = n.Content[p]
+		}
+	}
+	return n.Line
+}
+
+// check reports what the schema's types cannot: required fields and
+// identity.
+func (d *decoder) check(doc *yaml.Node, st *stackDoc) {
+	at := func(path ...any) *yaml.Node { return &yaml.Node{Line: lineOf(doc, path...)} }
+	if st.APIVersion != StackAPIVersion {
+		d.fail(at("apiVersion"), "apiVersion %q: want %s", st.APIVersion, StackAPIVersion)
+	}
+	if st.Kind != StackKind {
+		d.fail(at("kind"), "kind %q: want %s", st.Kind, StackKind)
+	}
+	if st.Metadata.Name == "" {
+		d.fail(at("metadata"), "metadata.name is required")
+	}
+	sp := &st.Spec
+	switch {
+	case sp.Source == nil && sp.SourceRef == nil:
+		d.fail(at("spec"), "spec.source (an OCIRepository) or spec.sourceRef is required")
+	case sp.Source != nil && sp.SourceRef != nil:
+		d.fail(at("spec", "sourceRef"), "spec.source and spec.sourceRef exclude each other")
+	case sp.Source != nil && sp.Source.URL == "":
+		d.fail(at("spec", "source"), "spec.source.url is required")
+	}
+	if len(sp.Layers) == 0 {
+		d.fail(at("spec"), "spec.layers: at least one layer is required")
+	}
+	for i, l := range sp.Layers {
+		if l.Name == "" {
+			d.fail(at("spec", "layers", i), "spec.layers[%d].name is required", i)
+		}
+		for j, dep := range l.DependsOn {
+			if dep.Name == "" {
+				d.fail(at("spec", "layers", i, "dependsOn", j), "spec.layers[%d].dependsOn[%d].name is required", i, j)
+			}
+		}
+	}
+	for i, v := range sp.Vars {
+		if v.Name == "" {
+			d.fail(at("spec", "vars", i), "spec.vars[%d].name is required", i)
+		}
+	}
+}
+
+// builder turns a decoded stack into Builder calls, so the stack file and
+// the Go API share one model and one validation.
+func (d *decoder) builder(doc *yaml.Node, st *stackDoc) *Builder {
+	var opts []StackOption
+	sp := &st.Spec
+	if st.Metadata.Namespace != "" {
+		opts = append(opts, Namespace(st.Metadata.Namespace))
+	}
+	if s := sp.Source; s != nil {
+		spec := sourcev1.OCIRepositorySpec{
+			URL: s.URL, Insecure: s.Insecure, Provider: s.Provider, SecretRef: s.SecretRef,
+			CertSecretRef: s.CertSecretRef, ServiceAccountName: s.ServiceAccountName,
+			Verify: s.Verify, LayerSelector: s.LayerSelector, Interval: s.Interval, Timeout: s.Timeout, Ignore: s.Ignore,
+		}
+		if s.Tag != "" || s.SemVer != "" || s.Digest != "" {
+			spec.Reference = &sourcev1.OCIRepositoryRef{Tag: s.Tag, SemVer: s.SemVer, SemverFilter: s.SemverFilter, Digest: s.Digest}
+		}
+		opts = append(opts, FromOCIRepository(spec))
+	}
+	if r := sp.SourceRef; r != nil {
+		opts = append(opts, FromSource(r.Kind, r.Name))
+	}
+	if sp.Interval != nil {
+		opts = append(opts, Interval(sp.Interval.Duration))
+	}
+	if sp.RetryInterval != nil {
+		opts = append(opts, RetryInterval(sp.RetryInterval.Duration))
+	}
+	if sp.Timeout != nil {
+		opts = append(opts, Timeout(sp.Timeout.Duration))
+	}
+	if sp.RenderedPath != "" {
+		opts = append(opts, RenderedPath(sp.RenderedPath))
+	}
+	if len(sp.ExistingNamespaces) > 0 {
+		opts = append(opts, ExistingNamespaces(sp.ExistingNamespaces...))
+	}
+	if len(sp.ExistingAPIGroups) > 0 {
+		opts = append(opts, ExistingAPIGroups(sp.ExistingAPIGroups...))
+	}
+	for _, v := range sp.Vars {
+		opts = append(opts, Vars(v.Name))
+	}
+	b := New(st.Metadata.Name, opts...)
+	b.file = d.file
+	b.vars = slices.Clone(sp.Vars)
+	for i := range b.vars {
+		b.vars[i].at = fmt.Sprintf("%s:%d", d.file, lineOf(doc, "spec", "vars", i))
+	}
+	for i, l := range sp.Layers {
+		at := fmt.Sprintf("%s:%d", d.file, lineOf(doc, "spec", "layers", i))
+		b.add(l.Name, at, "", layerOptions(&l))
+	}
+	return b
+}
+
+func layerOptions(l *stackLayer) []StepOption {
+	var o []StepOption
+	for _, dep := range l.DependsOn {
+		o = append(o, DependsOn(dep.Name))
+		if dep.ReadyExpr != "" {
+			o = append(o, ReadyExpr(dep.Name, dep.ReadyExpr))
+		}
+	}
+	if l.DependsOnOperator {
+		o = append(o, DependsOnOperator())
+	}
+	if l.Operator {
+		o = append(o, MarkOperator())
+	}
+	if l.Path != nil {
+		o = append(o, Path(*l.Path))
+	}
+	if l.Prune != nil {
+		o = append(o, Prune(*l.Prune))
+	}
+	if l.DeletionPolicy != "" {
+		o = append(o, DeletionPolicy(l.DeletionPolicy))
+	}
+	if l.Wait != nil {
+		if *l.Wait {
+			o = append(o, Wait())
+		} else {
+			o = append(o, NoWait())
+		}
+	}
+	if l.Interval != nil {
+		o = append(o, Interval(l.Interval.Duration))
+	}
+	if l.RetryInterval != nil {
+		o = append(o, RetryInterval(l.RetryInterval.Duration))
+	}
+	if l.Timeout != nil {
+		o = append(o, Timeout(l.Timeout.Duration))
+	}
+	if len(l.HealthChecks) > 0 {
+		o = append(o, HealthChecks(l.HealthChecks...))
+	}
+	if len(l.HealthCheckExprs) > 0 {
+		o = append(o, HealthCheckExprs(l.HealthCheckExprs...))
+	}
+	if l.TargetNamespace != "" {
+		o = append(o, TargetNamespace(l.TargetNamespace))
+	}
+	if pb := l.PostBuild; pb != nil {
+		if len(pb.Substitute) > 0 {
+			o = append(o, Substitute(pb.Substitute))
+		}
+		if len(pb.SubstituteFrom) > 0 {
+			o = append(o, SubstituteFrom(pb.SubstituteFrom...))
+		}
+	}
+	if len(l.Components) > 0 {
+		o = append(o, Components(l.Components...))
+	}
+	if len(l.Patches) > 0 {
+		o = append(o, Patches(l.Patches...))
+	}
+	if l.CommonMetadata != nil {
+		o = append(o, CommonMetadata(l.CommonMetadata.Labels, l.CommonMetadata.Annotations))
+	}
+	if l.Force {
+		o = append(o, Force())
+	}
+	if l.SourceRef != nil {
+		o = append(o, SourceRef(l.SourceRef.Kind, l.SourceRef.Name))
+	}
+	if g := l.WebhookGuard; g != nil {
+		o = append(o, WebhookGuard(g.Kind, g.Name))
+	}
+	if h := l.HelmRelease; h != nil {
+		var ho []HelmOption
+		if h.ChartRef != nil {
+			ho = append(ho, ChartRef(h.ChartRef.Kind, h.ChartRef.Name))
+		}
+		if c := h.Chart; c != nil {
+			ho = append(ho, Chart(c.Chart, c.Version, c.SourceRef.Kind, c.SourceRef.Name))
+		}
+		for _, v := range h.ValuesFrom {
+			ho = append(ho, ValuesFrom(v.Kind, v.Name, v.ValuesKey))
+		}
+		if h.ReleaseName != "" {
+			ho = append(ho, ReleaseName(h.ReleaseName))
+		}
+		if h.TargetNamespace != "" {
+			ho = append(ho, ReleaseNamespace(h.TargetNamespace))
+		}
+		if h.CRDs != "" {
+			ho = append(ho, CRDs(helmv2.CRDsPolicy(h.CRDs)))
+		}
+		o = append(o, HelmRelease(ho...))
+	}
+	return o
+}
+
+// yamlErrorLine digs the line out of a yaml.v3 syntax error ("yaml: line 3: ...").
+func yamlErrorLine(err error) int {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, "line "); ok {
+		if end := strings.IndexByte(rest, ':'); end > 0 {
+			if n, err := strconv.Atoi(rest[:end]); err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}

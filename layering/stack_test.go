@@ -1,0 +1,102 @@
+package layering_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// The stack file and the Go builder are one model: the same stack renders
+// byte for byte the same.
+func TestStackFileMatchesBuilder(t *testing.T) {
+	fromFile, err := layering.LoadStack("testdata/stacks/external-secrets.yaml")
+	require.NoError(t, err)
+	filePlan, err := fromFile.Build()
+	require.NoError(t, err)
+
+	goPlan, err := layering.New("external-secrets",
+		layering.FromOCI("oci://registry.example.com/platform", "v1"),
+		layering.Namespace("flux-system"),
+		layering.Interval(10*time.Minute),
+		layering.Vars("cluster-vars"),
+	).
+		Layer("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+		Then("operator", layering.Path("./operator"), layering.Wait(), layering.MarkOperator()).
+		Then("crs", layering.Path("./crs"),
+			layering.ReadyExpr("operator", "dep.status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')"),
+			layering.RetryInterval(time.Minute),
+			layering.Substitute(map[string]string{"cluster_name": "mycluster-0"}),
+			layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "Secret", Name: "app-secrets", Optional: true}),
+		).
+		Build()
+	require.NoError(t, err)
+
+	want, got := render(t, goPlan), render(t, filePlan)
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("stack file and builder differ (-builder +file):\n%s", diff)
+	}
+	assert.Equal(t, "testdata/stacks/external-secrets.yaml:11", filePlan.Layers[2].At)
+	testutil.Golden(t, "stack-external-secrets", got)
+}
+
+func TestStackFileStrict(t *testing.T) {
+	_, err := layering.LoadStack("testdata/stacks/unknown-field.yaml")
+	require.ErrorIs(t, err, layering.ErrInvalidStack)
+	var fe *layering.FileError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, 5, fe.Line)
+	testutil.Golden(t, "stack-unknown-field", []byte(err.Error()+"\n"))
+}
+
+func TestStackFileErrors(t *testing.T) {
+	tests := []struct {
+		name, data, want string
+	}{
+		{"empty", "", "x.yaml: empty stack file"},
+		{"syntax", "a: [b\n", "x.yaml:1: yaml:"},
+		{"two-documents", "apiVersion: fluxpack.dev/v1alpha1\n---\nkind: Stack\n", "x.yaml:2: want one YAML document"},
+		{"wrong-kind", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: s}\nspec: {sourceRef: {kind: GitRepository, name: flux-system}, layers: [{name: a}]}\n",
+			"x.yaml:1: apiVersion \"v1\": want fluxpack.dev/v1alpha1"},
+		{"no-source", "apiVersion: fluxpack.dev/v1alpha1\nkind: Stack\nmetadata: {name: s}\nspec:\n  layers: [{name: a}]\n", "x.yaml:5: spec.source (an OCIRepository) or spec.sourceRef is required"},
+		{"no-layer-name", "apiVersion: fluxpack.dev/v1alpha1\nkind: Stack\nmetadata: {name: s}\nspec:\n  sourceRef: {kind: GitRepository, name: flux-system}\n  layers:\n    - path: ./a\n", "x.yaml:7: spec.layers[0].name is required"},
+		{"list-for-string", "apiVersion: fluxpack.dev/v1alpha1\nkind: Stack\nmetadata: {name: [s]}\n", "x.yaml:3: metadata.name: want a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := layering.ParseStack("x.yaml", []byte(tt.data))
+			require.ErrorIs(t, err, layering.ErrInvalidStack, "ParseStack(%q)", tt.data)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// Problems the builder finds point at the layer's line in the stack file.
+func TestStackFileBuildErrorsHaveLines(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "stack.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(`apiVersion: fluxpack.dev/v1alpha1
+kind: Stack
+metadata: {name: platform}
+spec:
+  sourceRef: {kind: GitRepository, name: flux-system}
+  layers:
+    - {name: a, dependsOn: [b]}
+    - {name: b, dependsOn: [a]}
+    - {name: Bad_Name}
+`), 0o644))
+	b, err := layering.LoadStack(p)
+	require.NoError(t, err)
+	_, err = b.Build()
+	require.ErrorIs(t, err, layering.ErrCycle)
+	assert.Contains(t, err.Error(), p+`:9: layer "Bad_Name": name must match`)
+	assert.Contains(t, err.Error(), p+`:7: layer "a": dependency cycle a -> b -> a`)
+}

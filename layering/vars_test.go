@@ -1,0 +1,216 @@
+package layering_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// namesChecker stands in for package substitute: it reports each ${var}
+// the layer does not make available, so the test sees what Lint handed it.
+type namesChecker struct{ got []layering.VarLayer }
+
+var ref = regexp.MustCompile(`\$\{([_a-zA-Z][_a-zA-Z0-9]*)\}`)
+
+func (c *namesChecker) CheckVars(_ context.Context, l layering.VarLayer) ([]layering.Finding, error) {
+	c.got = append(c.got, l)
+	var out []layering.Finding
+	for _, f := range l.Files {
+		for i, line := range bytes.Split(f.Data, []byte("\n")) {
+			for _, m := range ref.FindAllSubmatch(line, -1) {
+				name := string(m[1])
+				if _, ok := l.Values[name]; ok || slices.Contains(l.Names, name) {
+					continue
+				}
+				line := f.Line + i
+				if f.Built {
+					line = f.Line
+				}
+				out = append(out, layering.Finding{File: f.Path, Line: line, Message: fmt.Sprintf("variable %q is not set", name)})
+			}
+		}
+	}
+	return out, nil
+}
+
+func TestLintVariables(t *testing.T) {
+	files := map[string]string{
+		"vars/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-vars\n  namespace: flux-system\ndata:\n  domain: example.com\n",
+		"apps/gw.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gw\n  namespace: default\ndata:\n  host: \"*.${domain}\"\n  name: ${cluster_name}\n",
+		"kapps/kustomization.yaml": "resources: [gw.yaml]\n",
+		"kapps/gw.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gw\n  namespace: default\ndata:\n  host: \"*.${domain}\"\n",
+	}
+	inline := layering.Substitute(map[string]string{"cluster_name": "c1"})
+	from := layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})
+	tests := []struct {
+		name string
+		b    *layering.Builder
+		want []string // findings, as file:line: message
+	}{
+		{"inline-only", stack().Layer("vars", layering.Path("./vars")).Then("apps", layering.Path("./apps"), inline),
+			[]string{`apps/gw.yaml:7: variable "domain" is not set`}},
+		{"from-only", stack().Layer("vars", layering.Path("./vars")).Then("apps", layering.Path("./apps"), from),
+			[]string{`apps/gw.yaml:8: variable "cluster_name" is not set`}},
+		{"both", stack().Layer("vars", layering.Path("./vars")).Then("apps", layering.Path("./apps"), inline, from), nil},
+		{"kustomized", stack().Layer("vars", layering.Path("./vars")).Then("kapps", layering.Path("./kapps"), inline),
+			[]string{`kapps/gw.yaml:1: variable "domain" is not set`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &namesChecker{}
+			dir := t.TempDir()
+			writeTree(t, dir, files)
+			rep, err := layering.Lint(t.Context(), tt.b, dir, layering.WithVarChecker(c))
+			require.NoError(t, err)
+			var got []string
+			for _, f := range rep.Findings {
+				require.Equal(t, layering.RuleVariables, f.Rule, "%s", f)
+				got = append(got, fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message))
+			}
+			assert.Equal(t, tt.want, got)
+			require.Len(t, c.got, 1, "only layers with postBuild are checked")
+		})
+	}
+}
+
+func TestLintVariablesUnknown(t *testing.T) {
+	c := &namesChecker{}
+	b := layering.New("platform", layering.FromOCI(registry, "v1"), layering.Vars("cluster-vars")).
+		Layer("apps", layering.Path("./apps"), layering.SubstituteFrom(
+			kustomizev1.SubstituteReference{Kind: "Secret", Name: "maybe", Optional: true}))
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n"})
+	_, err := layering.Lint(t.Context(), b, dir, layering.WithVarChecker(c))
+	require.NoError(t, err)
+	require.Len(t, c.got, 1)
+	assert.Equal(t, []kustomizev1.SubstituteReference{
+		{Kind: "ConfigMap", Name: "cluster-vars"},
+		{Kind: "Secret", Name: "cluster-vars", Optional: true},
+		{Kind: "Secret", Name: "maybe", Optional: true},
+	}, c.got[0].Unknown, "a vars entry declared in Go has no outputs file: its keys are unknown, like those of a source made outside")
+}
+
+// The default checker is package substitute's: what it reports per layer,
+// against that layer's own sources.
+func TestLintVariablesSubstitute(t *testing.T) {
+	const outputs = `{
+  "domain": {"sensitive": false, "type": "string", "value": "example.com"},
+  "zone": {"sensitive": false, "type": "string", "value": "0123"},
+  "db_password": {"sensitive": true, "type": "string", "value": "s3cr3t: yes"}
+}`
+	cm := func(name, data string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: default\ndata:\n" + data
+	}
+	tests := []struct {
+		name   string
+		vars   string // spec.vars
+		layers string // spec.layers, after the "vars" layer
+		files  map[string]string
+		want   []string // findings, as file:line: layer: message
+	}{
+		{
+			name: "provided", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps, postBuild: {substitute: {app: shop}}}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  host: \"${app}.${domain}\"\n  pw: \"${db_password}\"\n")},
+		},
+		{
+			name: "not-set", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  host: \"${domain}\"\n  region: \"${region}\"\n")},
+			want:   []string{`apps/a.yaml:8: apps: variable "region" is not set and has no default: Flux (strict mode) fails the Kustomization`},
+		},
+		{
+			name: "retyped", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  zone: ${zone}\n")},
+			want:   []string{`apps/a.yaml:7: apps: warning: YAML 1.1 reads the substituted value "0123" as`},
+		},
+		{
+			name: "kustomized", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files: map[string]string{
+				"apps/kustomization.yaml": "resources: [a.yaml]\n",
+				"apps/a.yaml":             "# a comment\n" + cm("a", "  region: \"${region}\"\n"),
+			},
+			want: []string{`apps/a.yaml:2: apps: variable "region" is not set`},
+		},
+		{
+			name: "per-layer", vars: "[]",
+			layers: "- {name: one, path: ./one, postBuild: {substitute: {app: shop}}}\n    - {name: two, path: ./two, postBuild: {substitute: {region: eu}}}",
+			files: map[string]string{
+				"one/a.yaml": cm("a", "  x: \"${app}\"\n"),
+				"two/b.yaml": cm("b", "  x: \"${app}\"\n"),
+			},
+			want: []string{`two/b.yaml:7: two: variable "app" is not set`},
+		},
+		{
+			name: "unknown-source", vars: "[{name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  region: \"${region}\"\n  bad: \"${my-var}\"\n")},
+			want:   []string{`apps/a.yaml:8: apps: Flux cannot parse "${my-var}"`},
+		},
+		{
+			name: "source-not-an-ancestor", vars: "[]",
+			layers: "- {name: settings, path: ./settings}\n    - {name: apps, path: ./apps, postBuild: {substituteFrom: [{kind: ConfigMap, name: settings}]}}",
+			files: map[string]string{
+				"settings/s.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: flux-system}\ndata: {region: eu}\n",
+				"apps/a.yaml":     cm("a", "  region: \"${region}\"\n"),
+			},
+			want: []string{`stack.yaml:10: apps: substituteFrom ConfigMap/settings is created by layer "settings", which this layer does not depend on`},
+		},
+		{
+			name: "missing-outputs", vars: "[{outputs: nope.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  region: \"${region}\"\n")},
+			want:   []string{`stack.yaml:6: : vars "cluster-vars": reading outputs: open `},
+		},
+		{
+			name: "secret-values-stay-secret", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files:  map[string]string{"apps/a.yaml": cm("a", "  pw: ${db_password}\n")},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := map[string]string{
+				"tf.json":      outputs,
+				"vars/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n",
+				"stack.yaml": "apiVersion: fluxpack.dev/v1alpha1\nkind: Stack\nmetadata: {name: s, namespace: flux-system}\n" +
+					"spec:\n  source: {url: " + registry + ", tag: v1}\n  vars: " + tt.vars + "\n  layers:\n" +
+					"    - {name: vars, path: ./vars}\n    " + tt.layers + "\n",
+			}
+			maps.Copy(files, tt.files)
+			writeTree(t, dir, files)
+			rep, err := layering.LintFile(t.Context(), filepath.Join(dir, "stack.yaml"))
+			require.NoError(t, err)
+			var got []string
+			for _, f := range rep.Findings {
+				if f.Rule == layering.RuleNamespaceOrder {
+					continue
+				}
+				require.Equal(t, layering.RuleVariables, f.Rule, "%s", f)
+				assert.NotContains(t, f.String(), "s3cr3t", "a sensitive value reached a finding")
+				rel, err := filepath.Rel(dir, filepath.FromSlash(f.File))
+				require.NoError(t, err)
+				got = append(got, fmt.Sprintf("%s:%d: %s: %s", filepath.ToSlash(rel), f.Line, f.Layer, f.Message))
+			}
+			require.Len(t, got, len(tt.want), "%q", got)
+			for i, w := range tt.want {
+				assert.True(t, strings.HasPrefix(got[i], w), "finding %d:\n got %s\nwant %s…", i, got[i], w)
+			}
+		})
+	}
+}

@@ -1,0 +1,110 @@
+package layering
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// renderedEntries are the top-level names WriteDir writes; a directory
+// holding only these is a previous render it may replace.
+var renderedEntries = []string{"kustomization.yaml", "source.yaml", "layers", "releases", "vars"}
+
+// WriteDir writes the Plan's Files, plus extra files (say the variables'
+// ConfigMap under vars/, listed in kustomization.yaml), to dir atomically: into a temporary directory next
+// to it, renamed into place only when complete. dir may not exist yet, be
+// empty, or hold a previous render, which is replaced whole; anything else
+// in it is refused, so no user file is ever deleted. Files are 0644 and
+// directories 0755 whatever the umask.
+func (p *Plan) WriteDir(dir string, extra ...File) error {
+	for _, f := range extra {
+		if !filepath.IsLocal(filepath.FromSlash(f.Path)) || !strings.HasPrefix(f.Path, "vars/") {
+			return fmt.Errorf("writing %s: extra file %q must be a relative path under vars/", dir, f.Path)
+		}
+	}
+	files, err := p.files(extra)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(dir, files)
+}
+
+func writeAtomic(dir string, files []File) (err error) {
+	dir = filepath.Clean(dir)
+	exists, err := checkReplaceable(dir)
+	if err != nil {
+		return err
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(tmp)
+		}
+	}()
+	for _, f := range files {
+		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("writing %s: %w", dir, err)
+		}
+		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", filepath.Join(dir, f.Path), err)
+		}
+		if err := os.Chmod(p, 0o644); err != nil { // whatever the umask
+			return fmt.Errorf("writing %s: %w", dir, err)
+		}
+	}
+	if err := filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(p, 0o755)
+	}); err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	if !exists {
+		if err := os.Rename(tmp, dir); err != nil {
+			return fmt.Errorf("writing %s: %w", dir, err)
+		}
+		return nil
+	}
+	old := tmp + ".old"
+	if err := os.Rename(dir, old); err != nil {
+		return fmt.Errorf("replacing %s: %w", dir, err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if rerr := os.Rename(old, dir); rerr != nil {
+			return fmt.Errorf("replacing %s: %w (the previous render is in %s)", dir, err, old)
+		}
+		return fmt.Errorf("replacing %s: %w", dir, err)
+	}
+	return os.RemoveAll(old)
+}
+
+// checkReplaceable reports whether dir exists, and refuses a dir holding
+// anything a render does not write.
+func checkReplaceable(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("writing %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		if !slices.Contains(renderedEntries, e.Name()) {
+			return false, fmt.Errorf("writing %s: refusing to replace a directory holding %s, which fluxpack does not write", dir, e.Name())
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,130 @@
+//go:build linux
+
+package oci_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+var (
+	benchBinsOnce sync.Once
+	benchBins     map[string]string // command name → path
+	benchBinsErr  error
+)
+
+// buildBenchBins builds `fluxpack`, bench/fluxpush (Flux's Client.Push in a
+// process of its own) and bench/maxrss once per test binary, with the
+// toolchain that runs the test.
+func buildBenchBins(b *testing.B) map[string]string {
+	b.Helper()
+	benchBinsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "fluxpack-bench-bin-")
+		if err != nil {
+			benchBinsErr = err
+			return
+		}
+		benchBinDir = dir
+		bins := map[string]string{}
+		for cmd, pkg := range map[string]string{"fluxpack": "./cmd/fluxpack", "fluxpush": "./bench/fluxpush", "maxrss": "./bench/maxrss"} {
+			out := filepath.Join(dir, cmd)
+			c := exec.Command("go", "build", "-o", out, pkg)
+			c.Dir = testutil.RepoRoot(b)
+			c.Env = append(os.Environ(), "GOTOOLCHAIN=auto")
+			if msg, err := c.CombinedOutput(); err != nil {
+				benchBinsErr = fmt.Errorf("building %s: %w\n%s", pkg, err, msg)
+				return
+			}
+			bins[cmd] = out
+		}
+		benchBins = bins
+	})
+	if benchBinsErr != nil {
+		b.Fatal(benchBinsErr)
+	}
+	return benchBins
+}
+
+// peakRSS runs a command through bench/maxrss and returns the command's peak
+// resident set size in bytes.
+func peakRSS(b *testing.B, maxrss string, args ...string) int64 {
+	b.Helper()
+	c := exec.Command(maxrss, args...)
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		b.Fatalf("%s %v: %v\n%s", filepath.Base(args[0]), args[1:], err, stderr.Bytes())
+	}
+	kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	if err != nil {
+		b.Fatalf("reading the peak RSS of %s: %v", filepath.Base(args[0]), err)
+	}
+	return kib << 10
+}
+
+// BenchmarkPushRSS pushes the 5,000-file tree, new content every time, with
+// `fluxpack push` and with Flux's Client.Push (bench/fluxpush), each in a
+// child process, and reports the largest peak RSS seen (peak-RSS-MiB) and
+// the compressed layer's size (layer-MiB). The "-1file" runs push a one-file
+// tree: the constant the goal allows (runtime, binary, HTTP client).
+func BenchmarkPushRSS(b *testing.B) {
+	dir := benchTree(b)
+	host := benchRegistry(b)
+	bins := buildBenchBins(b)
+	art, err := oci.Build(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	layers, err := art.Image.Layers()
+	if err != nil {
+		b.Fatal(err)
+	}
+	layerSize, err := layers[0].Size()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tiny := b.TempDir()
+	testutil.WriteFiles(b, tiny, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: one}\n"})
+
+	cases := []struct {
+		name string
+		dir  string
+		args func(i int) []string
+	}{
+		{"fluxpack", dir, func(i int) []string {
+			return []string{bins["fluxpack"], "push", dir, fmt.Sprintf("oci://%s/rss:new", host), "--revision", fmt.Sprint(i)}
+		}},
+		{"flux", dir, func(int) []string { return []string{bins["fluxpush"], dir, host + "/rss-flux:new"} }},
+		{"fluxpack-1file", tiny, func(i int) []string {
+			return []string{bins["fluxpack"], "push", tiny, fmt.Sprintf("oci://%s/rss-tiny:new", host), "--revision", fmt.Sprint(i)}
+		}},
+		{"flux-1file", tiny, func(int) []string { return []string{bins["fluxpush"], tiny, host + "/rss-flux-tiny:new"} }},
+	}
+	for _, tc := range cases {
+		b.Run(tc.name, func(b *testing.B) {
+			var peak int64
+			i := 0
+			for b.Loop() {
+				i++
+				touch(b, tc.dir, 2_000_000+i) // new content: the layer is uploaded
+				args := tc.args(i)
+				peak = max(peak, peakRSS(b, bins["maxrss"], args...))
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
+			if tc.dir == dir {
+				b.ReportMetric(float64(layerSize)/(1<<20), "layer-MiB")
+			}
+		})
+	}
+}

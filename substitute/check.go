@@ -1,0 +1,510 @@
+package substitute
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fluxcd/pkg/envsubst"
+	"github.com/fluxcd/pkg/envsubst/parse"
+	yamlv3 "go.yaml.in/yaml/v3"
+	"sigs.k8s.io/yaml"
+)
+
+// Severity grades a Finding.
+type Severity string
+
+// The severities, from worst.
+const (
+	// SeverityError: Flux would fail the Kustomization.
+	SeverityError Severity = "error"
+	// SeverityWarning: Flux applies something other than what was meant.
+	SeverityWarning Severity = "warning"
+	// SeverityHint: probably fine, but worth a look.
+	SeverityHint Severity = "hint"
+)
+
+// Finding is one problem the static checks found.
+type Finding struct {
+	File     string   // path as given
+	Line     int      // 1-based line of the reference
+	Object   string   // Kind/namespace/name, or "" when not in an object
+	Var      string   // the variable concerned
+	Severity Severity // error, warning or hint
+	Message  string
+}
+
+// String formats f as "file:line: Object: severity: message".
+func (f Finding) String() string {
+	var b strings.Builder
+	b.WriteString(f.File)
+	if f.Line > 0 {
+		fmt.Fprintf(&b, ":%d", f.Line)
+	}
+	b.WriteString(": ")
+	if f.Object != "" {
+		b.WriteString(f.Object + ": ")
+	}
+	b.WriteString(string(f.Severity) + ": " + f.Message)
+	return b.String()
+}
+
+// File is one YAML file to check.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Available is what a Kustomization's postBuild provides to Check.
+type Available struct {
+	// Values are variables whose values are known (inline substitute, IaC
+	// outputs, --vars-from files); the YAML 1.1 retyping check uses them.
+	Values map[string]string
+	// Names are variables that will exist but whose values are unknown
+	// here (a Secret made later, say).
+	Names []string
+	// Always is substituteStrategy: Always. Without it, and with no
+	// variable at all, Flux does not substitute.
+	Always bool
+}
+
+func (a Available) has(name string) (string, bool, bool) {
+	if v, ok := a.Values[name]; ok {
+		return v, true, true
+	}
+	for _, n := range a.Names {
+		if n == name {
+			return "", false, true
+		}
+	}
+	return "", false, false
+}
+
+func (a Available) substitutes() bool { return a.Always || len(a.Values) > 0 || len(a.Names) > 0 }
+
+// Check scans the YAML files a Kustomization applies for ${var} references
+// and reports, at file:line, what kustomize-controller (strict mode) would
+// do with the variables in avail:
+//
+//   - error: a reference that nothing provides and that has no default;
+//     a reference Flux cannot parse (${a.b}, ${my-var}, ${v-d}); a
+//     variable name in avail that Flux rejects; a substituted value that
+//     breaks the YAML (a: b, *x, @x);
+//   - warning: a value YAML 1.1 retypes where it is substituted unquoted
+//     (0123 → 83, yes → true, 1.10 → 1.1, "" → null), with the ${quote} fix;
+//   - hint: $var without braces for a provided variable (Flux leaves it);
+//     shell or dashboard ${VAR} that should be escaped as $${VAR}; references
+//     left alone because there are no variables at all.
+//
+// Objects labelled or annotated kustomize.toolkit.fluxcd.io/substitute:
+// disabled are skipped. Findings are sorted by file, line and variable.
+func Check(files []File, avail Available) []Finding {
+	var out []Finding
+	for _, bad := range InvalidVarNames(mapOf(avail)) {
+		out = append(out, Finding{Var: bad, Severity: SeverityError,
+			Message: fmt.Sprintf("variable name %q is invalid (must match %s): Flux fails the whole Kustomization", bad, varNameRE)})
+	}
+	for _, f := range files {
+		out = append(out, checkFile(f, avail)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Var < b.Var
+	})
+	return out
+}
+
+func mapOf(a Available) map[string]string {
+	m := make(map[string]string, len(a.Values)+len(a.Names))
+	for k, v := range a.Values {
+		m[k] = v
+	}
+	for _, n := range a.Names {
+		m[n] = ""
+	}
+	return m
+}
+
+// docs decodes every YAML document of data.
+func docs(data []byte) ([]*yamlv3.Node, error) {
+	dec := yamlv3.NewDecoder(bytes.NewReader(data))
+	var out []*yamlv3.Node
+	for {
+		var n yamlv3.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, &n)
+	}
+}
+
+func checkFile(f File, avail Available) []Finding {
+	ds, err := docs(f.Data)
+	var out []Finding
+	if err != nil {
+		var le *lineError
+		line := 0
+		if errors.As(yamlSyntax(err), &le) {
+			line = le.line
+		}
+		out = append(out, Finding{File: f.Path, Line: line, Severity: SeverityError, Message: "invalid YAML: kustomize cannot build it"})
+	}
+	for _, d := range ds {
+		if len(d.Content) == 0 {
+			continue
+		}
+		top := d.Content[0]
+		obj, disabled := describeObject(top)
+		if disabled {
+			continue
+		}
+		walkScalars(top, func(n *yamlv3.Node, isKey bool) {
+			out = append(out, checkScalar(f.Path, obj, n, isKey, avail)...)
+		})
+	}
+	return out
+}
+
+func describeObject(n *yamlv3.Node) (string, bool) {
+	kind := lookup(n, "kind")
+	name := lookup(n, "metadata", "name")
+	ns := lookup(n, "metadata", "namespace")
+	disabled := lookup(n, "metadata", "labels", DisabledKey) == "disabled" ||
+		lookup(n, "metadata", "annotations", DisabledKey) == "disabled"
+	if kind == "" {
+		return "", disabled
+	}
+	if ns != "" {
+		return kind + "/" + ns + "/" + name, disabled
+	}
+	return kind + "/" + name, disabled
+}
+
+func lookup(n *yamlv3.Node, path ...string) string {
+	for _, p := range path {
+		if n.Kind != yamlv3.MappingNode {
+			return ""
+		}
+		var next *yamlv3.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == p {
+				next = n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return ""
+		}
+		n = next
+	}
+	if n.Kind != yamlv3.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+func walkScalars(n *yamlv3.Node, fn func(n *yamlv3.Node, isKey bool)) {
+	switch n.Kind {
+	case yamlv3.ScalarNode:
+		fn(n, false)
+	case yamlv3.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Kind == yamlv3.ScalarNode {
+				fn(n.Content[i], true)
+			}
+			walkScalars(n.Content[i+1], fn)
+		}
+	case yamlv3.SequenceNode, yamlv3.DocumentNode:
+		for _, c := range n.Content {
+			walkScalars(c, fn)
+		}
+	}
+}
+
+var (
+	bareVarRE  = regexp.MustCompile(`\$+[_[:alpha:]][_[:alpha:][:digit:]]*`)
+	shellVarRE = regexp.MustCompile(`^[_A-Z][_A-Z0-9]*$`)
+)
+
+// ref is one ${…} in a scalar.
+type ref struct {
+	name       string
+	hasDefault bool
+}
+
+func refs(n parse.Node, out *[]ref) {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		for _, c := range n.Nodes {
+			refs(c, out)
+		}
+	case *parse.FuncNode:
+		*out = append(*out, ref{name: n.Param, hasDefault: isDefaultOp(n.Name)})
+		for _, a := range n.Args {
+			refs(a, out)
+		}
+	}
+}
+
+// isDefaultOp is envsubst's list of operators that tolerate a missing
+// variable in strict mode.
+func isDefaultOp(op string) bool {
+	switch op {
+	case "-", "+", "=", "?", ":-", ":+", ":=", ":?":
+		return true
+	}
+	return false
+}
+
+// lineOf returns the line of the first occurrence of needle in n's value.
+func lineOf(n *yamlv3.Node, needle string) int {
+	i := strings.Index(n.Value, needle)
+	if i < 0 || (n.Style&(yamlv3.LiteralStyle|yamlv3.FoldedStyle)) == 0 {
+		return n.Line
+	}
+	return n.Line + 1 + strings.Count(n.Value[:i], "\n")
+}
+
+func checkScalar(path, obj string, n *yamlv3.Node, isKey bool, avail Available) []Finding {
+	if !strings.Contains(n.Value, "$") {
+		return nil
+	}
+	var out []Finding
+	add := func(line int, v string, sev Severity, format string, args ...any) {
+		out = append(out, Finding{File: path, Line: line, Object: obj, Var: v, Severity: sev, Message: fmt.Sprintf(format, args...)})
+	}
+	multiLine := strings.Contains(n.Value, "\n")
+	// $var without braces, for a variable that is provided.
+	for _, m := range bareVarRE.FindAllString(n.Value, -1) {
+		dollars := len(m) - len(strings.TrimLeft(m, "$"))
+		name := m[dollars:]
+		if dollars%2 == 1 {
+			if _, _, ok := avail.has(name); ok {
+				add(lineOf(n, m), name, SeverityHint, "$%s is never substituted; write ${%s} for the variable, or $$%s to make the intent plain", name, name, name)
+			}
+		}
+	}
+	tree, err := parse.Parse(n.Value)
+	if err != nil {
+		i := strings.Index(n.Value, "${")
+		add(lineOf(n, "${"), "", SeverityError, "Flux cannot parse %q: %v (variable names are letters, digits and _; escape a literal ${ as $${)", clip(n.Value[max(i, 0):]), err)
+		return out
+	}
+	var rs []ref
+	refs(tree.Root, &rs)
+	if len(rs) == 0 {
+		return out
+	}
+	if !avail.substitutes() {
+		add(lineOf(n, "${"), rs[0].name, SeverityHint, "no variables: Flux leaves ${%s} as written (add postBuild variables or substituteStrategy: Always)", rs[0].name)
+		return out
+	}
+	allKnown := true
+	for _, r := range rs {
+		_, known, ok := avail.has(r.name)
+		if !known {
+			allKnown = false
+		}
+		if ok || r.hasDefault {
+			continue
+		}
+		msg := fmt.Sprintf("variable %q is not set and has no default: Flux (strict mode) fails the Kustomization", r.name)
+		if multiLine || shellVarRE.MatchString(r.name) {
+			msg += fmt.Sprintf("; if ${%s} is meant for a shell or a dashboard, escape it as $${%s}", r.name, r.name)
+		}
+		add(lineOf(n, "${"+r.name), r.name, SeverityError, "%s", msg)
+	}
+	if isKey || multiLine || !allKnown {
+		return out
+	}
+	out = append(out, checkRetyping(path, obj, n, rs, avail)...)
+	return out
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// checkRetyping substitutes the known values into the scalar as Flux would
+// (after re-serialising it) and reads it back with YAML 1.1.
+func checkRetyping(path, obj string, n *yamlv3.Node, rs []ref, avail Available) []Finding {
+	want, err := envsubst.Eval(n.Value, func(name string) (string, bool) {
+		v, _, ok := avail.has(name)
+		return v, ok
+	})
+	if err != nil {
+		return nil
+	}
+	// How Flux re-serialises the string, then substitutes in the text.
+	reser, err := yaml.Marshal(map[string]string{"k": n.Value})
+	if err != nil {
+		return nil
+	}
+	substituted, err := envsubst.Eval(string(reser), func(name string) (string, bool) {
+		v, _, ok := avail.has(name)
+		return v, ok
+	})
+	if err != nil {
+		return nil
+	}
+	name := rs[0].name
+	f := Finding{File: path, Line: n.Line, Object: obj, Var: name}
+	var got map[string]any
+	if err := yaml.Unmarshal([]byte(substituted), &got); err != nil {
+		f.Severity = SeverityError
+		f.Message = fmt.Sprintf("the value of ${%s} breaks the YAML once substituted unquoted (%s), so Flux fails the Kustomization; write ${quote}${%s}${quote} with substitute: {quote: '\"'}", name, short(err), name)
+		return []Finding{f}
+	}
+	v := got["k"]
+	if s, ok := v.(string); ok && s == want {
+		return nil
+	}
+	if b, err := json.Marshal(v); err == nil && string(b) == want {
+		return nil // "3" → 3, "true" → true: the text survives
+	}
+	f.Severity = SeverityWarning
+	f.Message = fmt.Sprintf("YAML 1.1 reads the substituted value %q as %s; if a string is meant, write ${quote}${%s}${quote} with substitute: {quote: '\"'}", want, describeValue(v), name)
+	return []Finding{f}
+}
+
+func short(err error) string {
+	s := err.Error()
+	if i := strings.LastIndex(s, ": "); i >= 0 {
+		return s[i+2:]
+	}
+	return s
+}
+
+func describeValue(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return fmt.Sprintf("the string %q", v)
+	case bool:
+		return fmt.Sprintf("the boolean %v", v)
+	case float64:
+		return "the number " + strconv.FormatFloat(v, 'g', -1, 64)
+	default:
+		b, _ := json.Marshal(v)
+		return fmt.Sprintf("%T %s", v, b)
+	}
+}
+
+// yaml11Bools are the plain scalars YAML 1.1 (sigs.k8s.io/yaml) reads as
+// booleans.
+var yaml11Bools = map[string]bool{}
+
+func init() {
+	for _, s := range strings.Fields("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF") {
+		yaml11Bools[s] = true
+	}
+}
+
+// CheckKustomization checks the inline spec.postBuild.substitute of every
+// Flux Kustomization in f: keys that YAML 1.1 reads as booleans (y, n,
+// yes, no, on, off, true, false unquoted: Flux sees "true"/"false", so
+// ${yes} is not set), names Flux rejects, and values that are not strings.
+func CheckKustomization(f File) []Finding {
+	ds, err := docs(f.Data)
+	var out []Finding
+	if err != nil {
+		out = append(out, Finding{File: f.Path, Severity: SeverityError, Message: "invalid YAML"})
+	}
+	for _, d := range ds {
+		if len(d.Content) == 0 {
+			continue
+		}
+		top := d.Content[0]
+		if lookup(top, "kind") != "Kustomization" || !strings.HasPrefix(lookup(top, "apiVersion"), "kustomize.toolkit.fluxcd.io/") {
+			continue
+		}
+		obj, _ := describeObject(top)
+		sub := child(child(child(top, "spec"), "postBuild"), "substitute")
+		if sub == nil || sub.Kind != yamlv3.MappingNode {
+			continue
+		}
+		for i := 0; i+1 < len(sub.Content); i += 2 {
+			k, v := sub.Content[i], sub.Content[i+1]
+			add := func(sev Severity, format string, args ...any) {
+				out = append(out, Finding{File: f.Path, Line: k.Line, Object: obj, Var: k.Value, Severity: sev, Message: fmt.Sprintf(format, args...)})
+			}
+			switch {
+			case k.Style == 0 && yaml11Bools[k.Value]:
+				b := "true"
+				if strings.ContainsAny(k.Value[:1], "nNfF") || strings.EqualFold(k.Value, "off") {
+					b = "false"
+				}
+				add(SeverityError, "key %s is read by YAML 1.1 as the boolean %s, so Flux sets ${%s} and ${%s} is not set; quote the key ('%s') or pick another name", k.Value, b, b, k.Value, k.Value)
+			case !ValidVarName(k.Value):
+				add(SeverityError, "variable name %q is invalid (must match %s): Flux fails the whole Kustomization", k.Value, varNameRE)
+			}
+			if v.Kind != yamlv3.ScalarNode || (v.Style == 0 && v.ShortTag() != "!!str") {
+				add(SeverityError, "the value of %s is not a string; substitute takes strings only: quote it", k.Value)
+			}
+		}
+	}
+	return out
+}
+
+func child(n *yamlv3.Node, key string) *yamlv3.Node {
+	if n == nil || n.Kind != yamlv3.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// CheckSources reports the data keys of ConfigMaps and Secrets in f that
+// are not valid variable names; loaded by substituteFrom, any of them makes
+// Flux fail the whole Kustomization.
+func CheckSources(f File) []Finding {
+	ds, _ := docs(f.Data)
+	var out []Finding
+	for _, d := range ds {
+		if len(d.Content) == 0 {
+			continue
+		}
+		top := d.Content[0]
+		kind := lookup(top, "kind")
+		if kind != "ConfigMap" && kind != "Secret" {
+			continue
+		}
+		obj, _ := describeObject(top)
+		for _, field := range []string{"data", "stringData"} {
+			m := child(top, field)
+			if m == nil || m.Kind != yamlv3.MappingNode {
+				continue
+			}
+			for i := 0; i+1 < len(m.Content); i += 2 {
+				if k := m.Content[i]; !ValidVarName(k.Value) {
+					out = append(out, Finding{File: f.Path, Line: k.Line, Object: obj, Var: k.Value, Severity: SeverityError,
+						Message: fmt.Sprintf("key %q is not a valid variable name (must match %s): loaded by substituteFrom, Flux fails the whole Kustomization; rename it to %q", k.Value, varNameRE, VarName(k.Value))})
+				}
+			}
+		}
+	}
+	return out
+}

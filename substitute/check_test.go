@@ -1,0 +1,92 @@
+package substitute_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/substitute"
+)
+
+func readFile(t *testing.T, path string) substitute.File {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return substitute.File{Path: filepath.ToSlash(path), Data: data}
+}
+
+// TestCheck runs every check over a small platform and compares the
+// findings with a golden file; each kind of finding must be among them.
+func TestCheck(t *testing.T) {
+	ks := readFile(t, "testdata/check/ks.yaml")
+	vars := readFile(t, "testdata/check/vars.yaml")
+	findings := substitute.CheckKustomization(ks)
+	findings = append(findings, substitute.CheckSources(vars)...)
+	values := map[string]string{
+		"cluster_name": "prod-1", "replicas": "3", "tag": "0123", "version": "1.10",
+		"feature": "on", "vpc_id": "vpc-123", "colon_value": "a: b",
+	}
+	findings = append(findings, substitute.Check([]substitute.File{
+		readFile(t, "testdata/check/deploy.yaml"),
+		readFile(t, "testdata/check/scripts.yaml"),
+	}, substitute.Available{Values: values})...)
+
+	var b strings.Builder
+	for _, f := range findings {
+		b.WriteString(f.String() + "\n")
+	}
+	testutil.Golden(t, "check/findings", []byte(b.String()))
+
+	want := []struct {
+		file, v string
+		line    int
+		sev     substitute.Severity
+	}{
+		{"testdata/check/ks.yaml", "yes", 13, substitute.SeverityError},          // YAML 1.1 boolean key
+		{"testdata/check/ks.yaml", "replicas", 15, substitute.SeverityError},     // not a string
+		{"testdata/check/ks.yaml", "vpc-id", 16, substitute.SeverityError},       // invalid name
+		{"testdata/check/vars.yaml", "1st_subnet", 13, substitute.SeverityError}, // invalid name loaded
+		{"testdata/check/deploy.yaml", "cluster_name", 13, substitute.SeverityHint},
+		{"testdata/check/deploy.yaml", "version", 16, substitute.SeverityWarning}, // 1.10 → 1.1, quotes do not help
+		{"testdata/check/deploy.yaml", "feature", 18, substitute.SeverityWarning}, // on → true
+		{"testdata/check/deploy.yaml", "owner", 22, substitute.SeverityError},     // missing
+		{"testdata/check/scripts.yaml", "HOME", 10, substitute.SeverityError},     // shell variable
+		{"testdata/check/scripts.yaml", "DS_PROMETHEUS", 12, substitute.SeverityError},
+		{"testdata/check/scripts.yaml", "", 13, substitute.SeverityError},            // ${my-var}
+		{"testdata/check/scripts.yaml", "colon_value", 14, substitute.SeverityError}, // a: b breaks YAML
+	}
+	for _, w := range want {
+		found := false
+		for _, f := range findings {
+			if f.File == w.file && f.Var == w.v && f.Line == w.line && f.Severity == w.sev {
+				found = true
+			}
+		}
+		assert.True(t, found, "Check: want a %s for %q at %s:%d; got:\n%s", w.sev, w.v, w.file, w.line, b.String())
+	}
+	for _, f := range findings {
+		assert.NotEqual(t, "anything", f.Var, "an object with substitution disabled was checked: %s", f)
+		assert.False(t, f.Var == "region", "a reference with a default was reported: %s", f)
+		assert.False(t, f.Var == "tag", "${tag} inside a longer string is never retyped, yet was reported: %s", f)
+		assert.False(t, f.Var == "PATH", "an escaped $${PATH} was reported: %s", f)
+	}
+}
+
+func TestCheckWithoutVariables(t *testing.T) {
+	f := substitute.File{Path: "cm.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  k: ${v}\n")}
+	got := substitute.Check([]substitute.File{f}, substitute.Available{})
+	require.Len(t, got, 1, "Check with no variables: want one hint")
+	assert.Equal(t, substitute.SeverityHint, got[0].Severity)
+
+	got = substitute.Check([]substitute.File{f}, substitute.Available{Always: true})
+	require.Len(t, got, 1, "Check with substituteStrategy Always: want one error")
+	assert.Equal(t, substitute.SeverityError, got[0].Severity)
+
+	got = substitute.Check([]substitute.File{f}, substitute.Available{Names: []string{"v"}})
+	assert.Empty(t, got, "Check with v provided, value unknown: want no finding")
+}

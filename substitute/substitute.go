@@ -1,0 +1,299 @@
+package substitute
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/envsubst"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/yaml"
+)
+
+// DisabledKey is the label or annotation that, set to "disabled", makes
+// kustomize-controller leave an object's variables alone.
+const DisabledKey = "kustomize.toolkit.fluxcd.io/substitute"
+
+// Sources holds the ConfigMaps and Secrets that spec.postBuild.substituteFrom
+// can name. An object without a namespace matches any Kustomization's
+// namespace.
+type Sources struct {
+	configMaps map[string]*corev1.ConfigMap
+	secrets    map[string]*corev1.Secret
+}
+
+// NewSources returns Sources holding objs (*corev1.ConfigMap or
+// *corev1.Secret; Secret stringData is folded into data, as the API server
+// does).
+func NewSources(objs ...runtime.Object) (*Sources, error) {
+	s := &Sources{configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}}
+	for _, obj := range objs {
+		switch o := obj.(type) {
+		case *corev1.ConfigMap:
+			s.configMaps[o.Namespace+"/"+o.Name] = o
+		case *corev1.Secret:
+			o = o.DeepCopy()
+			for k, v := range o.StringData {
+				if o.Data == nil {
+					o.Data = map[string][]byte{}
+				}
+				o.Data[k] = []byte(v)
+			}
+			o.StringData = nil
+			s.secrets[o.Namespace+"/"+o.Name] = o
+		default:
+			return nil, fmt.Errorf("%w: substituteFrom sources are ConfigMaps and Secrets, not %T", ErrWrongShape, obj)
+		}
+	}
+	return s, nil
+}
+
+var sourceCodecs = serializer.NewCodecFactory(func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	_ = corev1.AddToScheme(s)
+	return s
+}())
+
+// ReadSources reads ConfigMaps and Secrets from YAML files (several
+// documents per file allowed; other kinds are an error).
+func ReadSources(paths ...string) (*Sources, error) {
+	var objs []runtime.Object
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("reading substituteFrom source: %w", err)
+		}
+		got, err := decodeSources(p, data)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, got...)
+	}
+	return NewSources(objs...)
+}
+
+func decodeSources(path string, data []byte) ([]runtime.Object, error) {
+	var objs []runtime.Object
+	r := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	for n := 1; ; n++ {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fileErr(path, 0, fmt.Errorf("%w: document %d: invalid YAML", ErrMalformed, n))
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		obj, _, err := sourceCodecs.UniversalDeserializer().Decode(doc, nil, nil)
+		switch obj.(type) {
+		case *corev1.ConfigMap, *corev1.Secret:
+			if err == nil {
+				objs = append(objs, obj)
+				continue
+			}
+		}
+		return nil, fileErr(path, 0, fmt.Errorf("%w: document %d: want a v1 ConfigMap or Secret", ErrWrongShape, n))
+	}
+}
+
+func stripComments(doc []byte) []byte {
+	var out []byte
+	for _, l := range bytes.Split(doc, []byte("\n")) {
+		t := bytes.TrimSpace(l)
+		if len(t) == 0 || t[0] == '#' || bytes.Equal(t, []byte("---")) {
+			continue
+		}
+		out = append(out, l...)
+	}
+	return out
+}
+
+// Vars returns the variables kustomize-controller substitutes for ks: the
+// data of each substituteFrom ConfigMap and the decoded data of each Secret,
+// in order (a later one wins; a missing one is ErrSourceNotFound unless
+// optional; kinds other than ConfigMap and Secret are skipped, as Flux
+// does), then the inline spec.postBuild.substitute, which wins. Every "\n"
+// is removed from every value. Names are not checked here (see
+// InvalidVarNames).
+func Vars(ks *kustomizev1.Kustomization, src *Sources) (map[string]string, error) {
+	vars := map[string]string{}
+	if ks.Spec.PostBuild == nil {
+		return vars, nil
+	}
+	if src == nil {
+		src = &Sources{}
+	}
+	for _, ref := range ks.Spec.PostBuild.SubstituteFrom {
+		switch ref.Kind {
+		case "ConfigMap":
+			cm := src.configMaps[ks.Namespace+"/"+ref.Name]
+			if cm == nil {
+				cm = src.configMaps["/"+ref.Name]
+			}
+			if cm == nil {
+				if ref.Optional {
+					continue
+				}
+				return nil, fmt.Errorf("%w: ConfigMap/%s/%s", ErrSourceNotFound, ks.Namespace, ref.Name)
+			}
+			for k, v := range cm.Data {
+				vars[k] = strings.ReplaceAll(v, "\n", "")
+			}
+		case "Secret":
+			s := src.secrets[ks.Namespace+"/"+ref.Name]
+			if s == nil {
+				s = src.secrets["/"+ref.Name]
+			}
+			if s == nil {
+				if ref.Optional {
+					continue
+				}
+				return nil, fmt.Errorf("%w: Secret/%s/%s", ErrSourceNotFound, ks.Namespace, ref.Name)
+			}
+			for k, v := range s.Data {
+				vars[k] = strings.ReplaceAll(string(v), "\n", "")
+			}
+		}
+	}
+	for k, v := range ks.Spec.PostBuild.Substitute {
+		vars[k] = strings.ReplaceAll(v, "\n", "")
+	}
+	return vars, nil
+}
+
+// InvalidVarNames returns the names of vars that Flux rejects, sorted.
+// Flux fails the whole Kustomization on any of them, used or not.
+func InvalidVarNames(vars map[string]string) []string {
+	var bad []string
+	for _, k := range sortedKeys(vars) {
+		if !ValidVarName(k) {
+			bad = append(bad, k)
+		}
+	}
+	return bad
+}
+
+// SubstituteOption configures a Substituter.
+type SubstituteOption func(*Substituter)
+
+// WithStrict turns strict mode on or off. It is on by default, as in
+// kustomize-controller since v1.9.0: a variable without a value or a
+// default is an error. Off, it becomes "" (what `flux build` does without
+// --strict-substitute).
+func WithStrict(strict bool) SubstituteOption {
+	return func(s *Substituter) { s.strict = strict }
+}
+
+// Substituter applies one Kustomization's spec.postBuild to resources,
+// step for step as kustomize-controller (fluxcd/pkg/kustomize
+// SubstituteVariables) does. It is not safe for concurrent use.
+type Substituter struct {
+	ks     *kustomizev1.Kustomization
+	src    *Sources
+	strict bool
+
+	loaded  bool
+	vars    map[string]string
+	loadErr error
+}
+
+// NewSubstituter returns a Substituter for ks, with substituteFrom
+// satisfied from src (nil: no sources).
+func NewSubstituter(ks *kustomizev1.Kustomization, src *Sources, opts ...SubstituteOption) *Substituter {
+	s := &Substituter{ks: ks, src: src, strict: true}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Enabled reports whether ks has a postBuild at all; without one
+// kustomize-controller does not call the substitution.
+func (s *Substituter) Enabled() bool { return s.ks.Spec.PostBuild != nil }
+
+// Resource substitutes the variables of res in place, exactly as
+// kustomize-controller does:
+//
+//  1. res is re-serialised (JSON, then YAML), so source quotes and
+//     comments are gone before substitution;
+//  2. a resource labelled or annotated DisabledKey: disabled is left alone;
+//  3. the variables are loaded (see Vars), once per Substituter;
+//  4. with no variables nothing happens, unless substituteStrategy is
+//     Always;
+//  5. every variable name must match ^[_[:alpha:]][_[:alpha:][:digit:]]*$;
+//  6. envsubst.Eval runs on the YAML text (strict unless WithStrict(false)),
+//     and the result is read back with YAML 1.1 typing (sigs.k8s.io/yaml).
+//
+// It reports whether res was substituted. Errors name the object.
+func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
+	if !s.Enabled() {
+		return false, nil
+	}
+	data, err := res.AsYAML()
+	if err != nil {
+		return false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
+	}
+	if res.GetLabels()[DisabledKey] == "disabled" || res.GetAnnotations()[DisabledKey] == "disabled" {
+		return false, nil
+	}
+	if !s.loaded {
+		s.vars, s.loadErr = Vars(s.ks, s.src)
+		s.loaded = true
+	}
+	if s.loadErr != nil {
+		return false, s.loadErr
+	}
+	if len(s.vars) == 0 && s.ks.GetSubstituteStrategy() != kustomizev1.SubstituteStrategyAlways {
+		return false, nil
+	}
+	out, err := s.eval(data)
+	if err != nil {
+		return false, &ObjectError{Object: resName(res), Err: err}
+	}
+	if err := res.UnmarshalJSON(out); err != nil {
+		return false, &ObjectError{Object: resName(res), Err: fmt.Errorf("reading back the substituted object: %w", err)}
+	}
+	return true, nil
+}
+
+// eval is Flux's varSubstitution.
+func (s *Substituter) eval(data []byte) ([]byte, error) {
+	if bad := InvalidVarNames(s.vars); len(bad) > 0 {
+		return nil, fmt.Errorf("%w %q: must match %s", ErrInvalidName, bad[0], varNameRE)
+	}
+	out, err := envsubst.Eval(string(data), func(name string) (string, bool) {
+		v, ok := s.vars[name]
+		return v, ok || !s.strict
+	})
+	if err != nil {
+		// envsubst's strict error is unexported; its text is its API.
+		if msg := err.Error(); strings.HasPrefix(msg, ErrVarNotSet.Error()) {
+			return nil, fmt.Errorf("substituting variables: %w%s", ErrVarNotSet, strings.TrimPrefix(msg, ErrVarNotSet.Error()))
+		}
+		return nil, fmt.Errorf("substituting variables: %w", err)
+	}
+	j, err := yaml.YAMLToJSON([]byte(out))
+	if err != nil {
+		return nil, fmt.Errorf("reading the substituted YAML: %w", err)
+	}
+	return j, nil
+}
+
+// resName names a resource as Kind/namespace/name (Kind/name without one).
+func resName(res *resource.Resource) string {
+	if ns := res.GetNamespace(); ns != "" {
+		return res.GetKind() + "/" + ns + "/" + res.GetName()
+	}
+	return res.GetKind() + "/" + res.GetName()
+}
