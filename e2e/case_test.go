@@ -18,7 +18,6 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/stretchr/testify/require"
@@ -26,71 +25,27 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
 )
 
 // rootName names the root OCIRepository and Kustomization, the only objects
 // a case applies itself; rootPath is the folder of the artifact holding the
-// layers' Kustomizations.
+// layers' Kustomizations (rendered by package layering).
 const (
 	rootName = "platform"
 	rootPath = "clusters"
 	tag      = "main"
 )
 
-// Layer is one Flux Kustomization of a layout, applying the artifact's
-// folder Path (default: Name).
-type Layer struct {
-	Name          string
-	Path          string
-	DependsOn     []string
-	Wait          bool
-	RetryInterval time.Duration
-	HealthChecks  []meta.NamespacedObjectKindReference
-	HealthExprs   []kustomize.CustomHealthCheck
-	PostBuild     *kustomizev1.PostBuild
-}
-
-// kustomizations renders layers as Flux Kustomizations reading the root
-// OCIRepository, as multi-document YAML.
-func kustomizations(t *testing.T, layers []Layer) []byte {
-	t.Helper()
-	var out bytes.Buffer
-	for _, l := range layers {
-		path := l.Path
-		if path == "" {
-			path = l.Name
-		}
-		k := kustomizev1.Kustomization{
-			TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
-			ObjectMeta: metav1.ObjectMeta{Name: l.Name, Namespace: fluxNamespace},
-			Spec: kustomizev1.KustomizationSpec{
-				Interval:         metav1.Duration{Duration: 10 * time.Minute},
-				Timeout:          &metav1.Duration{Duration: 3 * time.Minute},
-				Path:             "./" + path,
-				Prune:            true,
-				Wait:             l.Wait,
-				HealthChecks:     l.HealthChecks,
-				HealthCheckExprs: l.HealthExprs,
-				PostBuild:        l.PostBuild,
-				SourceRef:        kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: rootName},
-			},
-		}
-		if l.RetryInterval > 0 {
-			k.Spec.RetryInterval = &metav1.Duration{Duration: l.RetryInterval}
-		}
-		for _, d := range l.DependsOn {
-			k.Spec.DependsOn = append(k.Spec.DependsOn, kustomizev1.DependencyReference{Name: d})
-		}
-		b, err := yaml.Marshal(k)
-		require.NoError(t, err)
-		out.WriteString("---\n")
-		out.Write(b)
-	}
-	return out.Bytes()
+// stack starts a layering stack whose layers read the root OCIRepository;
+// a case adds its layers (each a folder of the artifact named after it unless
+// given a Path) and Deploy renders them with package layering, as `fluxpack
+// render` does, into rootPath.
+func stack() *layering.Builder {
+	return layering.New(rootName, layering.FromSource(sourcev1.OCIRepositoryKind, rootName))
 }
 
 // copyTree copies the folder src into dst.
@@ -122,19 +77,25 @@ func writeFiles(t *testing.T, dir string, files map[string][]byte) {
 	}
 }
 
+// fluxpack runs the fluxpack command line with args, as a user would, and
+// returns what it printed on stdout; it fails the test unless it exits 0.
+func fluxpack(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(t.Context(), "e2e", args, &stdout, &stderr)
+	require.Equal(t, cli.ExitOK, code, "fluxpack %s: %s", strings.Join(args, " "), stderr.String())
+	return stdout.Bytes()
+}
+
 // push runs `fluxpack push DIR oci://HOST/NAME:main -o json` and returns
 // what it printed.
 func push(t *testing.T, c *Cluster, dir, name string) oci.Result {
 	t.Helper()
 	url := fmt.Sprintf("oci://%s/%s:%s", c.Registry.Host, name, tag)
-	var stdout, stderr bytes.Buffer
-	code := cli.Main(t.Context(), "e2e", []string{
-		"push", dir, url, "-o", "json",
-		"--source", "https://github.com/fluxpack/fluxpack", "--revision", "main@sha1:" + strings.Repeat("0", 40),
-	}, &stdout, &stderr)
-	require.Equal(t, cli.ExitOK, code, "fluxpack push %s %s: %s", dir, url, stderr.String())
+	out := fluxpack(t, "push", dir, url, "-o", "json",
+		"--source", "https://github.com/fluxpack/fluxpack", "--revision", "main@sha1:"+strings.Repeat("0", 40))
 	var res oci.Result
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &res), "decoding the output of fluxpack push: %s", stdout.String())
+	require.NoError(t, json.Unmarshal(out, &res), "decoding the output of fluxpack push: %s", out)
 	require.Equal(t, tag, res.Tag)
 	require.True(t, strings.HasPrefix(res.Digest, "sha256:"), "digest %q", res.Digest)
 	return res
@@ -173,30 +134,34 @@ type Deployment struct {
 	Observer *Observer
 	Dir      string
 	Pushed   oci.Result
+	Names    []string // the layers, without the root
 	Layers   map[string]*layer
 	Figures  Figures
 }
 
-// Deploy writes the folder tree plus files and the layers' Kustomizations
-// (clusters/layers.yaml) to a temporary folder, pushes it with fluxpack as
-// repository name, applies only the root objects, and waits until the root
-// and every layer are Ready with the pushed revision; it checks the revision
-// source-controller reports and that every layer became Ready after its
-// dependencies.
-func Deploy(t *testing.T, c *Cluster, name, tree string, files map[string][]byte, layers []Layer) *Deployment {
+// Deploy writes the folder tree plus files and the stack's Kustomizations,
+// rendered by package layering into rootPath, to a temporary folder, pushes
+// it with fluxpack as repository name, applies only the root objects, and
+// waits until the root and every layer are Ready with the pushed revision;
+// it checks the revision source-controller reports and that every layer
+// became Ready after its dependencies.
+func Deploy(t *testing.T, c *Cluster, name, tree string, files map[string][]byte, layers *layering.Builder) *Deployment {
 	t.Helper()
 	dir := t.TempDir()
 	if tree != "" {
 		copyTree(t, tree, dir)
 	}
 	writeFiles(t, dir, files)
-	writeFiles(t, dir, map[string][]byte{rootPath + "/layers.yaml": kustomizations(t, layers)})
-	return DeployDir(t, c, name, dir, layerNames(layers))
+	plan, err := layers.Build()
+	require.NoError(t, err, "building the layers of %s", name)
+	require.NoError(t, plan.WriteDir(filepath.Join(dir, rootPath)))
+	return DeployDir(t, c, name, dir, layerNames(plan))
 }
 
-func layerNames(layers []Layer) []string {
-	names := make([]string, len(layers))
-	for i, l := range layers {
+// layerNames are the names of a plan's layers.
+func layerNames(plan *layering.Plan) []string {
+	names := make([]string, len(plan.Layers))
+	for i, l := range plan.Layers {
 		names[i] = l.Name
 	}
 	return names
@@ -218,7 +183,7 @@ func DeployDir(t *testing.T, c *Cluster, name, dir string, layers []string) *Dep
 	require.NotNil(t, repo.Status.Artifact, "OCIRepository/%s/%s has no artifact", fluxNamespace, rootName)
 	require.Equal(t, revision(res), repo.Status.Artifact.Revision, "the revision source-controller reports is not what fluxpack push printed")
 
-	d := &Deployment{c: c, Observer: obs, Dir: dir, Pushed: res}
+	d := &Deployment{c: c, Observer: obs, Dir: dir, Pushed: res, Names: layers}
 	d.Layers = obs.Report()
 	AssertOrder(t, d.Layers)
 	d.Figures = Summarise(d.Layers, rootName)
@@ -268,7 +233,7 @@ func (d *Deployment) Reconcile(t *testing.T) sourcev1.OCIRepositoryStatus {
 // keeps the revision (no layer re-applies anything); pushing changed content
 // (change writes into the folder) yields a new revision that every layer
 // applies, and check then sees the change in the cluster.
-func (d *Deployment) RequireUpdates(t *testing.T, name string, layers []string, change func(dir string), check func(ctx context.Context) (bool, error)) {
+func (d *Deployment) RequireUpdates(t *testing.T, name string, change func(dir string), check func(ctx context.Context) (bool, error)) {
 	t.Helper()
 	before := revision(d.Pushed)
 	again := push(t, d.c, d.Dir, name)
@@ -289,7 +254,7 @@ func (d *Deployment) RequireUpdates(t *testing.T, name string, layers []string, 
 	d.Observer.Begin(revision(changed))
 	st = d.Reconcile(t)
 	require.Equal(t, revision(changed), st.Artifact.Revision, "source-controller did not pick up the changed push")
-	d.Observer.WaitReady(append([]string{rootName}, layers...)...)
+	d.Observer.WaitReady(append([]string{rootName}, d.Names...)...)
 	for _, l := range d.Observer.Report() {
 		require.Zero(t, l.Failures, "Kustomization/%s/%s failed applying the changed push: %v", fluxNamespace, l.Name, l.Messages)
 	}

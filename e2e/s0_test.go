@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // operatorStartup is how long the stand-in operator's pod takes to start
@@ -19,21 +21,23 @@ import (
 // registered but refuses connections.
 const operatorStartup = 10 * time.Second
 
-// s0Layouts are the two layouts of seeds 000 and 002. fluxpack's chain makes
-// the CRs wait for the operator (wait: true, so for its webhook's pod);
-// the naive layout of seed 002 makes them wait for the CRDs only, while the
-// operator is applied independently (its HelmRelease in the seed), and
-// retries after retryInterval.
-var s0Layouts = map[string][]Layer{
-	"fluxpack": {
-		{Name: "crds", Wait: true},
-		{Name: "operator", DependsOn: []string{"crds"}, Wait: true},
-		{Name: "crs", DependsOn: []string{"operator"}},
+// s0Layouts are the two layouts of seeds 000 and 002, built with package
+// layering. fluxpack's chain makes the CRs wait for the operator (marked as
+// such, wait: true, so for its webhook's pod); the naive layout of seed 002
+// makes them wait for the CRDs only, while the operator is applied
+// independently (its HelmRelease in the seed), and retries after 10s.
+var s0Layouts = map[string]func() *layering.Builder{
+	"fluxpack": func() *layering.Builder {
+		return stack().
+			Layer("crds").
+			Then("operator", layering.MarkOperator()).
+			Layer("crs", layering.DependsOnOperator())
 	},
-	"naive": {
-		{Name: "crds", Wait: true},
-		{Name: "operator", Wait: true},
-		{Name: "crs", DependsOn: []string{"crds"}, RetryInterval: 10 * time.Second},
+	"naive": func() *layering.Builder {
+		return stack().
+			Layer("crds").
+			Layer("operator").
+			Layer("crs", layering.DependsOn("crds"), layering.RetryInterval(10*time.Second))
 	},
 }
 
@@ -55,13 +59,13 @@ func TestS0ExternalSecrets(t *testing.T) {
 
 	t.Run("fluxpack", func(t *testing.T) {
 		c, hook, files := startS0(t)
-		d := Deploy(t, c, "s0", tree, files, s0Layouts["fluxpack"])
+		d := Deploy(t, c, "s0", tree, files, s0Layouts["fluxpack"]())
 		d.RequireNoFailures(t)
 		assert.Positive(t, hook.Requests(), "the webhook never validated a CR")
 		line[0] = "fluxpack: " + figuresLine(d.Figures)
 
 		// A changed push (a new CR) reaches the cluster; an unchanged one is a no-op.
-		d.RequireUpdates(t, "s0", layerNames(s0Layouts["fluxpack"]),
+		d.RequireUpdates(t, "s0",
 			func(dir string) {
 				writeFiles(t, dir, map[string][]byte{"crs/second.yaml": []byte(secondExternalSecret)})
 			},
@@ -73,7 +77,7 @@ func TestS0ExternalSecrets(t *testing.T) {
 
 	t.Run("naive", func(t *testing.T) {
 		c, _, files := startS0(t)
-		d := Deploy(t, c, "s0", tree, files, s0Layouts["naive"])
+		d := Deploy(t, c, "s0", tree, files, s0Layouts["naive"]())
 		crs := d.Layers["crs"]
 		require.Positive(t, crs.Failures, "the naive layout did not fail: the webhook race was not reproduced")
 		var seen bool

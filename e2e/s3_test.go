@@ -19,33 +19,35 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxpack/fluxpack/layering"
 )
 
-// s3Layers is seed 003's hierarchy, with its health checks: namespaces ->
-// crds -> crossplane (health check on its Deployment) -> epis (CEL health
-// check on every EKSPodIdentity) -> security -> infrastructure (also on epis)
-// -> observability (on infrastructure and security) -> apps (on
-// infrastructure and observability).
-var s3Layers = []Layer{
-	{Name: "namespaces"},
-	{Name: "crds", DependsOn: []string{"namespaces"}, Wait: true},
-	{Name: "crossplane", DependsOn: []string{"crds"}, HealthChecks: []meta.NamespacedObjectKindReference{
-		{APIVersion: "apps/v1", Kind: "Deployment", Name: "crossplane", Namespace: "crossplane-system"},
-	}},
-	{Name: "epis", DependsOn: []string{"crossplane"}, Wait: true, HealthExprs: []kustomize.CustomHealthCheck{{
-		APIVersion: "cloud.ogenki.io/v1alpha1", Kind: "EKSPodIdentity",
-		HealthCheckExpressions: kustomize.HealthCheckExpressions{
-			Current: "status.conditions.filter(c, c.type == 'Ready').all(c, c.status == 'True')",
-			Failed:  "status.conditions.filter(c, c.type == 'Synced').all(c, c.status == 'False')",
-		},
-	}}},
-	{Name: "security", DependsOn: []string{"epis"}, Wait: true},
-	{Name: "infrastructure", DependsOn: []string{"security", "epis"}, Wait: true, PostBuild: &kustomizev1.PostBuild{
-		Substitute:     map[string]string{"gateway_class": "cilium-tailscale"},
-		SubstituteFrom: []kustomizev1.SubstituteReference{{Kind: "ConfigMap", Name: "eks-mycluster-0-vars"}},
-	}},
-	{Name: "observability", DependsOn: []string{"infrastructure", "security"}, Wait: true},
-	{Name: "apps", DependsOn: []string{"infrastructure", "observability"}, Wait: true},
+// s3Layers is seed 003's hierarchy, with its health checks, built with
+// package layering: namespaces -> crds -> crossplane (health check on its
+// Deployment) -> epis (CEL health check on every EKSPodIdentity) -> security
+// -> infrastructure (also on epis) -> observability (on infrastructure and
+// security) -> apps (on infrastructure and observability).
+func s3Layers() *layering.Builder {
+	return stack().
+		Layer("namespaces").
+		Then("crds").
+		Then("crossplane", layering.HealthChecks(meta.NamespacedObjectKindReference{
+			APIVersion: "apps/v1", Kind: "Deployment", Name: "crossplane", Namespace: "crossplane-system",
+		})).
+		Then("epis", layering.HealthCheckExprs(kustomize.CustomHealthCheck{
+			APIVersion: "cloud.ogenki.io/v1alpha1", Kind: "EKSPodIdentity",
+			HealthCheckExpressions: kustomize.HealthCheckExpressions{
+				Current: "status.conditions.filter(c, c.type == 'Ready').all(c, c.status == 'True')",
+				Failed:  "status.conditions.filter(c, c.type == 'Synced').all(c, c.status == 'False')",
+			},
+		})).
+		Then("security").
+		Then("infrastructure", layering.DependsOn("epis"),
+			layering.Substitute(map[string]string{"gateway_class": "cilium-tailscale"}),
+			layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "eks-mycluster-0-vars"})).
+		Then("observability", layering.DependsOn("security")).
+		Then("apps", layering.DependsOn("infrastructure"))
 }
 
 func TestS3PlatformHierarchy(t *testing.T) {
@@ -56,7 +58,7 @@ func TestS3PlatformHierarchy(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "eks-mycluster-0-vars", Namespace: fluxNamespace},
 		Data:       map[string]string{"cluster_name": "mycluster-0", "domain": "priv.cloud.ogenki.io"},
 	})
-	d := Deploy(t, c, "s3", filepath.Join("testdata", "s3"), nil, s3Layers)
+	d := Deploy(t, c, "s3", filepath.Join("testdata", "s3"), nil, s3Layers())
 	d.RequireNoFailures(t)
 
 	var gw corev1.ConfigMap

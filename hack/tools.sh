@@ -18,8 +18,14 @@ REGISTRY_VERSION=v3.1.2             # CNCF distribution
 ETCD_VERSION=v3.6.16                # go.etcd.io/etcd/server/v3
 KUBERNETES_VERSION=v1.37.2          # k8s.io/kubernetes; staging modules are v0.37.2
 KWOK_VERSION=v0.8.0                 # sigs.k8s.io/kwok
-SOURCE_CONTROLLER_VERSION=v1.10.1   # github.com/fluxcd/source-controller
-KUSTOMIZE_CONTROLLER_VERSION=v1.10.1 # github.com/fluxcd/kustomize-controller
+# The newest Flux controllers that build from the module proxy here: v1.10.x
+# need module versions the proxy refuses (403), as do source-controller
+# v1.9.6's pkg/artifact v0.18.2+ (v0.18.1 builds and works) and
+# kustomize-controller v1.9.6's pkg/kustomize v1.35.7.
+SOURCE_CONTROLLER_VERSION=v1.9.6    # github.com/fluxcd/source-controller
+SOURCE_CONTROLLER_REPLACES=(github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.1)
+KUSTOMIZE_CONTROLLER_VERSION=v1.9.5 # github.com/fluxcd/kustomize-controller
+KUSTOMIZE_CONTROLLER_REPLACES=()
 
 log() { echo "tools: $*" >&2; }
 
@@ -120,11 +126,13 @@ build_kwok() {
   ln -sfn "$dir/stages.yaml" "$cache/bin/kwok-stages.yaml"
 }
 
-# build_flux NAME VERSION: copy a Flux controller's module out of the module
-# cache, drop the replace that points its api module at ./api (keeping the
-# published api of the same version), build it, and copy its CRDs.
+# build_flux NAME VERSION [OLD=NEW@V...]: copy a Flux controller's module out
+# of the module cache, drop the replace that points its api module at ./api
+# (keeping the published api of the same version), add the given replaces,
+# build it, and copy its CRDs.
 build_flux() {
   local name=$1 version=$2
+  shift 2
   local dir=$cache/tools/$name-$version
   if [ ! -x "$dir/$name" ]; then
     log "building $name $version (about 2 minutes, once)"
@@ -134,6 +142,7 @@ build_flux() {
     cp -r "$mdir" "$src" && chmod -R u+w "$src"
     (cd "$src" && go mod edit -dropreplace="github.com/fluxcd/$name/api" \
       -require="github.com/fluxcd/$name/api@$version")
+    for r in "$@"; do (cd "$src" && go mod edit -replace="$r"); done
     mkdir -p "$dir/crds"
     cp "$src"/config/crd/bases/*.yaml "$dir/crds/"
     (cd "$src" && timed "$name" go build -mod=mod -o "$dir/$name.tmp" .)
@@ -150,14 +159,14 @@ for tool in "$@"; do
     etcd) build_etcd ;;
     kubernetes) build_kubernetes ;;
     kwok) build_kwok ;;
-    source-controller) build_flux source-controller "$SOURCE_CONTROLLER_VERSION" ;;
-    kustomize-controller) build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" ;;
+    source-controller) build_flux source-controller "$SOURCE_CONTROLLER_VERSION" "${SOURCE_CONTROLLER_REPLACES[@]}" ;;
+    kustomize-controller) build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" "${KUSTOMIZE_CONTROLLER_REPLACES[@]}" ;;
     e2e)
       build_etcd
       build_kubernetes
       build_kwok
-      build_flux source-controller "$SOURCE_CONTROLLER_VERSION"
-      build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION"
+      build_flux source-controller "$SOURCE_CONTROLLER_VERSION" "${SOURCE_CONTROLLER_REPLACES[@]}"
+      build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" "${KUSTOMIZE_CONTROLLER_REPLACES[@]}"
       ;;
     *) echo "tools: unknown tool $tool" >&2; exit 2 ;;
   esac
