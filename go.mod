@@ -25,6 +25,7 @@ require (
 	github.com/fluxcd/pkg/tar v1.4.0
 	github.com/fluxcd/pkg/version v0.20.0
 	github.com/fluxcd/source-controller/api v1.10.1
+	github.com/go-logr/logr v1.4.4
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	github.com/klauspost/compress v1.19.2
@@ -58,7 +59,6 @@ require (
 	github.com/fluxcd/pkg/apis/acl v0.12.0 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.3 // indirect
 	github.com/go-errors/errors v1.5.1 // indirect
-	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-openapi/jsonpointer v1.0.2 // indirect
 	github.com/go-openapi/jsonreference v1.0.1 // indirect
 	github.com/go-openapi/swag v0.29.1 // indirect

@@ -87,13 +87,14 @@ func fluxpack(t *testing.T, args ...string) []byte {
 	return stdout.Bytes()
 }
 
-// push runs `fluxpack push DIR oci://HOST/NAME:main -o json` and returns
-// what it printed.
-func push(t *testing.T, c *Cluster, dir, name string) oci.Result {
+// push runs `fluxpack push DIR oci://HOST/NAME:main -o json [extra...]` and
+// returns what it printed.
+func push(t *testing.T, c *Cluster, dir, name string, extra ...string) oci.Result {
 	t.Helper()
 	url := fmt.Sprintf("oci://%s/%s:%s", c.Registry.Host, name, tag)
-	out := fluxpack(t, "push", dir, url, "-o", "json",
-		"--source", "https://github.com/fluxpack/fluxpack", "--revision", "main@sha1:"+strings.Repeat("0", 40))
+	args := []string{"push", dir, url, "-o", "json",
+		"--source", "https://github.com/fluxpack/fluxpack", "--revision", "main@sha1:" + strings.Repeat("0", 40)}
+	out := fluxpack(t, append(args, extra...)...)
 	var res oci.Result
 	require.NoError(t, json.Unmarshal(out, &res), "decoding the output of fluxpack push: %s", out)
 	require.Equal(t, tag, res.Tag)
@@ -168,10 +169,10 @@ func layerNames(plan *layering.Plan) []string {
 }
 
 // DeployDir is Deploy for a folder already laid out: rootPath holds the
-// Kustomizations of the named layers.
-func DeployDir(t *testing.T, c *Cluster, name, dir string, layers []string) *Deployment {
+// Kustomizations of the named layers. pushArgs are added to fluxpack push.
+func DeployDir(t *testing.T, c *Cluster, name, dir string, layers []string, pushArgs ...string) *Deployment {
 	t.Helper()
-	res := push(t, c, dir, name)
+	res := push(t, c, dir, name, pushArgs...)
 	require.True(t, res.Pushed, "the first push of %s uploaded nothing", name)
 	obs := c.Observe(rootName)
 	obs.Begin(revision(res))

@@ -350,6 +350,7 @@ func controllerEnv(kubeconfig string) []string {
 func (c *Cluster) startSourceController(bin, kubeconfig string) {
 	storage := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
 	health := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
+	require.NoError(c.t, os.MkdirAll(c.path("storage"), 0o755)) // it refuses a missing storage path
 	c.start("source-controller", bin, controllerEnv(kubeconfig),
 		"--storage-path="+c.path("storage"), "--storage-addr="+storage, "--storage-adv-addr="+storage,
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,

@@ -36,8 +36,9 @@ type layer struct {
 	// watch events.
 	Ready    time.Duration
 	ReadySeq int
-	// Started is when the layer was last seen starting a reconcile
-	// (Ready=Unknown, Progressing) before it became Ready.
+	// Started is when the layer was seen starting its last reconcile
+	// before it became Ready: the first Ready=Unknown (Progressing) after a
+	// Ready=False (waiting or failed) or since Begin.
 	Started time.Duration
 	// Failures counts the times it entered Ready=False with a failure reason;
 	// Messages are their messages.
@@ -48,8 +49,9 @@ type layer struct {
 	Warnings     int
 	WarningNotes []string
 
-	failing bool
-	last    *kustomizev1.Kustomization
+	failing    bool
+	inProgress bool
+	last       *kustomizev1.Kustomization
 }
 
 // Own is the layer's own reconcile time.
@@ -142,10 +144,14 @@ func (o *Observer) handle(ev watch.Event) {
 			l.Failures++
 			l.Messages = append(l.Messages, ready.Reason+": "+ready.Message)
 		}
-		l.failing = true
+		l.failing, l.inProgress = true, false
 		return
+	case ready.Status == metav1.ConditionFalse:
+		l.inProgress = false
 	case ready.Status == metav1.ConditionUnknown && ready.Reason == meta.ProgressingReason && l.ReadySeq == 0:
-		l.Started = now
+		if !l.inProgress {
+			l.Started, l.inProgress = now, true
+		}
 	case ready.Status == metav1.ConditionTrue && l.ReadySeq == 0 &&
 		k.Status.LastAppliedRevision == o.revision && k.Status.ObservedGeneration == k.Generation:
 		l.Ready, l.ReadySeq = now, o.seq

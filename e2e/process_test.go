@@ -13,7 +13,9 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // running holds the process groups of every component started, so that an
@@ -34,6 +36,7 @@ func killAll() {
 
 func TestMain(m *testing.M) {
 	running.pgids = map[int]string{}
+	ctrllog.SetLogger(logr.Discard()) // the tests' client logs nothing worth seeing
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {

@@ -22,21 +22,24 @@ import (
 const operatorStartup = 10 * time.Second
 
 // s0Layouts are the two layouts of seeds 000 and 002, built with package
-// layering. fluxpack's chain makes the CRs wait for the operator (marked as
-// such, wait: true, so for its webhook's pod); the naive layout of seed 002
-// makes them wait for the CRDs only, while the operator is applied
+// layering; in both the namespace comes first (the seed's main
+// kustomization). fluxpack's chain makes the CRs wait for the operator
+// (marked as such, wait: true, so for its webhook's pod); the naive layout of
+// seed 002 makes them wait for the CRDs only, while the operator is applied
 // independently (its HelmRelease in the seed), and retries after 10s.
 var s0Layouts = map[string]func() *layering.Builder{
 	"fluxpack": func() *layering.Builder {
 		return stack().
-			Layer("crds").
+			Layer("namespaces").
+			Then("crds").
 			Then("operator", layering.MarkOperator()).
 			Layer("crs", layering.DependsOnOperator())
 	},
 	"naive": func() *layering.Builder {
 		return stack().
-			Layer("crds").
-			Layer("operator").
+			Layer("namespaces").
+			Then("crds").
+			Layer("operator", layering.DependsOn("namespaces")).
 			Layer("crs", layering.DependsOn("crds"), layering.RetryInterval(10*time.Second))
 	},
 }
@@ -87,10 +90,10 @@ func TestS0ExternalSecrets(t *testing.T) {
 			}
 		}
 		require.True(t, seen, "no failure of the naive crs layer says `failed calling webhook … connection refused`: %v %v", crs.Messages, crs.WarningNotes)
-		for _, name := range []string{"crds", "operator", rootName} {
+		for _, name := range []string{"namespaces", "crds", "operator", rootName} {
 			require.Zero(t, d.Layers[name].Failures, "layer %q: %v", name, d.Layers[name].Messages)
 		}
-		line[1] = "naive: " + figuresLine(d.Figures) + " (" + firstLine(crs.Messages[0]) + ")"
+		line[1] = "naive: " + figuresLine(d.Figures) + " (" + webhookFailure(crs.Messages) + ")"
 		recordTable("S0 naive", d)
 	})
 
@@ -99,12 +102,22 @@ func TestS0ExternalSecrets(t *testing.T) {
 	}
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > 160 {
-		s = s[:160] + "…"
+// webhookFailure shortens the first failure calling the webhook to
+// `failed calling webhook "name": … connection refused`.
+func webhookFailure(msgs []string) string {
+	for _, m := range msgs {
+		i := strings.Index(m, "failed calling webhook")
+		if i < 0 {
+			continue
+		}
+		m = m[i:]
+		name, rest, _ := strings.Cut(m, ": ")
+		if j := strings.Index(rest, "connection refused"); j >= 0 {
+			return name + ": … connection refused"
+		}
+		return m
 	}
-	return s
+	return ""
 }
 
 const secondExternalSecret = `apiVersion: external-secrets.io/v1

@@ -33,10 +33,17 @@ func TestS1IaCBridge(t *testing.T) {
 	c := StartCluster(t)
 	dir, private := t.TempDir(), t.TempDir()
 	copyTree(t, filepath.Join("testdata", "s1"), dir)
+	// Terraform's outputs hold the sensitive value: they stay out of the
+	// pushed folder, as in a pipeline that runs terraform output -json.
+	for _, f := range []string{"terraform.json", "values-map.yaml"} {
+		require.NoError(t, os.Rename(filepath.Join(dir, f), filepath.Join(private, f)))
+	}
+	outputs := filepath.Join(private, "terraform.json")
 	secretFile := filepath.Join(private, "cluster-vars.secret.yaml")
-	fluxpack(t, "render", "-f", filepath.Join(dir, "stack.yaml"), "-o", filepath.Join(dir, rootPath), "--secret-file", secretFile)
-	fluxpack(t, "outputs", filepath.Join(dir, "terraform.json"), "--name", "cluster-vars", "--namespace", fluxNamespace,
-		"--values-map", filepath.Join(dir, "values-map.yaml"), "-o", filepath.Join(private, "outputs"))
+	fluxpack(t, "render", "-f", filepath.Join(dir, "stack.yaml"), "--outputs", outputs,
+		"-o", filepath.Join(dir, rootPath), "--secret-file", secretFile)
+	fluxpack(t, "outputs", outputs, "--name", "cluster-vars", "--namespace", fluxNamespace,
+		"--values-map", filepath.Join(private, "values-map.yaml"), "-o", filepath.Join(private, "outputs"))
 	values, err := os.ReadFile(filepath.Join(private, "outputs", "configmap-karpenter-values.yaml"))
 	require.NoError(t, err)
 	writeFiles(t, dir, map[string][]byte{"karpenter/karpenter-values.yaml": values})
@@ -54,7 +61,9 @@ func TestS1IaCBridge(t *testing.T) {
 	require.NoError(t, err)
 	plan, err := b.Build()
 	require.NoError(t, err)
-	d := DeployDir(t, c, "s1", dir, layerNames(plan))
+	// apps/api.yaml holds a Secret whose only value is the placeholder
+	// ${authentik_secret_key}: push refuses any plaintext Secret unless told.
+	d := DeployDir(t, c, "s1", dir, layerNames(plan), "--allow-secrets")
 	d.RequireNoFailures(t)
 
 	ctx := t.Context()
