@@ -54,7 +54,8 @@ func (p *Plan) CriticalPath() CriticalPath {
 	}
 	best := -1
 	for i := range p.Layers {
-		if best < 0 || visit(i) > depth[best] {
+		// visit first: a layer that nothing depends on is reached only here.
+		if d := visit(i); best < 0 || d > depth[best] {
 			best = i
 		}
 	}

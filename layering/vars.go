@@ -1,6 +1,7 @@
 package layering
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -63,11 +64,14 @@ type substituteChecker struct{}
 var _ VarChecker = substituteChecker{}
 
 func (substituteChecker) CheckVars(_ context.Context, l VarLayer) ([]Finding, error) {
-	files := make([]substitute.File, len(l.Files))
+	files := make([]substitute.File, 0, len(l.Files))
 	for i, f := range l.Files {
+		if !bytes.ContainsRune(f.Data, '$') {
+			continue // nothing to substitute, nothing to check
+		}
 		// Built objects share their file's path: name each by its index to
 		// find it again.
-		files[i] = substitute.File{Path: strconv.Itoa(i), Data: f.Data}
+		files = append(files, substitute.File{Path: strconv.Itoa(i), Data: f.Data})
 	}
 	avail := substitute.Available{Values: l.Values, Names: l.Names}
 	provided := func(name string) bool {

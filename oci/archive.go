@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -23,13 +24,18 @@ import (
 // Files are read by a few goroutines ahead of the writer, which keeps the
 // order. A pass either hashes the stream (contentDigest) or compresses it
 // (startCompress); Push runs both at once, so knowing that nothing changed
-// costs reading and hashing, never compressing.
+// costs reading and hashing, never compressing. The hashing pass hands the
+// files it read to the compressing one (see handoff), so each file is read
+// once.
 type archiver struct {
 	display      string // the tree's directory as the caller named it
 	checkSecrets bool
 	// onFile, when set, sees every file's archive name, mode and content.
 	onFile func(name string, mode int64, data []byte)
-	size   int64 // bytes of file content archived so far
+	// handoff, when set, receives every file this pass read, for a
+	// compressing pass.
+	handoff *handoff
+	size    int64 // bytes of file content archived so far
 }
 
 // MaxArtifactSize bounds the content of an artifact: the sizes of its files
@@ -65,6 +71,61 @@ type fileData struct {
 	err  error
 }
 
+// handoff passes the files a hashing pass has read, in archive order, to a
+// compressing pass running behind it, so Push reads every file once while
+// the hash still runs at reading speed: the hashing pass never waits for
+// gzip. At most handoffBudget bytes wait in it; a file that finds it full,
+// or too big to read ahead, is handed over as "read it again" and the
+// compressing pass reads it itself, so a compressor slower than the disk
+// costs memory only up to the budget.
+type handoff struct {
+	files    chan fileData // one slot per file of the tree: sending never blocks
+	budget   int64         // handoffBudget, but in tests
+	inFlight atomic.Int64  // bytes of file content waiting in files
+}
+
+// handoffBudget bounds the file content waiting in a handoff.
+const handoffBudget = 4 << 20
+
+func newHandoff(t *tree) *handoff {
+	files := 0
+	for _, e := range t.entries {
+		if !e.dir {
+			files++
+		}
+	}
+	return &handoff{files: make(chan fileData, files), budget: handoffBudget}
+}
+
+// give hands over the next file, or asks the receiver to read it again. It
+// reports whether the receiver owns fd.data now.
+func (h *handoff) give(fd fileData) bool {
+	if fd.err != nil || fd.big || h.inFlight.Load()+int64(len(fd.data)) > h.budget {
+		h.files <- fileData{big: true, err: errReadAgain}
+		return false
+	}
+	h.inFlight.Add(int64(len(fd.data)))
+	h.files <- fd
+	return true
+}
+
+// done tells the receiver that no more files come: it reads the rest itself.
+func (h *handoff) done() { close(h.files) }
+
+// take returns the next file handed over, reading it from path when the
+// giver could not hand it over.
+func (h *handoff) take(path string) fileData {
+	fd, ok := <-h.files
+	if !ok || errors.Is(fd.err, errReadAgain) {
+		return readFile(path)
+	}
+	h.inFlight.Add(-int64(len(fd.data)))
+	return fd
+}
+
+// errReadAgain marks a file a handoff did not carry.
+var errReadAgain = errors.New("read the file again")
+
 // freeBufs recycles the read-ahead buffers of small files; it is bounded,
 // so reading never holds more than about lookahead files.
 var freeBufs = make(chan []byte, lookahead+readers)
@@ -95,6 +156,9 @@ func putBuf(b []byte) {
 
 // writeTar writes the uncompressed tar stream of t to w.
 func (a *archiver) writeTar(t *tree, w io.Writer) error {
+	if a.handoff != nil {
+		defer a.handoff.done()
+	}
 	// Readers fill the slot of a file's ordinal, at most lookahead files ahead
 	// of the writer, which queues one more job per file it takes; so the
 	// ordinal k+lookahead is queued only once slot k is emptied and a ring of
@@ -130,8 +194,25 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 		queue()
 	}
 
-	tw := tar.NewWriter(w)
 	taken := 0
+	return a.writeStream(t, w, func(entry) fileData {
+		fd := <-ring[taken%lookahead]
+		taken++
+		queue()
+		return fd
+	})
+}
+
+// writeTarFrom writes the uncompressed tar stream of t to w with the files
+// another pass hands over through h.
+func (a *archiver) writeTarFrom(t *tree, w io.Writer, h *handoff) error {
+	return a.writeStream(t, w, func(e entry) fileData { return h.take(t.src(e)) })
+}
+
+// writeStream writes the tar stream of t to w, with next giving the content
+// of every file in order.
+func (a *archiver) writeStream(t *tree, w io.Writer, next func(entry) fileData) error {
+	tw := tar.NewWriter(w)
 	a.size = 0
 	for _, e := range t.entries {
 		if e.dir {
@@ -140,20 +221,23 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 			}
 			continue
 		}
-		fd := <-ring[taken%lookahead]
-		taken++
-		queue()
+		fd := next(e)
 		var err error
 		switch {
 		case fd.err != nil:
 			err = a.fileErr(e, fd.err)
 		case fd.big:
+			if a.handoff != nil {
+				a.handoff.give(fd)
+			}
 			err = a.streamFile(tw, t, e)
 		default:
 			if err = a.account(e, int64(len(fd.data))); err == nil {
 				err = a.writeFile(tw, e, fd.mode, fd.data)
 			}
-			putBuf(fd.data)
+			if a.handoff == nil || !a.handoff.give(fd) {
+				putBuf(fd.data)
+			}
 		}
 		if err != nil {
 			return err
@@ -298,16 +382,23 @@ func (c *compressing) discard() {
 // reading and compressing use separate cores. With spill, a big layer is kept
 // in a temporary file (see chunks).
 //
-// The pass is independent of any other pass over t: Push hashes the tree at
-// reading speed while this one runs at gzip's, and throws it away when the
-// hash shows the tag already holds the content.
-func (a *archiver) startCompress(t *tree, spill bool) *compressing {
+// With h, the files come from the pass that hands them over through h
+// instead: Push hashes the tree at reading speed while this pass runs at
+// gzip's behind it, and throws it away when the hash shows the tag already
+// holds the content.
+func (a *archiver) startCompress(t *tree, spill bool, h *handoff) *compressing {
 	c := &compressing{done: make(chan struct{}), zhash: sha256.New(), abort: make(chan struct{}), out: chunks{spill: spill}}
 	go func() {
 		defer close(c.done)
 		content := sha256.New()
 		gz := gzip.NewWriter(io.MultiWriter(&c.out, c.zhash))
-		err := a.writeTar(t, io.MultiWriter(content, abortWriter{gz, c.abort}))
+		tarTo := io.MultiWriter(content, abortWriter{gz, c.abort})
+		var err error
+		if h != nil {
+			err = a.writeTarFrom(t, tarTo, h)
+		} else {
+			err = a.writeTar(t, tarTo)
+		}
 		if err == nil {
 			err = gz.Close()
 		}
@@ -335,7 +426,7 @@ func (w abortWriter) Write(p []byte) (int, error) {
 
 // compress archives t and waits for the layer.
 func (a *archiver) compress(t *tree) (*memLayer, error) {
-	b, d, content, err := a.startCompress(t, false).wait()
+	b, d, content, err := a.startCompress(t, false, nil).wait()
 	if err != nil {
 		return nil, err
 	}

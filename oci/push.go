@@ -68,7 +68,8 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	ro := o.remoteOptions(ctx)
 
 	// Ask the registry what the tag holds while the tree is hashed, and,
-	// with a core to spare, compress it speculatively in a pass of its own,
+	// with a core to spare, compress it speculatively in a pass of its own
+	// behind the hash, fed the files the hash read (each file is read once),
 	// so the hash runs at reading speed and an unchanged push costs no more
 	// than reading the tree.
 	getCtx, cancelGet := context.WithCancel(ctx)
@@ -86,12 +87,13 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 			ch <- got{d, err}
 		}()
 	}
+	a := &archiver{display: dir, checkSecrets: !o.allowSecrets}
 	var compressing *compressing
 	if o.force || runtime.GOMAXPROCS(0) > 1 {
-		compressing = (&archiver{display: dir}).startCompress(t, true)
+		a.handoff = newHandoff(t)
+		compressing = (&archiver{display: dir}).startCompress(t, true, a.handoff)
 		defer compressing.discard()
 	}
-	a := &archiver{display: dir, checkSecrets: !o.allowSecrets}
 	content, err := a.contentDigest(t)
 	if err != nil {
 		return nil, err
@@ -109,7 +111,7 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 		return unchanged(tag, existing, o, ro)
 	}
 	if compressing == nil {
-		compressing = (&archiver{display: dir}).startCompress(t, true)
+		compressing = (&archiver{display: dir}).startCompress(t, true, nil)
 		defer compressing.discard()
 	}
 	compressed, layerDigest, compressedContent, err := compressing.wait()

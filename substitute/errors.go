@@ -37,6 +37,10 @@ var (
 	// ErrSourceNotFound: substituteFrom names a ConfigMap or Secret that
 	// is not there and is not optional.
 	ErrSourceNotFound = errors.New("substituteFrom source not found")
+	// ErrDuplicateID: two objects of a build share group, version, kind,
+	// namespace and name (kustomize refuses them, and so does Flux after
+	// substitution).
+	ErrDuplicateID = errors.New("duplicate object ID")
 )
 
 // FileError is a problem with one file, at a line when known.

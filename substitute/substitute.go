@@ -247,10 +247,7 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 	if res.GetLabels()[DisabledKey] == "disabled" || res.GetAnnotations()[DisabledKey] == "disabled" {
 		return false, nil
 	}
-	if !s.loaded {
-		s.vars, s.loadErr = Vars(s.ks, s.src)
-		s.loaded = true
-	}
+	s.load()
 	if s.loadErr != nil {
 		return false, s.loadErr
 	}
@@ -265,6 +262,15 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 		return false, &ObjectError{Object: resName(res), Err: fmt.Errorf("reading back the substituted object: %w", err)}
 	}
 	return true, nil
+}
+
+// load reads the variables once. After it, Resource only reads the
+// Substituter, so Preview calls it before substituting in parallel.
+func (s *Substituter) load() {
+	if !s.loaded {
+		s.vars, s.loadErr = Vars(s.ks, s.src)
+		s.loaded = true
+	}
 }
 
 // eval is Flux's varSubstitution.

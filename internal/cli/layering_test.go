@@ -41,6 +41,8 @@ func TestLayeringCommands(t *testing.T) {
 		{name: "lint-clean", args: []string{"lint", "-f", filepath.Join(es, "stack.yaml")}},
 		{name: "lint-naive", args: []string{"lint", "-f", filepath.Join(es, "naive.yaml")}, code: cli.ExitFinding, stderr: "3 findings in 4 layers"},
 		{name: "lint-naive-json", args: []string{"lint", "-f", filepath.Join(es, "naive.yaml"), "-o", "json"}, code: cli.ExitFinding},
+		{name: "lint-s3-clean", args: []string{"lint", "-f", s3}},
+		{name: "lint-s3-naive", args: []string{"lint", "-f", filepath.Join(filepath.Dir(s3), "naive.yaml")}, code: cli.ExitFinding, stderr: "findings in"},
 		{name: "lint-cycle", args: []string{"lint", "-f", filepath.Join(bad, "cycle.yaml")}, code: cli.ExitFinding},
 		{name: "lint-unknown-field", args: []string{"lint", "-f", filepath.Join(bad, "unknown-field.yaml")}, code: cli.ExitError, stderr: "invalid stack file"},
 		{name: "lint-missing-file", args: []string{"lint", "-f", filepath.Join(bad, "nope.yaml")}, code: cli.ExitError, stderr: "no such file or directory"},

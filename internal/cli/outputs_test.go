@@ -87,3 +87,32 @@ func sensitiveValues(outs *substitute.Outputs) []string {
 	}
 	return vs
 }
+
+// TestPreviewCommand: fluxpack preview prints what internal/preview builds
+// (tested there against Flux's own code), from flags.
+func TestPreviewCommand(t *testing.T) {
+	testdata := filepath.Join(testutil.RepoRoot(t), "internal", "preview", "testdata")
+	ks := filepath.Join(t.TempDir(), "ks.yaml")
+	require.NoError(t, os.WriteFile(ks, []byte(`apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  interval: 10m
+  prune: true
+  sourceRef: {kind: OCIRepository, name: platform}
+  postBuild:
+    substitute: {bucket: inline-bucket, region: inline-wins}
+    substituteFrom:
+      - {kind: ConfigMap, name: cluster-vars}
+      - {kind: Secret, name: cluster-secrets}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: unrelated}
+`), 0o644))
+	stdout, stderr, code := run(t, "preview", "apps", "--path", filepath.Join(testdata, "plain"), "--kustomization-file", ks, "--vars-from", filepath.Join(testdata, "vars.yaml"))
+	require.Equal(t, cli.ExitOK, code, "stderr:\n%s", stderr)
+	want, err := os.ReadFile(filepath.Join(testdata, "inline-and-from.golden"))
+	require.NoError(t, err)
+	assert.Equal(t, string(want), stdout)
+}

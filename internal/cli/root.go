@@ -65,6 +65,7 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
 		newTagCmd(f),
 		newListCmd(f),
 		newOutputsCmd(f),
+		newPreviewCmd(f),
 		newRenderCmd(f), newLintCmd(f), newGraphCmd(f),
 	)
 	return root

@@ -15,7 +15,9 @@ import (
 // layer, a CRDs layer (prune: false), then layers that each depend on one to
 // three earlier ones and hold Deployments, Services, ConfigMaps and custom
 // resources, five objects per file; every 20th layer has a
-// kustomization.yaml (namePrefix), so kustomize builds it. The stack lints
+// kustomization.yaml (namePrefix), so kustomize builds it. Every layer
+// substitutes ${cluster_name} (inline), so the variables rule reads every
+// object. The stack lints
 // clean. The same arguments give the same files.
 func GenerateStack(dir string, layers, objects int, seed uint64) (*layering.Builder, error) {
 	if layers < 3 {
@@ -77,7 +79,7 @@ spec:
 			case 1:
 				fmt.Fprintf(&file, "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  selector: {app: %s}\n  ports: [{port: 80, targetPort: 8080}]\n", oname, team, oname)
 			case 2:
-				fmt.Fprintf(&file, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  mode: %s\n  level: \"%d\"\n  owner: %s\n", oname, team, word(r), r.IntN(10), word(r))
+				fmt.Fprintf(&file, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\n  namespace: %s\ndata:\n  mode: %s\n  level: \"%d\"\n  owner: %s\n  cluster: ${cluster_name}\n", oname, team, word(r), r.IntN(10), word(r))
 			default:
 				fmt.Fprintf(&file, "---\napiVersion: example.com/v1\nkind: Thing%d\nmetadata:\n  name: %s\n  namespace: %s\nspec:\n  size: %d\n  color: %s\n", r.IntN(kinds), oname, team, r.IntN(100), word(r))
 			}
@@ -108,7 +110,7 @@ spec:
 				deps = append(deps, d)
 			}
 		}
-		b.Layer(name, layering.Path("./"+name), layering.DependsOn(deps...))
+		b.Layer(name, layering.Path("./"+name), layering.DependsOn(deps...), layering.Substitute(map[string]string{"cluster_name": "c1"}))
 		names = append(names, name)
 	}
 	return b, os.Chmod(dir, 0o755)

@@ -1,0 +1,91 @@
+package layering_test
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// checkMermaid holds a flowchart to the subset of Mermaid that GitHub's
+// renderer accepts and that Graph writes: node ids declared before use,
+// labels in double quotes without a double quote inside, edges between
+// declared nodes, class and linkStyle naming existing nodes and edges
+// (GitHub refuses to render a linkStyle index past the last edge).
+func checkMermaid(t *testing.T, g string) {
+	t.Helper()
+	var (
+		nodeRE  = regexp.MustCompile(`^  (n\d+)\["([^"]*)"\]$`)
+		edgeRE  = regexp.MustCompile(`^  (n\d+) --> (n\d+)$`)
+		classRE = regexp.MustCompile(`^  class ([n\d,]+) critical$`)
+		linkRE  = regexp.MustCompile(`^  linkStyle ([\d,]+) stroke:#[0-9a-f]{6},stroke-width:\dpx$`)
+	)
+	lines := strings.Split(strings.TrimSuffix(g, "\n"), "\n")
+	require.Equal(t, "flowchart LR", lines[0])
+	nodes := map[string]bool{}
+	edges := 0
+	for _, line := range lines[1:] {
+		switch {
+		case nodeRE.MatchString(line):
+			m := nodeRE.FindStringSubmatch(line)
+			assert.False(t, nodes[m[1]], "node %s declared twice", m[1])
+			nodes[m[1]] = true
+			assert.NotContains(t, m[2], "\"")
+		case edgeRE.MatchString(line):
+			m := edgeRE.FindStringSubmatch(line)
+			assert.True(t, nodes[m[1]] && nodes[m[2]], "edge between undeclared nodes: %s", line)
+			edges++
+		case line == "  classDef critical stroke:#d73a49,stroke-width:3px":
+		case classRE.MatchString(line):
+			for _, n := range strings.Split(classRE.FindStringSubmatch(line)[1], ",") {
+				assert.True(t, nodes[n], "class names undeclared node %s", n)
+			}
+		case linkRE.MatchString(line):
+			for _, s := range strings.Split(linkRE.FindStringSubmatch(line)[1], ",") {
+				i, err := strconv.Atoi(s)
+				require.NoError(t, err)
+				assert.Less(t, i, edges, "linkStyle %d past the last edge", i)
+			}
+		case strings.HasPrefix(line, "%% "):
+			assert.NotContains(t, line, "\n")
+		default:
+			t.Errorf("line GitHub's Mermaid may not render: %q", line)
+		}
+	}
+}
+
+func TestGraphMermaidForGitHub(t *testing.T) {
+	tests := []struct {
+		name string
+		b    *layering.Builder
+		want []string // lines the graph must hold
+	}{
+		{"single", layering.New("s", layering.FromOCI(registry, "v1")).Layer("only"),
+			[]string{`  n0["only<br/>Kustomization, wait"]`, "  class n0 critical"}},
+		{"independent", layering.New("s", layering.FromOCI(registry, "v1")).Layer("a").Layer("b"),
+			[]string{"  class n0 critical"}},
+		{"diamond", layering.New("s", layering.FromOCI(registry, "v1")).
+			Layer("a").Then("b").Layer("c", layering.DependsOn("a")).Layer("d", layering.DependsOn("c", "b")),
+			[]string{"  n0 --> n1", "  n2 --> n3", "  n1 --> n3", "  class n0,n2,n3 critical", "  linkStyle 1,2 stroke:#d73a49,stroke-width:3px"}},
+		{"operator-preset", layering.New("s", layering.FromOCI(registry, "v1")).
+			Add(layering.Operator("es", layering.OperatorLayer(layering.HelmRelease(layering.ChartRef("OCIRepository", "es"))))),
+			[]string{`  n1["es-operator<br/>HelmRelease, wait, operator"]`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := tt.b.Build()
+			require.NoError(t, err)
+			g, err := plan.Graph(layering.GraphMermaid)
+			require.NoError(t, err)
+			checkMermaid(t, string(g))
+			for _, w := range tt.want {
+				assert.Contains(t, strings.Split(string(g), "\n"), w, "in:\n%s", g)
+			}
+		})
+	}
+}
