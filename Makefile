@@ -44,6 +44,19 @@ build: ## Build bin/fluxpack with the version stamped in
 tools: ## Build the real third-party servers the tests use into .cache (once)
 	hack/tools.sh registry
 
+e2e-tools: ## Build etcd, Kubernetes, kwok and the Flux controllers into .cache (once)
+	hack/tools.sh registry e2e
+
+# E2E_RUN selects cases, e.g. make e2e E2E_RUN=S0 (a go test -run pattern).
+E2E_RUN ?= .
+E2E_SUMMARY := $(CURDIR)/.cache/e2e-summary.txt
+
+e2e: e2e-tools ## Run the seed systems in real Flux (control plane on loopback); prints a summary per case
+	$(GO) vet -tags e2e ./e2e/
+	rm -f $(E2E_SUMMARY)
+	FLUXPACK_REQUIRE_REAL=1 FLUXPACK_E2E_SUMMARY=$(E2E_SUMMARY) $(GO) test -tags e2e -count=1 -timeout 40m -run '$(E2E_RUN)' ./e2e/
+	@cat $(E2E_SUMMARY)
+
 lint: ## Check formatting and run go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -68,4 +81,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test fuzz bench build tools lint fmt tidy golden docs all help
+.PHONY: demo test fuzz bench build tools e2e-tools e2e lint fmt tidy golden docs all help

@@ -1,37 +1,173 @@
 #!/usr/bin/env bash
 # Builds the real third-party servers fluxpack's tests run against, from the Go
 # module proxy, into the git-ignored .cache (keyed by version, so a rerun costs
-# nothing). Usage: hack/tools.sh registry [more tools...]
+# nothing). Usage: hack/tools.sh [registry|etcd|kubernetes|kwok|
+# source-controller|kustomize-controller|e2e ...]; "e2e" is all but registry.
 #
 # Every binary lands in .cache/tools/<name>-<version>/ and is linked from
-# .cache/bin/<name>, where internal/testutil.Tool finds it.
+# .cache/bin/<name>, where internal/testutil.Tool finds it. The Flux CRDs are
+# copied from the controllers' modules into .cache/crds/ (linked the same way).
+# Sources fetched to build are kept only in .cache/src and never committed.
 set -euo pipefail
 export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FLUXPACK_CACHE:-$root/.cache}
-mkdir -p "$cache/bin" "$cache/tools"
+mkdir -p "$cache/bin" "$cache/tools" "$cache/src" "$cache/crds"
 
-REGISTRY_VERSION=v3.1.2 # CNCF distribution
+REGISTRY_VERSION=v3.1.2             # CNCF distribution
+ETCD_VERSION=v3.6.16                # go.etcd.io/etcd/server/v3
+KUBERNETES_VERSION=v1.37.2          # k8s.io/kubernetes; staging modules are v0.37.2
+KWOK_VERSION=v0.8.0                 # sigs.k8s.io/kwok
+# The newest Flux controllers that build from the module proxy here: v1.10.x
+# need module versions the proxy refuses (403), as do source-controller
+# v1.9.6's pkg/artifact v0.18.2+ (v0.18.1 builds and works) and
+# kustomize-controller v1.9.6's pkg/kustomize v1.35.7.
+SOURCE_CONTROLLER_VERSION=v1.9.6    # github.com/fluxcd/source-controller
+SOURCE_CONTROLLER_REPLACES=(github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.1)
+KUSTOMIZE_CONTROLLER_VERSION=v1.9.5 # github.com/fluxcd/kustomize-controller
+KUSTOMIZE_CONTROLLER_REPLACES=()
 
 log() { echo "tools: $*" >&2; }
 
 # link NAME DIR: point .cache/bin/NAME at DIR/NAME.
 link() { ln -sfn "$2/$1" "$cache/bin/$1"; }
 
+# timed LABEL CMD...: run CMD and log how long it took (cold-build figures).
+timed() {
+  local label=$1 start=$SECONDS
+  shift
+  "$@"
+  log "$label built in $((SECONDS - start))s"
+}
+
+# moddir MODULE@VERSION: download a module through the proxy, print its dir.
+moddir() {
+  go mod download -json "$1" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p'
+}
+
 build_registry() {
   local dir=$cache/tools/registry-$REGISTRY_VERSION
   if [ ! -x "$dir/registry" ]; then
     log "building CNCF distribution registry $REGISTRY_VERSION (a few minutes, once)"
     mkdir -p "$dir"
-    GOBIN=$dir go install "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
+    timed registry env GOBIN="$dir" go install "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
   fi
   link registry "$dir"
+}
+
+# wrapper DIR MODULE VERSION: write a throw-away main module in DIR that
+# requires MODULE@VERSION, so `go build MODULE/...` builds its commands
+# (go install refuses modules whose go.mod has replace directives).
+wrapper() {
+  local dir=$1 mod=$2 version=$3
+  rm -rf "$dir" && mkdir -p "$dir"
+  (cd "$dir" && go mod init fluxpack.local/tools >/dev/null 2>&1 && go mod edit -require="$mod@$version")
+}
+
+build_etcd() {
+  local dir=$cache/tools/etcd-$ETCD_VERSION
+  if [ ! -x "$dir/etcd" ]; then
+    log "building etcd $ETCD_VERSION (about 2 minutes, once)"
+    local src=$cache/src/etcd-$ETCD_VERSION
+    wrapper "$src" go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
+    mkdir -p "$dir"
+    (cd "$src" && timed etcd go build -mod=mod -o "$dir/etcd.tmp" go.etcd.io/etcd/server/v3)
+    mv "$dir/etcd.tmp" "$dir/etcd"
+  fi
+  link etcd "$dir"
+}
+
+# build_kubernetes builds kube-apiserver, kube-controller-manager and
+# kube-scheduler in one go build (they share most packages). kubernetes'
+# go.mod replaces every staging module with ./staging/src/...; the wrapper
+# replaces each with the published v0.X.Y of the same release instead.
+build_kubernetes() {
+  local dir=$cache/tools/kubernetes-$KUBERNETES_VERSION
+  local bins=(kube-apiserver kube-controller-manager kube-scheduler)
+  if [ ! -x "$dir/kube-scheduler" ]; then
+    log "building kube-apiserver, kube-controller-manager, kube-scheduler $KUBERNETES_VERSION (about 5 minutes, once)"
+    local src=$cache/src/kubernetes-$KUBERNETES_VERSION staging=v0.${KUBERNETES_VERSION#v1.}
+    local kdir
+    kdir=$(moddir "k8s.io/kubernetes@$KUBERNETES_VERSION")
+    wrapper "$src" k8s.io/kubernetes "$KUBERNETES_VERSION"
+    local mods
+    mods=$(sed -n 's|^[[:space:]]*\(k8s.io/[^ ]*\) => ./staging/.*|\1|p' "$kdir/go.mod")
+    [ -n "$mods" ] || { log "no staging replaces found in $kdir/go.mod"; exit 2; }
+    for m in $mods; do
+      (cd "$src" && go mod edit -replace="$m=$m@$staging")
+    done
+    mkdir -p "$dir/tmp"
+    (cd "$src" && timed kubernetes go build -mod=mod -o "$dir/tmp/" "${bins[@]/#/k8s.io/kubernetes/cmd/}")
+    for b in "${bins[@]}"; do mv "$dir/tmp/$b" "$dir/$b"; done
+    rmdir "$dir/tmp"
+  fi
+  for b in "${bins[@]}"; do link "$b" "$dir"; done
+}
+
+# build_kwok builds kwok and writes the Stages it needs (kwok has none built
+# in): nodes initialise and keep their lease, pods become Ready at once, as
+# kwokctl's defaults do. They come from the module's kustomize/stage.
+build_kwok() {
+  local dir=$cache/tools/kwok-$KWOK_VERSION
+  if [ ! -x "$dir/kwok" ] || [ ! -s "$dir/stages.yaml" ]; then
+    log "building kwok $KWOK_VERSION (about 2 minutes, once)"
+    mkdir -p "$dir"
+    local mdir
+    mdir=$(moddir "sigs.k8s.io/kwok@$KWOK_VERSION")
+    local s=$mdir/kustomize/stage
+    for f in "$s/node/fast/node-initialize.yaml" "$s/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
+      "$s/pod/fast/pod-ready.yaml" "$s/pod/fast/pod-complete.yaml" "$s/pod/fast/pod-delete.yaml"; do
+      echo "---"
+      cat "$f"
+    done >"$dir/stages.yaml"
+    timed kwok env GOBIN="$dir" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+  fi
+  link kwok "$dir"
+  ln -sfn "$dir/stages.yaml" "$cache/bin/kwok-stages.yaml"
+}
+
+# build_flux NAME VERSION [OLD=NEW@V...]: copy a Flux controller's module out
+# of the module cache, drop the replace that points its api module at ./api
+# (keeping the published api of the same version), add the given replaces,
+# build it, and copy its CRDs.
+build_flux() {
+  local name=$1 version=$2
+  shift 2
+  local dir=$cache/tools/$name-$version
+  if [ ! -x "$dir/$name" ]; then
+    log "building $name $version (about 2 minutes, once)"
+    local mdir src=$cache/src/$name-$version
+    mdir=$(moddir "github.com/fluxcd/$name@$version")
+    rm -rf "$src" && mkdir -p "$(dirname "$src")"
+    cp -r "$mdir" "$src" && chmod -R u+w "$src"
+    (cd "$src" && go mod edit -dropreplace="github.com/fluxcd/$name/api" \
+      -require="github.com/fluxcd/$name/api@$version")
+    for r in "$@"; do (cd "$src" && go mod edit -replace="$r"); done
+    mkdir -p "$dir/crds"
+    cp "$src"/config/crd/bases/*.yaml "$dir/crds/"
+    (cd "$src" && timed "$name" go build -mod=mod -o "$dir/$name.tmp" .)
+    mv "$dir/$name.tmp" "$dir/$name"
+  fi
+  link "$name" "$dir"
+  ln -sfn "$dir/crds" "$cache/crds/$name"
 }
 
 [ $# -gt 0 ] || set -- registry
 for tool in "$@"; do
   case $tool in
     registry) build_registry ;;
+    etcd) build_etcd ;;
+    kubernetes) build_kubernetes ;;
+    kwok) build_kwok ;;
+    source-controller) build_flux source-controller "$SOURCE_CONTROLLER_VERSION" "${SOURCE_CONTROLLER_REPLACES[@]}" ;;
+    kustomize-controller) build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" "${KUSTOMIZE_CONTROLLER_REPLACES[@]}" ;;
+    e2e)
+      build_etcd
+      build_kubernetes
+      build_kwok
+      build_flux source-controller "$SOURCE_CONTROLLER_VERSION" "${SOURCE_CONTROLLER_REPLACES[@]}"
+      build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" "${KUSTOMIZE_CONTROLLER_REPLACES[@]}"
+      ;;
     *) echo "tools: unknown tool $tool" >&2; exit 2 ;;
   esac
 done

@@ -37,8 +37,8 @@ func Tool(t testing.TB, name string) string {
 		return p
 	}
 	if requireReal() {
-		t.Fatalf("%s not found in %s: run `make tools` (FLUXPACK_REQUIRE_REAL=1 forbids skipping)", name, dir)
+		t.Fatalf("%s not found in %s: run `make tools` or, for the e2e binaries, `make e2e-tools` (FLUXPACK_REQUIRE_REAL=1 forbids skipping)", name, dir)
 	}
-	t.Skipf("%s not found in %s: run `make tools` to build it", name, dir)
+	t.Skipf("%s not found in %s: run `make tools` or, for the e2e binaries, `make e2e-tools` to build it", name, dir)
 	return ""
 }

@@ -1,0 +1,325 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/stretchr/testify/require"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+// rootName names the root OCIRepository and Kustomization, the only objects
+// a case applies itself; rootPath is the folder of the artifact holding the
+// layers' Kustomizations (rendered by package layering).
+const (
+	rootName = "platform"
+	rootPath = "clusters"
+	tag      = "main"
+)
+
+// stack starts a layering stack whose layers read the root OCIRepository;
+// a case adds its layers (each a folder of the artifact named after it unless
+// given a Path) and Deploy renders them with package layering, as `fluxpack
+// render` does, into rootPath.
+func stack() *layering.Builder {
+	return layering.New(rootName, layering.FromSource(sourcev1.OCIRepositoryKind, rootName))
+}
+
+// copyTree copies the folder src into dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	}))
+}
+
+// writeFiles writes files (path relative to dir → content) into dir.
+func writeFiles(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+	}
+}
+
+// fluxpack runs the fluxpack command line with args, as a user would, and
+// returns what it printed on stdout; it fails the test unless it exits 0.
+func fluxpack(t *testing.T, args ...string) []byte {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(t.Context(), "e2e", args, &stdout, &stderr)
+	require.Equal(t, cli.ExitOK, code, "fluxpack %s: %s", strings.Join(args, " "), stderr.String())
+	return stdout.Bytes()
+}
+
+// push runs `fluxpack push DIR oci://HOST/NAME:main -o json [extra...]` and
+// returns what it printed.
+func push(t *testing.T, c *Cluster, dir, name string, extra ...string) oci.Result {
+	t.Helper()
+	url := fmt.Sprintf("oci://%s/%s:%s", c.Registry.Host, name, tag)
+	args := []string{"push", dir, url, "-o", "json",
+		"--source", "https://github.com/fluxpack/fluxpack", "--revision", "main@sha1:" + strings.Repeat("0", 40)}
+	out := fluxpack(t, append(args, extra...)...)
+	var res oci.Result
+	require.NoError(t, json.Unmarshal(out, &res), "decoding the output of fluxpack push: %s", out)
+	require.Equal(t, tag, res.Tag)
+	require.True(t, strings.HasPrefix(res.Digest, "sha256:"), "digest %q", res.Digest)
+	return res
+}
+
+// revision is what source-controller reports for a pushed tag.
+func revision(res oci.Result) string { return res.Tag + "@" + res.Digest }
+
+// applyRoot creates the root OCIRepository (the case's repository, tag main)
+// and the root Kustomization applying the layers' Kustomizations.
+func applyRoot(t *testing.T, c *Cluster, name string) {
+	t.Helper()
+	c.create(&sourcev1.OCIRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: rootName, Namespace: fluxNamespace},
+		Spec: sourcev1.OCIRepositorySpec{
+			URL:       fmt.Sprintf("oci://%s/%s", c.Registry.Host, name),
+			Reference: &sourcev1.OCIRepositoryRef{Tag: tag},
+			Interval:  &metav1.Duration{Duration: 10 * time.Minute},
+			Insecure:  true, // plain HTTP on loopback
+		},
+	})
+	c.create(&kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{Name: rootName, Namespace: fluxNamespace},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval:  metav1.Duration{Duration: 10 * time.Minute},
+			Path:      "./" + rootPath,
+			Prune:     true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: rootName},
+		},
+	})
+}
+
+// Deployment is one layout pushed and reconciled in a cluster.
+type Deployment struct {
+	c        *Cluster
+	Observer *Observer
+	Dir      string
+	Pushed   oci.Result
+	Names    []string // the layers, without the root
+	Layers   map[string]*layer
+	Figures  Figures
+}
+
+// Deploy writes the folder tree plus files and the stack's Kustomizations,
+// rendered by package layering into rootPath, to a temporary folder, pushes
+// it with fluxpack as repository name, applies only the root objects, and
+// waits until the root and every layer are Ready with the pushed revision;
+// it checks the revision source-controller reports and that every layer
+// became Ready after its dependencies.
+func Deploy(t *testing.T, c *Cluster, name, tree string, files map[string][]byte, layers *layering.Builder) *Deployment {
+	t.Helper()
+	dir := t.TempDir()
+	if tree != "" {
+		copyTree(t, tree, dir)
+	}
+	writeFiles(t, dir, files)
+	plan, err := layers.Build()
+	require.NoError(t, err, "building the layers of %s", name)
+	require.NoError(t, plan.WriteDir(filepath.Join(dir, rootPath)))
+	return DeployDir(t, c, name, dir, layerNames(plan))
+}
+
+// layerNames are the names of a plan's layers.
+func layerNames(plan *layering.Plan) []string {
+	names := make([]string, len(plan.Layers))
+	for i, l := range plan.Layers {
+		names[i] = l.Name
+	}
+	return names
+}
+
+// DeployDir is Deploy for a folder already laid out: rootPath holds the
+// Kustomizations of the named layers. pushArgs are added to fluxpack push.
+func DeployDir(t *testing.T, c *Cluster, name, dir string, layers []string, pushArgs ...string) *Deployment {
+	t.Helper()
+	res := push(t, c, dir, name, pushArgs...)
+	require.True(t, res.Pushed, "the first push of %s uploaded nothing", name)
+	obs := c.Observe(rootName)
+	obs.Begin(revision(res))
+	applyRoot(t, c, name)
+	obs.WaitReady(append([]string{rootName}, layers...)...)
+
+	var repo sourcev1.OCIRepository
+	require.NoError(t, c.Client.Get(t.Context(), client.ObjectKey{Namespace: fluxNamespace, Name: rootName}, &repo))
+	require.NotNil(t, repo.Status.Artifact, "OCIRepository/%s/%s has no artifact", fluxNamespace, rootName)
+	require.Equal(t, revision(res), repo.Status.Artifact.Revision, "the revision source-controller reports is not what fluxpack push printed")
+
+	d := &Deployment{c: c, Observer: obs, Dir: dir, Pushed: res, Names: layers}
+	d.Layers = obs.Report()
+	AssertOrder(t, d.Layers)
+	d.Figures = Summarise(d.Layers, rootName)
+	t.Logf("%s: ready %.1fs, critical path %.1fs %v, failed %d, warnings %d\n%s", name,
+		d.Figures.Ready.Seconds(), d.Figures.CriticalPath.Seconds(), d.Figures.Path, d.Figures.Failed, d.Figures.Warnings, table(d.Layers))
+	return d
+}
+
+// RequireNoFailures asserts no layer ever failed: no failure seen on the
+// watch and no Warning event.
+func (d *Deployment) RequireNoFailures(t *testing.T) {
+	t.Helper()
+	for _, l := range d.Layers {
+		require.Zero(t, l.Failures, "Kustomization/%s/%s failed: %v", fluxNamespace, l.Name, l.Messages)
+		require.Zero(t, l.Warnings, "Kustomization/%s/%s has Warning events: %v", fluxNamespace, l.Name, l.WarningNotes)
+	}
+}
+
+// Reconcile asks source-controller to reconcile the root OCIRepository now
+// (as `flux reconcile source oci` does) and waits until it has handled the
+// request; it returns the repository's status then.
+func (d *Deployment) Reconcile(t *testing.T) sourcev1.OCIRepositoryStatus {
+	t.Helper()
+	token := time.Now().Format(time.RFC3339Nano)
+	key := client.ObjectKey{Namespace: fluxNamespace, Name: rootName}
+	var repo sourcev1.OCIRepository
+	require.NoError(t, d.c.Client.Get(t.Context(), key, &repo))
+	patch := client.MergeFrom(repo.DeepCopy())
+	if repo.Annotations == nil {
+		repo.Annotations = map[string]string{}
+	}
+	repo.Annotations[meta.ReconcileRequestAnnotation] = token
+	require.NoError(t, d.c.Client.Patch(t.Context(), &repo, patch))
+	d.c.poll("OCIRepository/"+key.String()+" to handle the reconcile request", reconcileDeadline, func(ctx context.Context) (bool, error) {
+		if err := d.c.Client.Get(ctx, key, &repo); err != nil {
+			return false, err
+		}
+		ready := apimeta.FindStatusCondition(repo.Status.Conditions, meta.ReadyCondition)
+		return repo.Status.LastHandledReconcileAt == token && ready != nil && ready.Status == metav1.ConditionTrue &&
+			repo.Status.ObservedGeneration == repo.Generation, nil
+	})
+	return repo.Status
+}
+
+// RequireUpdates proves the two ways a later push behaves: pushing the same
+// content again uploads nothing and source-controller, asked to reconcile,
+// keeps the revision (no layer re-applies anything); pushing changed content
+// (change writes into the folder) yields a new revision that every layer
+// applies, and check then sees the change in the cluster.
+func (d *Deployment) RequireUpdates(t *testing.T, name string, change func(dir string), check func(ctx context.Context) (bool, error)) {
+	t.Helper()
+	before := revision(d.Pushed)
+	again := push(t, d.c, d.Dir, name)
+	require.False(t, again.Pushed, "pushing unchanged content uploaded a new artifact")
+	require.Equal(t, d.Pushed.Digest, again.Digest)
+	st := d.Reconcile(t)
+	require.Equal(t, before, st.Artifact.Revision, "an unchanged push changed the revision")
+	var ks kustomizev1.KustomizationList
+	require.NoError(t, d.c.Client.List(t.Context(), &ks, client.InNamespace(fluxNamespace)))
+	for _, k := range ks.Items {
+		require.Equal(t, before, k.Status.LastAttemptedRevision, "Kustomization/%s/%s attempted another revision", fluxNamespace, k.Name)
+	}
+
+	change(d.Dir)
+	changed := push(t, d.c, d.Dir, name)
+	require.True(t, changed.Pushed, "pushing changed content uploaded nothing")
+	require.NotEqual(t, d.Pushed.Digest, changed.Digest)
+	d.Observer.Begin(revision(changed))
+	st = d.Reconcile(t)
+	require.Equal(t, revision(changed), st.Artifact.Revision, "source-controller did not pick up the changed push")
+	d.Observer.WaitReady(append([]string{rootName}, d.Names...)...)
+	for _, l := range d.Observer.Report() {
+		require.Zero(t, l.Failures, "Kustomization/%s/%s failed applying the changed push: %v", fluxNamespace, l.Name, l.Messages)
+	}
+	d.c.poll("the changed content in the cluster", reconcileDeadline, check)
+}
+
+// exists reports whether the object apiVersion/kind namespace/name exists.
+func exists(ctx context.Context, c *Cluster, apiVersion, kind, namespace, name string) (bool, error) {
+	var u unstructured.Unstructured
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	err := c.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &u)
+	return err == nil, err
+}
+
+// summary collects one line per case and the per-layer tables for
+// writeSummary.
+var summary struct {
+	sync.Mutex
+	lines  map[string]string
+	tables []string
+}
+
+// recordSummary records the summary line of a case.
+func recordSummary(caseName, line string) {
+	summary.Lock()
+	defer summary.Unlock()
+	if summary.lines == nil {
+		summary.lines = map[string]string{}
+	}
+	summary.lines[caseName] = line
+}
+
+// recordTable records the per-layer table of one deployment.
+func recordTable(title string, d *Deployment) {
+	summary.Lock()
+	defer summary.Unlock()
+	summary.tables = append(summary.tables, fmt.Sprintf("  %s (critical path %s):\n%s", title, strings.Join(d.Figures.Path, " -> "), table(d.Layers)))
+}
+
+// figuresLine is "ready 14.2s, critical path 13.1s, failed 0".
+func figuresLine(f Figures) string {
+	return fmt.Sprintf("ready %.1fs, critical path %.1fs, failed %d", f.Ready.Seconds(), f.CriticalPath.Seconds(), f.Failed)
+}
+
+// writeSummary prints the summary lines, sorted by case, to stdout and to
+// $FLUXPACK_E2E_SUMMARY when set (make e2e prints that file).
+func writeSummary() error {
+	summary.Lock()
+	defer summary.Unlock()
+	if len(summary.lines) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(summary.lines)) {
+		fmt.Fprintf(&b, "%s %s\n", k, summary.lines[k])
+	}
+	b.WriteString("\nper layer (time from applying the root objects):\n")
+	for _, tb := range summary.tables {
+		b.WriteString(tb)
+	}
+	fmt.Print(b.String())
+	if p := os.Getenv("FLUXPACK_E2E_SUMMARY"); p != "" {
+		return os.WriteFile(p, []byte(b.String()), 0o644)
+	}
+	return nil
+}

@@ -1,0 +1,118 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/kustomize"
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// s3Layers is seed 003's hierarchy, with its health checks, built with
+// package layering: namespaces -> crds -> crossplane (health check on its
+// Deployment) -> epis (CEL health check on every EKSPodIdentity) -> security
+// -> infrastructure (also on epis) -> observability (on infrastructure and
+// security) -> apps (on infrastructure and observability).
+func s3Layers() *layering.Builder {
+	return stack().
+		Layer("namespaces").
+		Then("crds").
+		Then("crossplane", layering.HealthChecks(meta.NamespacedObjectKindReference{
+			APIVersion: "apps/v1", Kind: "Deployment", Name: "crossplane", Namespace: "crossplane-system",
+		})).
+		Then("epis", layering.HealthCheckExprs(kustomize.CustomHealthCheck{
+			APIVersion: "cloud.ogenki.io/v1alpha1", Kind: "EKSPodIdentity",
+			HealthCheckExpressions: kustomize.HealthCheckExpressions{
+				Current: "status.conditions.filter(c, c.type == 'Ready').all(c, c.status == 'True')",
+				Failed:  "status.conditions.filter(c, c.type == 'Synced').all(c, c.status == 'False')",
+			},
+		})).
+		Then("security").
+		Then("infrastructure", layering.DependsOn("epis"),
+			layering.Substitute(map[string]string{"gateway_class": "cilium-tailscale"}),
+			layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "eks-mycluster-0-vars"})).
+		Then("observability", layering.DependsOn("security")).
+		Then("apps", layering.DependsOn("infrastructure"))
+}
+
+func TestS3PlatformHierarchy(t *testing.T) {
+	c := StartCluster(t)
+	c.RunCrossplane()
+	// The cluster variables the IaC writes (seed 003's eks-mycluster-0-vars).
+	c.create(&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "eks-mycluster-0-vars", Namespace: fluxNamespace},
+		Data:       map[string]string{"cluster_name": "mycluster-0", "domain": "priv.cloud.ogenki.io"},
+	})
+	d := Deploy(t, c, "s3", filepath.Join("testdata", "s3"), nil, s3Layers())
+	d.RequireNoFailures(t)
+
+	var gw corev1.ConfigMap
+	require.NoError(t, c.Client.Get(t.Context(), client.ObjectKey{Namespace: "infrastructure", Name: "gateway"}, &gw))
+	require.Equal(t, map[string]string{"gatewayClassName": "cilium-tailscale", "hostname": "*.priv.cloud.ogenki.io"}, gw.Data)
+
+	recordSummary("S3", "fluxpack: "+figuresLine(d.Figures))
+	recordTable("S3 fluxpack", d)
+}
+
+// RunCrossplane plays Crossplane for the EKSPodIdentity stand-ins: once the
+// crossplane Deployment is Available it marks every EKSPodIdentity Synced
+// and Ready, as Crossplane does once the cloud resources exist.
+func (c *Cluster) RunCrossplane() {
+	var once sync.Once
+	c.WatchEach(&appsv1.DeploymentList{}, func(ctx context.Context, obj client.Object) {
+		d := obj.(*appsv1.Deployment)
+		if d.Namespace != "crossplane-system" || d.Name != "crossplane" || !available(d) {
+			return
+		}
+		once.Do(func() {
+			go func() {
+				var list unstructured.UnstructuredList
+				list.SetAPIVersion("cloud.ogenki.io/v1alpha1")
+				list.SetKind("EKSPodIdentityList")
+				stop, err := c.startWatch(ctx, &list, func(ctx context.Context, obj client.Object) {
+					u := obj.(*unstructured.Unstructured)
+					if conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions"); len(conds) > 0 {
+						return
+					}
+					now := metav1.Now().UTC().Format("2006-01-02T15:04:05Z")
+					patch := fmt.Sprintf(`{"status":{"conditions":[`+
+						`{"type":"Synced","status":"True","reason":"ReconcileSuccess","lastTransitionTime":%q},`+
+						`{"type":"Ready","status":"True","reason":"Available","lastTransitionTime":%q}]}}`, now, now)
+					if err := c.Client.Status().Patch(ctx, u, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil && ctx.Err() == nil {
+						c.breakWith(fmt.Sprintf("stand-in Crossplane: marking EKSPodIdentity/%s/%s Ready: %v", u.GetNamespace(), u.GetName(), err))
+					}
+				})
+				if err != nil {
+					c.breakWith(fmt.Sprintf("stand-in Crossplane: watching EKSPodIdentities: %v", err))
+					return
+				}
+				<-ctx.Done()
+				stop()
+			}()
+		})
+	})
+}
+
+func available(d *appsv1.Deployment) bool {
+	for _, c := range d.Status.Conditions {
+		if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue {
+			return d.Status.ObservedGeneration == d.Generation
+		}
+	}
+	return false
+}

@@ -1,0 +1,204 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+)
+
+// Webhook is the stand-in operator's admission webhook: a server run by the
+// test on 127.0.0.1, over TLS with a CA made for the test. Its port is chosen
+// up front but nothing listens on it until Serve, so until then the API
+// server's calls are refused, as they are by a webhook pod still starting.
+type Webhook struct {
+	t        *testing.T
+	addr     string
+	ca       *authority
+	tls      *tls.Config
+	once     sync.Once
+	requests atomic.Int64
+	serving  atomic.Bool
+}
+
+func NewWebhook(t *testing.T) *Webhook {
+	ca := newAuthority(t, "fluxpack e2e webhook CA")
+	return &Webhook{
+		t: t, ca: ca, tls: ca.tlsConfig(t, "webhook"),
+		addr: fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t)),
+	}
+}
+
+// Serve starts answering admission reviews (allowing every object); it is
+// stopped when the test ends. Calling it again does nothing.
+func (w *Webhook) Serve() {
+	w.once.Do(func() {
+		l, err := net.Listen("tcp", w.addr)
+		if err != nil {
+			w.t.Errorf("webhook: listening on %s: %v", w.addr, err)
+			return
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(w.review), TLSConfig: w.tls, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.ServeTLS(l, "", "") }()
+		w.serving.Store(true)
+		w.t.Cleanup(func() { _ = srv.Close() })
+	})
+}
+
+func (w *Webhook) review(rw http.ResponseWriter, r *http.Request) {
+	w.requests.Add(1)
+	var review admissionv1.AdmissionReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+		http.Error(rw, "bad admission review", http.StatusBadRequest)
+		return
+	}
+	review.Response = &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true}
+	review.Request = nil
+	rw.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(rw).Encode(&review)
+}
+
+// Requests is how many admission reviews it answered.
+func (w *Webhook) Requests() int64 { return w.requests.Load() }
+
+// Configuration is the ValidatingWebhookConfiguration the stand-in operator
+// ships: External Secrets' two validating webhooks, failurePolicy Fail,
+// reaching the test's server through clientConfig.url.
+func (w *Webhook) Configuration() *admissionregistrationv1.ValidatingWebhookConfiguration {
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	timeout := int32(5)
+	hook := func(name, resource string) admissionregistrationv1.ValidatingWebhook {
+		url := "https://" + w.addr + "/validate-external-secrets-io-v1-" + resource
+		return admissionregistrationv1.ValidatingWebhook{
+			Name:         name,
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: w.ca.certPEM},
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{"external-secrets.io"}, APIVersions: []string{"v1"}, Resources: []string{resource}},
+			}},
+			FailurePolicy: &fail, SideEffects: &none, TimeoutSeconds: &timeout,
+			AdmissionReviewVersions: []string{"v1"},
+		}
+	}
+	return &admissionregistrationv1.ValidatingWebhookConfiguration{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
+		ObjectMeta: metav1.ObjectMeta{Name: "externalsecret-validate"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			hook("validate.externalsecret.external-secrets.io", "externalsecrets"),
+			hook("validate.clustersecretstore.external-secrets.io", "clustersecretstores"),
+		},
+	}
+}
+
+// RunGatedPods plays the container runtime for pods whose gate annotation is
+// "closed" (kwok holds them back from Ready): once such a pod is bound to the
+// node, it waits startup (the container starting), calls started (the process
+// now serves), and only then opens the gate, so the pod turns Ready, and its
+// Deployment Available, strictly after started returned.
+func (c *Cluster) RunGatedPods(startup time.Duration, started func()) {
+	seen := map[types.UID]bool{}
+	c.WatchEach(&corev1.PodList{}, func(ctx context.Context, obj client.Object) {
+		pod := obj.(*corev1.Pod)
+		if pod.Annotations[podGateAnnotation] != "closed" || pod.Spec.NodeName == "" || seen[pod.UID] {
+			return
+		}
+		seen[pod.UID] = true
+		key := client.ObjectKeyFromObject(pod)
+		go func() {
+			select {
+			case <-time.After(startup):
+			case <-ctx.Done():
+				return
+			}
+			started()
+			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"open"}}}`, podGateAnnotation))
+			var p corev1.Pod
+			p.Name, p.Namespace = key.Name, key.Namespace
+			if err := c.Client.Patch(ctx, &p, client.RawPatch(types.MergePatchType, patch)); err != nil && ctx.Err() == nil {
+				c.breakWith(fmt.Sprintf("opening the gate of Pod/%s: %v", key, err))
+			}
+		}()
+	})
+}
+
+// WatchEach calls fn, one call at a time, with every object of list's type
+// that exists or is added or changed, from now until the test ends. fn's
+// context ends with the test.
+func (c *Cluster) WatchEach(list client.ObjectList, fn func(context.Context, client.Object)) {
+	t := c.t
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	stop, err := c.startWatch(ctx, list, fn)
+	if err != nil {
+		cancel()
+		t.Fatalf("watching %T: %v", list, err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		stop()
+	})
+}
+
+// startWatch is WatchEach until ctx ends or stop is called, for callers that
+// are not the test's goroutine.
+func (c *Cluster) startWatch(ctx context.Context, list client.ObjectList, fn func(context.Context, client.Object)) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	if err := c.Client.List(ctx, list); err != nil {
+		cancel()
+		return nil, err
+	}
+	items, err := apimeta.ExtractList(list)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+		return c.Client.Watch(ctx, list.DeepCopyObject().(client.ObjectList), &client.ListOptions{Raw: &opts})
+	}}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), lw)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for _, item := range items {
+			if obj, ok := item.(client.Object); ok {
+				fn(ctx, obj)
+			}
+		}
+		for ev := range w.ResultChan() {
+			if obj, ok := ev.Object.(client.Object); ok && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+				fn(ctx, obj)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		w.Stop()
+		<-done
+	}, nil
+}
