@@ -2,16 +2,16 @@ package substitute
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
-
-	"net/url"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/sourceignore"
@@ -232,42 +232,47 @@ func render(ress []*resource.Resource, ks *kustomizev1.Kustomization, o previewO
 		before[i] = keyOf(r.CurId())
 		ids[before[i]]++
 	}
-	shown := make([]*resource.Resource, len(ress)) // what is printed: masked when redacting
+	afters := make([]idKey, len(ress))
 	subErrs := make([]error, len(ress))
 	chunks := make([][]byte, len(ress))
 	encErrs := make([]error, len(ress))
 	parallel(len(ress), func(i int) {
 		r := ress[i]
-		shown[i] = r
+		if out, after, ok := fastObject(r, real, masked, ks); ok {
+			chunks[i], afters[i] = out, after
+			return
+		}
+		shown := r // what is printed: masked when redacting
 		if real != nil {
 			if masked != nil {
-				shown[i] = r.DeepCopy()
+				shown = r.DeepCopy()
 			}
 			if _, err := real.Resource(r); err != nil {
 				subErrs[i] = err
 				return
 			}
+			afters[i] = keyOf(r.CurId())
 			if masked != nil {
-				if _, err := masked.Resource(shown[i]); err != nil {
+				if _, err := masked.Resource(shown); err != nil {
 					subErrs[i] = err
 					return
 				}
 			}
 		}
-		chunks[i], encErrs[i] = encodeObject(shown[i], ks)
+		chunks[i], encErrs[i] = encodeObject(shown, ks)
 	})
-	for i, r := range ress {
+	for i := range ress {
 		if subErrs[i] != nil {
 			return nil, subErrs[i]
 		}
 		if real == nil {
 			continue
 		}
-		after := keyOf(r.CurId())
+		after := afters[i]
 		ids[before[i]]--
 		ids[after]++
 		if ids[after] > 1 {
-			return nil, &ObjectError{Object: resName(r), Err: fmt.Errorf("%w: after substitution object %d has the ID of another object", ErrDuplicateID, i+1)}
+			return nil, &ObjectError{Object: resName(ress[i]), Err: fmt.Errorf("%w: after substitution object %d has the ID of another object", ErrDuplicateID, i+1)}
 		}
 	}
 	var buf bytes.Buffer
@@ -358,6 +363,126 @@ func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, 
 		buf.WriteString("---\n")
 	}
 	return buf.Bytes(), nil
+}
+
+// fastObject is what substituting r and encodeObject yield, worked out from
+// r's JSON: kustomize-controller turns the object into JSON and YAML and
+// back up to four times (substitution reads the YAML back into the node,
+// labelling and encoding turn it into YAML again, reading the build turns
+// that into JSON again), and each round trip after the first gives the same
+// JSON. It also returns the object's ID after substitution. ok is false,
+// and the caller takes Flux's own steps, for anything out of the ordinary:
+// an error, a List, a dropped document, labels or metadata of an odd shape,
+// or a name, namespace, kind or apiVersion that is not a string.
+func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization) (out []byte, after idKey, ok bool) {
+	j0, err := r.MarshalJSON()
+	if err != nil {
+		return nil, idKey{}, false
+	}
+	j, shown := j0, j0
+	if real != nil {
+		j1, done, err := real.substituteJSON(r, j0)
+		if err != nil {
+			return nil, idKey{}, false
+		}
+		if done {
+			if j1, err = asReadBack(j1); err != nil {
+				return nil, idKey{}, false
+			}
+			j, shown = j1, j1
+		}
+		if masked != nil {
+			jm, done, err := masked.substituteJSON(r, j0)
+			if err != nil {
+				return nil, idKey{}, false
+			}
+			shown = j0
+			if done {
+				if shown, err = asReadBack(jm); err != nil {
+					return nil, idKey{}, false
+				}
+			}
+		}
+	}
+	obj, ok := plainObject(j)
+	if !ok {
+		return nil, idKey{}, false
+	}
+	g, v := resid.ParseGroupVersion(obj.GetAPIVersion())
+	after = keyOf(resid.NewResIdWithNamespace(resid.NewGvk(g, v, obj.GetKind()), obj.GetName(), obj.GetNamespace()))
+	if masked != nil {
+		if obj, ok = plainObject(shown); !ok {
+			return nil, idKey{}, false
+		}
+	}
+	labels, _, _ := unstructured.NestedStringMap(obj.Object, "metadata", "labels")
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[NameLabel], labels[NamespaceLabel] = ks.Name, ks.Namespace
+	obj.SetLabels(labels)
+	if m := ks.Spec.CommonMetadata; m != nil {
+		setCommonMetadata(obj, m.Labels, m.Annotations)
+	}
+	data, err := yaml.Marshal(obj)
+	if err != nil {
+		return nil, idKey{}, false
+	}
+	return append(data, "---\n"...), after, true
+}
+
+// asReadBack returns the JSON of a substituted object as Flux has it after
+// reading it back: kyaml's RNode.UnmarshalJSON decodes into a map, so every
+// number becomes a float64 (9007199254740993 comes out as ...992).
+func asReadBack(j []byte) ([]byte, error) {
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
+}
+
+// plainObject decodes j as readObjects does, when j is one object (not a
+// List) that readObjects keeps, with string apiVersion, kind, name and
+// namespace (if any), and labels and annotations (if any) maps of strings.
+func plainObject(j []byte) (*unstructured.Unstructured, bool) {
+	obj := &unstructured.Unstructured{}
+	if err := obj.UnmarshalJSON(j); err != nil || obj.IsList() {
+		return nil, false
+	}
+	meta, isMap := obj.Object["metadata"].(map[string]any)
+	if !isMap || !nonEmptyString(obj.Object["apiVersion"]) || !nonEmptyString(obj.Object["kind"]) || !nonEmptyString(meta["name"]) {
+		return nil, false
+	}
+	if ns, found := meta["namespace"]; found {
+		if _, isStr := ns.(string); !isStr {
+			return nil, false
+		}
+	}
+	for _, key := range []string{"labels", "annotations"} {
+		v, found := meta[key]
+		if !found {
+			continue
+		}
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		for _, e := range m {
+			if _, isStr := e.(string); !isStr {
+				return nil, false
+			}
+		}
+	}
+	if strings.ToLower(obj.GetKind()) == "kustomization" && strings.HasPrefix(obj.GetAPIVersion(), "kustomize.config.k8s.io/") {
+		return nil, false
+	}
+	return obj, true
+}
+
+func nonEmptyString(v any) bool {
+	s, ok := v.(string)
+	return ok && s != ""
 }
 
 // readObjects decodes a YAML stream into objects the way Flux reads a build
@@ -700,10 +825,25 @@ func (g *generated) buildPlain() ([]*resource.Resource, error) {
 			if v, ok := r.GetAnnotations()[konfig.IgnoredByKustomizeAnnotation]; ok && v != "false" {
 				continue
 			}
+			if err := cleanAnnotations(r); err != nil {
+				return nil, &ObjectError{Object: resName(r), Err: err}
+			}
 			ress = append(ress, r)
 		}
 	}
 	return ress, nil
+}
+
+// cleanAnnotations is what krusty does to every object at the end of a
+// build: it drops kustomize's build, origin and transformer annotations by
+// reading the annotations as strings and writing them back, so annotation
+// values of another type come out as strings and empty annotations vanish.
+func cleanAnnotations(r *resource.Resource) error {
+	r.RemoveBuildAnnotations()
+	if err := r.SetOrigin(nil); err != nil {
+		return err
+	}
+	return r.ClearTransformations()
 }
 
 // overlayFS is the disk with one file replaced: the kustomization Flux

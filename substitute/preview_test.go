@@ -10,11 +10,14 @@ package substitute_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	fluxkustomize "github.com/fluxcd/pkg/kustomize"
@@ -298,4 +301,42 @@ func BenchmarkPreview(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzPreviewVsFlux previews one manifest file and one variable value with
+// package substitute and with Flux's own code: both must fail, or both must
+// give the same bytes. It holds Preview's fast path (JSON only, for objects
+// of the usual shape) to Flux's YAML round trips on the odd ones.
+func FuzzPreviewVsFlux(f *testing.F) {
+	for _, name := range []string{"values.yaml", "numbers.yaml", "odd-labels.yaml", "list.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "preview", "shapes", "dir", name))
+		require.NoError(f, err)
+		f.Add(string(data), "eu-west-3")
+	}
+	f.Add("apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: a, annotations: {n: 1, e: }}\nspec:\n  n: ${v}\n", "9007199254740993")
+	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a-${v}\n  labels: {x: '${v}'}\n", "1e3")
+	f.Fuzz(func(t *testing.T, manifest, value string) {
+		if len(manifest) > 2000 || len(value) > 100 || !utf8.ValidString(manifest) || !utf8.ValidString(value) ||
+			strings.ContainsFunc(value, func(r rune) bool { return !unicode.IsPrint(r) }) {
+			return
+		}
+		root, err := os.MkdirTemp("", "preview") // t.TempDir's name has a '#', which Flux's file system refuses
+		require.NoError(t, err)
+		t.Cleanup(func() { os.RemoveAll(root) })
+		dir := filepath.Join(root, "dir")
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "objects.yaml"), []byte(manifest), 0o644))
+		q, err := json.Marshal(value)
+		require.NoError(t, err)
+		ks := kustomization(t, "substitute: {v: "+string(q)+"}")
+		ks.Spec.CommonMetadata = &kustomizev1.CommonMetadata{Labels: map[string]string{"team": "platform"}, Annotations: map[string]string{"owner": "sre"}}
+		flux, fluxErr := fluxPreview(t.Context(), t, root, dir, ks, nil, false)
+		ours, ourErr := substitute.Preview(dir, ks, substitute.WithStrictSubstitute(false))
+		switch {
+		case (fluxErr == nil) != (ourErr == nil):
+			t.Fatalf("v=%q, manifest\n%s\nFlux error %v, Preview error %v", value, manifest, fluxErr, ourErr)
+		case fluxErr == nil && flux != string(ours):
+			t.Fatalf("v=%q, manifest\n%s\nFlux gives\n%s\nPreview gives\n%s", value, manifest, flux, ours)
+		}
+	})
 }

@@ -240,28 +240,47 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 	if !s.Enabled() {
 		return false, nil
 	}
-	data, err := res.AsYAML()
+	j0, err := res.MarshalJSON()
 	if err != nil {
 		return false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
 	}
-	if res.GetLabels()[DisabledKey] == "disabled" || res.GetAnnotations()[DisabledKey] == "disabled" {
-		return false, nil
-	}
-	s.load()
-	if s.loadErr != nil {
-		return false, s.loadErr
-	}
-	if len(s.vars) == 0 && s.ks.GetSubstituteStrategy() != kustomizev1.SubstituteStrategyAlways {
-		return false, nil
-	}
-	out, err := s.eval(data)
-	if err != nil {
-		return false, &ObjectError{Object: resName(res), Err: err}
+	out, done, err := s.substituteJSON(res, j0)
+	if err != nil || !done {
+		return false, err
 	}
 	if err := res.UnmarshalJSON(out); err != nil {
 		return false, &ObjectError{Object: resName(res), Err: fmt.Errorf("reading back the substituted object: %w", err)}
 	}
 	return true, nil
+}
+
+// substituteJSON is Resource up to reading the result back: given j0, the
+// JSON of res (res.MarshalJSON), it returns the JSON kustomize-controller
+// reads back into res, and whether res is substituted at all. It only reads
+// res, so that Preview can go on from the JSON.
+func (s *Substituter) substituteJSON(res *resource.Resource, j0 []byte) ([]byte, bool, error) {
+	if !s.Enabled() {
+		return nil, false, nil
+	}
+	data, err := yaml.JSONToYAML(j0) // what res.AsYAML() returns
+	if err != nil {
+		return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
+	}
+	if res.GetLabels()[DisabledKey] == "disabled" || res.GetAnnotations()[DisabledKey] == "disabled" {
+		return nil, false, nil
+	}
+	s.load()
+	if s.loadErr != nil {
+		return nil, false, s.loadErr
+	}
+	if len(s.vars) == 0 && s.ks.GetSubstituteStrategy() != kustomizev1.SubstituteStrategyAlways {
+		return nil, false, nil
+	}
+	out, err := s.eval(data)
+	if err != nil {
+		return nil, false, &ObjectError{Object: resName(res), Err: err}
+	}
+	return out, true, nil
 }
 
 // load reads the variables once. After it, Resource only reads the
