@@ -48,13 +48,15 @@ e2e-tools: ## Build etcd, Kubernetes, kwok and the Flux controllers into .cache 
 	hack/tools.sh registry e2e
 
 # E2E_RUN selects cases, e.g. make e2e E2E_RUN=S0 (a go test -run pattern).
+# Every case (S0's two layouts apart) runs its own cluster, all at once.
 E2E_RUN ?= .
+E2E_PARALLEL ?= 5
 E2E_SUMMARY := $(CURDIR)/.cache/e2e-summary.txt
 
 e2e: e2e-tools ## Run the seed systems in real Flux (control plane on loopback); prints a summary per case
 	$(GO) vet -tags e2e ./e2e/
 	rm -f $(E2E_SUMMARY)
-	FLUXPACK_REQUIRE_REAL=1 FLUXPACK_E2E_SUMMARY=$(E2E_SUMMARY) $(GO) test -tags e2e -count=1 -timeout 40m -run '$(E2E_RUN)' ./e2e/
+	FLUXPACK_REQUIRE_REAL=1 FLUXPACK_E2E_SUMMARY=$(E2E_SUMMARY) $(GO) test -tags e2e -count=1 -timeout 40m -parallel $(E2E_PARALLEL) -run '$(E2E_RUN)' ./e2e/
 	@cat $(E2E_SUMMARY)
 
 lint: ## Check formatting and run go vet

@@ -276,7 +276,7 @@ func exists(ctx context.Context, c *Cluster, apiVersion, kind, namespace, name s
 var summary struct {
 	sync.Mutex
 	lines  map[string]string
-	tables []string
+	tables map[string]string // by title, printed sorted (cases run in parallel)
 }
 
 // recordSummary records the summary line of a case.
@@ -293,7 +293,10 @@ func recordSummary(caseName, line string) {
 func recordTable(title string, d *Deployment) {
 	summary.Lock()
 	defer summary.Unlock()
-	summary.tables = append(summary.tables, fmt.Sprintf("  %s (critical path %s):\n%s", title, strings.Join(d.Figures.Path, " -> "), table(d.Layers)))
+	if summary.tables == nil {
+		summary.tables = map[string]string{}
+	}
+	summary.tables[title] = fmt.Sprintf("  %s (critical path %s):\n%s", title, strings.Join(d.Figures.Path, " -> "), table(d.Layers))
 }
 
 // figuresLine is "ready 14.2s, critical path 13.1s, failed 0".
@@ -314,8 +317,8 @@ func writeSummary() error {
 		fmt.Fprintf(&b, "%s %s\n", k, summary.lines[k])
 	}
 	b.WriteString("\nper layer (time from applying the root objects):\n")
-	for _, tb := range summary.tables {
-		b.WriteString(tb)
+	for _, title := range slices.Sorted(maps.Keys(summary.tables)) {
+		b.WriteString(summary.tables[title])
 	}
 	fmt.Print(b.String())
 	if p := os.Getenv("FLUXPACK_E2E_SUMMARY"); p != "" {

@@ -6,6 +6,9 @@
 // kustomize-controller, and a CNCF distribution registry. Each case pushes its
 // manifests with `fluxpack push`, applies only the root OCIRepository and
 // Kustomization, and watches every layer (a Flux Kustomization) until Ready.
+// Every case (and each of S0's two layouts) has a cluster of its own, and
+// they run in parallel (make e2e passes -parallel), so the figures of one run
+// include the other clusters' load on the machine.
 //
 // What a case reports, per layer:
 //   - ready: time from applying the root objects until the layer is first seen

@@ -57,10 +57,20 @@ func startS0(t *testing.T) (*Cluster, *Webhook, map[string][]byte) {
 }
 
 func TestS0ExternalSecrets(t *testing.T) {
+	t.Parallel()
 	tree := filepath.Join("testdata", "s0")
+	// Each layout runs in a cluster of its own, in parallel; the summary line
+	// is recorded once both have finished (the parent's cleanup runs after
+	// its parallel subtests).
 	var line [2]string
+	t.Cleanup(func() {
+		if line[0] != "" && line[1] != "" {
+			recordSummary("S0", line[0]+" | "+line[1])
+		}
+	})
 
 	t.Run("fluxpack", func(t *testing.T) {
+		t.Parallel()
 		c, hook, files := startS0(t)
 		d := Deploy(t, c, "s0", tree, files, s0Layouts["fluxpack"]())
 		d.RequireNoFailures(t)
@@ -79,6 +89,7 @@ func TestS0ExternalSecrets(t *testing.T) {
 	})
 
 	t.Run("naive", func(t *testing.T) {
+		t.Parallel()
 		c, _, files := startS0(t)
 		d := Deploy(t, c, "s0", tree, files, s0Layouts["naive"]())
 		crs := d.Layers["crs"]
@@ -96,10 +107,6 @@ func TestS0ExternalSecrets(t *testing.T) {
 		line[1] = "naive: " + figuresLine(d.Figures) + " (" + webhookFailure(crs.Messages) + ")"
 		recordTable("S0 naive", d)
 	})
-
-	if line[0] != "" && line[1] != "" {
-		recordSummary("S0", line[0]+" | "+line[1])
-	}
 }
 
 // webhookFailure shortens the first failure calling the webhook to

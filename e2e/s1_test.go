@@ -30,6 +30,7 @@ const s1Secret = "e2e-s3cr3t-9f1c2b7a-never-in-a-configmap"
 // outside the pushed folder and applied out of band, as Terraform would) and
 // Karpenter's Helm values ConfigMap; every layer substitutes the variables.
 func TestS1IaCBridge(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t)
 	dir, private := t.TempDir(), t.TempDir()
 	copyTree(t, filepath.Join("testdata", "s1"), dir)

@@ -51,6 +51,7 @@ func s3Layers() *layering.Builder {
 }
 
 func TestS3PlatformHierarchy(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t)
 	c.RunCrossplane()
 	// The cluster variables the IaC writes (seed 003's eks-mycluster-0-vars).

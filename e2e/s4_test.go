@@ -23,6 +23,7 @@ func s4Layers() *layering.Builder {
 }
 
 func TestS4ArgoCDWaves(t *testing.T) {
+	t.Parallel()
 	c := StartCluster(t)
 	d := Deploy(t, c, "s4", filepath.Join("testdata", "s4"), nil, s4Layers())
 	d.RequireNoFailures(t)

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -136,15 +137,37 @@ func (d *Distribution) waitReady(t testing.TB, useTLS bool, logPath string) {
 	t.Fatalf("registry on %s did not answer within 30s; log:\n%s", d.Host, tail(b, 4000))
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// handedOut holds every port FreePort returned in this process, so that
+// tests running in parallel (several clusters at once) never get the same
+// port while the first is still to bind it.
+var handedOut struct {
+	sync.Mutex
+	ports map[int]bool
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago and
+// that no earlier call in this process returned.
 func FreePort(t testing.TB) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	handedOut.Lock()
+	defer handedOut.Unlock()
+	if handedOut.ports == nil {
+		handedOut.ports = map[int]bool{}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
+	}
+	t.Fatal("no free port on 127.0.0.1 that was not handed out before")
+	return 0
 }
 
 // writeCA makes a CA and a server certificate for 127.0.0.1 and localhost,
