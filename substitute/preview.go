@@ -355,7 +355,7 @@ func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, 
 		if m := ks.Spec.CommonMetadata; m != nil {
 			setCommonMetadata(obj, m.Labels, m.Annotations)
 		}
-		data, err := yaml.Marshal(obj)
+		data, err := yamlMarshal(obj)
 		if err != nil {
 			return nil, &ObjectError{Object: resName(r), Err: fmt.Errorf("encoding: %w", err)}
 		}
@@ -424,7 +424,7 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 	if m := ks.Spec.CommonMetadata; m != nil {
 		setCommonMetadata(obj, m.Labels, m.Annotations)
 	}
-	data, err := yaml.Marshal(obj)
+	data, err := yamlMarshal(obj)
 	if err != nil {
 		return nil, idKey{}, false
 	}
@@ -654,6 +654,13 @@ func (g *generated) findOrScan(abs string, patterns []gitignore.Pattern, domain 
 	g.files = map[string][]*resource.Resource{}
 	matcher := sourceignore.NewDefaultMatcher(patterns, domain)
 	rf := provider.NewDefaultDepProvider().GetResourceFactory()
+	type file struct {
+		path string
+		data []byte
+		ress []*resource.Resource
+		err  error
+	}
+	var files []file
 	err := filepath.Walk(abs, func(path string, info os.FileInfo, err error) error {
 		if err != nil || path == abs {
 			return err
@@ -678,19 +685,28 @@ func (g *generated) findOrScan(abs string, patterns []gitignore.Pattern, domain 
 		}
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return err
+			files = append(files, file{path: path, err: err})
+			return filepath.SkipAll // the error, after any in the files before
 		}
-		ress, err := parseFile(rf, path, data)
-		if err != nil {
-			return err
-		}
-		rel := strings.Replace(path, abs, ".", 1)
-		g.files[rel] = ress
-		g.kus.Resources = append(g.kus.Resources, rel)
+		files = append(files, file{path: path, data: data})
+		g.kus.Resources = append(g.kus.Resources, strings.Replace(path, abs, ".", 1))
 		return nil
 	})
 	if err != nil {
 		return err
+	}
+	// Parse on every core; the first bad file in walk order is the error,
+	// as it is for Flux's generator, which stops there.
+	parallel(len(files), func(i int) {
+		if files[i].err == nil {
+			files[i].ress, files[i].err = parseFile(rf, files[i].path, files[i].data)
+		}
+	})
+	for _, f := range files {
+		if f.err != nil {
+			return f.err
+		}
+		g.files[strings.Replace(f.path, abs, ".", 1)] = f.ress
 	}
 	if len(g.kus.Resources) == 0 {
 		g.kus.Namespace = "_placeholder"

@@ -262,7 +262,7 @@ func (s *Substituter) substituteJSON(res *resource.Resource, j0 []byte) ([]byte,
 	if !s.Enabled() {
 		return nil, false, nil
 	}
-	data, err := yaml.JSONToYAML(j0) // what res.AsYAML() returns
+	data, err := jsonToYAML(j0) // what res.AsYAML() returns
 	if err != nil {
 		return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
 	}

@@ -1,0 +1,151 @@
+package substitute
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"unicode/utf8"
+
+	yamlv2 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/yaml"
+)
+
+// jsonToYAML is sigs.k8s.io/yaml.JSONToYAML, byte for byte, without
+// parsing the JSON as YAML: JSONToYAML reads JSON with yaml.v2's scanner,
+// whose token queue made it the largest cost of Preview. This decodes the
+// JSON with encoding/json into the values yaml.v2 would have made
+// (map[interface{}]interface{}, []interface{}, strings, and numbers
+// resolved by yaml.v2's own rules) and has yaml.v2 encode them as
+// JSONToYAML does. Input it is not sure of (characters yaml.v2 refuses,
+// deep nesting, anything but one JSON value) goes to JSONToYAML itself, so
+// errors are JSONToYAML's too. FuzzJSONToYAML holds the two together.
+//
+// A note for the library: sigs.k8s.io/yaml could do this itself.
+func jsonToYAML(j []byte) ([]byte, error) {
+	v, ok := yamlValues(j)
+	if !ok {
+		return yaml.JSONToYAML(j)
+	}
+	return yamlv2.Marshal(v)
+}
+
+// yamlMarshal is sigs.k8s.io/yaml.Marshal on jsonToYAML.
+func yamlMarshal(obj any) ([]byte, error) {
+	j, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	return jsonToYAML(j)
+}
+
+// maxDepth is where yamlValues hands over to JSONToYAML (yaml.v2 and
+// encoding/json both limit nesting; objects are nowhere near it).
+const maxDepth = 100
+
+// yamlValues decodes j into what yaml.v2 makes of it, or says it is not
+// sure.
+func yamlValues(j []byte) (any, bool) {
+	if !yamlReadable(j) {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false // more than one value
+	}
+	return fromJSON(v, 0)
+}
+
+// fromJSON turns encoding/json's values into yaml.v2's.
+func fromJSON(v any, depth int) (any, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		m := make(map[interface{}]interface{}, len(v))
+		for k, e := range v {
+			if k == "<<" {
+				return nil, false // YAML's merge key: leave it to yaml.v2
+			}
+			x, ok := fromJSON(e, depth+1)
+			if !ok {
+				return nil, false
+			}
+			m[k] = x
+		}
+		return m, true
+	case []any:
+		s := make([]interface{}, len(v))
+		for i, e := range v {
+			x, ok := fromJSON(e, depth+1)
+			if !ok {
+				return nil, false
+			}
+			s[i] = x
+		}
+		return s, true
+	case json.Number:
+		// A JSON integer that fits int64 is what yaml.v2 resolves it to
+		// (an int on 64-bit machines); anything else yaml.v2 resolves
+		// itself, as the plain scalar it is in the JSON text.
+		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil && int64(int(i)) == i {
+			return int(i), true
+		}
+		var x any
+		if err := yamlv2.Unmarshal([]byte(v), &x); err != nil {
+			return nil, false
+		}
+		return x, true
+	default: // string, bool, nil
+		return v, true
+	}
+}
+
+// yamlReadable reports whether yaml.v2 reads j's characters as
+// encoding/json does. It takes only what json.Marshal can write: no tab,
+// line break or control character (YAML reads those otherwise; DEL and C1
+// controls, which json.Marshal leaves in strings, it refuses), no NEL, LS
+// or PS (yaml.v2 folds them in a string), and no surrogate escaped with
+// \u (json.Marshal writes UTF-8); otherwise printable ASCII and the
+// printable ranges #xA0-#xD7FF, #xE000-#xFFFD and #x10000-#x10FFFF.
+func yamlReadable(j []byte) bool {
+	for i := 0; i < len(j); {
+		c := j[i]
+		if c == '\\' && i+1 < len(j) {
+			// An escape: yaml.v2 takes JSON's, but not a surrogate in \u
+			// (encoding/json never writes one; it writes UTF-8).
+			if j[i+1] == 'u' && i+6 <= len(j) {
+				if r, err := strconv.ParseUint(string(j[i+2:i+6]), 16, 32); err == nil && r >= 0xd800 && r <= 0xdfff {
+					return false
+				}
+			}
+			i += 2
+			continue
+		}
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c > 0x7e { // no tab, line break or control: json.Marshal writes none
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(j[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return false
+		case r == 0x85, r == 0x2028, r == 0x2029:
+			return false // line breaks to yaml.v2, which folds them
+		case r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd, r >= 0x10000 && r <= 0x10ffff:
+		default:
+			return false
+		}
+		i += size
+	}
+	return true
+}
