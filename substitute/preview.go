@@ -375,7 +375,7 @@ func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, 
 // an error, a List, a dropped document, labels or metadata of an odd shape,
 // or a name, namespace, kind or apiVersion that is not a string.
 func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization) (out []byte, after idKey, ok bool) {
-	j0, err := r.MarshalJSON()
+	j0, err := objectJSON(r)
 	if err != nil {
 		return nil, idKey{}, false
 	}
@@ -429,6 +429,22 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 		return nil, idKey{}, false
 	}
 	return append(data, "---\n"...), after, true
+}
+
+// objectJSON is r.MarshalJSON without its YAML round trip: kyaml encodes
+// the node as YAML text and decodes that into a map; this decodes the node
+// into the map directly, for a mapping (anything else goes to
+// MarshalJSON). FuzzPreviewVsFlux and the preview fixtures hold it to Flux.
+func objectJSON(r *resource.Resource) ([]byte, error) {
+	n := r.RNode.YNode()
+	if n == nil || n.Kind != kyaml.MappingNode {
+		return r.MarshalJSON()
+	}
+	m := map[string]any{}
+	if err := n.Decode(&m); err != nil {
+		return r.MarshalJSON()
+	}
+	return json.Marshal(m)
 }
 
 // asReadBack returns the JSON of a substituted object as Flux has it after
@@ -854,7 +870,14 @@ func (g *generated) buildPlain() ([]*resource.Resource, error) {
 // build: it drops kustomize's build, origin and transformer annotations by
 // reading the annotations as strings and writing them back, so annotation
 // values of another type come out as strings and empty annotations vanish.
-func cleanAnnotations(r *resource.Resource) error {
+// Annotations of a shape kustomize cannot write back make it panic, and
+// Flux's build fail; so does this.
+func cleanAnnotations(r *resource.Resource) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: kustomize panicked rewriting annotations: %v", ErrMalformed, p)
+		}
+	}()
 	r.RemoveBuildAnnotations()
 	if err := r.SetOrigin(nil); err != nil {
 		return err
