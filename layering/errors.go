@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -13,6 +14,14 @@ var ErrInvalidPlan = errors.New("invalid layer plan")
 // ErrInvalidStack is returned when a stack file cannot be read as a Stack;
 // it wraps one *FileError per problem.
 var ErrInvalidStack = errors.New("invalid stack file")
+
+// MaxStackSize is the largest stack file LoadStack reads: 16 MiB. A larger
+// one is an error wrapping ErrStackTooLarge.
+const MaxStackSize = inputfile.MaxSize
+
+// ErrStackTooLarge is wrapped by LoadStack's error about a stack file over
+// MaxStackSize.
+var ErrStackTooLarge = inputfile.ErrTooLarge
 
 // Kinds of layer problems, for errors.Is on the Err of a *LayerError.
 var (

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -21,6 +20,8 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // Stack file identity.
@@ -153,7 +154,7 @@ type stackChart struct {
 // wrapped in ErrInvalidStack. Layer paths are relative to the file's
 // directory, which Lint reads.
 func LoadStack(path string) (*Builder, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading stack %s: %w", path, err)
 	}

@@ -3,13 +3,22 @@ package substitute
 import (
 	"errors"
 	"fmt"
+
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
+
+// MaxInputSize is the largest input file the package reads whole: 16 MiB.
+const MaxInputSize = inputfile.MaxSize
 
 // Errors of this package, for errors.Is. Each is wrapped in a *FileError
 // when a file is to blame.
 var (
 	// ErrMalformed: the file is not valid JSON, YAML or .env.
 	ErrMalformed = errors.New("malformed input")
+	// ErrTooLarge: an input file read whole (IaC outputs, values map,
+	// substituteFrom source, Kustomization file) holds more than
+	// MaxInputSize bytes.
+	ErrTooLarge = inputfile.ErrTooLarge
 	// ErrWrongShape: the file parses but is not what its format prescribes
 	// (a Terraform output without "value", CloudFormation without Stacks…).
 	ErrWrongShape = errors.New("wrong shape")

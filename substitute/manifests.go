@@ -15,6 +15,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // ManagedByLabel marks every object this package emits.
@@ -66,7 +68,7 @@ type ValuesEntry struct {
 
 // ReadValuesMap reads a ValuesMap file.
 func ReadValuesMap(path string) (*ValuesMap, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading values map: %w", err)
 	}

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // Format is the format of an IaC outputs file.
@@ -189,7 +190,7 @@ func VarName(name string) string {
 // ReadOutputs reads an IaC outputs file. Problems are *FileError wrapping
 // one of the Err* sentinels; values never appear in errors.
 func ReadOutputs(path string, opts ...ReadOption) (*Outputs, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading outputs: %w", err)
 	}

@@ -31,6 +31,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // The labels kustomize-controller puts on every object it applies.
@@ -97,7 +99,7 @@ func WithRedactedSecrets() PreviewOption {
 // does (other documents are skipped). With name "" the file must hold
 // exactly one Kustomization.
 func ReadKustomization(path, name string) (*kustomizev1.Kustomization, error) {
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading Kustomization: %w", err)
 	}

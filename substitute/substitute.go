@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -17,6 +16,8 @@ import (
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // DisabledKey is the label or annotation that, set to "disabled", makes
@@ -68,7 +69,7 @@ var sourceCodecs = serializer.NewCodecFactory(func() *runtime.Scheme {
 func ReadSources(paths ...string) (*Sources, error) {
 	var objs []runtime.Object
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		data, err := inputfile.Read(p)
 		if err != nil {
 			return nil, fmt.Errorf("reading substituteFrom source: %w", err)
 		}
