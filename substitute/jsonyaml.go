@@ -149,3 +149,172 @@ func yamlReadable(j []byte) bool {
 	}
 	return true
 }
+
+// decodeObject decodes j as unstructured.UnmarshalJSON does: integers that
+// fit become int64, other numbers float64. With readBack, every number
+// first goes through float64 and back to JSON, as Flux's reading back of a
+// substituted object does (asReadBack). ok is false where those would fail
+// (a number out of range) or j is not one JSON object.
+func decodeObject(j []byte, readBack bool) (map[string]any, bool) {
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil || m == nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	if !convertNumbers(m, readBack, 0) {
+		return nil, false
+	}
+	return m, true
+}
+
+func convertNumbers(v any, readBack bool, depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	convert := func(n json.Number) (any, bool) {
+		if readBack {
+			f, err := strconv.ParseFloat(string(n), 64)
+			if err != nil {
+				return nil, false
+			}
+			t, err := json.Marshal(f)
+			if err != nil {
+				return nil, false
+			}
+			n = json.Number(t)
+		}
+		if i, err := n.Int64(); err == nil {
+			return i, true
+		}
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if n, isNum := e.(json.Number); isNum {
+				x, ok := convert(n)
+				if !ok {
+					return false
+				}
+				v[k] = x
+			} else if !convertNumbers(e, readBack, depth+1) {
+				return false
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if n, isNum := e.(json.Number); isNum {
+				x, ok := convert(n)
+				if !ok {
+					return false
+				}
+				v[i] = x
+			} else if !convertNumbers(e, readBack, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// objectYAML is sigs.k8s.io/yaml.Marshal(obj) for an object decodeObject
+// made (or yaml.v3 decoded into a map), without the JSON in between: it builds the values yaml.v2 would
+// read from json.Marshal(obj) (a number resolved from the text
+// json.Marshal gives it) and has yaml.v2 encode them. ok is false for
+// anything it is not sure of (a string with characters yaml.v2 reads
+// otherwise than JSON, a merge key, a value of another type); the caller
+// then takes yamlMarshal.
+func objectYAML(obj map[string]any) ([]byte, bool) {
+	v, ok := toYAMLValue(obj, 0)
+	if !ok {
+		return nil, false
+	}
+	data, err := yamlv2.Marshal(v)
+	return data, err == nil
+}
+
+func toYAMLValue(v any, depth int) (any, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		if v == nil {
+			return nil, true // json.Marshal writes null
+		}
+		m := make(map[interface{}]interface{}, len(v))
+		for k, e := range v {
+			if k == "<<" || !yamlPlainString(k) {
+				return nil, false
+			}
+			x, ok := toYAMLValue(e, depth+1)
+			if !ok {
+				return nil, false
+			}
+			m[k] = x
+		}
+		return m, true
+	case []any:
+		if v == nil {
+			return nil, true
+		}
+		s := make([]interface{}, len(v))
+		for i, e := range v {
+			x, ok := toYAMLValue(e, depth+1)
+			if !ok {
+				return nil, false
+			}
+			s[i] = x
+		}
+		return s, true
+	case string:
+		return v, yamlPlainString(v)
+	case int64:
+		if int64(int(v)) != v {
+			return nil, false
+		}
+		return int(v), true
+	case int: // from yaml.v3, as the next two
+		return v, true
+	case uint64:
+		return fromJSON(json.Number(strconv.FormatUint(v, 10)), 0)
+	case float64:
+		t, err := json.Marshal(v)
+		if err != nil {
+			return nil, false
+		}
+		return fromJSON(json.Number(t), 0)
+	case bool, nil:
+		return v, true
+	default:
+		return nil, false
+	}
+}
+
+// yamlPlainString reports whether s reaches yaml.v2 unchanged through
+// json.Marshal: valid UTF-8 without the characters yamlReadable refuses
+// that json.Marshal leaves as they are (DEL, C1 controls and NEL,
+// U+FFFE and U+FFFF; it escapes the others).
+func yamlPlainString(s string) bool {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c == 0x7f {
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r >= 0x80 && r <= 0x9f || r == 0xfffe || r == 0xffff {
+			return false
+		}
+		i += size
+	}
+	return true
+}

@@ -377,43 +377,45 @@ func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, 
 // an error, a List, a dropped document, labels or metadata of an odd shape,
 // or a name, namespace, kind or apiVersion that is not a string.
 func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization) (out []byte, after idKey, ok bool) {
-	j0, err := objectJSON(r)
+	m, j0, err := objectJSON(r)
 	if err != nil {
 		return nil, idKey{}, false
 	}
+	var y0 []byte // the YAML substitution reads, straight from the map when it can be
+	if real != nil && m != nil {
+		y0, _ = objectYAML(m)
+	}
+	// j is what Flux applies, shown what Preview prints (masked); a
+	// substituted object's numbers pass through float64 (readBack).
 	j, shown := j0, j0
+	jBack, shownBack := false, false
 	if real != nil {
-		j1, done, err := real.substituteJSON(r, j0)
+		j1, done, err := real.substituteJSON(r, j0, y0)
 		if err != nil {
 			return nil, idKey{}, false
 		}
 		if done {
-			if j1, err = asReadBack(j1); err != nil {
-				return nil, idKey{}, false
-			}
-			j, shown = j1, j1
+			j, shown, jBack, shownBack = j1, j1, true, true
 		}
 		if masked != nil {
-			jm, done, err := masked.substituteJSON(r, j0)
+			jm, done, err := masked.substituteJSON(r, j0, y0)
 			if err != nil {
 				return nil, idKey{}, false
 			}
-			shown = j0
+			shown, shownBack = j0, false
 			if done {
-				if shown, err = asReadBack(jm); err != nil {
-					return nil, idKey{}, false
-				}
+				shown, shownBack = jm, true
 			}
 		}
 	}
-	obj, ok := plainObject(j)
+	obj, ok := plainObject(j, jBack)
 	if !ok {
 		return nil, idKey{}, false
 	}
 	g, v := resid.ParseGroupVersion(obj.GetAPIVersion())
 	after = keyOf(resid.NewResIdWithNamespace(resid.NewGvk(g, v, obj.GetKind()), obj.GetName(), obj.GetNamespace()))
 	if masked != nil {
-		if obj, ok = plainObject(shown); !ok {
+		if obj, ok = plainObject(shown, shownBack); !ok {
 			return nil, idKey{}, false
 		}
 	}
@@ -426,9 +428,11 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 	if m := ks.Spec.CommonMetadata; m != nil {
 		setCommonMetadata(obj, m.Labels, m.Annotations)
 	}
-	data, err := yamlMarshal(obj)
-	if err != nil {
-		return nil, idKey{}, false
+	data, ok := objectYAML(obj.Object)
+	if !ok {
+		if data, err = yamlMarshal(obj); err != nil {
+			return nil, idKey{}, false
+		}
 	}
 	return append(data, "---\n"...), after, true
 }
@@ -436,36 +440,33 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 // objectJSON is r.MarshalJSON without its YAML round trip: kyaml encodes
 // the node as YAML text and decodes that into a map; this decodes the node
 // into the map directly, for a mapping (anything else goes to
-// MarshalJSON). FuzzPreviewVsFlux and the preview fixtures hold it to Flux.
-func objectJSON(r *resource.Resource) ([]byte, error) {
+// MarshalJSON), and returns the map too (nil when it went to MarshalJSON). FuzzPreviewVsFlux and the preview fixtures hold it to Flux.
+func objectJSON(r *resource.Resource) (map[string]any, []byte, error) {
 	n := r.RNode.YNode()
 	if n == nil || n.Kind != kyaml.MappingNode {
-		return r.MarshalJSON()
+		j, err := r.MarshalJSON()
+		return nil, j, err
 	}
 	m := map[string]any{}
 	if err := n.Decode(&m); err != nil {
-		return r.MarshalJSON()
+		j, err := r.MarshalJSON()
+		return nil, j, err
 	}
-	return json.Marshal(m)
+	j, err := json.Marshal(m)
+	return m, j, err
 }
 
-// asReadBack returns the JSON of a substituted object as Flux has it after
-// reading it back: kyaml's RNode.UnmarshalJSON decodes into a map, so every
-// number becomes a float64 (9007199254740993 comes out as ...992).
-func asReadBack(j []byte) ([]byte, error) {
-	var m map[string]any
-	if err := json.Unmarshal(j, &m); err != nil {
-		return nil, err
+// plainObject decodes j as readObjects does (with readBack, after Flux's
+// reading back of a substituted object), when j is one object (not a List)
+// that readObjects keeps, with string apiVersion, kind, name and namespace
+// (if any), and labels and annotations (if any) maps of strings.
+func plainObject(j []byte, readBack bool) (*unstructured.Unstructured, bool) {
+	m, ok := decodeObject(j, readBack)
+	if !ok {
+		return nil, false
 	}
-	return json.Marshal(m)
-}
-
-// plainObject decodes j as readObjects does, when j is one object (not a
-// List) that readObjects keeps, with string apiVersion, kind, name and
-// namespace (if any), and labels and annotations (if any) maps of strings.
-func plainObject(j []byte) (*unstructured.Unstructured, bool) {
-	obj := &unstructured.Unstructured{}
-	if err := obj.UnmarshalJSON(j); err != nil || obj.IsList() {
+	obj := &unstructured.Unstructured{Object: m}
+	if obj.IsList() {
 		return nil, false
 	}
 	meta, isMap := obj.Object["metadata"].(map[string]any)

@@ -245,7 +245,7 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 	if err != nil {
 		return false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
 	}
-	out, done, err := s.substituteJSON(res, j0)
+	out, done, err := s.substituteJSON(res, j0, nil)
 	if err != nil || !done {
 		return false, err
 	}
@@ -256,16 +256,20 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 }
 
 // substituteJSON is Resource up to reading the result back: given j0, the
-// JSON of res (res.MarshalJSON), it returns the JSON kustomize-controller
+// JSON of res (res.MarshalJSON), and y0, its YAML (res.AsYAML) or nil to
+// make it from j0, it returns the JSON kustomize-controller
 // reads back into res, and whether res is substituted at all. It only reads
 // res, so that Preview can go on from the JSON.
-func (s *Substituter) substituteJSON(res *resource.Resource, j0 []byte) ([]byte, bool, error) {
+func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]byte, bool, error) {
 	if !s.Enabled() {
 		return nil, false, nil
 	}
-	data, err := jsonToYAML(j0) // what res.AsYAML() returns
-	if err != nil {
-		return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
+	data := y0 // what res.AsYAML() returns, if the caller has it
+	if data == nil {
+		var err error
+		if data, err = jsonToYAML(j0); err != nil {
+			return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
+		}
 	}
 	if res.GetLabels()[DisabledKey] == "disabled" || res.GetAnnotations()[DisabledKey] == "disabled" {
 		return nil, false, nil
