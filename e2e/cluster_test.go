@@ -341,17 +341,22 @@ func (c *Cluster) installCRDs(dir string) {
 	}
 }
 
-// controllerEnv is how the Flux controllers find the cluster: they take no
-// --kubeconfig flag.
-func controllerEnv(kubeconfig string) []string {
-	return []string{"KUBECONFIG=" + kubeconfig, "RUNTIME_NAMESPACE=" + fluxNamespace}
+// controllerEnv is how a Flux controller finds the cluster (it takes no
+// --kubeconfig flag), with a temp dir of its own, as a pod has: at start
+// kustomize-controller deletes every kustomization-* dir in its temp dir,
+// which in a shared /tmp are the working dirs of the other clusters'
+// controllers, running at the same time.
+func (c *Cluster) controllerEnv(name, kubeconfig string) []string {
+	tmp := c.path("tmp-" + name)
+	require.NoError(c.t, os.MkdirAll(tmp, 0o755))
+	return []string{"KUBECONFIG=" + kubeconfig, "RUNTIME_NAMESPACE=" + fluxNamespace, "TMPDIR=" + tmp}
 }
 
 func (c *Cluster) startSourceController(bin, kubeconfig string) {
 	storage := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
 	health := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
 	require.NoError(c.t, os.MkdirAll(c.path("storage"), 0o755)) // it refuses a missing storage path
-	c.start("source-controller", bin, controllerEnv(kubeconfig),
+	c.start("source-controller", bin, c.controllerEnv("source-controller", kubeconfig),
 		"--storage-path="+c.path("storage"), "--storage-addr="+storage, "--storage-adv-addr="+storage,
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
 		"--watch-all-namespaces=true", "--enable-leader-election=false")
@@ -360,7 +365,7 @@ func (c *Cluster) startSourceController(bin, kubeconfig string) {
 
 func (c *Cluster) startKustomizeController(bin, kubeconfig string) {
 	health := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
-	c.start("kustomize-controller", bin, controllerEnv(kubeconfig),
+	c.start("kustomize-controller", bin, c.controllerEnv("kustomize-controller", kubeconfig),
 		"--requeue-dependency=1s", "--no-remote-bases=true",
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
 		"--watch-all-namespaces=true", "--enable-leader-election=false")
