@@ -153,8 +153,9 @@ func yamlReadable(j []byte) bool {
 // decodeObject decodes j as unstructured.UnmarshalJSON does: integers that
 // fit become int64, other numbers float64. With readBack, every number
 // first goes through float64 and back to JSON, as Flux's reading back of a
-// substituted object does (asReadBack). ok is false where those would fail
-// (a number out of range) or j is not one JSON object.
+// substituted object does (kyaml's RNode.UnmarshalJSON decodes into a map:
+// 9007199254740993 comes out as ...992). ok is false where those would
+// fail (a number out of range) or j is not one JSON object.
 func decodeObject(j []byte, readBack bool) (map[string]any, bool) {
 	dec := json.NewDecoder(bytes.NewReader(j))
 	dec.UseNumber()
