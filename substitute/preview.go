@@ -440,7 +440,9 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 // objectJSON is r.MarshalJSON without its YAML round trip: kyaml encodes
 // the node as YAML text and decodes that into a map; this decodes the node
 // into the map directly, for a mapping (anything else goes to
-// MarshalJSON), and returns the map too (nil when it went to MarshalJSON). FuzzPreviewVsFlux and the preview fixtures hold it to Flux.
+// MarshalJSON), and returns the map too (nil when it went to
+// MarshalJSON). FuzzPreviewVsFlux and the preview fixtures hold it to
+// Flux.
 func objectJSON(r *resource.Resource) (map[string]any, []byte, error) {
 	n := r.RNode.YNode()
 	if n == nil || n.Kind != kyaml.MappingNode {
