@@ -58,53 +58,21 @@ func yamlValues(j []byte) (any, bool) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, false // more than one value
 	}
-	return fromJSON(v, 0)
+	return toYAMLValue(v, 0)
 }
 
-// fromJSON turns encoding/json's values into yaml.v2's.
-func fromJSON(v any, depth int) (any, bool) {
-	if depth > maxDepth {
+// yamlNumber is what yaml.v2 makes of a JSON number: a JSON integer that
+// fits int64 is an int (on 64-bit machines); anything else yaml.v2
+// resolves itself, as the plain scalar it is in the JSON text.
+func yamlNumber(n json.Number) (any, bool) {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil && int64(int(i)) == i {
+		return int(i), true
+	}
+	var x any
+	if err := yamlv2.Unmarshal([]byte(n), &x); err != nil {
 		return nil, false
 	}
-	switch v := v.(type) {
-	case map[string]any:
-		m := make(map[interface{}]interface{}, len(v))
-		for k, e := range v {
-			if k == "<<" {
-				return nil, false // YAML's merge key: leave it to yaml.v2
-			}
-			x, ok := fromJSON(e, depth+1)
-			if !ok {
-				return nil, false
-			}
-			m[k] = x
-		}
-		return m, true
-	case []any:
-		s := make([]interface{}, len(v))
-		for i, e := range v {
-			x, ok := fromJSON(e, depth+1)
-			if !ok {
-				return nil, false
-			}
-			s[i] = x
-		}
-		return s, true
-	case json.Number:
-		// A JSON integer that fits int64 is what yaml.v2 resolves it to
-		// (an int on 64-bit machines); anything else yaml.v2 resolves
-		// itself, as the plain scalar it is in the JSON text.
-		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil && int64(int(i)) == i {
-			return int(i), true
-		}
-		var x any
-		if err := yamlv2.Unmarshal([]byte(v), &x); err != nil {
-			return nil, false
-		}
-		return x, true
-	default: // string, bool, nil
-		return v, true
-	}
+	return x, true
 }
 
 // yamlReadable reports whether yaml.v2 reads j's characters as
@@ -166,19 +134,21 @@ func decodeObject(j []byte, readBack bool) (map[string]any, bool) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, false
 	}
-	if !convertNumbers(m, readBack, 0) {
+	if _, ok := convertNumbers(m, readBack, 0); !ok {
 		return nil, false
 	}
 	return m, true
 }
 
-func convertNumbers(v any, readBack bool, depth int) bool {
+// convertNumbers replaces the json.Numbers in v as decodeObject says.
+func convertNumbers(v any, readBack bool, depth int) (any, bool) {
 	if depth > maxDepth {
-		return false
+		return nil, false
 	}
-	convert := func(n json.Number) (any, bool) {
+	switch v := v.(type) {
+	case json.Number:
 		if readBack {
-			f, err := strconv.ParseFloat(string(n), 64)
+			f, err := strconv.ParseFloat(string(v), 64)
 			if err != nil {
 				return nil, false
 			}
@@ -186,50 +156,38 @@ func convertNumbers(v any, readBack bool, depth int) bool {
 			if err != nil {
 				return nil, false
 			}
-			n = json.Number(t)
+			v = json.Number(t)
 		}
-		if i, err := n.Int64(); err == nil {
+		if i, err := v.Int64(); err == nil {
 			return i, true
 		}
-		f, err := n.Float64()
+		f, err := v.Float64()
 		return f, err == nil
-	}
-	switch v := v.(type) {
 	case map[string]any:
 		for k, e := range v {
-			if n, isNum := e.(json.Number); isNum {
-				x, ok := convert(n)
-				if !ok {
-					return false
-				}
-				v[k] = x
-			} else if !convertNumbers(e, readBack, depth+1) {
-				return false
+			x, ok := convertNumbers(e, readBack, depth+1)
+			if !ok {
+				return nil, false
 			}
+			v[k] = x
 		}
 	case []any:
 		for i, e := range v {
-			if n, isNum := e.(json.Number); isNum {
-				x, ok := convert(n)
-				if !ok {
-					return false
-				}
-				v[i] = x
-			} else if !convertNumbers(e, readBack, depth+1) {
-				return false
+			x, ok := convertNumbers(e, readBack, depth+1)
+			if !ok {
+				return nil, false
 			}
+			v[i] = x
 		}
 	}
-	return true
+	return v, true
 }
 
 // objectYAML is sigs.k8s.io/yaml.Marshal(obj) for an object decodeObject
-// made (or yaml.v3 decoded into a map), without the JSON in between: it builds the values yaml.v2 would
-// read from json.Marshal(obj) (a number resolved from the text
-// json.Marshal gives it) and has yaml.v2 encode them. ok is false for
-// anything it is not sure of (a string with characters yaml.v2 reads
-// otherwise than JSON, a merge key, a value of another type); the caller
-// then takes yamlMarshal.
+// made (or yaml.v3 decoded into a map), without the JSON in between: it
+// builds the values yaml.v2 would read from json.Marshal(obj) and has
+// yaml.v2 encode them. ok is false for anything it is not sure of; the
+// caller then takes yamlMarshal.
 func objectYAML(obj map[string]any) ([]byte, bool) {
 	v, ok := toYAMLValue(obj, 0)
 	if !ok {
@@ -239,6 +197,11 @@ func objectYAML(obj map[string]any) ([]byte, bool) {
 	return data, err == nil
 }
 
+// toYAMLValue turns v into the values yaml.v2 makes of json.Marshal(v)
+// (for yamlValues, v is what encoding/json decoded: numbers as
+// json.Number). A number is resolved from the text json.Marshal gives it.
+// ok is false for what it is not sure of: a string with characters
+// yaml.v2 reads otherwise than JSON, a merge key, a value of another type.
 func toYAMLValue(v any, depth int) (any, bool) {
 	if depth > maxDepth {
 		return nil, false
@@ -251,7 +214,7 @@ func toYAMLValue(v any, depth int) (any, bool) {
 		m := make(map[interface{}]interface{}, len(v))
 		for k, e := range v {
 			if k == "<<" || !yamlPlainString(k) {
-				return nil, false
+				return nil, false // "<<" is YAML's merge key: leave it to yaml.v2
 			}
 			x, ok := toYAMLValue(e, depth+1)
 			if !ok {
@@ -275,21 +238,23 @@ func toYAMLValue(v any, depth int) (any, bool) {
 		return s, true
 	case string:
 		return v, yamlPlainString(v)
+	case json.Number:
+		return yamlNumber(v)
 	case int64:
 		if int64(int(v)) != v {
 			return nil, false
 		}
 		return int(v), true
-	case int: // from yaml.v3, as the next two
+	case int: // from yaml.v3, as uint64
 		return v, true
 	case uint64:
-		return fromJSON(json.Number(strconv.FormatUint(v, 10)), 0)
+		return yamlNumber(json.Number(strconv.FormatUint(v, 10)))
 	case float64:
 		t, err := json.Marshal(v)
 		if err != nil {
 			return nil, false
 		}
-		return fromJSON(json.Number(t), 0)
+		return yamlNumber(json.Number(t))
 	case bool, nil:
 		return v, true
 	default:
