@@ -79,19 +79,28 @@ func yamlNumber(n json.Number) (any, bool) {
 // encoding/json does. It takes only what json.Marshal can write: no tab,
 // line break or control character (YAML reads those otherwise; DEL and C1
 // controls, which json.Marshal leaves in strings, it refuses), no NEL, LS
-// or PS (yaml.v2 folds them in a string), and no surrogate escaped with
-// \u (json.Marshal writes UTF-8); otherwise printable ASCII and the
+// or PS (yaml.v2 folds them in a string), no escape json.Marshal does not
+// write ("\/", a surrogate in \u); otherwise printable ASCII and the
 // printable ranges #xA0-#xD7FF, #xE000-#xFFFD and #x10000-#x10FFFF.
 func yamlReadable(j []byte) bool {
 	for i := 0; i < len(j); {
 		c := j[i]
 		if c == '\\' && i+1 < len(j) {
-			// An escape: yaml.v2 takes JSON's, but not a surrogate in \u
-			// (encoding/json never writes one; it writes UTF-8).
-			if j[i+1] == 'u' && i+6 <= len(j) {
-				if r, err := strconv.ParseUint(string(j[i+2:i+6]), 16, 32); err == nil && r >= 0xd800 && r <= 0xdfff {
+			// An escape: only those json.Marshal writes, which yaml.v2
+			// reads alike (not "\/", and no surrogate in \u: json.Marshal
+			// writes UTF-8).
+			switch j[i+1] {
+			case '"', '\\', 'n', 'r', 't', 'b', 'f':
+			case 'u':
+				if i+6 > len(j) {
 					return false
 				}
+				r, err := strconv.ParseUint(string(j[i+2:i+6]), 16, 32)
+				if err != nil || r >= 0xd800 && r <= 0xdfff {
+					return false
+				}
+			default:
+				return false
 			}
 			i += 2
 			continue
