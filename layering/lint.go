@@ -263,7 +263,7 @@ func (l *linter) load(ctx context.Context, nodes []*node) error {
 			if err != nil {
 				return err
 			}
-			o, err := parseObjects("", data)
+			o, _, err := parseObjects("", data, false)
 			if err != nil {
 				return err
 			}
@@ -306,7 +306,8 @@ func (l *linter) load(ctx context.Context, nodes []*node) error {
 				}
 				patches = append(patches, kp)
 			}
-			objs, files, err := loadLayer(l.root, spec.Path, spec.TargetNamespace, patches, spec.Components, l.cfg.vars != nil && spec.PostBuild != nil)
+			_, builtin := l.cfg.vars.(substituteChecker)
+			objs, files, err := loadLayer(l.root, spec.Path, spec.TargetNamespace, patches, spec.Components, l.cfg.vars != nil && spec.PostBuild != nil, !builtin)
 			if err != nil {
 				file, line := splitAt(ly.at)
 				var fe *FileError

@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // object is one Kubernetes object of a layer, with what the lint rules read.
@@ -34,7 +36,6 @@ type object struct {
 	webhooks   []string // API groups whose admission a webhook configuration intercepts ("*" for all)
 	helmCRDs   string   // for HelmReleases: the install CRD policy (Create when unset)
 	skipSubst  bool     // kustomize.toolkit.fluxcd.io/substitute: disabled
-	raw        []byte   // the object as YAML, for the variables check
 	data       []string // keys of a ConfigMap's data or a Secret's data/stringData
 	secretLike bool
 }
@@ -70,8 +71,11 @@ var errRemote = errors.New("remote resources are not read: lint never touches th
 // is read directly, which is what kustomize would produce, only faster and
 // with exact lines.
 //
-// With keep, it also returns the manifests for a VarChecker.
-func loadLayer(root, layerPath string, targetNamespace string, patches []kustypes.Patch, components []string, keep bool) ([]*object, []VarFile, error) {
+// With keep, it also returns the manifests for a VarChecker, with the
+// ${var} uses package substitute reads in them found as they are parsed.
+// Built objects are serialised for VarFile.Data only with keepData: the
+// default checker reads the uses.
+func loadLayer(root, layerPath string, targetNamespace string, patches []kustypes.Patch, components []string, keep, keepData bool) ([]*object, []VarFile, error) {
 	dir := filepath.Join(root, filepath.FromSlash(layerPath))
 	info, err := os.Stat(dir)
 	if err != nil {
@@ -88,31 +92,23 @@ func loadLayer(root, layerPath string, targetNamespace string, patches []kustype
 		var objs []*object
 		var kept []VarFile
 		for _, f := range files {
-			data, err := os.ReadFile(f)
+			content, err := os.ReadFile(f)
 			if err != nil {
 				return nil, nil, err
 			}
 			rel := relSlash(root, f)
-			o, err := parseObjects(rel, data)
+			o, uses, err := parseObjects(rel, content, keep)
 			if err != nil {
 				return nil, nil, err
 			}
 			objs = append(objs, o...)
 			if keep {
-				kept = append(kept, VarFile{Path: rel, Line: 1, Data: data})
+				kept = append(kept, VarFile{Path: rel, Line: 1, Data: content, uses: uses})
 			}
 		}
 		return objs, kept, nil
 	}
-	objs, err := buildLayer(root, dir, kfile, files, targetNamespace, patches, components)
-	if err != nil || !keep {
-		return objs, nil, err
-	}
-	kept := make([]VarFile, 0, len(objs))
-	for _, o := range objs {
-		kept = append(kept, VarFile{Path: o.file, Line: max(o.line, 1), Data: o.raw, Built: true})
-	}
-	return objs, kept, nil
+	return buildLayer(root, dir, kfile, files, targetNamespace, patches, components, keep, keepData)
 }
 
 func unwrapPathError(err error) error {
@@ -164,32 +160,39 @@ func readObjects(root, file string) ([]*object, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseObjects(relSlash(root, file), data)
+	objs, _, err := parseObjects(relSlash(root, file), data, false)
+	return objs, err
 }
 
-// parseObjects parses the manifests of one file, rel naming it.
-func parseObjects(rel string, data []byte) ([]*object, error) {
+// parseObjects parses the manifests of one file, rel naming it, and with
+// withUses the ${var} uses in them when the file has a $ at all.
+func parseObjects(rel string, data []byte, withUses bool) ([]*object, *substitute.Uses, error) {
 	var objs []*object
+	var docs []*yaml.Node
+	withUses = withUses && bytes.IndexByte(data, '$') >= 0
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
+		doc := new(yaml.Node)
+		err := dec.Decode(doc)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, &FileError{Path: rel, Line: yamlErrorLine(err), Err: err}
+			return nil, nil, &FileError{Path: rel, Line: yamlErrorLine(err), Err: err}
+		}
+		if withUses {
+			docs = append(docs, doc)
 		}
 		if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
 			continue
 		}
 		n := doc.Content[0]
 		if n.Kind != yaml.MappingNode {
-			return nil, &FileError{Path: rel, Line: n.Line, Err: fmt.Errorf("not a Kubernetes object")}
+			return nil, nil, &FileError{Path: rel, Line: n.Line, Err: fmt.Errorf("not a Kubernetes object")}
 		}
 		o, err := objectFromNode(n)
 		if err != nil {
-			return nil, &FileError{Path: rel, Line: n.Line, Err: err}
+			return nil, nil, &FileError{Path: rel, Line: n.Line, Err: err}
 		}
 		o.file, o.line = rel, n.Line
 		if o.kind == "List" {
@@ -201,7 +204,7 @@ func parseObjects(rel string, data []byte) ([]*object, error) {
 			for _, it := range items.Content {
 				io, err := objectFromNode(it)
 				if err != nil {
-					return nil, &FileError{Path: rel, Line: it.Line, Err: err}
+					return nil, nil, &FileError{Path: rel, Line: it.Line, Err: err}
 				}
 				io.file, io.line = rel, it.Line
 				objs = append(objs, io)
@@ -210,7 +213,10 @@ func parseObjects(rel string, data []byte) ([]*object, error) {
 		}
 		objs = append(objs, o)
 	}
-	return objs, nil
+	if !withUses {
+		return objs, nil, nil
+	}
+	return objs, substitute.FindUses(rel, docs...), nil
 }
 
 func relSlash(root, file string) string {
@@ -316,16 +322,16 @@ var kustomizeMu sync.Mutex
 // when buildMetadata has originAnnotations.
 const originAnnotation = "config.kubernetes.io/origin"
 
-func buildLayer(root, dir, kfile string, files []string, targetNamespace string, patches []kustypes.Patch, components []string) ([]*object, error) {
+func buildLayer(root, dir, kfile string, files []string, targetNamespace string, patches []kustypes.Patch, components []string, keep, keepData bool) ([]*object, []VarFile, error) {
 	var k kustypes.Kustomization
 	kname := filepath.Join(dir, konfig.DefaultKustomizationFileName())
 	if kfile != "" {
 		data, err := os.ReadFile(kfile)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := sigyaml.Unmarshal(data, &k); err != nil {
-			return nil, &FileError{Path: relSlash(root, kfile), Err: fmt.Errorf("reading kustomization: %w", err)}
+			return nil, nil, &FileError{Path: relSlash(root, kfile), Err: fmt.Errorf("reading kustomization: %w", err)}
 		}
 		kname = kfile
 	} else {
@@ -337,7 +343,7 @@ func buildLayer(root, dir, kfile string, files []string, targetNamespace string,
 		}
 	}
 	if err := checkLocal(root, dir, &k, map[string]bool{}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// What kustomize-controller adds to the kustomization.
 	k.APIVersion, k.Kind = kustypes.KustomizationVersion, kustypes.KustomizationKind
@@ -351,7 +357,7 @@ func buildLayer(root, dir, kfile string, files []string, targetNamespace string,
 	}
 	data, err := sigyaml.Marshal(&k)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fsys := overlayFS{FileSystem: filesys.MakeFsOnDisk(), path: kname, data: data}
 
@@ -367,33 +373,39 @@ func buildLayer(root, dir, kfile string, files []string, targetNamespace string,
 	}()
 	kustomizeMu.Unlock()
 	if err != nil {
-		return nil, fmt.Errorf("kustomize build of %s: %w", relSlash(root, dir), err)
+		return nil, nil, fmt.Errorf("kustomize build of %s: %w", relSlash(root, dir), err)
 	}
 	lines := &lineIndex{root: root, files: map[string][]*object{}}
 	var objs []*object
+	var kept []VarFile
 	for _, r := range resMap.Resources() {
 		origin := originPath(r)
-		_ = r.PipeE(kyaml.ClearAnnotation(originAnnotation))
-		raw, err := r.AsYAML()
+		// The objects are read from kustomize's own nodes: they hold what
+		// its output would, less the formatting.
+		o, err := objectFromNode(r.YNode())
 		if err != nil {
-			return nil, err
+			return nil, nil, fmt.Errorf("reading kustomize output: %w", err)
 		}
-		var doc yaml.Node
-		if err := yaml.Unmarshal(raw, &doc); err != nil || len(doc.Content) == 0 {
-			return nil, fmt.Errorf("reading kustomize output: %v", err)
-		}
-		o, err := objectFromNode(doc.Content[0])
-		if err != nil {
-			return nil, err
-		}
-		o.raw = raw
 		o.file, o.line = relSlash(root, kname), 0
 		if origin != "" {
 			o.file, o.line = lines.find(filepath.Join(dir, filepath.FromSlash(origin)), o)
 		}
 		objs = append(objs, o)
+		if !keep {
+			continue
+		}
+		// What Flux substitutes: the object without the origin annotation
+		// added for the lines above.
+		_ = r.PipeE(kyaml.ClearAnnotation(originAnnotation))
+		vf := VarFile{Path: o.file, Line: max(o.line, 1), Built: true, uses: substitute.FindUses(o.file, r.YNode())}
+		if keepData {
+			if vf.Data, err = r.AsYAML(); err != nil {
+				return nil, nil, err
+			}
+		}
+		kept = append(kept, vf)
 	}
-	return objs, nil
+	return objs, kept, nil
 }
 
 func must[T any](v T, _ error) T { return v }

@@ -55,6 +55,11 @@ type VarFile struct {
 	Line  int // line of Path where Data starts
 	Data  []byte
 	Built bool
+
+	// uses are Data's ${var} uses, found when Lint parsed the manifests;
+	// Lint leaves a built object's Data empty when only the default
+	// checker reads it.
+	uses *substitute.Uses
 }
 
 // substituteChecker is the VarChecker Lint uses by default: package
@@ -64,14 +69,21 @@ type substituteChecker struct{}
 var _ VarChecker = substituteChecker{}
 
 func (substituteChecker) CheckVars(_ context.Context, l VarLayer) ([]Finding, error) {
-	files := make([]substitute.File, 0, len(l.Files))
+	uses := make([]*substitute.Uses, 0, len(l.Files))
 	for i, f := range l.Files {
-		if !bytes.ContainsRune(f.Data, '$') {
-			continue // nothing to substitute, nothing to check
-		}
 		// Built objects share their file's path: name each by its index to
 		// find it again.
-		files = append(files, substitute.File{Path: strconv.Itoa(i), Data: f.Data})
+		var u substitute.Uses
+		switch {
+		case f.uses != nil:
+			u = *f.uses
+		case bytes.IndexByte(f.Data, '$') < 0:
+			continue // nothing to substitute, nothing to check
+		default:
+			u = *substitute.ReadUses(substitute.File{Data: f.Data})
+		}
+		u.Path = strconv.Itoa(i)
+		uses = append(uses, &u)
 	}
 	avail := substitute.Available{Values: l.Values, Names: l.Names}
 	provided := func(name string) bool {
@@ -79,7 +91,7 @@ func (substituteChecker) CheckVars(_ context.Context, l VarLayer) ([]Finding, er
 		return ok || slices.Contains(l.Names, name)
 	}
 	var out []Finding
-	for _, sf := range substitute.Check(files, avail) {
+	for _, sf := range substitute.CheckUses(uses, avail) {
 		if sf.Severity == substitute.SeverityHint {
 			continue
 		}

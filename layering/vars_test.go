@@ -147,6 +147,24 @@ func TestLintVariablesSubstitute(t *testing.T) {
 			want: []string{`apps/a.yaml:2: apps: variable "region" is not set`},
 		},
 		{
+			// Built objects are checked in kustomize's own nodes: the
+			// retyping check, objects with substitution disabled and a
+			// value repeated in two files all hold there too.
+			name: "kustomized-retyped", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files: map[string]string{
+				"apps/kustomization.yaml": "resources: [a.yaml, b.yaml, off.yaml]\n",
+				"apps/a.yaml":             "# a comment\n" + cm("a", "  zone: ${zone}\n"),
+				"apps/b.yaml":             cm("b", "  zone: ${zone}\n"),
+				"apps/off.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: off\n  namespace: default\n" +
+					"  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}\ndata:\n  zone: ${zone}\n  x: ${nope}\n",
+			},
+			want: []string{
+				`apps/a.yaml:2: apps: warning: YAML 1.1 reads the substituted value "0123" as`,
+				`apps/b.yaml:1: apps: warning: YAML 1.1 reads the substituted value "0123" as`,
+			},
+		},
+		{
 			name: "per-layer", vars: "[]",
 			layers: "- {name: one, path: ./one, postBuild: {substitute: {app: shop}}}\n    - {name: two, path: ./two, postBuild: {substitute: {region: eu}}}",
 			files: map[string]string{

@@ -105,13 +105,96 @@ func (a Available) substitutes() bool { return a.Always || len(a.Values) > 0 || 
 // Objects labelled or annotated kustomize.toolkit.fluxcd.io/substitute:
 // disabled are skipped. Findings are sorted by file, line and variable.
 func Check(files []File, avail Available) []Finding {
+	uses := make([]*Uses, 0, len(files))
+	for _, f := range files {
+		uses = append(uses, ReadUses(f))
+	}
+	return CheckUses(uses, avail)
+}
+
+// Uses are what Check reads in one YAML file: its scalars that hold a $,
+// each with the object it belongs to. ReadUses decodes a file for them;
+// FindUses takes documents already decoded, so that a caller that decodes
+// its manifests anyway (fluxpack lint) does not decode them twice.
+type Uses struct {
+	// Path names the file in findings.
+	Path string
+
+	scalars []use
+	invalid bool // the file is not valid YAML from line on
+	line    int
+}
+
+type use struct {
+	obj   string
+	n     *yamlv3.Node
+	isKey bool
+}
+
+// ReadUses decodes f and returns its uses; a file that is not valid YAML
+// keeps the uses of the documents before the error, and CheckUses reports
+// the error.
+func ReadUses(f File) *Uses {
+	ds, err := docs(f.Data)
+	u := FindUses(f.Path, ds...)
+	if err != nil {
+		u.invalid = true
+		var le *lineError
+		if errors.As(yamlSyntax(err), &le) {
+			u.line = le.line
+		}
+	}
+	return u
+}
+
+// FindUses returns the uses in docs, the documents of the file at path as
+// go.yaml.in/yaml/v3 decodes them (document nodes or their content).
+// Objects labelled or annotated kustomize.toolkit.fluxcd.io/substitute:
+// disabled have none. The uses keep the scalar nodes they hold.
+func FindUses(path string, docs ...*yamlv3.Node) *Uses {
+	u := &Uses{Path: path}
+	for _, top := range docs {
+		if top == nil {
+			continue
+		}
+		if top.Kind == yamlv3.DocumentNode {
+			if len(top.Content) == 0 {
+				continue
+			}
+			top = top.Content[0]
+		}
+		obj, disabled := describeObject(top)
+		if disabled {
+			continue
+		}
+		walkScalars(top, func(n *yamlv3.Node, isKey bool) {
+			if strings.Contains(n.Value, "$") {
+				u.scalars = append(u.scalars, use{obj: obj, n: n, isKey: isKey})
+			}
+		})
+	}
+	return u
+}
+
+// CheckUses is Check for uses already read: it reports what Check reports
+// for their files, sorted the same way.
+func CheckUses(uses []*Uses, avail Available) []Finding {
 	var out []Finding
 	for _, bad := range InvalidVarNames(mapOf(avail)) {
 		out = append(out, Finding{Var: bad, Severity: SeverityError,
 			Message: fmt.Sprintf("variable name %q is invalid (must match %s): Flux fails the whole Kustomization", bad, varNameRE)})
 	}
-	for _, f := range files {
-		out = append(out, checkFile(f, avail)...)
+	c := &checker{avail: avail, retyped: map[string]*Finding{}}
+	for _, u := range uses {
+		if u == nil {
+			continue
+		}
+		if u.invalid {
+			out = append(out, Finding{File: u.Path, Line: u.line, Severity: SeverityError, Message: "invalid YAML: kustomize cannot build it"})
+		}
+		for _, s := range u.scalars {
+			out = append(out, c.checkScalar(u.Path, s.obj, s.n, s.isKey)...)
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -152,33 +235,6 @@ func docs(data []byte) ([]*yamlv3.Node, error) {
 		}
 		out = append(out, &n)
 	}
-}
-
-func checkFile(f File, avail Available) []Finding {
-	ds, err := docs(f.Data)
-	var out []Finding
-	if err != nil {
-		var le *lineError
-		line := 0
-		if errors.As(yamlSyntax(err), &le) {
-			line = le.line
-		}
-		out = append(out, Finding{File: f.Path, Line: line, Severity: SeverityError, Message: "invalid YAML: kustomize cannot build it"})
-	}
-	for _, d := range ds {
-		if len(d.Content) == 0 {
-			continue
-		}
-		top := d.Content[0]
-		obj, disabled := describeObject(top)
-		if disabled {
-			continue
-		}
-		walkScalars(top, func(n *yamlv3.Node, isKey bool) {
-			out = append(out, checkScalar(f.Path, obj, n, isKey, avail)...)
-		})
-	}
-	return out
 }
 
 func describeObject(n *yamlv3.Node) (string, bool) {
@@ -280,7 +336,16 @@ func lineOf(n *yamlv3.Node, needle string) int {
 	return n.Line + 1 + strings.Count(n.Value[:i], "\n")
 }
 
-func checkScalar(path, obj string, n *yamlv3.Node, isKey bool, avail Available) []Finding {
+// checker checks scalars against one Available. Manifests repeat the same
+// values (${cluster_name} in every object), so it remembers what the
+// retyping check, which encodes and decodes YAML, found for each value.
+type checker struct {
+	avail   Available
+	retyped map[string]*Finding // value → the finding, nil for none
+}
+
+func (c *checker) checkScalar(path, obj string, n *yamlv3.Node, isKey bool) []Finding {
+	avail := c.avail
 	if !strings.Contains(n.Value, "$") {
 		return nil
 	}
@@ -332,7 +397,16 @@ func checkScalar(path, obj string, n *yamlv3.Node, isKey bool, avail Available) 
 	if isKey || multiLine || !allKnown {
 		return out
 	}
-	out = append(out, checkRetyping(path, obj, n, rs, avail)...)
+	f, seen := c.retyped[n.Value]
+	if !seen {
+		f = checkRetyping(n.Value, rs[0].name, avail)
+		c.retyped[n.Value] = f
+	}
+	if f != nil {
+		g := *f
+		g.File, g.Line, g.Object = path, n.Line, obj
+		out = append(out, g)
+	}
 	return out
 }
 
@@ -343,10 +417,11 @@ func clip(s string) string {
 	return s
 }
 
-// checkRetyping substitutes the known values into the scalar as Flux would
-// (after re-serialising it) and reads it back with YAML 1.1.
-func checkRetyping(path, obj string, n *yamlv3.Node, rs []ref, avail Available) []Finding {
-	want, err := envsubst.Eval(n.Value, func(name string) (string, bool) {
+// checkRetyping substitutes the known values into the scalar value as Flux
+// would (after re-serialising it) and reads it back with YAML 1.1. The
+// finding it returns names the variable, not the file, line or object.
+func checkRetyping(value, name string, avail Available) *Finding {
+	want, err := envsubst.Eval(value, func(name string) (string, bool) {
 		v, _, ok := avail.has(name)
 		return v, ok
 	})
@@ -354,7 +429,7 @@ func checkRetyping(path, obj string, n *yamlv3.Node, rs []ref, avail Available) 
 		return nil
 	}
 	// How Flux re-serialises the string, then substitutes in the text.
-	reser, err := yaml.Marshal(map[string]string{"k": n.Value})
+	reser, err := yaml.Marshal(map[string]string{"k": value})
 	if err != nil {
 		return nil
 	}
@@ -365,13 +440,12 @@ func checkRetyping(path, obj string, n *yamlv3.Node, rs []ref, avail Available) 
 	if err != nil {
 		return nil
 	}
-	name := rs[0].name
-	f := Finding{File: path, Line: n.Line, Object: obj, Var: name}
+	f := &Finding{Var: name}
 	var got map[string]any
 	if err := yaml.Unmarshal([]byte(substituted), &got); err != nil {
 		f.Severity = SeverityError
 		f.Message = fmt.Sprintf("the value of ${%s} breaks the YAML once substituted unquoted (%s), so Flux fails the Kustomization; write ${quote}${%s}${quote} with substitute: {quote: '\"'}", name, short(err), name)
-		return []Finding{f}
+		return f
 	}
 	v := got["k"]
 	if s, ok := v.(string); ok && s == want {
@@ -382,7 +456,7 @@ func checkRetyping(path, obj string, n *yamlv3.Node, rs []ref, avail Available) 
 	}
 	f.Severity = SeverityWarning
 	f.Message = fmt.Sprintf("YAML 1.1 reads the substituted value %q as %s; if a string is meant, write ${quote}${%s}${quote} with substitute: {quote: '\"'}", want, describeValue(v), name)
-	return []Finding{f}
+	return f
 }
 
 func short(err error) string {

@@ -1,6 +1,9 @@
 package substitute_test
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	yamlv3 "go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/substitute"
@@ -89,4 +93,39 @@ func TestCheckWithoutVariables(t *testing.T) {
 
 	got = substitute.Check([]substitute.File{f}, substitute.Available{Names: []string{"v"}})
 	assert.Empty(t, got, "Check with v provided, value unknown: want no finding")
+}
+
+// Uses found in documents a caller decoded give what Check gives for the
+// file, and a value repeated in several objects is reported at each of
+// them, though it is retyped only once.
+func TestCheckUses(t *testing.T) {
+	deploy := readFile(t, "testdata/check/deploy.yaml")
+	twice := substitute.File{Path: "twice.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  v: ${version}\n---\n" +
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: x}\ndata:\n  v: ${version}\n")}
+	avail := substitute.Available{Values: map[string]string{"cluster_name": "prod-1", "version": "1.10", "feature": "on"}}
+	want := substitute.Check([]substitute.File{deploy, twice}, avail)
+
+	var uses []*substitute.Uses
+	for _, f := range []substitute.File{deploy, twice} {
+		dec := yamlv3.NewDecoder(bytes.NewReader(f.Data))
+		var docs []*yamlv3.Node
+		for {
+			n := new(yamlv3.Node)
+			if err := dec.Decode(n); err != nil {
+				require.ErrorIs(t, err, io.EOF)
+				break
+			}
+			docs = append(docs, n)
+		}
+		uses = append(uses, substitute.FindUses(f.Path, docs...))
+	}
+	assert.Equal(t, want, substitute.CheckUses(uses, avail))
+
+	var retyped []string
+	for _, f := range want {
+		if f.File == "twice.yaml" {
+			retyped = append(retyped, fmt.Sprintf("%d %s %s", f.Line, f.Object, f.Severity))
+		}
+	}
+	assert.Equal(t, []string{"5 ConfigMap/a warning", "11 ConfigMap/x/b warning"}, retyped)
 }
