@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -100,7 +101,7 @@ func LintFile(ctx context.Context, path string, opts ...LintOption) (*Report, er
 type lintLayer struct {
 	*node
 	index     int
-	ancestors map[string]bool
+	ancestors layerSet // every layer this one depends on, directly or not
 	direct    map[string]bool
 	ks        *kustomizev1.Kustomization
 	helm      bool
@@ -339,22 +340,7 @@ func (l *linter) index() {
 			}
 		}
 	}
-	for _, ly := range l.layers {
-		ly.ancestors = map[string]bool{}
-		stack := slices.Collect(mapKeys(ly.direct))
-		for len(stack) > 0 {
-			d := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if ly.ancestors[d] {
-				continue
-			}
-			ly.ancestors[d] = true
-			for dd := range l.byName[d].direct {
-				stack = append(stack, dd)
-			}
-		}
-		delete(ly.ancestors, ly.name) // a cycle is a graph finding already
-	}
+	l.ancestors()
 	l.operators = map[string][]*lintLayer{}
 	l.crds = map[string][]crdDef{}
 	l.namespaces = map[string][]string{}
@@ -381,6 +367,99 @@ func (l *linter) index() {
 				l.namespaces[o.name] = append(l.namespaces[o.name], ly.name)
 			}
 		}
+	}
+}
+
+// layerSet is a set of layers by index.
+type layerSet []uint64
+
+func (s layerSet) has(i int) bool { return s[i/64]&(1<<(i%64)) != 0 }
+func (s layerSet) add(i int)      { s[i/64] |= 1 << (i % 64) }
+func (s layerSet) union(t layerSet) {
+	for w := range s {
+		s[w] |= t[w]
+	}
+}
+
+// all yields the indexes in s, in order.
+func (s layerSet) all(yield func(int) bool) {
+	for w, word := range s {
+		for ; word != 0; word &= word - 1 {
+			if !yield(w*64 + bits.TrailingZeros64(word)) {
+				return
+			}
+		}
+	}
+}
+
+// isAncestor reports whether ly depends on the layer named name, directly
+// or not.
+func (l *linter) isAncestor(ly *lintLayer, name string) bool {
+	a, ok := l.byName[name]
+	return ok && ly.ancestors.has(a.index)
+}
+
+// ancestors sets every layer's ancestors: in one walk, each layer's set is
+// the union of its dependencies' sets, when the graph has no cycle (a
+// cycle is a graph finding already); with one, each layer walks the graph
+// on its own, which is quadratic but only for a stack that cannot build.
+func (l *linter) ancestors() {
+	words := (len(l.layers) + 63) / 64
+	for _, ly := range l.layers {
+		ly.ancestors = make(layerSet, words)
+	}
+	const (
+		unseen = iota
+		visiting
+		done
+	)
+	state := make([]uint8, len(l.layers))
+	cyclic := false
+	var visit func(ly *lintLayer)
+	visit = func(ly *lintLayer) {
+		state[ly.index] = visiting
+		for d := range ly.direct {
+			dep := l.byName[d]
+			switch state[dep.index] {
+			case unseen:
+				visit(dep)
+			case visiting:
+				cyclic = true
+				continue
+			}
+			ly.ancestors.union(dep.ancestors)
+			ly.ancestors.add(dep.index)
+		}
+		state[ly.index] = done
+	}
+	for _, ly := range l.layers {
+		if state[ly.index] == unseen {
+			visit(ly)
+		}
+	}
+	for _, ly := range l.layers {
+		if cyclic {
+			l.walkAncestors(ly)
+		}
+		// A layer is not its own ancestor, by name: with duplicate names
+		// or a cycle, a graph finding already.
+		self := l.byName[ly.name].index
+		ly.ancestors[self/64] &^= 1 << (self % 64)
+	}
+}
+
+// walkAncestors sets ly's ancestors by walking the graph from it.
+func (l *linter) walkAncestors(ly *lintLayer) {
+	clear(ly.ancestors)
+	stack := slices.Collect(mapKeys(ly.direct))
+	for len(stack) > 0 {
+		a := l.byName[stack[len(stack)-1]]
+		stack = stack[:len(stack)-1]
+		if ly.ancestors.has(a.index) {
+			continue
+		}
+		ly.ancestors.add(a.index)
+		stack = slices.AppendSeq(stack, mapKeys(a.direct))
 	}
 }
 

@@ -63,7 +63,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		var others []string
 		for _, d := range defs {
 			switch {
-			case ly.ancestors[d.layer]:
+			case l.isAncestor(ly, d.layer):
 				ancestor = true
 			case d.layer == ly.name:
 				same = true
@@ -94,8 +94,8 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 }
 
 func (l *linter) releaseInAncestor(ly *lintLayer) bool {
-	for a := range ly.ancestors {
-		if l.byName[a].hasCRDInstallingRelease() != nil {
+	for a := range ly.ancestors.all {
+		if l.layers[a].hasCRDInstallingRelease() != nil {
 			return true
 		}
 	}
@@ -142,7 +142,7 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			continue
 		}
 		for _, op := range l.operatorsFor(o.group(), o.kind) {
-			if op.name == ly.name || ly.ancestors[op.name] {
+			if op.name == ly.name || l.isAncestor(ly, op.name) {
 				continue
 			}
 			key := op.name + "\x00" + o.group()
@@ -199,7 +199,7 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 			continue
 		}
 		creators := l.namespaces[ns]
-		if slices.Contains(creators, ly.name) || slices.ContainsFunc(creators, func(c string) bool { return ly.ancestors[c] }) {
+		if slices.Contains(creators, ly.name) || slices.ContainsFunc(creators, func(c string) bool { return l.isAncestor(ly, c) }) {
 			continue
 		}
 		if h, ok := missing[ns]; ok {

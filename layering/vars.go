@@ -204,7 +204,7 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			if srcs, ok := sources[ref.Kind+"/"+ref.Name]; ok {
 				var makers []string
 				for _, s := range srcs {
-					if s.layer == ly.name || ly.ancestors[s.layer] {
+					if s.layer == ly.name || l.isAncestor(ly, s.layer) {
 						makers = nil
 						break
 					}

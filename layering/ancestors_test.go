@@ -1,0 +1,72 @@
+package layering
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The one-walk ancestors are the layers reachable by dependencies, as a
+// walk from each layer finds them: on random graphs with unknown
+// dependencies, duplicate names, self-loops and cycles.
+func TestAncestors(t *testing.T) {
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		n := 1 + r.IntN(90)
+		names := make([]string, n)
+		for i := range names {
+			names[i] = fmt.Sprintf("l%d", i)
+			if i > 0 && r.IntN(20) == 0 {
+				names[i] = names[r.IntN(i)] // a duplicate
+			}
+		}
+		l := &linter{byName: map[string]*lintLayer{}}
+		for i, name := range names {
+			var deps []string
+			for range r.IntN(4) {
+				switch j := r.IntN(n + 1); {
+				case j == n:
+					deps = append(deps, "unknown")
+				case j < i || r.IntN(10) == 0: // mostly acyclic
+					deps = append(deps, names[j])
+				}
+			}
+			ly := &lintLayer{node: &node{step: &step{name: name}, deps: deps}, index: i}
+			l.layers = append(l.layers, ly)
+			if _, dup := l.byName[name]; !dup {
+				l.byName[name] = ly
+			}
+		}
+		l.index()
+
+		for _, ly := range l.layers {
+			want := map[string]bool{}
+			stack := []string{}
+			for d := range ly.direct {
+				stack = append(stack, d)
+			}
+			for len(stack) > 0 {
+				d := stack[len(stack)-1]
+				stack = stack[:len(stack)-1]
+				if want[d] {
+					continue
+				}
+				want[d] = true
+				for dd := range l.byName[d].direct {
+					stack = append(stack, dd)
+				}
+			}
+			delete(want, ly.name)
+			got := map[string]bool{}
+			for i := range ly.ancestors.all {
+				got[l.layers[i].name] = true
+			}
+			require.Equal(t, want, got, "seed %d: ancestors of layer %d (%s)", seed, ly.index, ly.name)
+			for name := range want {
+				require.True(t, l.isAncestor(ly, name))
+			}
+		}
+	}
+}
