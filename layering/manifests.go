@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -106,6 +105,9 @@ func loadLayer(root, layerPath string, targetNamespace string, patches []kustype
 				kept = append(kept, VarFile{Path: rel, Line: 1, Data: content, uses: uses})
 			}
 		}
+		if err := checkUnique(objs); err != nil {
+			return nil, nil, err
+		}
 		return objs, kept, nil
 	}
 	return buildLayer(root, dir, kfile, files, targetNamespace, patches, components, keep, keepData)
@@ -164,59 +166,55 @@ func readObjects(root, file string) ([]*object, error) {
 	return objs, err
 }
 
-// parseObjects parses the manifests of one file, rel naming it, and with
-// withUses the ${var} uses in them when the file has a $ at all.
+// parseObjects parses the manifests of one file, rel naming it, as
+// kustomize reads them (readManifests), and with withUses the ${var} uses
+// in them when the file has a $ at all.
 func parseObjects(rel string, data []byte, withUses bool) ([]*object, *substitute.Uses, error) {
-	var objs []*object
-	var docs []*yaml.Node
-	withUses = withUses && bytes.IndexByte(data, '$') >= 0
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		doc := new(yaml.Node)
-		err := dec.Decode(doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, &FileError{Path: rel, Line: yamlErrorLine(err), Err: err}
-		}
-		if withUses {
-			docs = append(docs, doc)
-		}
-		if len(doc.Content) == 0 || doc.Content[0].Kind == yaml.ScalarNode && doc.Content[0].Tag == "!!null" {
-			continue
-		}
-		n := doc.Content[0]
-		if n.Kind != yaml.MappingNode {
-			return nil, nil, &FileError{Path: rel, Line: n.Line, Err: fmt.Errorf("not a Kubernetes object")}
-		}
-		o, err := objectFromNode(n)
+	nodes, err := readManifests(rel, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	objs := make([]*object, 0, len(nodes))
+	for _, n := range nodes {
+		o, err := readObject(n)
 		if err != nil {
 			return nil, nil, &FileError{Path: rel, Line: n.Line, Err: err}
 		}
 		o.file, o.line = rel, n.Line
-		if o.kind == "List" {
-			// kustomize flattens v1 Lists; so does lint.
-			items := field(n, "items")
-			if items == nil {
-				continue
-			}
-			for _, it := range items.Content {
-				io, err := objectFromNode(it)
-				if err != nil {
-					return nil, nil, &FileError{Path: rel, Line: it.Line, Err: err}
-				}
-				io.file, io.line = rel, it.Line
-				objs = append(objs, io)
-			}
-			continue
-		}
 		objs = append(objs, o)
 	}
-	if !withUses {
+	if !withUses || bytes.IndexByte(data, '$') < 0 {
 		return objs, nil, nil
 	}
-	return objs, substitute.FindUses(rel, docs...), nil
+	return objs, substitute.FindUses(rel, nodes...), nil
+}
+
+// readObject is objectFromNode for an object that Flux will decode: one
+// with a repeated key fails there.
+func readObject(n *yaml.Node) (*object, error) {
+	if k, first := duplicateKey(n); k != nil {
+		return nil, fmt.Errorf("mapping key %q already defined at line %d", k.Value, first.Line)
+	}
+	return objectFromNode(n)
+}
+
+// checkUnique refuses two objects with the same id, as kustomize does
+// ("may not add resource with an already registered id"): same group,
+// version, kind, name and namespace, no namespace being "default".
+func checkUnique(objs []*object) error {
+	type id struct{ apiVersion, kind, namespace, name string }
+	seen := make(map[id]*object, len(objs))
+	for _, o := range objs {
+		k := id{o.apiVersion, o.kind, o.namespace, o.name}
+		if k.namespace == "default" {
+			k.namespace = ""
+		}
+		if first, dup := seen[k]; dup {
+			return &FileError{Path: o.file, Line: o.line, Err: fmt.Errorf("%s is already at %s:%d: kustomize refuses two objects with one id", o.ref(), first.file, first.line)}
+		}
+		seen[k] = o
+	}
+	return nil
 }
 
 func relSlash(root, file string) string {
@@ -265,9 +263,6 @@ func objectFromNode(n *yaml.Node) (*object, error) {
 	}
 	if o.apiVersion == "" || o.kind == "" {
 		return nil, fmt.Errorf("not a Kubernetes object: apiVersion and kind are required")
-	}
-	if o.kind == "List" {
-		return o, nil
 	}
 	if o.name == "" && str(n, "metadata", "generateName") == "" {
 		return nil, fmt.Errorf("%s: metadata.name is required", o.kind)
@@ -382,7 +377,7 @@ func buildLayer(root, dir, kfile string, files []string, targetNamespace string,
 		origin := originPath(r)
 		// The objects are read from kustomize's own nodes: they hold what
 		// its output would, less the formatting.
-		o, err := objectFromNode(r.YNode())
+		o, err := readObject(r.YNode())
 		if err != nil {
 			return nil, nil, fmt.Errorf("reading kustomize output: %w", err)
 		}

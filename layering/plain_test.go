@@ -1,0 +1,200 @@
+package layering
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	fluxkustomize "github.com/fluxcd/pkg/kustomize"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// result is what one reader made of a directory: the objects
+// (apiVersion, kind, namespace/name), sorted, or an error.
+type result struct {
+	ids []string
+	err error
+}
+
+func idsOf(objs []*object) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.apiVersion+" "+o.kind+" "+o.namespace+"/"+o.name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readAll reads a directory without a kustomization file three ways: the
+// fast path, fluxpack's kustomize path, and Flux itself (its generator,
+// its kustomize build and the YAML it applies), each object of Flux's
+// output then read as fluxpack reads objects (which refuses a few that
+// Flux builds but cannot apply, such as one without apiVersion).
+func readAll(t *testing.T, files map[string]string) (fast, built, flux result) {
+	t.Helper()
+	root := t.TempDir()
+	dir := filepath.Join(root, "layer")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	kfile, paths, plain, err := scanLayer(dir)
+	require.NoError(t, err)
+	require.True(t, kfile == "" && plain, "the fixture must take the fast path")
+
+	objs, _, err := loadLayer(root, "layer", "", nil, nil, true, true)
+	fast = result{idsOf(objs), err}
+	objs, _, err = buildLayer(root, dir, "", paths, "", nil, nil, true, true)
+	built = result{idsOf(objs), err}
+	flux.ids, flux.err = fluxRead(t, dir)
+	return fast, built, flux
+}
+
+func fluxRead(t *testing.T, dir string) ([]string, error) {
+	work := filepath.Join(t.TempDir(), "work")
+	require.NoError(t, os.CopyFS(work, os.DirFS(dir)))
+	ks := unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "layer", "namespace": "flux-system"},
+		"spec":     map[string]any{"path": "./", "prune": true},
+	}}
+	if _, err := fluxkustomize.NewGenerator("", ks).WriteFile(work); err != nil {
+		return nil, err
+	}
+	m, err := fluxkustomize.Build(filesys.MakeFsOnDisk(), work)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := m.AsYaml(); err != nil {
+		return nil, err
+	}
+	var objs []*object
+	for _, r := range m.Resources() {
+		o, err := readObject(r.YNode())
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o)
+	}
+	return idsOf(objs), nil
+}
+
+// A directory without a kustomization file is read without kustomize; the
+// objects must be the ones Flux builds from the kustomization.yaml it
+// generates, and a directory Flux refuses must be refused; the same holds
+// for fluxpack's kustomize path.
+func TestPlainMatchesKustomize(t *testing.T) {
+	for name, files := range plainCases() {
+		t.Run(name, func(t *testing.T) {
+			comparePlain(t, files)
+		})
+	}
+}
+
+// FuzzPlainMatchesKustomize feeds two manifest files to the three readers.
+func FuzzPlainMatchesKustomize(f *testing.F) {
+	for _, files := range plainCases() {
+		f.Add(files["a.yaml"], files["b.yaml"])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		comparePlain(t, map[string]string{"a.yaml": a, "b.yaml": b})
+	})
+}
+
+func comparePlain(t *testing.T, files map[string]string) {
+	t.Helper()
+	fast, built, flux := readAll(t, files)
+	for _, r := range []struct {
+		name string
+		result
+	}{{"the fast path", fast}, {"the kustomize path", built}} {
+		if flux.err != nil {
+			assert.Error(t, r.err, "Flux refuses the directory (%v), %s must too; it read %q", flux.err, r.name, r.ids)
+			continue
+		}
+		if assert.NoError(t, r.err, "Flux builds the directory into %q; %s must too", flux.ids, r.name) {
+			assert.Equal(t, flux.ids, r.ids, "%s", r.name)
+		}
+	}
+}
+
+func plainCases() map[string]map[string]string {
+	cm := func(name, ns string) string {
+		s := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n"
+		if ns != "" {
+			s += "  namespace: " + ns + "\n"
+		}
+		return s
+	}
+	return map[string]map[string]string{
+		"documents":                 {"a.yaml": cm("a", "x") + "---\n" + cm("b", "") + "---\n", "b.yml": "# only a comment\n---\n" + cm("c", "y")},
+		"empty-documents":           {"a.yaml": "---\n---\n" + cm("a", "") + "---\n# nothing\n---\nnull\n"},
+		"nested":                    {"a.yaml": cm("a", ""), "sub/b.yaml": cm("b", "")},
+		"list":                      {"l.yaml": "apiVersion: v1\nkind: List\nitems:\n- " + indent(cm("a", "x")) + "- " + indent(cm("b", "x"))},
+		"typed-list":                {"l.yaml": "apiVersion: v1\nkind: ConfigMapList\nitems:\n- " + indent(cm("a", "x"))},
+		"list-in-list":              {"l.yaml": "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: List\n  items:\n  - " + indent(indent(cm("a", "x")))},
+		"list-null":                 {"l.yaml": "apiVersion: v1\nkind: List\nitems: null\n", "a.yaml": cm("a", "")},
+		"list-no-items":             {"l.yaml": "apiVersion: v1\nkind: List\nmetadata: {name: l}\n"},
+		"same-name-other-namespace": {"a.yaml": cm("a", "x"), "b.yaml": cm("a", "y")},
+		"same-name-other-kind":      {"a.yaml": cm("a", "x"), "b.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: a, namespace: x}\n"},
+		"duplicate":                 {"a.yaml": cm("a", "x"), "b.yaml": cm("a", "x")},
+		"duplicate-in-a-file":       {"a.yaml": cm("a", "x") + "---\n" + cm("a", "x")},
+		"duplicate-default":         {"a.yaml": cm("a", "default"), "b.yaml": cm("a", "")},
+		"duplicate-in-list":         {"a.yaml": cm("a", "x"), "l.yaml": "apiVersion: v1\nkind: List\nitems:\n- " + indent(cm("a", "x"))},
+		"other-group-version":       {"a.yaml": "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: a}\n", "b.yaml": "apiVersion: example.com/v2\nkind: Thing\nmetadata: {name: a}\n"},
+		"generate-name":             {"a.yaml": "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: j-}\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {generateName: j-}\n"},
+		"cluster-scoped":            {"a.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n", "b.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: a}\n"},
+		"bad-separator":             {"a.yaml": cm("a", "") + "--- # fine\n" + cm("b", "") + "---: x\n"},
+		"separator-comment":         {"a.yaml": cm("a", "") + "---#x\n" + cm("b", "")},
+		"document-end":              {"a.yaml": cm("a", "") + "...\n" + cm("b", "")},
+		"first-line-separator":      {"a.yaml": "---\n" + cm("a", "") + "---\n---\n" + cm("b", "")},
+		"crlf":                      {"a.yaml": "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: a\r\n---\r\n" + cm("b", "")},
+		"duplicate-key":             {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {x: '1', x: '2'}\n"},
+		"empty-map":                 {"a.yaml": "{}\n---\n" + cm("a", "")},
+		"anchors":                   {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: &m {name: a, namespace: x}\ndata: {n: *m}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  <<: *m\n  name: b\n"},
+		"resource-list":             {"a.yaml": "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- " + indent(cm("a", "x")) + "- null\n- {}\n"},
+		"function-config":           {"a.yaml": "apiVersion: v1\nkind: List\nfunctionConfig: {a: b}\n"},
+		"list-items":                {"a.yaml": cm("z", "") + "---\napiVersion: v1\nkind: List\nitems:\n- null\n- {}\n- []\n- " + indent(cm("a", "x"))},
+		"list-scalar-item":          {"a.yaml": cm("z", "") + "---\napiVersion: v1\nkind: List\nitems: [x]\n"},
+		"list-items-map":            {"a.yaml": cm("z", "") + "---\napiVersion: v1\nkind: List\nitems: {a: b}\n"},
+		"lone-list-items-map":       {"a.yaml": "apiVersion: v1\nkind: List\nitems: {a: b}\n"},
+		"list-without-name":         {"a.yaml": "apiVersion: v1\nkind: FooList\n"},
+		"no-kind":                   {"a.yaml": "apiVersion: v1\nmetadata: {name: a}\n"},
+		"no-name":                   {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n"},
+		"scalar":                    {"a.yaml": "just a string\n"},
+		"invalid-yaml":              {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n"},
+	}
+}
+
+func indent(s string) string {
+	out := ""
+	for i, line := range splitLines(s) {
+		if i > 0 {
+			out += "  "
+		}
+		out += line + "\n"
+	}
+	return out
+}
+
+func splitLines(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
+		}
+		out = append(out, s[:i])
+		if i < len(s) {
+			i++
+		}
+		s = s[i:]
+	}
+	return out
+}

@@ -1,0 +1,283 @@
+package layering
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// This file reads a manifest file the way kustomize reads a resource file,
+// keeping what kustomize drops: the line of every object in the file.
+// kustomize reads with kio.FromBytes (kio.ByteReader) and then
+// resource.Factory.RNodesFromBytes (dropBadNodes, inlineAnyEmbeddedLists);
+// it decodes each document on its own, so its nodes' lines count from the
+// document, and a List's items lose theirs in a JSON round trip. The steps
+// below mirror those, calling kyaml's own checks where kyaml exports them;
+// TestPlainMatchesKustomize and FuzzPlainMatchesKustomize hold the two
+// together. A library should offer this; none does.
+
+// documentSeparator is kio.ByteReader's: any line that starts with ---.
+var documentSeparator = regexp.MustCompile(`\n---.*\n`)
+
+var newline = []byte{'\n'}
+
+// readManifests returns the objects of a manifest file, rel naming it, as
+// kustomize reads them, their nodes' lines counting from the top of the
+// file.
+func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
+	if bytes.Contains(data, []byte("\r\n")) {
+		data = bytes.ReplaceAll(data, []byte("\r\n"), newline)
+	}
+	if len(data) == 0 {
+		return nil, nil
+	}
+	// kio.ByteReader: split at the separators, each document keeping its
+	// newline, and decode the first YAML document of each.
+	type document struct {
+		text []byte
+		line int // lines before it in the file
+	}
+	seps := documentSeparator.FindAllIndex(data, -1)
+	docs := make([]document, 0, len(seps)+1)
+	prev, line := 0, 0
+	for _, loc := range seps {
+		sep := data[loc[0]:loc[1]]
+		if after := bytes.TrimSpace(sep[4:]); len(after) > 0 && after[0] != '#' {
+			return nil, &FileError{Path: rel, Line: line + bytes.Count(data[prev:loc[0]], newline) + 2,
+				Err: fmt.Errorf("invalid document separator: %s", bytes.TrimSpace(sep))}
+		}
+		docs = append(docs, document{text: data[prev : loc[0]+1], line: line})
+		line += bytes.Count(data[prev:loc[1]], newline)
+		prev = loc[1]
+	}
+	docs = append(docs, document{text: data[prev:], line: line})
+
+	var read []*yaml.Node
+	var err error
+	if streamSafe(data, seps) {
+		read, err = readStream(rel, data, len(docs))
+	} else {
+		for _, d := range docs {
+			if read, err = readDocument(rel, read, d.text, d.line, len(docs)); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	read, err = dropBadNodes(rel, read)
+	if err != nil {
+		return nil, err
+	}
+	return inlineLists(rel, read)
+}
+
+// readDocument appends the objects of one document as kio.ByteReader
+// reads them: the first YAML document of text, which starts after line
+// lines of the file; parts is how many documents the file was split into.
+func readDocument(rel string, read []*yaml.Node, text []byte, line, parts int) ([]*yaml.Node, error) {
+	var doc yaml.Node
+	err := yaml.NewDecoder(bytes.NewReader(text)).Decode(&doc)
+	if errors.Is(err, io.EOF) {
+		return read, nil
+	}
+	if err != nil {
+		l := yamlErrorLine(err)
+		if l > 0 {
+			l += line
+		}
+		return nil, &FileError{Path: rel, Line: l, Err: err}
+	}
+	shiftLines(&doc, line)
+	if bytes.ContainsAny(text, "&*") || bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("!!merge")) {
+		// kio.FromBytes inflates aliases and merge keys.
+		rn := kyaml.NewRNode(&doc)
+		if err := rn.DeAnchor(); err != nil {
+			return nil, &FileError{Path: rel, Line: doc.Line, Err: err}
+		}
+	}
+	return appendDocument(rel, read, &doc, parts)
+}
+
+// appendDocument appends what kio.ByteReader makes of one decoded
+// document: nothing for an empty one, a lone List's or ResourceList's
+// items, or the object.
+func appendDocument(rel string, read []*yaml.Node, doc *yaml.Node, parts int) ([]*yaml.Node, error) {
+	if kyaml.IsYNodeEmptyDoc(doc) {
+		return read, nil
+	}
+	rn := kyaml.NewRNode(doc)
+	if parts == 1 {
+		meta, err := rn.GetMeta()
+		if err != nil && !errors.Is(err, kyaml.ErrMissingMetadata) {
+			return nil, &FileError{Path: rel, Line: doc.Line, Err: err}
+		}
+		if (meta.Kind == "List" || meta.Kind == "ResourceList") && (rn.Field("items") != nil || rn.Field("functionConfig") != nil) {
+			if items := rn.Field("items"); items != nil {
+				read = append(read, items.Value.YNode().Content...)
+			}
+			return read, nil
+		}
+	}
+	return append(read, rn.YNode()), nil
+}
+
+// streamSafe reports whether one decoder over the whole of data finds the
+// documents kio.ByteReader finds by splitting it at seps and decoding each
+// part on its own: every separator is a YAML document marker, and nothing
+// else (a ... end marker, a directive, anchors and aliases, which might
+// reach into another document, merge keys, a byte order mark, a carriage
+// return) can make the two differ.
+func streamSafe(data []byte, seps [][]int) bool {
+	for _, loc := range seps {
+		if rest := data[loc[0]+4 : loc[1]-1]; len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
+			return false
+		}
+	}
+	return !bytes.HasPrefix(data, []byte("...")) && !bytes.Contains(data, []byte("\n...")) &&
+		data[0] != '%' && !bytes.Contains(data, []byte("\n%")) &&
+		(bytes.IndexByte(data, '&') < 0 || bytes.IndexByte(data, '*') < 0) && bytes.IndexByte(data, '\r') < 0 &&
+		!bytes.Contains(data[min(len(data), 3):], []byte("\xEF\xBB\xBF")) &&
+		!bytes.Contains(data, []byte("<<")) && !bytes.Contains(data, []byte("!!merge"))
+}
+
+// readStream reads the documents of data with one decoder, which is what
+// readDocument does for each part when streamSafe holds, only with one
+// parser for the file instead of one a document.
+func readStream(rel string, data []byte, parts int) ([]*yaml.Node, error) {
+	var read []*yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	for {
+		doc := new(yaml.Node)
+		err := dec.Decode(doc)
+		if errors.Is(err, io.EOF) {
+			return read, nil
+		}
+		if err != nil {
+			return nil, &FileError{Path: rel, Line: yamlErrorLine(err), Err: err}
+		}
+		if read, err = appendDocument(rel, read, doc, parts); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// shiftLines moves the lines of n's tree down by lines.
+func shiftLines(n *yaml.Node, lines int) {
+	if lines == 0 {
+		return
+	}
+	n.Line += lines
+	for _, c := range n.Content {
+		shiftLines(c, lines)
+	}
+}
+
+// dropBadNodes is resource.Factory's: empty objects are left out, and an
+// object without a kind, or without a name when it is not a List, is an
+// error.
+func dropBadNodes(rel string, nodes []*yaml.Node) ([]*yaml.Node, error) {
+	out := nodes[:0]
+	for _, n := range nodes {
+		if kind := plainValue(field(n, "kind")); kind != "" && (strings.HasSuffix(kind, "List") || plainValue(field(field(n, "metadata"), "name")) != "") {
+			out = append(out, n) // what GetValidatedMetadata accepts, known without it
+			continue
+		}
+		rn := kyaml.NewRNode(n)
+		if rn.IsNilOrEmpty() {
+			continue
+		}
+		if _, err := rn.GetValidatedMetadata(); err != nil {
+			return nil, &FileError{Path: rel, Line: n.Line, Err: err}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// plainValue is n's value when n is a scalar that is not null, as kyaml's
+// GetMeta reads kind and name; "" otherwise.
+func plainValue(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		return ""
+	}
+	return n.Value
+}
+
+// inlineLists is resource.Factory's inlineAnyEmbeddedLists: a FooList with
+// items stands for its items, which go to the end of the queue; one whose
+// items are null stands for nothing.
+func inlineLists(rel string, nodes []*yaml.Node) ([]*yaml.Node, error) {
+	var out []*yaml.Node
+	for len(nodes) > 0 {
+		n := nodes[0]
+		nodes = nodes[1:]
+		kind := plainValue(field(n, "kind"))
+		if !strings.HasSuffix(kind, "List") {
+			out = append(out, n)
+			continue
+		}
+		// kustomize decodes the list to a map first.
+		if k, v := duplicateKey(n); k != nil {
+			return nil, &FileError{Path: rel, Line: k.Line, Err: fmt.Errorf("mapping key %q already defined at line %d", k.Value, v.Line)}
+		}
+		items := field(n, "items")
+		switch {
+		case items == nil:
+			out = append(out, n) // not a collection
+			continue
+		case items.Kind == yaml.ScalarNode && items.Tag == "!!null":
+			continue // an empty list
+		case items.Kind != yaml.SequenceNode:
+			return nil, &FileError{Path: rel, Line: items.Line, Err: fmt.Errorf("expected array in %s/items", kind)}
+		}
+		// Each item goes through JSON and kio.FromBytes: null is nothing,
+		// an empty map or list is dropped, and anything else must be an
+		// object.
+		var inner []*yaml.Node
+		for _, it := range items.Content {
+			if it.Kind == yaml.ScalarNode && it.Tag == "!!null" {
+				continue
+			}
+			inner = append(inner, it)
+		}
+		inner, err := dropBadNodes(rel, inner)
+		if err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, inner...)
+	}
+	return out, nil
+}
+
+// duplicateKey returns the first key of a mapping in n's tree that repeats
+// an earlier key of that mapping, and the earlier one: go.yaml.in/yaml/v3
+// refuses them when it decodes to Go values, which kustomize and Flux do
+// with every object.
+func duplicateKey(n *yaml.Node) (dup, first *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i < len(n.Content); i += 2 {
+			for j := i + 2; j < len(n.Content); j += 2 {
+				if a, b := n.Content[i], n.Content[j]; a.Kind == b.Kind && a.Value == b.Value {
+					return b, a
+				}
+			}
+		}
+		fallthrough
+	case yaml.SequenceNode, yaml.DocumentNode:
+		for _, c := range n.Content {
+			if d, f := duplicateKey(c); d != nil {
+				return d, f
+			}
+		}
+	}
+	return nil, nil
+}
