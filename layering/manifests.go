@@ -37,6 +37,7 @@ type object struct {
 	skipSubst  bool     // kustomize.toolkit.fluxcd.io/substitute: disabled
 	data       []string // keys of a ConfigMap's data or a Secret's data/stringData
 	secretLike bool
+	local      bool // config.kubernetes.io/local-config: kustomize leaves it out
 }
 
 type crdInfo struct{ group, kind, scope string }
@@ -108,6 +109,8 @@ func loadLayer(root, layerPath string, targetNamespace string, patches []kustype
 		if err := checkUnique(objs); err != nil {
 			return nil, nil, err
 		}
+		// kustomize drops local configuration after it has all objects.
+		objs = slices.DeleteFunc(objs, func(o *object) bool { return o.local })
 		return objs, kept, nil
 	}
 	return buildLayer(root, dir, kfile, files, targetNamespace, patches, components, keep, keepData)
@@ -175,6 +178,7 @@ func parseObjects(rel string, data []byte, withUses bool) ([]*object, *substitut
 		return nil, nil, err
 	}
 	objs := make([]*object, 0, len(nodes))
+	applied := nodes[:0:0]
 	for _, n := range nodes {
 		o, err := readObject(n)
 		if err != nil {
@@ -182,11 +186,14 @@ func parseObjects(rel string, data []byte, withUses bool) ([]*object, *substitut
 		}
 		o.file, o.line = rel, n.Line
 		objs = append(objs, o)
+		if !o.local {
+			applied = append(applied, n)
+		}
 	}
 	if !withUses || bytes.IndexByte(data, '$') < 0 {
 		return objs, nil, nil
 	}
-	return objs, substitute.FindUses(rel, nodes...), nil
+	return objs, substitute.FindUses(rel, applied...), nil
 }
 
 // readObject is objectFromNode for an object that Flux will decode: one
@@ -266,6 +273,9 @@ func objectFromNode(n *yaml.Node) (*object, error) {
 	}
 	if o.name == "" && str(n, "metadata", "generateName") == "" {
 		return nil, fmt.Errorf("%s: metadata.name is required", o.kind)
+	}
+	if v := field(field(field(n, "metadata"), "annotations"), konfig.IgnoredByKustomizeAnnotation); v != nil {
+		o.local = v.Kind != yaml.ScalarNode || v.Value != "false"
 	}
 	const substAnno = "kustomize.toolkit.fluxcd.io/substitute"
 	o.skipSubst = str(n, "metadata", "annotations", substAnno) == "disabled" || str(n, "metadata", "labels", substAnno) == "disabled"

@@ -165,10 +165,17 @@ func plainCases() map[string]map[string]string {
 		"list-items-map":            {"a.yaml": cm("z", "") + "---\napiVersion: v1\nkind: List\nitems: {a: b}\n"},
 		"lone-list-items-map":       {"a.yaml": "apiVersion: v1\nkind: List\nitems: {a: b}\n"},
 		"list-without-name":         {"a.yaml": "apiVersion: v1\nkind: FooList\n"},
-		"no-kind":                   {"a.yaml": "apiVersion: v1\nmetadata: {name: a}\n"},
-		"no-name":                   {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n"},
-		"scalar":                    {"a.yaml": "just a string\n"},
-		"invalid-yaml":              {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n"},
+		"local-config": {
+			"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, annotations: {config.kubernetes.io/local-config: 'true'}}\n",
+			"b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, annotations: {config.kubernetes.io/local-config: 'false'}}\n",
+			"c.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, annotations: {config.kubernetes.io/local-config: ''}}\n---\n" +
+				"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d, annotations: {config.kubernetes.io/local-config: null}}\n",
+		},
+		"local-config-duplicate": {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, annotations: {config.kubernetes.io/local-config: 'true'}}\n", "b.yaml": cm("a", "")},
+		"no-kind":                {"a.yaml": "apiVersion: v1\nmetadata: {name: a}\n"},
+		"no-name":                {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n"},
+		"scalar":                 {"a.yaml": "just a string\n"},
+		"invalid-yaml":           {"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a\n"},
 	}
 }
 

@@ -165,6 +165,17 @@ func TestLintVariablesSubstitute(t *testing.T) {
 			},
 		},
 		{
+			// kustomize leaves local configuration out; Flux never
+			// substitutes it.
+			name: "local-config", vars: "[{outputs: tf.json, name: cluster-vars}]",
+			layers: "- {name: apps, path: ./apps}",
+			files: map[string]string{
+				"apps/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: default\n" +
+					"  annotations: {config.kubernetes.io/local-config: 'true'}\ndata:\n  x: ${nope}\n---\n" + cm("b", "  y: ${nope}\n"),
+			},
+			want: []string{`apps/a.yaml:16: apps: variable "nope" is not set`},
+		},
+		{
 			name: "per-layer", vars: "[]",
 			layers: "- {name: one, path: ./one, postBuild: {substitute: {app: shop}}}\n    - {name: two, path: ./two, postBuild: {substitute: {region: eu}}}",
 			files: map[string]string{
