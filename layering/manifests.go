@@ -22,6 +22,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigyaml "sigs.k8s.io/yaml"
 
+	"github.com/fluxpack/fluxpack/internal/readfile"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -92,7 +93,7 @@ func loadLayer(root, layerPath string, targetNamespace string, patches []kustype
 		var objs []*object
 		var kept []VarFile
 		for _, f := range files {
-			content, err := os.ReadFile(f)
+			content, err := readfile.Read(f)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -128,40 +129,67 @@ func unwrapPathError(err error) error {
 // list in a generated one (sorted, as a lexical walk gives them). plain is
 // false when a subdirectory has its own kustomization.
 func scanLayer(dir string) (kfile string, resources []string, plain bool, err error) {
-	for _, name := range konfig.RecognizedKustomizationFileNames() {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() {
-			return filepath.Join(dir, name), nil, false, nil
-		}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", nil, false, err
+	}
+	if k := kustomizationIn(dir, entries); k != "" {
+		return k, nil, false, nil
 	}
 	plain = true
-	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p == dir {
-			return nil
-		}
-		if d.IsDir() {
-			for _, name := range konfig.RecognizedKustomizationFileNames() {
-				if fi, err := os.Stat(filepath.Join(p, name)); err == nil && !fi.IsDir() {
+	var walk func(dir string, entries []os.DirEntry) error
+	walk = func(dir string, entries []os.DirEntry) error {
+		for _, e := range entries {
+			p := filepath.Join(dir, e.Name())
+			if e.IsDir() {
+				sub, err := os.ReadDir(p)
+				if err != nil {
+					return err
+				}
+				if kustomizationIn(p, sub) != "" {
 					resources = append(resources, p)
 					plain = false
-					return filepath.SkipDir
+					continue
 				}
+				if err := walk(p, sub); err != nil {
+					return err
+				}
+				continue
 			}
-			return nil
-		}
-		if ext := filepath.Ext(p); ext == ".yaml" || ext == ".yml" {
-			resources = append(resources, p)
+			if ext := filepath.Ext(p); ext == ".yaml" || ext == ".yml" {
+				resources = append(resources, p)
+			}
 		}
 		return nil
-	})
-	return "", resources, plain, err
+	}
+	return "", resources, plain, walk(dir, entries)
+}
+
+// kustomizationIn returns the kustomization file of dir, whose entries
+// (sorted) are given, or "": the first of kustomize's recognized names
+// that is not a directory, following symbolic links as kustomize does.
+func kustomizationIn(dir string, entries []os.DirEntry) string {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		i, found := slices.BinarySearchFunc(entries, name, func(e os.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+		if !found {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if entries[i].Type()&fs.ModeSymlink != 0 {
+			if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+				continue
+			}
+		} else if entries[i].IsDir() {
+			continue
+		}
+		return p
+	}
+	return ""
 }
 
 // readObjects parses one manifest file with line numbers.
 func readObjects(root, file string) ([]*object, error) {
-	data, err := os.ReadFile(file)
+	data, err := readfile.Read(file)
 	if err != nil {
 		return nil, err
 	}

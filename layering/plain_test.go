@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	sigyaml "sigs.k8s.io/yaml"
 )
 
 // result is what one reader made of a directory: the objects
@@ -204,4 +205,50 @@ func splitLines(s string) []string {
 		s = s[i:]
 	}
 	return out
+}
+
+// scanLayer lists what Flux's generator lists as resources of a directory
+// without a kustomization file, and finds a kustomization file as
+// kustomize does (a symbolic link to a file counts, a directory does not).
+func TestScanLayerMatchesFlux(t *testing.T) {
+	root := t.TempDir()
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
+	files := map[string]string{
+		"b.yaml": cm, "a.yml": cm, "notes.txt": "x", "z.json": "{}",
+		"sub/c.yaml": cm, "sub/deeper/d.yaml": cm,
+		"kust/kustomization.yaml": "resources: [e.yaml]\n", "kust/e.yaml": cm,
+		"kustomization.yaml/f.yaml": cm, // a directory with a kustomization's name
+		"linked/target.txt":         "resources: [g.yaml]\n", "linked/g.yaml": cm,
+	}
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	require.NoError(t, os.Symlink("target.txt", filepath.Join(root, "linked", "Kustomization")))
+
+	kfile, resources, plain, err := scanLayer(root)
+	require.NoError(t, err)
+	assert.Empty(t, kfile)
+	assert.False(t, plain, "a subdirectory has its own kustomization")
+	var got []string
+	for _, r := range resources {
+		got = append(got, "./"+filepath.ToSlash(must(filepath.Rel(root, r))))
+	}
+
+	ks := unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
+		"metadata": map[string]any{"name": "layer", "namespace": "flux-system"},
+	}}
+	manifest, _, _, err := fluxkustomize.NewGenerator("", ks).GenerateManifest(root)
+	require.NoError(t, err)
+	var k struct {
+		Resources []string `json:"resources"`
+	}
+	require.NoError(t, sigyaml.Unmarshal(manifest, &k))
+	assert.Equal(t, k.Resources, got)
+
+	kfile, _, _, err = scanLayer(filepath.Join(root, "linked"))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "linked", "Kustomization"), kfile, "a symbolic link to a file is a kustomization file")
 }
