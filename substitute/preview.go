@@ -27,12 +27,14 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	kustypes "sigs.k8s.io/kustomize/api/types"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/openapi"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/readfile"
 )
 
 // The labels kustomize-controller puts on every object it applies.
@@ -657,7 +659,7 @@ func (g *generated) findOrScan(abs string, patterns []gitignore.Pattern, domain 
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		p := filepath.Join(abs, name)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			data, err := os.ReadFile(p)
+			data, err := readfile.Read(p)
 			if err != nil {
 				return err
 			}
@@ -704,7 +706,7 @@ func (g *generated) findOrScan(abs string, patterns []gitignore.Pattern, domain 
 				return nil
 			}
 		}
-		data, err := os.ReadFile(path)
+		data, err := readfile.Read(path)
 		if err != nil {
 			files = append(files, file{path: path, err: err})
 			return filepath.SkipAll // the error, after any in the files before
@@ -741,11 +743,40 @@ func parseFile(rf *resource.Factory, path string, data []byte) (ress []*resource
 			err = fmt.Errorf("%w: kustomize panicked parsing YAML: %v", ErrMalformed, r)
 		}
 	}()
-	ress, err = rf.SliceFromBytes(data)
+	ress, err = sliceFromBytes(rf, data)
 	if err != nil {
 		return nil, fileErr(path, 0, fmt.Errorf("%w: decoding Kubernetes YAML: %w", ErrMalformed, err))
 	}
 	return ress, nil
+}
+
+// sliceFromBytes is rf.SliceFromBytes, without its most expensive step
+// where that step changes nothing. kio.FromBytes inflates anchors, aliases
+// and merge keys (RNode.DeAnchor), copying every mapping of every object
+// to do so; a file without & (no anchor, so an alias cannot resolve and
+// the parse fails anyway), << or merge (no merge key) has nothing to
+// inflate. Only a mapping with a repeated key would come out different,
+// and such an object fails later either way, as Flux's AsYaml does. The
+// remaining steps are the factory's own: its checks of every object
+// (ResourcesFromRNodes with local configuration kept, as SliceFromBytes
+// keeps it), and for a FooList, which would be inlined, SliceFromBytes
+// itself. FuzzPreviewVsFlux holds this to Flux's output.
+func sliceFromBytes(rf *resource.Factory, data []byte) ([]*resource.Resource, error) {
+	if bytes.IndexByte(data, '&') >= 0 || bytes.Contains(data, []byte("<<")) || bytes.Contains(data, []byte("merge")) {
+		return rf.SliceFromBytes(data)
+	}
+	nodes, err := (&kio.ByteReader{OmitReaderAnnotations: true, Reader: bytes.NewReader(data)}).Read()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range nodes {
+		if strings.HasSuffix(n.GetKind(), "List") {
+			return rf.SliceFromBytes(data)
+		}
+	}
+	keep := *rf
+	keep.IncludeLocalConfigs = true
+	return keep.ResourcesFromRNodes(nodes)
 }
 
 // filterIgnored drops the resources, components and crds that the source

@@ -181,6 +181,8 @@ func TestPreviewErrorsLikeFlux(t *testing.T) {
 		{name: "duplicate id across files", files: map[string]string{"a.yaml": cmA, "b.yaml": cmA}},
 		{name: "duplicate id default namespace", files: map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n", "b.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n"}},
 		{name: "unreadable yaml file", files: map[string]string{"a.yaml": cmA, "bad.yaml": "kind: [\n"}},
+		{name: "repeated key", files: map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: apps}\ndata: {k: x, k: y}\n"}},
+		{name: "repeated key with a merge key", files: map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: apps}\ndata: {<<: {j: z}, k: x, k: y}\n"}},
 		{name: "object without name", files: map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\ndata: {k: x}\n"}},
 		{name: "strict missing variable", postBuild: "substitute: {v: x}", files: map[string]string{"a.yaml": strings.Replace(cmA, "k: x", "k: ${missing}", 1)}},
 		{name: "missing source", postBuild: "substituteFrom: [{kind: ConfigMap, name: nope}]", files: map[string]string{"a.yaml": cmA}},
@@ -308,7 +310,7 @@ func BenchmarkPreview(b *testing.B) {
 // give the same bytes. It holds Preview's fast path (JSON only, for objects
 // of the usual shape) to Flux's YAML round trips on the odd ones.
 func FuzzPreviewVsFlux(f *testing.F) {
-	for _, name := range []string{"values.yaml", "numbers.yaml", "odd-labels.yaml", "list.yaml"} {
+	for _, name := range []string{"values.yaml", "numbers.yaml", "odd-labels.yaml", "list.yaml", "anchors.yaml", "stars.yaml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "preview", "shapes", "dir", name))
 		require.NoError(f, err)
 		f.Add(string(data), "eu-west-3")
