@@ -1,11 +1,21 @@
 package layering_test
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/fluxpack/fluxpack/internal/readfile"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -38,6 +48,59 @@ func BenchmarkBuildLint(b *testing.B) {
 			b.ReportMetric(float64(objects), "objects")
 		})
 	}
+}
+
+// BenchmarkDecodeFloor decodes every manifest file of the 1,000-layer stack
+// with go.yaml.in/yaml/v3 (the parser kustomize and lint share) on every
+// core, and nothing else: what any linter that reads the YAML with its
+// lines must do at least, the floor of BenchmarkBuildLint.
+func BenchmarkDecodeFloor(b *testing.B) {
+	b.Run("layers=1000", func(b *testing.B) {
+		dir := b.TempDir()
+		_, err := testutil.GenerateStack(dir, 1000, 50000, 1)
+		require.NoError(b, err)
+		var files []string
+		require.NoError(b, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && filepath.Ext(p) == ".yaml" && d.Name() != "kustomization.yaml" {
+				files = append(files, p)
+			}
+			return err
+		}))
+		for b.Loop() {
+			work := make(chan string)
+			var failed atomic.Value
+			var wg sync.WaitGroup
+			for range runtime.GOMAXPROCS(0) {
+				wg.Go(func() {
+					for f := range work {
+						data, err := readfile.Read(f)
+						if err != nil {
+							failed.Store(err)
+							continue
+						}
+						dec := yaml.NewDecoder(bytes.NewReader(data))
+						for {
+							var n yaml.Node
+							if err := dec.Decode(&n); err != nil {
+								if !errors.Is(err, io.EOF) {
+									failed.Store(err)
+								}
+								break
+							}
+						}
+					}
+				})
+			}
+			for _, f := range files {
+				work <- f
+			}
+			close(work)
+			wg.Wait()
+			if err := failed.Load(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // The generated stack is what the benchmark claims: clean, of the asked size.

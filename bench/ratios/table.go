@@ -118,6 +118,8 @@ var rows = []row{
 		peer: peer(bench("fluxpack preview, 1/10 of the input", "BenchmarkBuild/objects=1000", perOp)), maxRatio: 11},
 	{work: "build + lint, 1,000 layers / 50,000 objects", ours: bench("fluxpack Build + Lint", "BenchmarkBuildLint/layers=1000", perOp), maxValue: 1e9},
 	{work: "", ours: bench("fluxpack Build + Lint", "BenchmarkBuildLint/layers=1000", perOp),
+		peer: peer(bench("floor: yaml.v3 decode of the manifests", "BenchmarkDecodeFloor/layers=1000", perOp))},
+	{work: "", ours: bench("fluxpack Build + Lint", "BenchmarkBuildLint/layers=1000", perOp),
 		peer: peer(bench("fluxpack Build + Lint, 1/10 of the input", "BenchmarkBuildLint/layers=100", perOp)), maxRatio: 11},
 }
 
