@@ -96,6 +96,10 @@ var lintTree = map[string]string{
 	"kustomized/kustomization.yaml": "resources: [deploy.yaml]\nnamePrefix: team-\n",
 	"kustomized/deploy.yaml":        "# the web app\n" + deployYAML,
 	"remote/kustomization.yaml":     "resources: [\"REMOTE\"]\n",
+	"twice/a.yaml":                  deployYAML,
+	"twice/b.yaml":                  "# the same Deployment again\n" + deployYAML,
+	"repeated/kustomization.yaml":   "resources: [deploy.yaml]\n",
+	"repeated/deploy.yaml":          deployYAML + "  replicas: 2\n" + "  replicas: 3\n",
 }
 
 func lint(t *testing.T, b *layering.Builder, files map[string]string) []layering.Finding {
@@ -141,6 +145,24 @@ func TestLintRules(t *testing.T) {
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()),
 			rule: layering.RulePath,
 			want: layering.Finding{Layer: "crds", Message: `path "./nope": no such file or directory`},
+		},
+		{
+			// Flux's build refuses two objects with one id; the fast path
+			// of a directory without a kustomization must too.
+			name: "path-duplicate-object",
+			bad:  stack().Layer("namespaces", layering.Path("./namespaces")).Then("twice", layering.Path("./twice")),
+			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("apps", layering.Path("./apps")),
+			rule: layering.RulePath,
+			want: layering.Finding{Layer: "twice", File: "twice/b.yaml", Line: 2, Message: "Deployment/apps/web is already at twice/a.yaml:1"},
+		},
+		{
+			// Flux fails on a repeated key when it turns the built object
+			// into JSON; lint reads kustomize's nodes, so it checks.
+			name: "path-repeated-key",
+			bad:  stack().Layer("namespaces", layering.Path("./namespaces")).Then("repeated", layering.Path("./repeated")),
+			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("kustomized", layering.Path("./kustomized")),
+			rule: layering.RulePath,
+			want: layering.Finding{Layer: "repeated", Message: `Deployment/web: mapping key "replicas" already defined`},
 		},
 		{
 			name: "crd-order",

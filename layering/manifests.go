@@ -417,7 +417,7 @@ func buildLayer(root, dir, kfile string, files []string, targetNamespace string,
 		// its output would, less the formatting.
 		o, err := readObject(r.YNode())
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading kustomize output: %w", err)
+			return nil, nil, fmt.Errorf("kustomize build of %s: %s/%s: %w", relSlash(root, dir), r.GetKind(), r.GetName(), err)
 		}
 		o.file, o.line = relSlash(root, kname), 0
 		if origin != "" {
