@@ -224,11 +224,11 @@ func parseObjects(rel string, data []byte, withUses bool) ([]*object, *substitut
 	return objs, substitute.FindUses(rel, applied...), nil
 }
 
-// readObject is objectFromNode for an object that Flux will decode: one
-// with a repeated key fails there.
+// readObject is objectFromNode for an object that Flux will turn into
+// JSON, which fails for some (checkObject).
 func readObject(n *yaml.Node) (*object, error) {
-	if k, first := duplicateKey(n); k != nil {
-		return nil, fmt.Errorf("mapping key %q already defined at line %d", k.Value, first.Line)
+	if err := checkObject(n); err != nil {
+		return nil, err
 	}
 	return objectFromNode(n)
 }

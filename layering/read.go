@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -224,9 +226,14 @@ func inlineLists(rel string, nodes []*yaml.Node) ([]*yaml.Node, error) {
 			out = append(out, n)
 			continue
 		}
-		// kustomize decodes the list to a map first.
+		// kustomize decodes the list to Go values first.
 		if k, v := duplicateKey(n); k != nil {
 			return nil, &FileError{Path: rel, Line: k.Line, Err: fmt.Errorf("mapping key %q already defined at line %d", k.Value, v.Line)}
+		}
+		if !plainJSON(n, false) {
+			if _, err := kyaml.NewRNode(n).Map(); err != nil {
+				return nil, &FileError{Path: rel, Line: n.Line, Err: err}
+			}
 		}
 		items := field(n, "items")
 		switch {
@@ -280,4 +287,77 @@ func duplicateKey(n *yaml.Node) (dup, first *yaml.Node) {
 		}
 	}
 	return nil, nil
+}
+
+// checkObject returns why Flux cannot turn n, an object, into JSON, as it
+// does with every object it applies (kyaml's RNode.MarshalJSON: YAML out,
+// Go values in, encoding/json), or nil. A repeated key is found by a walk;
+// the conversion itself runs only for an object plainJSON is not sure of.
+func checkObject(n *yaml.Node) error {
+	if k, first := duplicateKey(n); k != nil {
+		return fmt.Errorf("mapping key %q already defined at line %d", k.Value, first.Line)
+	}
+	if plainJSON(n, false) {
+		return nil
+	}
+	_, err := kyaml.NewRNode(n).MarshalJSON()
+	return err
+}
+
+// boolOrNull are the plain scalars go.yaml.in/yaml/v3 reads as a bool or
+// null that start with a letter.
+var boolOrNull = map[string]bool{"true": true, "True": true, "TRUE": true, "false": true, "False": true, "FALSE": true, "null": true, "Null": true, "NULL": true}
+
+// plainJSON reports whether n's tree surely comes through that conversion:
+// no explicit tags, every key a string, every value a string, a bool, null
+// or a number JSON holds. False means "run the conversion", not "it fails":
+// NaN, infinities, keys that are numbers or maps, timestamps and binary
+// data are left to it.
+func plainJSON(n *yaml.Node, key bool) bool {
+	if n.Style&yaml.TaggedStyle != 0 {
+		return false
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "":
+			// Set by kustomize (a namePrefix, say): it is written plain and
+			// read back as the value resolves. One that starts with a
+			// letter resolves to a string, a bool or null.
+			v := n.Value
+			return v != "" && ('a' <= v[0] && v[0] <= 'z' || 'A' <= v[0] && v[0] <= 'Z') && !(key && boolOrNull[v])
+		case "!!str":
+			return true
+		case "!!null", "!!bool":
+			return !key
+		case "!!int":
+			_, err := strconv.ParseInt(n.Value, 0, 64)
+			return !key && err == nil
+		case "!!float":
+			f, err := strconv.ParseFloat(n.Value, 64)
+			return !key && err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+		}
+		return false
+	case yaml.MappingNode:
+		if key {
+			return false
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if !plainJSON(n.Content[i], true) || !plainJSON(n.Content[i+1], false) {
+				return false
+			}
+		}
+		return true
+	case yaml.SequenceNode:
+		if key {
+			return false
+		}
+		for _, c := range n.Content {
+			if !plainJSON(c, false) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
