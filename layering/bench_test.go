@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/fluxpack/fluxpack/internal/readfile"
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -73,7 +73,7 @@ func BenchmarkDecodeFloor(b *testing.B) {
 			for range runtime.GOMAXPROCS(0) {
 				wg.Go(func() {
 					for f := range work {
-						data, err := readfile.Read(f)
+						data, err := inputfile.ReadManifest(f)
 						if err != nil {
 							failed.Store(err)
 							continue

@@ -22,7 +22,7 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	sigyaml "sigs.k8s.io/yaml"
 
-	"github.com/fluxpack/fluxpack/internal/readfile"
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -93,7 +93,7 @@ func loadLayer(root, layerPath string, targetNamespace string, patches []kustype
 		var objs []*object
 		var kept []VarFile
 		for _, f := range files {
-			content, err := readfile.Read(f)
+			content, err := inputfile.ReadManifest(f)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -189,7 +189,7 @@ func kustomizationIn(dir string, entries []os.DirEntry) string {
 
 // readObjects parses one manifest file with line numbers.
 func readObjects(root, file string) ([]*object, error) {
-	data, err := readfile.Read(file)
+	data, err := inputfile.ReadManifest(file)
 	if err != nil {
 		return nil, err
 	}

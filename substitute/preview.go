@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
-	"github.com/fluxpack/fluxpack/internal/readfile"
 )
 
 // The labels kustomize-controller puts on every object it applies.
@@ -659,7 +658,7 @@ func (g *generated) findOrScan(abs string, patterns []gitignore.Pattern, domain 
 	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		p := filepath.Join(abs, name)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-			data, err := readfile.Read(p)
+			data, err := inputfile.ReadManifest(p)
 			if err != nil {
 				return err
 			}
@@ -706,7 +705,7 @@ func (g *generated) findOrScan(abs string, patterns []gitignore.Pattern, domain 
 				return nil
 			}
 		}
-		data, err := readfile.Read(path)
+		data, err := inputfile.ReadManifest(path)
 		if err != nil {
 			files = append(files, file{path: path, err: err})
 			return filepath.SkipAll // the error, after any in the files before

@@ -1,7 +1,8 @@
 // Package inputfile reads the small files fluxpack takes whole (stack
 // files, IaC outputs, values maps, substituteFrom sources, Kustomization
 // files) with a size limit, so that a file of gigabytes, or one that never
-// ends, is refused with a clear error instead of filling memory.
+// ends, is refused with a clear error instead of filling memory; and the
+// manifests of a tree, by the thousand, quickly (ReadManifest).
 package inputfile
 
 import (

@@ -1,4 +1,4 @@
-package readfile_test
+package inputfile_test
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fluxpack/fluxpack/internal/readfile"
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
-// Read gives what os.ReadFile gives: the bytes of files of every size
+// ReadManifest gives what os.ReadFile gives: the bytes of files of every size
 // around the buffer's, and the same errors.
-func TestRead(t *testing.T) {
+func TestReadManifest(t *testing.T) {
 	dir := t.TempDir()
 	for _, size := range []int{0, 1, 4095, 64<<10 - 1, 64 << 10, 64<<10 + 1, 300 << 10} {
 		p := filepath.Join(dir, "f")
@@ -25,27 +25,28 @@ func TestRead(t *testing.T) {
 			want[size/2] = 'x'
 		}
 		require.NoError(t, os.WriteFile(p, want, 0o644))
-		got, err := readfile.Read(p)
+		got, err := inputfile.ReadManifest(p)
 		require.NoError(t, err)
 		assert.Equal(t, want, got, "size %d", size)
 		assert.Equal(t, len(got), cap(got), "size %d: only the file's bytes are kept", size)
 	}
 
-	_, err := readfile.Read(filepath.Join(dir, "missing"))
+	_, err := inputfile.ReadManifest(filepath.Join(dir, "missing"))
 	_, osErr := os.ReadFile(filepath.Join(dir, "missing"))
 	assert.True(t, errors.Is(err, fs.ErrNotExist), "%v", err)
 	assert.Equal(t, osErr.Error(), err.Error())
 
-	_, err = readfile.Read(dir)
+	_, err = inputfile.ReadManifest(dir)
 	_, osErr = os.ReadFile(dir)
 	require.Error(t, err)
 	assert.Equal(t, osErr.Error(), err.Error())
 }
 
-// BenchmarkRead reads 1,000 small files with Read and with os.ReadFile:
+// BenchmarkReadManifest reads 1,000 small files with ReadManifest and with
+// os.ReadFile:
 //
-//	go test ./internal/readfile -run '^$' -bench Read
-func BenchmarkRead(b *testing.B) {
+//	go test ./internal/inputfile -run '^$' -bench ReadManifest
+func BenchmarkReadManifest(b *testing.B) {
 	dir := b.TempDir()
 	var names []string
 	for i := range 1000 {
@@ -53,7 +54,7 @@ func BenchmarkRead(b *testing.B) {
 		require.NoError(b, os.WriteFile(p, bytes.Repeat([]byte("apiVersion: v1\n"), 80), 0o644))
 		names = append(names, p)
 	}
-	for name, read := range map[string]func(string) ([]byte, error){"readfile": readfile.Read, "os": os.ReadFile} {
+	for name, read := range map[string]func(string) ([]byte, error){"ReadManifest": inputfile.ReadManifest, "os": os.ReadFile} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				for _, n := range names {
