@@ -2,6 +2,7 @@ package layering_test
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,7 +41,7 @@ func BenchmarkBuildLint(b *testing.B) {
 					b.Fatal(err)
 				}
 				if len(rep.Findings) > 0 || len(plan.Layers) != layers {
-					b.Fatalf("want a clean stack of %d layers, got %d layers and %d findings: %v", layers, len(plan.Layers), len(rep.Findings), rep.Findings[0])
+					b.Fatalf("want a clean stack of %d layers, got %d layers and findings %v", layers, len(plan.Layers), rep.Findings)
 				}
 				objects = rep.Objects
 			}
@@ -68,14 +68,20 @@ func BenchmarkDecodeFloor(b *testing.B) {
 		}))
 		for b.Loop() {
 			work := make(chan string)
-			var failed atomic.Value
+			var mu sync.Mutex
+			var failed error
+			fail := func(err error) {
+				mu.Lock()
+				failed = cmp.Or(failed, err)
+				mu.Unlock()
+			}
 			var wg sync.WaitGroup
 			for range runtime.GOMAXPROCS(0) {
 				wg.Go(func() {
 					for f := range work {
 						data, err := inputfile.ReadManifest(f)
 						if err != nil {
-							failed.Store(err)
+							fail(err)
 							continue
 						}
 						dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -83,7 +89,7 @@ func BenchmarkDecodeFloor(b *testing.B) {
 							var n yaml.Node
 							if err := dec.Decode(&n); err != nil {
 								if !errors.Is(err, io.EOF) {
-									failed.Store(err)
+									fail(err)
 								}
 								break
 							}
@@ -96,8 +102,8 @@ func BenchmarkDecodeFloor(b *testing.B) {
 			}
 			close(work)
 			wg.Wait()
-			if err := failed.Load(); err != nil {
-				b.Fatal(err)
+			if failed != nil {
+				b.Fatal(failed)
 			}
 		}
 	})

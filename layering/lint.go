@@ -281,6 +281,7 @@ func (l *linter) load(ctx context.Context, nodes []*node) error {
 			l.byName[n.name] = ly
 		}
 	}
+	_, builtin := l.cfg.vars.(substituteChecker) // it reads the uses, not VarFile.Data
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for _, ly := range l.layers {
@@ -307,7 +308,6 @@ func (l *linter) load(ctx context.Context, nodes []*node) error {
 				}
 				patches = append(patches, kp)
 			}
-			_, builtin := l.cfg.vars.(substituteChecker)
 			objs, files, err := loadLayer(l.root, spec.Path, spec.TargetNamespace, patches, spec.Components, l.cfg.vars != nil && spec.PostBuild != nil, !builtin)
 			if err != nil {
 				file, line := splitAt(ly.at)

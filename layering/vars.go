@@ -1,7 +1,6 @@
 package layering
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"maps"
@@ -56,9 +55,9 @@ type VarFile struct {
 	Data  []byte
 	Built bool
 
-	// uses are Data's ${var} uses, found when Lint parsed the manifests;
-	// Lint leaves a built object's Data empty when only the default
-	// checker reads it.
+	// uses are Data's ${var} uses, found when Lint parsed the manifests
+	// (nil when Data has no $), which the default checker reads; Lint
+	// leaves a built object's Data empty when only that checker runs.
 	uses *substitute.Uses
 }
 
@@ -73,15 +72,10 @@ func (substituteChecker) CheckVars(_ context.Context, l VarLayer) ([]Finding, er
 	for i, f := range l.Files {
 		// Built objects share their file's path: name each by its index to
 		// find it again.
-		var u substitute.Uses
-		switch {
-		case f.uses != nil:
-			u = *f.uses
-		case bytes.IndexByte(f.Data, '$') < 0:
-			continue // nothing to substitute, nothing to check
-		default:
-			u = *substitute.ReadUses(substitute.File{Data: f.Data})
+		if f.uses == nil {
+			continue // no $ in it: nothing to substitute, nothing to check
 		}
+		u := *f.uses
 		u.Path = strconv.Itoa(i)
 		uses = append(uses, &u)
 	}

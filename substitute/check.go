@@ -107,13 +107,13 @@ func (a Available) substitutes() bool { return a.Always || len(a.Values) > 0 || 
 func Check(files []File, avail Available) []Finding {
 	uses := make([]*Uses, 0, len(files))
 	for _, f := range files {
-		uses = append(uses, ReadUses(f))
+		uses = append(uses, readUses(f))
 	}
 	return CheckUses(uses, avail)
 }
 
 // Uses are what Check reads in one YAML file: its scalars that hold a $,
-// each with the object it belongs to. ReadUses decodes a file for them;
+// each with the object it belongs to. Check decodes a file for them;
 // FindUses takes documents already decoded, so that a caller that decodes
 // its manifests anyway (fluxpack lint) does not decode them twice.
 type Uses struct {
@@ -131,10 +131,10 @@ type use struct {
 	isKey bool
 }
 
-// ReadUses decodes f and returns its uses; a file that is not valid YAML
+// readUses decodes f and returns its uses; a file that is not valid YAML
 // keeps the uses of the documents before the error, and CheckUses reports
 // the error.
-func ReadUses(f File) *Uses {
+func readUses(f File) *Uses {
 	ds, err := docs(f.Data)
 	u := FindUses(f.Path, ds...)
 	if err != nil {
