@@ -23,6 +23,7 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/yamlcheck"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -225,12 +226,17 @@ func parseObjects(rel string, data []byte, withUses bool) ([]*object, *substitut
 }
 
 // readObject is objectFromNode for an object that Flux will turn into
-// JSON, which fails for some (checkObject).
+// JSON, which fails for some (checkObject); local configuration, which
+// kustomize drops, never gets that far.
 func readObject(n *yaml.Node) (*object, error) {
+	o, err := objectFromNode(n)
+	if err != nil || o.local {
+		return o, err
+	}
 	if err := checkObject(n); err != nil {
 		return nil, err
 	}
-	return objectFromNode(n)
+	return o, nil
 }
 
 // checkUnique refuses two objects with the same id, as kustomize does
@@ -296,14 +302,17 @@ func objectFromNode(n *yaml.Node) (*object, error) {
 		name:       str(n, "metadata", "name"),
 		namespace:  str(n, "metadata", "namespace"),
 	}
+	if v := field(field(field(n, "metadata"), "annotations"), konfig.IgnoredByKustomizeAnnotation); v != nil {
+		o.local = v.Kind != yaml.ScalarNode || v.Value != "false"
+		if o.local {
+			return o, nil // kustomize drops it; only its id counts
+		}
+	}
 	if o.apiVersion == "" || o.kind == "" {
 		return nil, fmt.Errorf("not a Kubernetes object: apiVersion and kind are required")
 	}
 	if o.name == "" && str(n, "metadata", "generateName") == "" {
 		return nil, fmt.Errorf("%s: metadata.name is required", o.kind)
-	}
-	if v := field(field(field(n, "metadata"), "annotations"), konfig.IgnoredByKustomizeAnnotation); v != nil {
-		o.local = v.Kind != yaml.ScalarNode || v.Value != "false"
 	}
 	const substAnno = "kustomize.toolkit.fluxcd.io/substitute"
 	o.skipSubst = str(n, "metadata", "annotations", substAnno) == "disabled" || str(n, "metadata", "labels", substAnno) == "disabled"
@@ -458,8 +467,19 @@ func checkLocal(root, dir string, k *kustypes.Kustomization, seen map[string]boo
 		}
 		p := filepath.Join(dir, filepath.FromSlash(e))
 		fi, err := os.Stat(p)
-		if err != nil || !fi.IsDir() {
-			continue // a file, or missing: kustomize reports it
+		if err != nil {
+			continue // missing: kustomize reports it
+		}
+		if !fi.IsDir() {
+			// kustomize would crash on an alias inside its own anchor.
+			data, err := inputfile.ReadManifest(p)
+			if err == nil {
+				err = yamlcheck.Check(data)
+			}
+			if err != nil {
+				return &FileError{Path: relSlash(root, p), Err: err}
+			}
+			continue
 		}
 		for _, name := range konfig.RecognizedKustomizationFileNames() {
 			data, err := os.ReadFile(filepath.Join(p, name))

@@ -12,6 +12,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/yamlcheck"
 )
 
 // This file reads a manifest file the way kustomize reads a resource file,
@@ -98,8 +100,12 @@ func readDocument(rel string, read []*yaml.Node, text []byte, line, parts int) (
 		return nil, &FileError{Path: rel, Line: l, Err: err}
 	}
 	shiftLines(&doc, line)
-	if bytes.ContainsAny(text, "&*") || bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("!!merge")) {
-		// kio.FromBytes inflates aliases and merge keys.
+	if mayInflate(text) {
+		// kio.FromBytes inflates aliases and merge keys, and crashes on an
+		// alias inside its own anchor.
+		if a := yamlcheck.AliasCycle(&doc); a != nil {
+			return nil, &FileError{Path: rel, Line: a.Line, Err: yamlcheck.Error(a)}
+		}
 		rn := kyaml.NewRNode(&doc)
 		if err := rn.DeAnchor(); err != nil {
 			return nil, &FileError{Path: rel, Line: doc.Line, Err: err}
@@ -134,9 +140,9 @@ func appendDocument(rel string, read []*yaml.Node, doc *yaml.Node, parts int) ([
 // streamSafe reports whether one decoder over the whole of data finds the
 // documents kio.ByteReader finds by splitting it at seps and decoding each
 // part on its own: every separator is a YAML document marker, and nothing
-// else (a ... end marker, a directive, anchors and aliases, which might
-// reach into another document, merge keys, a byte order mark, a carriage
-// return) can make the two differ.
+// else (a ... end marker, a directive, anchors, which aliases in another
+// document might reach, merge keys, a byte order mark, a carriage return)
+// can make the two differ.
 func streamSafe(data []byte, seps [][]int) bool {
 	for _, loc := range seps {
 		if rest := data[loc[0]+4 : loc[1]-1]; len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
@@ -145,9 +151,16 @@ func streamSafe(data []byte, seps [][]int) bool {
 	}
 	return !bytes.HasPrefix(data, []byte("...")) && !bytes.Contains(data, []byte("\n...")) &&
 		data[0] != '%' && !bytes.Contains(data, []byte("\n%")) &&
-		(bytes.IndexByte(data, '&') < 0 || bytes.IndexByte(data, '*') < 0) && bytes.IndexByte(data, '\r') < 0 &&
-		!bytes.Contains(data[min(len(data), 3):], []byte("\xEF\xBB\xBF")) &&
-		!bytes.Contains(data, []byte("<<")) && !bytes.Contains(data, []byte("!!merge"))
+		!mayInflate(data) && bytes.IndexByte(data, '\r') < 0 &&
+		!bytes.Contains(data[min(len(data), 3):], []byte("\xEF\xBB\xBF"))
+}
+
+// mayInflate reports whether text may hold what kio.FromBytes inflates
+// (RNode.DeAnchor): an anchor (without one an alias cannot resolve, and
+// the parse fails anyway) or a merge key, plain (<<) or tagged (merge).
+// substitute's sliceFromBytes asks the same of a file.
+func mayInflate(text []byte) bool {
+	return bytes.IndexByte(text, '&') >= 0 || bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("merge"))
 }
 
 // readStream reads the documents of data with one decoder, which is what

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/yamlcheck"
 )
 
 // The labels kustomize-controller puts on every object it applies.
@@ -762,6 +763,10 @@ func parseFile(rf *resource.Factory, path string, data []byte) (ress []*resource
 // itself. FuzzPreviewVsFlux holds this to Flux's output.
 func sliceFromBytes(rf *resource.Factory, data []byte) ([]*resource.Resource, error) {
 	if bytes.IndexByte(data, '&') >= 0 || bytes.Contains(data, []byte("<<")) || bytes.Contains(data, []byte("merge")) {
+		// DeAnchor crashes on an alias inside its own anchor.
+		if err := yamlcheck.Check(data); err != nil {
+			return nil, err
+		}
 		return rf.SliceFromBytes(data)
 	}
 	nodes, err := (&kio.ByteReader{OmitReaderAnnotations: true, Reader: bytes.NewReader(data)}).Read()

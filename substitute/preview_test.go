@@ -214,6 +214,20 @@ func TestPreviewErrorsLikeFlux(t *testing.T) {
 
 // TestPreviewRedactsSecrets: with WithRedactedSecrets no value of a Secret
 // source reaches the output, and the rest is what Flux prints.
+// An alias inside its own anchor makes kyaml's DeAnchor recurse until the
+// stack overflows (Flux crashes on it; the comparison tests cannot run
+// Flux here): Preview refuses it with the line instead.
+func TestPreviewRefusesAliasCycle(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{
+		"ok.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, namespace: apps}\n",
+		"bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: &m\n  name: a\n  labels: {x: *m}\n",
+	})
+	_, err := substitute.Preview(dir, kustomization(t, "substitute: {v: x}"))
+	require.ErrorContains(t, err, "bad.yaml")
+	require.ErrorContains(t, err, "line 5: alias *m is inside the node its anchor names")
+}
+
 func TestPreviewRedactsSecrets(t *testing.T) {
 	dir := filepath.Join("testdata", "preview", "substitutefrom")
 	ks, err := substitute.ReadKustomization(filepath.Join(dir, "ks.yaml"), "cluster-vars")
