@@ -2,7 +2,8 @@
 # Builds the real third-party servers fluxpack's tests run against, from the Go
 # module proxy, into the git-ignored .cache (keyed by version, so a rerun costs
 # nothing). Usage: hack/tools.sh [registry|etcd|kubernetes|kwok|
-# source-controller|kustomize-controller|e2e ...]; "e2e" is all but registry.
+# source-controller|kustomize-controller|helm-controller|notification-controller|
+# e2e ...]; "e2e" is all but registry.
 #
 # Every binary lands in .cache/tools/<name>-<version>/ and is linked from
 # .cache/bin/<name>, where internal/testutil.Tool finds it. The Flux CRDs are
@@ -26,6 +27,12 @@ SOURCE_CONTROLLER_VERSION=v1.9.6    # github.com/fluxcd/source-controller
 SOURCE_CONTROLLER_REPLACES=(github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.1)
 KUSTOMIZE_CONTROLLER_VERSION=v1.9.5 # github.com/fluxcd/kustomize-controller
 KUSTOMIZE_CONTROLLER_REPLACES=()
+# helm-controller v1.6.4 is the API flux v2.9.5 uses (v1.7.x and v1.5.3 are
+# refused by the proxy here); notification-controller v1.9.3 likewise.
+HELM_CONTROLLER_VERSION=v1.6.4      # github.com/fluxcd/helm-controller
+HELM_CONTROLLER_REPLACES=()
+NOTIFICATION_CONTROLLER_VERSION=v1.9.3 # github.com/fluxcd/notification-controller
+NOTIFICATION_CONTROLLER_REPLACES=()
 
 log() { echo "tools: $*" >&2; }
 
@@ -145,7 +152,7 @@ build_flux() {
     for r in "$@"; do (cd "$src" && go mod edit -replace="$r"); done
     mkdir -p "$dir/crds"
     cp "$src"/config/crd/bases/*.yaml "$dir/crds/"
-    (cd "$src" && timed "$name" go build -mod=mod -o "$dir/$name.tmp" .)
+    (cd "$src" && CGO_ENABLED=0 timed "$name" go build -mod=mod -o "$dir/$name.tmp" .)
     mv "$dir/$name.tmp" "$dir/$name"
   fi
   link "$name" "$dir"
@@ -161,12 +168,16 @@ for tool in "$@"; do
     kwok) build_kwok ;;
     source-controller) build_flux source-controller "$SOURCE_CONTROLLER_VERSION" "${SOURCE_CONTROLLER_REPLACES[@]}" ;;
     kustomize-controller) build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" "${KUSTOMIZE_CONTROLLER_REPLACES[@]}" ;;
+    helm-controller) build_flux helm-controller "$HELM_CONTROLLER_VERSION" "${HELM_CONTROLLER_REPLACES[@]}" ;;
+    notification-controller) build_flux notification-controller "$NOTIFICATION_CONTROLLER_VERSION" "${NOTIFICATION_CONTROLLER_REPLACES[@]}" ;;
     e2e)
       build_etcd
       build_kubernetes
       build_kwok
       build_flux source-controller "$SOURCE_CONTROLLER_VERSION" "${SOURCE_CONTROLLER_REPLACES[@]}"
       build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" "${KUSTOMIZE_CONTROLLER_REPLACES[@]}"
+      build_flux helm-controller "$HELM_CONTROLLER_VERSION" "${HELM_CONTROLLER_REPLACES[@]}"
+      build_flux notification-controller "$NOTIFICATION_CONTROLLER_VERSION" "${NOTIFICATION_CONTROLLER_REPLACES[@]}"
       ;;
     *) echo "tools: unknown tool $tool" >&2; exit 2 ;;
   esac
