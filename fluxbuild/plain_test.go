@@ -1,10 +1,12 @@
-package layering
+package fluxbuild
 
 import (
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
 	fluxkustomize "github.com/fluxcd/pkg/kustomize"
 	"github.com/stretchr/testify/assert"
@@ -13,7 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	sigyaml "sigs.k8s.io/yaml"
 
-	"github.com/fluxpack/fluxpack/internal/yamlcheck"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // result is what one reader made of a directory: the objects
@@ -23,10 +25,10 @@ type result struct {
 	err error
 }
 
-func idsOf(objs []*object) []string {
+func idsOf(objs []*Object) []string {
 	var out []string
 	for _, o := range objs {
-		out = append(out, o.apiVersion+" "+o.kind+" "+o.namespace+"/"+o.name)
+		out = append(out, o.APIVersion+" "+o.Kind+" "+o.Namespace+"/"+o.Name)
 	}
 	slices.Sort(out)
 	return out
@@ -47,16 +49,18 @@ func readAll(t *testing.T, files map[string]string) (fast, built, flux result) {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 	}
-	kfile, paths, plain, err := scanLayer(dir)
-	require.NoError(t, err)
-	require.True(t, kfile == "" && plain, "the fixture must take the fast path")
-
-	objs, _, err := loadLayer(root, "layer", "", nil, nil, true, true)
+	ks := &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "layer"}}
+	objs, err := Build(t.Context(), Source{Dir: root}, ks)
 	fast = result{idsOf(objs), err}
-	objs, _, err = buildLayer(root, dir, "", paths, "", nil, nil, true, true)
-	built = result{idsOf(objs), err}
+	if g, err := generate(root, dir, ks, "", false); err != nil {
+		built.err = err
+	} else {
+		require.True(t, g.plain, "the fixture must take the fast path")
+		_, objs, err := g.kustomize(true)
+		built = result{idsOf(objs), err}
+	}
 	for _, body := range files {
-		if err := yamlcheck.Check([]byte(body)); err != nil {
+		if err := yamlutil.Check([]byte(body)); err != nil {
 			// Flux's kustomize would expand the alias until the stack
 			// overflows, taking the test with it; both readers must refuse.
 			flux.err = err
@@ -85,9 +89,9 @@ func fluxRead(t *testing.T, dir string) ([]string, error) {
 	if _, err := m.AsYaml(); err != nil {
 		return nil, err
 	}
-	var objs []*object
+	var objs []*Object
 	for _, r := range m.Resources() {
-		o, err := readObject(r.YNode())
+		o, err := newObject(r.YNode())
 		if err != nil {
 			return nil, err
 		}
@@ -233,10 +237,10 @@ func splitLines(s string) []string {
 	return out
 }
 
-// scanLayer lists what Flux's generator lists as resources of a directory
+// generate lists what Flux's generator lists as resources of a directory
 // without a kustomization file, and finds a kustomization file as
 // kustomize does (a symbolic link to a file counts, a directory does not).
-func TestScanLayerMatchesFlux(t *testing.T) {
+func TestGenerateMatchesFlux(t *testing.T) {
 	root := t.TempDir()
 	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
 	files := map[string]string{
@@ -253,14 +257,11 @@ func TestScanLayerMatchesFlux(t *testing.T) {
 	}
 	require.NoError(t, os.Symlink("target.txt", filepath.Join(root, "linked", "Kustomization")))
 
-	kfile, resources, plain, err := scanLayer(root)
+	g, err := generate(root, root, &kustomizev1.Kustomization{}, "", false)
 	require.NoError(t, err)
-	assert.Empty(t, kfile)
-	assert.False(t, plain, "a subdirectory has its own kustomization")
-	var got []string
-	for _, r := range resources {
-		got = append(got, "./"+filepath.ToSlash(must(filepath.Rel(root, r))))
-	}
+	assert.False(t, g.found)
+	assert.False(t, g.plain, "a subdirectory has its own kustomization")
+	got := g.kus.Resources
 
 	ks := unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kustomize.toolkit.fluxcd.io/v1", "kind": "Kustomization",
@@ -274,7 +275,8 @@ func TestScanLayerMatchesFlux(t *testing.T) {
 	require.NoError(t, sigyaml.Unmarshal(manifest, &k))
 	assert.Equal(t, k.Resources, got)
 
-	kfile, _, _, err = scanLayer(filepath.Join(root, "linked"))
+	g, err = generate(root, filepath.Join(root, "linked"), &kustomizev1.Kustomization{}, "", false)
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(root, "linked", "Kustomization"), kfile, "a symbolic link to a file is a kustomization file")
+	assert.True(t, g.found)
+	assert.Equal(t, filepath.Join(root, "linked", "Kustomization"), g.kfile, "a symbolic link to a file is a kustomization file")
 }

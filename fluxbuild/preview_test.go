@@ -1,4 +1,4 @@
-package substitute_test
+package fluxbuild_test
 
 // Preview against Flux's own code: fluxcd/pkg/kustomize's Generator and
 // Build, SubstituteVariables per object with a fake client serving the
@@ -33,9 +33,31 @@ import (
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/substitute"
 )
+
+// kustomization is the Flux Kustomization apps/apps with the given
+// spec.postBuild (YAML lines).
+func kustomization(t testing.TB, postBuild string) *kustomizev1.Kustomization {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: apps, namespace: apps}\nspec:\n  interval: 1m\n  prune: true\n  sourceRef: {kind: OCIRepository, name: platform}\n  postBuild:\n")
+	for _, l := range strings.Split(postBuild, "\n") {
+		b.WriteString("    " + l + "\n")
+	}
+	ks := &kustomizev1.Kustomization{}
+	require.NoError(t, yaml.Unmarshal([]byte(b.String()), ks), "parsing the case's Kustomization")
+	return ks
+}
+
+// preview is fluxbuild.Preview with dir as ks's spec.path.
+func preview(ctx context.Context, dir string, ks *kustomizev1.Kustomization, opts ...substitute.RenderOption) ([]byte, error) {
+	k := ks.DeepCopy()
+	k.Spec.Path = ""
+	return fluxbuild.Preview(ctx, fluxbuild.Source{Dir: dir}, k, opts...)
+}
 
 // fluxPreview runs Flux's code on dir for ks.
 func fluxPreview(ctx context.Context, t testing.TB, root, dir string, ks *kustomizev1.Kustomization, sources []client.Object, strict bool) (out string, err error) {
@@ -150,7 +172,7 @@ func TestPreviewAgainstFlux(t *testing.T) {
 		for _, strict := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/strict=%t", c.Name(), strict), func(t *testing.T) {
 				dir := filepath.Join("testdata", "preview", c.Name())
-				ks, err := substitute.ReadKustomization(filepath.Join(dir, "ks.yaml"), "")
+				ks, err := fluxbuild.ReadKustomization(filepath.Join(dir, "ks.yaml"), "")
 				require.NoError(t, err)
 				vars := ""
 				if _, err := os.Stat(filepath.Join(dir, "vars.yaml")); err == nil {
@@ -159,7 +181,7 @@ func TestPreviewAgainstFlux(t *testing.T) {
 				fluxSrc, src := sourcesOf(t, vars)
 				flux, err := fluxPreview(t.Context(), t, root, filepath.Join(dir, "dir"), ks, fluxSrc, strict)
 				require.NoError(t, err, "Flux on %s", c.Name())
-				ours, err := substitute.Preview(filepath.Join(dir, "dir"), ks, substitute.WithSources(src), substitute.WithStrictSubstitute(strict))
+				ours, err := preview(t.Context(), filepath.Join(dir, "dir"), ks, substitute.WithSources(src), substitute.WithStrict(strict))
 				require.NoError(t, err, "Preview on %s", c.Name())
 				assert.Equal(t, flux, string(ours), "Preview and Flux differ on %s", c.Name())
 				if strict {
@@ -205,7 +227,7 @@ func TestPreviewErrorsLikeFlux(t *testing.T) {
 			}
 			_, fluxErr := fluxPreview(t.Context(), t, root, dir, ks, nil, true)
 			require.Error(t, fluxErr, "Flux on %q: want an error", tt.name)
-			_, err := substitute.Preview(dir, ks)
+			_, err := preview(t.Context(), dir, ks)
 			require.Error(t, err, "Preview on %q: want an error like Flux's (%v)", tt.name, fluxErr)
 			assert.Contains(t, err.Error(), "Kustomization/apps/apps", "the error names the Kustomization")
 		})
@@ -223,19 +245,19 @@ func TestPreviewRefusesAliasCycle(t *testing.T) {
 		"ok.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok, namespace: apps}\n",
 		"bad.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: &m\n  name: a\n  labels: {x: *m}\n",
 	})
-	_, err := substitute.Preview(dir, kustomization(t, "substitute: {v: x}"))
+	_, err := preview(t.Context(), dir, kustomization(t, "substitute: {v: x}"))
 	require.ErrorContains(t, err, "bad.yaml")
-	require.ErrorContains(t, err, "line 5: alias *m is inside the node its anchor names")
+	require.ErrorContains(t, err, "bad.yaml:5: alias *m is inside the node its anchor names")
 }
 
 func TestPreviewRedactsSecrets(t *testing.T) {
 	dir := filepath.Join("testdata", "preview", "substitutefrom")
-	ks, err := substitute.ReadKustomization(filepath.Join(dir, "ks.yaml"), "cluster-vars")
+	ks, err := fluxbuild.ReadKustomization(filepath.Join(dir, "ks.yaml"), "cluster-vars")
 	require.NoError(t, err)
 	_, src := sourcesOf(t, filepath.Join(dir, "vars.yaml"))
-	full, err := substitute.Preview(filepath.Join(dir, "dir"), ks, substitute.WithSources(src))
+	full, err := preview(t.Context(), filepath.Join(dir, "dir"), ks, substitute.WithSources(src))
 	require.NoError(t, err)
-	red, err := substitute.Preview(filepath.Join(dir, "dir"), ks, substitute.WithSources(src), substitute.WithRedactedSecrets())
+	red, err := preview(t.Context(), filepath.Join(dir, "dir"), ks, substitute.WithSources(src), substitute.WithRedactedSecrets())
 	require.NoError(t, err)
 	for _, secret := range []string{"hunter2-s3cr3t", "tok-9f8e7d"} {
 		require.Contains(t, string(full), secret, "the case must use the Secret for this test to mean anything")
@@ -262,13 +284,13 @@ kind: Kustomization
 metadata: {name: b, namespace: flux-system}
 spec: {interval: 1m, prune: true, sourceRef: {kind: OCIRepository, name: p}, postBuild: {substitute: {v: x}}}
 `), 0o644))
-	ks, err := substitute.ReadKustomization(two, "b")
+	ks, err := fluxbuild.ReadKustomization(two, "b")
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"v": "x"}, ks.Spec.PostBuild.Substitute)
-	_, err = substitute.ReadKustomization(two, "")
-	require.ErrorIs(t, err, substitute.ErrWrongShape, "two Kustomizations and no name")
-	_, err = substitute.ReadKustomization(two, "c")
-	require.ErrorIs(t, err, substitute.ErrWrongShape)
+	_, err = fluxbuild.ReadKustomization(two, "")
+	require.ErrorContains(t, err, "choose one by name", "two Kustomizations and no name")
+	_, err = fluxbuild.ReadKustomization(two, "c")
+	require.ErrorIs(t, err, fluxbuild.ErrNoKustomization)
 	assert.Contains(t, err.Error(), two)
 }
 
@@ -295,7 +317,7 @@ func TestPreviewManyObjectsAgainstFlux(t *testing.T) {
 	ks := kustomization(t, "substitute: {region: eu-west-3}")
 	flux, err := fluxPreview(t.Context(), t, root, dir, ks, nil, true)
 	require.NoError(t, err)
-	ours, err := substitute.Preview(dir, ks)
+	ours, err := preview(t.Context(), dir, ks)
 	require.NoError(t, err)
 	assert.Equal(t, flux, string(ours))
 }
@@ -311,7 +333,7 @@ func BenchmarkPreview(b *testing.B) {
 			ks := kustomization(b, "substitute: {region: eu-west-3}")
 			b.ResetTimer()
 			for b.Loop() {
-				if _, err := substitute.Preview(dir, ks); err != nil {
+				if _, err := preview(b.Context(), dir, ks); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -320,7 +342,7 @@ func BenchmarkPreview(b *testing.B) {
 }
 
 // FuzzPreviewVsFlux previews one manifest file and one variable value with
-// package substitute and with Flux's own code: both must fail, or both must
+// package fluxbuild and with Flux's own code: both must fail, or both must
 // give the same bytes. It holds Preview's fast path (JSON only, for objects
 // of the usual shape) to Flux's YAML round trips on the odd ones.
 func FuzzPreviewVsFlux(f *testing.F) {
@@ -347,7 +369,7 @@ func FuzzPreviewVsFlux(f *testing.F) {
 		ks := kustomization(t, "substitute: {v: "+string(q)+"}")
 		ks.Spec.CommonMetadata = &kustomizev1.CommonMetadata{Labels: map[string]string{"team": "platform"}, Annotations: map[string]string{"owner": "sre"}}
 		flux, fluxErr := fluxPreview(t.Context(), t, root, dir, ks, nil, false)
-		ours, ourErr := substitute.Preview(dir, ks, substitute.WithStrictSubstitute(false))
+		ours, ourErr := preview(t.Context(), dir, ks, substitute.WithStrict(false))
 		switch {
 		case (fluxErr == nil) != (ourErr == nil):
 			t.Fatalf("v=%q, manifest\n%s\nFlux error %v, Preview error %v", value, manifest, fluxErr, ourErr)

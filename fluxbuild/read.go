@@ -1,4 +1,4 @@
-package layering
+package fluxbuild
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/fluxpack/fluxpack/internal/yamlcheck"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // This file reads a manifest file the way kustomize reads a resource file,
@@ -93,7 +93,7 @@ func readDocument(rel string, read []*yaml.Node, text []byte, line, parts int) (
 		return read, nil
 	}
 	if err != nil {
-		l := yamlErrorLine(err)
+		l := yamlutil.ErrorLine(err)
 		if l > 0 {
 			l += line
 		}
@@ -103,8 +103,8 @@ func readDocument(rel string, read []*yaml.Node, text []byte, line, parts int) (
 	if mayInflate(text) {
 		// kio.FromBytes inflates aliases and merge keys, and crashes on an
 		// alias inside its own anchor.
-		if a := yamlcheck.AliasCycle(&doc); a != nil {
-			return nil, &FileError{Path: rel, Line: a.Line, Err: yamlcheck.Error(a)}
+		if a := yamlutil.AliasCycle(&doc); a != nil {
+			return nil, &FileError{Path: rel, Line: a.Line, Err: yamlutil.Error(a)}
 		}
 		rn := kyaml.NewRNode(&doc)
 		if err := rn.DeAnchor(); err != nil {
@@ -158,7 +158,7 @@ func streamSafe(data []byte, seps [][]int) bool {
 // mayInflate reports whether text may hold what kio.FromBytes inflates
 // (RNode.DeAnchor): an anchor (without one an alias cannot resolve, and
 // the parse fails anyway) or a merge key, plain (<<) or tagged (merge).
-// substitute's sliceFromBytes asks the same of a file.
+// Build asks the same of a file before it hands it to kustomize whole.
 func mayInflate(text []byte) bool {
 	return bytes.IndexByte(text, '&') >= 0 || bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("merge"))
 }
@@ -176,7 +176,7 @@ func readStream(rel string, data []byte, parts int) ([]*yaml.Node, error) {
 			return read, nil
 		}
 		if err != nil {
-			return nil, &FileError{Path: rel, Line: yamlErrorLine(err), Err: err}
+			return nil, &FileError{Path: rel, Line: yamlutil.ErrorLine(err), Err: err}
 		}
 		if read, err = appendDocument(rel, read, doc, parts); err != nil {
 			return nil, err
@@ -201,7 +201,7 @@ func shiftLines(n *yaml.Node, lines int) {
 func dropBadNodes(rel string, nodes []*yaml.Node) ([]*yaml.Node, error) {
 	out := nodes[:0]
 	for _, n := range nodes {
-		if kind := plainValue(field(n, "kind")); kind != "" && (strings.HasSuffix(kind, "List") || plainValue(field(field(n, "metadata"), "name")) != "") {
+		if kind := plainValue(yamlutil.Field(n, "kind")); kind != "" && (strings.HasSuffix(kind, "List") || plainValue(yamlutil.Field(yamlutil.Field(n, "metadata"), "name")) != "") {
 			out = append(out, n) // what GetValidatedMetadata accepts, known without it
 			continue
 		}
@@ -234,7 +234,7 @@ func inlineLists(rel string, nodes []*yaml.Node) ([]*yaml.Node, error) {
 	for len(nodes) > 0 {
 		n := nodes[0]
 		nodes = nodes[1:]
-		kind := plainValue(field(n, "kind"))
+		kind := plainValue(yamlutil.Field(n, "kind"))
 		if !strings.HasSuffix(kind, "List") {
 			out = append(out, n)
 			continue
@@ -248,7 +248,7 @@ func inlineLists(rel string, nodes []*yaml.Node) ([]*yaml.Node, error) {
 				return nil, &FileError{Path: rel, Line: n.Line, Err: err}
 			}
 		}
-		items := field(n, "items")
+		items := yamlutil.Field(n, "items")
 		switch {
 		case items == nil:
 			out = append(out, n) // not a collection

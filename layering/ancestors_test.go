@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/stretchr/testify/require"
 )
 
@@ -33,7 +34,7 @@ func TestAncestors(t *testing.T) {
 					deps = append(deps, names[j])
 				}
 			}
-			ly := &lintLayer{node: &node{step: &step{name: name}, deps: deps}, index: i}
+			ly := &lintLayer{Layer: &Layer{Name: name, DependsOn: deps, Kustomization: &kustomizev1.Kustomization{}}, index: i}
 			l.layers = append(l.layers, ly)
 			if _, dup := l.byName[name]; !dup {
 				l.byName[name] = ly
@@ -58,12 +59,12 @@ func TestAncestors(t *testing.T) {
 					stack = append(stack, dd)
 				}
 			}
-			delete(want, ly.name)
+			delete(want, ly.Name)
 			got := map[string]bool{}
 			for i := range ly.ancestors.all {
-				got[l.layers[i].name] = true
+				got[l.layers[i].Name] = true
 			}
-			require.Equal(t, want, got, "seed %d: ancestors of layer %d (%s)", seed, ly.index, ly.name)
+			require.Equal(t, want, got, "seed %d: ancestors of layer %d (%s)", seed, ly.index, ly.Name)
 			for name := range want {
 				require.True(t, l.isAncestor(ly, name))
 			}

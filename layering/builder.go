@@ -19,7 +19,7 @@ type Builder struct {
 	// Set by LoadStack: the stack file, its directory (the root layer paths
 	// are relative to) and its vars entries.
 	file, dir string
-	vars      []StackVars
+	vars      []stackVars
 }
 
 // New starts a stack called name (the name of its OCIRepository). Give it a
@@ -45,7 +45,7 @@ func New(name string, opts ...StackOption) *Builder {
 
 // Layer adds a layer that depends on nothing but what its options say.
 func (b *Builder) Layer(name string, opts ...StepOption) *Builder {
-	b.add(name, "", "", opts)
+	b.add(name, "", 0, "", opts)
 	return b
 }
 
@@ -57,7 +57,7 @@ func (b *Builder) Then(name string, opts ...StepOption) *Builder {
 	} else {
 		b.errs = append(b.errs, &LayerError{Layer: name, Err: errorf(ErrUnknownDependency, "Then has no previous layer to depend on; start with Layer")})
 	}
-	b.add(name, "", prev, opts)
+	b.add(name, "", 0, prev, opts)
 	return b
 }
 
@@ -71,8 +71,8 @@ func (b *Builder) Add(p Preset) *Builder {
 	return b
 }
 
-func (b *Builder) add(name, at, prev string, opts []StepOption) *step {
-	s := &step{name: name, at: at}
+func (b *Builder) add(name string, file string, line int, prev string, opts []StepOption) *step {
+	s := &step{name: name, file: file, line: line}
 	if prev != "" {
 		s.dependsOn = append(s.dependsOn, prev)
 	}
@@ -114,7 +114,9 @@ func (b *Builder) graph() ([]*node, []error) {
 		errs = append(errs, errorf(ErrInvalidOption, "stack %q: invalid source kind %q: want one of %s", st.name, st.sourceRef.Kind, strings.Join(sourceKinds, ", ")))
 	}
 
-	layerErr := func(s *step, err error) { errs = append(errs, &LayerError{Layer: s.name, At: s.at, Err: err}) }
+	layerErr := func(s *step, err error) {
+		errs = append(errs, &LayerError{Layer: s.name, File: s.file, Line: s.line, Err: err})
+	}
 	nodes := make([]*node, 0, len(b.steps))
 	index := make(map[string]int, len(b.steps))
 	lastOperator := ""
@@ -124,8 +126,8 @@ func (b *Builder) graph() ([]*node, []error) {
 		}
 		if first, dup := index[s.name]; dup {
 			where := ""
-			if at := nodes[first].at; at != "" {
-				where = " (first at " + at + ")"
+			if f := nodes[first]; f.file != "" {
+				where = fmt.Sprintf(" (first at %s:%d)", f.file, f.line)
 			}
 			layerErr(s, errorf(ErrDuplicateLayer, "duplicate layer name%s", where))
 			continue
@@ -162,13 +164,18 @@ func (b *Builder) graph() ([]*node, []error) {
 	for _, n := range nodes {
 		for _, d := range n.deps {
 			if _, ok := index[d]; !ok {
-				errs = append(errs, &LayerError{Layer: n.name, At: n.at, Err: errorf(ErrUnknownDependency, "depends on unknown layer %q", d)})
+				errs = append(errs, &LayerError{Layer: n.name, File: n.file, Line: n.line, Err: errorf(ErrUnknownDependency, "depends on unknown layer %q", d)})
 			}
 		}
 	}
-	for _, c := range cycles(nodes, index) {
+	names := make([]string, len(nodes))
+	deps := make([][]string, len(nodes))
+	for i, n := range nodes {
+		names[i], deps[i] = n.name, n.deps
+	}
+	for _, c := range cycles(names, deps) {
 		first := nodes[index[c[0]]]
-		errs = append(errs, &LayerError{Layer: first.name, At: first.at, Err: errorf(ErrCycle, "dependency cycle %s", strings.Join(c, " -> "))})
+		errs = append(errs, &LayerError{Layer: first.name, File: first.file, Line: first.line, Err: errorf(ErrCycle, "dependency cycle %s", strings.Join(c, " -> "))})
 	}
 	return nodes, errs
 }
@@ -210,10 +217,18 @@ func nameProblem(name string) string {
 }
 
 // cycles returns one cycle, as names ending where they start, for each
-// strongly connected component that has one (Tarjan's algorithm), in
-// declaration order.
-func cycles(nodes []*node, index map[string]int) [][]string {
-	n := len(nodes)
+// strongly connected component of the graph that has one (Tarjan's
+// algorithm), in declaration order. names[i] depends on deps[i]; a name
+// that is not in names is left out; with duplicate names, the first one
+// counts.
+func cycles(names []string, deps [][]string) [][]string {
+	n := len(names)
+	index := make(map[string]int, n)
+	for i, name := range names {
+		if _, dup := index[name]; !dup {
+			index[name] = i
+		}
+	}
 	idx := make([]int, n)
 	low := make([]int, n)
 	on := make([]bool, n)
@@ -229,7 +244,7 @@ func cycles(nodes []*node, index map[string]int) [][]string {
 		counter++
 		stackNodes = append(stackNodes, v)
 		on[v] = true
-		for _, d := range nodes[v].deps {
+		for _, d := range deps[v] {
 			w, ok := index[d]
 			if !ok {
 				continue
@@ -254,13 +269,13 @@ func cycles(nodes []*node, index map[string]int) [][]string {
 				break
 			}
 		}
-		self := slices.Contains(nodes[v].deps, nodes[v].name)
+		self := slices.Contains(deps[v], names[v])
 		if len(comp) > 1 || self {
-			out = append(out, cyclePath(nodes, index, comp))
+			out = append(out, cyclePath(names, deps, index, comp))
 		}
 	}
-	for v := range nodes {
-		if idx[v] < 0 {
+	for v := range names {
+		if idx[v] < 0 && index[names[v]] == v {
 			strong(v)
 		}
 	}
@@ -269,8 +284,8 @@ func cycles(nodes []*node, index map[string]int) [][]string {
 }
 
 // cyclePath walks dependencies inside one component, from its first
-// declared layer back to it.
-func cyclePath(nodes []*node, index map[string]int, comp []int) []string {
+// declared name back to it.
+func cyclePath(names []string, deps [][]string, index map[string]int, comp []int) []string {
 	in := make(map[int]bool, len(comp))
 	start := comp[0]
 	for _, c := range comp {
@@ -285,19 +300,18 @@ func cyclePath(nodes []*node, index map[string]int, comp []int) []string {
 	for len(queue) > 0 {
 		v := queue[0]
 		queue = queue[1:]
-		for _, d := range nodes[v].deps {
+		for _, d := range deps[v] {
 			w, ok := index[d]
 			if !ok || !in[w] {
 				continue
 			}
 			if w == start {
-				path := []string{nodes[start].name}
+				path := []string{names[start]}
 				for u := v; u != start; u = prev[u] {
-					path = append(path, nodes[u].name)
+					path = append(path, names[u])
 				}
-				path = append(path, nodes[start].name)
+				path = append(path, names[start])
 				slices.Reverse(path) // start, what it needs, ..., v, start
-
 				return path
 			}
 			if !seen[w] {
@@ -307,7 +321,7 @@ func cyclePath(nodes []*node, index map[string]int, comp []int) []string {
 			}
 		}
 	}
-	return []string{nodes[start].name, nodes[start].name}
+	return []string{names[start], names[start]}
 }
 
 // Build checks the stack and returns its Flux objects. On any problem it

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
-	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // ErrInvalidPlan is returned by Build, wrapping every problem it found.
@@ -33,26 +33,31 @@ var (
 	ErrMissingPath       = errors.New("missing path")
 )
 
-// LayerError is a problem with one layer. At is where the layer is declared
-// in a stack file (file:line), or empty for a layer declared in Go.
+// LayerError is a problem with one layer. File and Line are where the
+// layer is declared (a stack file, or a repository's Kustomization), or
+// empty for a layer declared in Go.
 type LayerError struct {
 	Layer string
-	At    string
+	File  string
+	Line  int
 	Err   error
 }
 
 func (e *LayerError) Error() string {
-	if e.At != "" {
-		return fmt.Sprintf("%s: layer %q: %v", e.At, e.Layer, e.Err)
+	switch {
+	case e.File != "" && e.Line > 0:
+		return fmt.Sprintf("%s:%d: layer %q: %v", e.File, e.Line, e.Layer, e.Err)
+	case e.File != "":
+		return fmt.Sprintf("%s: layer %q: %v", e.File, e.Layer, e.Err)
 	}
 	return fmt.Sprintf("layer %q: %v", e.Layer, e.Err)
 }
 
 func (e *LayerError) Unwrap() error { return e.Err }
 
-// FileError is a problem at one line of a file: the same type as package
-// substitute's, so one errors.As serves both.
-type FileError = substitute.FileError
+// FileError is a problem at one line of a file: the type packages outputs,
+// substitute, fluxbuild and oci return too, so one errors.As serves all.
+type FileError = errdefs.FileError
 
 // kindError is a message that errors.Is matches against a sentinel without
 // repeating the sentinel's text.

@@ -5,7 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fluxpack/fluxpack/substitute"
+	"github.com/fluxpack/fluxpack/outputs"
 )
 
 // RenderOption configures RenderFile. Only this package implements it.
@@ -109,7 +109,7 @@ func (b *Builder) renderVars(cfg *renderConfig, out *Rendered) ([]File, []byte, 
 		if len(vars) != 1 {
 			return nil, nil, errorf(ErrInvalidOption, "stack %q: an outputs file needs exactly one vars entry in the stack, it has %d", b.stack.name, len(vars))
 		}
-		vars = []StackVars{{Name: vars[0].Name, Outputs: cfg.outputs, at: vars[0].at}}
+		vars = []stackVars{{Name: vars[0].Name, Outputs: cfg.outputs, file: vars[0].file, line: vars[0].line}}
 	}
 	var extra []File
 	var secrets []byte
@@ -121,7 +121,7 @@ func (b *Builder) renderVars(cfg *renderConfig, out *Rendered) ([]File, []byte, 
 		if cfg.outputs == "" && b.dir != "" && !filepath.IsAbs(file) {
 			file = filepath.Join(b.dir, filepath.FromSlash(file))
 		}
-		outs, err := substitute.ReadOutputs(file)
+		outs, err := outputs.Read(file)
 		if err != nil {
 			return nil, nil, fmt.Errorf("rendering vars %q: %w", v.Name, err)
 		}
@@ -209,7 +209,7 @@ func (p *Plan) checkPaths(root string) error {
 		path := l.Kustomization.Spec.Path
 		fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(path)))
 		if err != nil || !fi.IsDir() {
-			errs = append(errs, &LayerError{Layer: l.Name, At: l.At, Err: errorf(ErrMissingPath, "path %q is not a directory under %s", path, root)})
+			errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line, Err: errorf(ErrMissingPath, "path %q is not a directory under %s", path, root)})
 		}
 	}
 	if len(errs) > 0 {

@@ -185,7 +185,6 @@ func (p *Plan) tree(b *bytes.Buffer) {
 		}
 	}
 	printed := map[string]bool{}
-	ref := func(kind, name string) string { return kind + "/" + p.Namespace + "/" + name }
 	var walk func(l *Layer, prefix string)
 	walk = func(l *Layer, prefix string) {
 		var children []string
@@ -199,15 +198,15 @@ func (p *Plan) tree(b *bytes.Buffer) {
 				branch, indent = "└── ", "    "
 			}
 			if c == "" {
-				fmt.Fprintf(b, "%s%s%s\n", prefix, branch, ref("HelmRelease", l.Name))
+				fmt.Fprintf(b, "%s%sHelmRelease/%s/%s\n", prefix, branch, l.HelmRelease.Namespace, l.HelmRelease.Name)
 				continue
 			}
 			if printed[c] {
-				fmt.Fprintf(b, "%s%s%s (see above)\n", prefix, branch, ref("Kustomization", c))
+				fmt.Fprintf(b, "%s%s%s (see above)\n", prefix, branch, p.kustomizationRef(c))
 				continue
 			}
 			printed[c] = true
-			fmt.Fprintf(b, "%s%s%s\n", prefix, branch, ref("Kustomization", c))
+			fmt.Fprintf(b, "%s%s%s\n", prefix, branch, p.kustomizationRef(c))
 			walk(&p.Layers[idx[c]], prefix+indent)
 		}
 	}
@@ -222,7 +221,7 @@ func (p *Plan) tree(b *bytes.Buffer) {
 		}
 		first = false
 		printed[l.Name] = true
-		fmt.Fprintf(b, "%s\n", ref("Kustomization", l.Name))
+		fmt.Fprintf(b, "%s\n", p.kustomizationRef(l.Name))
 		walk(l, "")
 	}
 }

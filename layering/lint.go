@@ -12,34 +12,50 @@ import (
 	"strings"
 	"sync"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	kustypes "sigs.k8s.io/kustomize/api/types"
-	"sigs.k8s.io/kustomize/kyaml/resid"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
-// Lint rules, as Finding.Rule names them.
+// Rule names a lint rule in a Finding.
+type Rule string
+
+// Lint rules.
 const (
-	RuleGraph          = "graph"           // unknown dependency, cycle, duplicate or invalid name, bad option
-	RulePath           = "path"            // the layer's path is missing or does not build
-	RuleCRDOrder       = "crd-order"       // a custom resource whose CRD is not in an ancestor layer
-	RuleWebhookOrder   = "webhook-order"   // a custom resource not behind the operator serving its webhook
-	RuleOperatorWait   = "operator-wait"   // an operator layer without wait or health checks
-	RuleNamespaceOrder = "namespace-order" // an object in a namespace no ancestor layer creates
-	RuleCRDPrune       = "crd-prune"       // prune: true on a layer holding CRDs
-	RuleHelmCRDs       = "helm-crds"       // a HelmRelease installing CRDs in the layer that uses them
-	RuleVariables      = "variables"       // ${var} problems, checked by package substitute
+	RuleGraph          Rule = "graph"           // unknown dependency, cycle, duplicate or invalid name, bad option
+	RulePath           Rule = "path"            // the layer's path is missing or does not build
+	RuleSource         Rule = "source"          // the layer's source cannot be read offline: its objects are unknown
+	RuleCRDOrder       Rule = "crd-order"       // a custom resource whose CRD is not in an ancestor layer
+	RuleWebhookOrder   Rule = "webhook-order"   // a custom resource not behind the operator serving its webhook
+	RuleOperatorWait   Rule = "operator-wait"   // an operator layer without wait or health checks
+	RuleNamespaceOrder Rule = "namespace-order" // an object in a namespace no ancestor layer creates
+	RuleCRDPrune       Rule = "crd-prune"       // prune: true on a layer holding CRDs
+	RuleHelmCRDs       Rule = "helm-crds"       // a HelmRelease installing CRDs in the layer that uses them
+	RuleHealthCheck    Rule = "health-check"    // a health check on an object no layer (or no ancestor) creates
+	RuleSubstituteFrom Rule = "substitute-from" // a substituteFrom source nothing creates, or a later layer does
+	RuleNoPostBuild    Rule = "no-postbuild"    // ${var} of the platform's variables in a layer without postBuild
+	RuleVariables      Rule = "variables"       // ${var} problems, checked by package substitute
 )
 
-// Finding is one problem Lint found. File is relative to the lint root (or
-// the stack file), Line is 1-based; both are empty when the finding is about
-// the layer as a whole and the layer was declared in Go.
+// Rules lists every rule, in the order lint's help shows them.
+var Rules = []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
+	RuleCRDPrune, RuleHelmCRDs, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables}
+
+// Finding is one problem Lint found. File and Line are where it is (the
+// object's file and line, relative to the lint root, or the layer's
+// declaration); LayerFile and LayerLine are where the layer is declared
+// (the stack file, or the file of a repository's Kustomization) when that
+// is another place. Both are empty for a layer declared in Go.
 type Finding struct {
-	Rule    string `json:"rule"`
-	Layer   string `json:"layer,omitempty"`
-	Object  string `json:"object,omitempty"` // Kind/namespace/name
-	File    string `json:"file,omitempty"`
-	Line    int    `json:"line,omitempty"`
-	Message string `json:"message"`
+	Rule      Rule   `json:"rule"`
+	Layer     string `json:"layer,omitempty"`
+	Object    string `json:"object,omitempty"` // Kind/namespace/name
+	File      string `json:"file,omitempty"`
+	Line      int    `json:"line,omitempty"`
+	LayerFile string `json:"layerFile,omitempty"`
+	LayerLine int    `json:"layerLine,omitempty"`
+	Message   string `json:"message"`
 }
 
 func (f Finding) String() string {
@@ -52,7 +68,11 @@ func (f Finding) String() string {
 		b.WriteString(": ")
 	}
 	if f.Layer != "" {
-		fmt.Fprintf(&b, "layer %q: ", f.Layer)
+		fmt.Fprintf(&b, "layer %q", f.Layer)
+		if f.LayerFile != "" {
+			fmt.Fprintf(&b, " (%s:%d)", f.LayerFile, f.LayerLine)
+		}
+		b.WriteString(": ")
 	}
 	if f.Object != "" {
 		b.WriteString(f.Object + ": ")
@@ -68,22 +88,63 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 }
 
-// LintOption configures Lint. Only this package implements it.
-type LintOption interface{ applyToLint(*lintConfig) }
+// LintOption configures Lint and LintPlan. Only this package implements it.
+type LintOption interface{ applyToLint(*lintConfig) error }
 
 type lintConfig struct {
-	vars VarChecker
+	external []ObjectRef
 }
 
-type funcLint func(*lintConfig)
+type funcLint func(*lintConfig) error
 
-func (f funcLint) applyToLint(c *lintConfig) { f(c) }
+func (f funcLint) applyToLint(c *lintConfig) error { return f(c) }
 
-// WithVarChecker replaces the check of each layer's ${var} uses against
-// the variables the layer makes available (RuleVariables), which is package
-// substitute's static checks by default.
-func WithVarChecker(c VarChecker) LintOption {
-	return funcLint(func(l *lintConfig) { l.vars = c })
+// ObjectRef names an object: Kind/namespace/name.
+type ObjectRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func (r ObjectRef) String() string {
+	if r.Namespace == "" {
+		return r.Kind + "/" + r.Name
+	}
+	return r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// ParseObjectRef reads KIND/NAMESPACE/NAME (or KIND/NAME, for an object
+// without a namespace).
+func ParseObjectRef(s string) (ObjectRef, error) {
+	parts := strings.Split(s, "/")
+	var r ObjectRef
+	switch len(parts) {
+	case 2:
+		r = ObjectRef{Kind: parts[0], Name: parts[1]}
+	case 3:
+		r = ObjectRef{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
+	default:
+		return r, errorf(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
+	}
+	if slices.Contains(parts, "") {
+		return r, errorf(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
+	}
+	return r, nil
+}
+
+// WithExternal declares objects that exist before the layers, made outside
+// the platform (the ConfigMap of cluster variables Terraform writes, say),
+// so a substituteFrom or health check naming them is no finding.
+func WithExternal(refs ...ObjectRef) LintOption {
+	return funcLint(func(c *lintConfig) error {
+		for _, r := range refs {
+			if r.Kind == "" || r.Name == "" {
+				return errorf(ErrInvalidOption, "external object %s: kind and name are required", r)
+			}
+		}
+		c.external = append(c.external, refs...)
+		return nil
+	})
 }
 
 // LintFile reads a stack file and lints it: LoadStack, then Lint with the
@@ -97,38 +158,15 @@ func LintFile(ctx context.Context, path string, opts ...LintOption) (*Report, er
 	return Lint(ctx, b, "", opts...)
 }
 
-// lintLayer is a layer as the rules see it.
-type lintLayer struct {
-	*node
-	index     int
-	ancestors layerSet // every layer this one depends on, directly or not
-	direct    map[string]bool
-	ks        *kustomizev1.Kustomization
-	helm      bool
-	objects   []*object
-
-	// What the rules ask of the objects, computed once.
-	webhookGroups map[string]bool // groups whose webhooks the layer's configurations serve
-	release       bool            // the layer installs a HelmRelease
-	crdRelease    *object         // a HelmRelease of the layer that installs CRDs
-	varFiles      []VarFile       // for the VarChecker
-}
-
 // Lint reads every layer's manifests under root (default: the stack file's
-// directory, or ".") as kustomize-controller would build them, and reports
-// the orders that race (see the Rule constants). Problems Build would
-// refuse are findings too (RuleGraph). The error is only for what stops
-// linting: a cancelled ctx.
+// directory, or ".") as kustomize-controller would build them (package
+// fluxbuild), and reports the orders that race (see the Rule constants).
+// Problems Build would refuse are findings too (RuleGraph). The error is
+// only for what stops linting: a cancelled ctx, a bad option.
 //
 // It reads files and never touches the network: kustomizations that point
 // at URLs or git repositories are findings, not fetched.
 func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Report, error) {
-	cfg := &lintConfig{vars: substituteChecker{}}
-	for _, o := range opts {
-		if o != nil {
-			o.applyToLint(cfg)
-		}
-	}
 	if root == "" {
 		root = b.dir
 	}
@@ -139,12 +177,53 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("linting %s: %w", root, err)
 	}
-	l := &linter{b: b, root: abs, cfg: cfg, file: b.file}
-	nodes, errs := b.graph()
-	for _, err := range errs {
+	nodes, problems := b.graph()
+	p := b.emit(nodes)
+	for i := range p.Layers {
+		p.Layers[i].Source = &fluxbuild.Source{Dir: abs}
+	}
+	rep, err := lintPlan(ctx, p, problems, abs, opts)
+	if err != nil {
+		return nil, err
+	}
+	if b.dir != "" && root == b.dir {
+		// Name the files of a stack file's layers as the user reaches them.
+		for i, f := range rep.Findings {
+			if f.File != "" && f.File != b.file {
+				rep.Findings[i].File = filepath.ToSlash(filepath.Join(b.dir, filepath.FromSlash(f.File)))
+			}
+		}
+	}
+	return rep, nil
+}
+
+// LintPlan lints a Plan whose layers say where their manifests are
+// (Layer.Source): one that package fluxrepo read from a Flux repository,
+// say. Graph problems (unknown dependencies, cycles, duplicate names) are
+// findings. Files in findings are relative to root when they lie under it.
+func LintPlan(ctx context.Context, p *Plan, root string, opts ...LintOption) (*Report, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, fmt.Errorf("linting %s: %w", root, err)
+	}
+	return lintPlan(ctx, p, p.graphProblems(), abs, opts)
+}
+
+func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts []LintOption) (*Report, error) {
+	cfg := &lintConfig{}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errorf(ErrInvalidOption, "nil LintOption")
+		}
+		if err := o.applyToLint(cfg); err != nil {
+			return nil, err
+		}
+	}
+	l := &linter{p: p, root: root, cfg: cfg}
+	for _, err := range problems {
 		l.graphFinding(err)
 	}
-	if err := l.load(ctx, nodes); err != nil {
+	if err := l.load(ctx); err != nil {
 		return nil, err
 	}
 	l.index()
@@ -153,18 +232,11 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 		l.checkWebhooks(ly)
 		l.checkNamespaces(ly)
 		l.checkPrune(ly)
+		l.checkHealthChecks(ly)
 	}
 	l.checkOperators()
 	if err := l.checkVariables(ctx); err != nil {
 		return nil, err
-	}
-	if b.dir != "" && root == b.dir {
-		// Name the files of a stack file's layers as the user reaches them.
-		for i, f := range l.findings {
-			if f.File != "" && f.File != b.file {
-				l.findings[i].File = filepath.ToSlash(filepath.Join(b.dir, filepath.FromSlash(f.File)))
-			}
-		}
 	}
 	rep := &Report{Layers: len(l.layers), Findings: l.findings}
 	for _, ly := range l.layers {
@@ -172,7 +244,7 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 	}
 	order := map[string]int{}
 	for i, ly := range l.layers {
-		order[ly.name] = i
+		order[ly.Name] = i
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i], rep.Findings[j]
@@ -185,7 +257,10 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 		if a.Line != b.Line {
 			return a.Line < b.Line
 		}
-		return a.Rule < b.Rule
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		return a.Message < b.Message
 	})
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
@@ -193,10 +268,24 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 	return rep, nil
 }
 
+// lintLayer is a layer as the rules see it.
+type lintLayer struct {
+	*Layer
+	index     int
+	ancestors layerSet // every layer this one depends on, directly or not
+	direct    map[string]bool
+	objects   []*object
+	unknown   bool // the layer's objects could not be read: rules do not guess
+
+	// What the rules ask of the objects, computed once.
+	webhookGroups map[string]bool // groups whose webhooks the layer's configurations serve
+	release       bool            // the layer installs a HelmRelease
+	crdRelease    *object         // a HelmRelease of the layer that installs CRDs
+}
+
 type linter struct {
-	b        *Builder
+	p        *Plan
 	root     string
-	file     string
 	cfg      *lintConfig
 	layers   []*lintLayer
 	byName   map[string]*lintLayer
@@ -220,72 +309,71 @@ func (l *linter) add(f Finding) {
 	l.mu.Unlock()
 }
 
-func (l *linter) objFinding(rule string, ly *lintLayer, o *object, format string, args ...any) {
-	l.add(Finding{Rule: rule, Layer: ly.name, Object: o.ref(), File: o.file, Line: o.line, Message: fmt.Sprintf(format, args...)})
+// rel names a file of a finding: relative to the lint root when under it.
+func (l *linter) rel(file string) string {
+	if file == "" || !filepath.IsAbs(file) {
+		return file
+	}
+	if r, err := filepath.Rel(l.root, file); err == nil && filepath.IsLocal(r) {
+		return filepath.ToSlash(r)
+	}
+	return filepath.ToSlash(file)
 }
 
-func (l *linter) layerFinding(rule string, ly *lintLayer, format string, args ...any) {
-	f := Finding{Rule: rule, Layer: ly.name, Message: fmt.Sprintf(format, args...)}
-	f.File, f.Line = splitAt(ly.at)
+func (l *linter) objFinding(rule Rule, ly *lintLayer, o *object, format string, args ...any) {
+	f := Finding{Rule: rule, Layer: ly.Name, Object: o.ref(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
+	if ly.File != "" && (ly.File != o.File || ly.Line != o.Line) {
+		f.LayerFile, f.LayerLine = ly.File, ly.Line
+	}
 	l.add(f)
 }
 
-func splitAt(at string) (string, int) {
-	if at == "" {
-		return "", 0
-	}
-	i := strings.LastIndexByte(at, ':')
-	var line int
-	if _, err := fmt.Sscanf(at[i+1:], "%d", &line); err != nil {
-		return at, 0
-	}
-	return at[:i], line
+func (l *linter) layerFinding(rule Rule, ly *lintLayer, format string, args ...any) {
+	l.add(Finding{Rule: rule, Layer: ly.Name, File: ly.File, Line: ly.Line, Message: fmt.Sprintf(format, args...)})
 }
 
 func (l *linter) graphFinding(err error) {
 	var le *LayerError
 	if errors.As(err, &le) {
-		f := Finding{Rule: RuleGraph, Layer: le.Layer, Message: le.Err.Error()}
-		f.File, f.Line = splitAt(le.At)
-		l.add(f)
+		l.add(Finding{Rule: RuleGraph, Layer: le.Layer, File: le.File, Line: le.Line, Message: le.Err.Error()})
 		return
 	}
-	l.add(Finding{Rule: RuleGraph, File: l.file, Message: err.Error()})
+	var fe *FileError
+	if errors.As(err, &fe) {
+		l.add(Finding{Rule: RuleGraph, File: fe.Path, Line: fe.Line, Message: fe.Err.Error()})
+		return
+	}
+	l.add(Finding{Rule: RuleGraph, File: l.p.file, Message: err.Error()})
 }
 
 // load builds every layer's manifests, in parallel.
-func (l *linter) load(ctx context.Context, nodes []*node) error {
-	plan := l.b.emit(nodes)
+func (l *linter) load(ctx context.Context) error {
 	l.byName = map[string]*lintLayer{}
-	for i, n := range nodes {
-		ly := &lintLayer{node: n, index: i, ks: plan.Layers[i].Kustomization, helm: plan.Layers[i].HelmRelease != nil}
-		if ly.helm {
-			data, err := marshal(plan.Layers[i].HelmRelease)
-			if err != nil {
-				return err
-			}
-			o, _, err := parseObjects("", data, false)
-			if err != nil {
-				return err
-			}
-			for _, obj := range o {
-				obj.file, obj.line = ly.at, 0
-				if ly.at != "" {
-					obj.file, obj.line = splitAt(ly.at)
-				}
-			}
-			ly.objects = o
-		}
+	for i := range l.p.Layers {
+		ly := &lintLayer{Layer: &l.p.Layers[i], index: i}
 		l.layers = append(l.layers, ly)
-		if _, dup := l.byName[n.name]; !dup {
-			l.byName[n.name] = ly
+		if _, dup := l.byName[ly.Name]; !dup {
+			l.byName[ly.Name] = ly
+		}
+		if ly.HelmRelease != nil {
+			o, err := emittedObject(ly.HelmRelease, ly.File, ly.Line)
+			if err != nil {
+				return err
+			}
+			ly.objects = []*object{o}
 		}
 	}
-	_, builtin := l.cfg.vars.(substituteChecker) // it reads the uses, not VarFile.Data
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for _, ly := range l.layers {
-		if ly.helm {
+		if ly.HelmRelease != nil {
+			continue
+		}
+		if ly.Source == nil {
+			ly.unknown = true
+			if ly.Unavailable != "" {
+				l.layerFinding(RuleSource, ly, "%s: the layer's objects are unknown, not empty, and no rule checks them", ly.Unavailable)
+			}
 			continue
 		}
 		if err := ctx.Err(); err != nil {
@@ -295,46 +383,77 @@ func (l *linter) load(ctx context.Context, nodes []*node) error {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			spec := &ly.ks.Spec
-			var patches []kustypes.Patch
-			for _, p := range spec.Patches {
-				kp := kustypes.Patch{Patch: p.Patch}
-				if t := p.Target; t != nil {
-					kp.Target = &kustypes.Selector{
-						ResId:              resID(t.Group, t.Version, t.Kind, t.Name, t.Namespace),
-						AnnotationSelector: t.AnnotationSelector,
-						LabelSelector:      t.LabelSelector,
-					}
-				}
-				patches = append(patches, kp)
-			}
-			objs, files, err := loadLayer(l.root, spec.Path, spec.TargetNamespace, patches, spec.Components, l.cfg.vars != nil && spec.PostBuild != nil, !builtin)
+			objs, err := fluxbuild.Build(ctx, *ly.Source, ly.Kustomization)
 			if err != nil {
-				file, line := splitAt(ly.at)
+				ly.unknown = true
+				f := Finding{Rule: RulePath, Layer: ly.Name, File: ly.File, Line: ly.Line}
 				var fe *FileError
 				if errors.As(err, &fe) {
-					file, line = fe.Path, fe.Line
+					f.File, f.Line = l.rel(absPath(fe.Path)), fe.Line
+					if ly.File != "" {
+						f.LayerFile, f.LayerLine = ly.File, ly.Line
+					}
 					err = fe.Err
 				}
-				l.add(Finding{Rule: RulePath, Layer: ly.name, File: file, Line: line, Message: err.Error()})
+				f.Message = err.Error()
+				l.add(f)
 				return
 			}
-			ly.objects, ly.varFiles = objs, files
+			ly.objects = make([]*object, len(objs))
+			for i, o := range objs {
+				o.File = l.sourceFile(ly, o.File)
+				ly.objects[i] = lintObject(o)
+			}
 		})
 	}
 	wg.Wait()
 	return ctx.Err()
 }
 
-func resID(group, version, kind, name, namespace string) resid.ResId {
-	return resid.ResId{Gvk: resid.Gvk{Group: group, Version: version, Kind: kind}, Name: name, Namespace: namespace}
+// sourceFile names a file of a layer's source (relative to the source's
+// directory) relative to the lint root.
+func (l *linter) sourceFile(ly *lintLayer, file string) string {
+	if file == "" || ly.Source == nil {
+		return file
+	}
+	dir, err := filepath.Abs(ly.Source.Dir)
+	if err != nil || dir == l.root {
+		return file
+	}
+	return l.rel(filepath.Join(dir, filepath.FromSlash(file)))
+}
+
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}
+
+// emittedObject is the object a Plan emits for a layer (its HelmRelease),
+// as lint reads objects.
+func emittedObject(obj any, file string, line int) (*object, error) {
+	data, err := marshal(obj)
+	if err != nil {
+		return nil, err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	n := doc.Content[0]
+	return lintObject(&fluxbuild.Object{
+		APIVersion: yamlutil.Str(n, "apiVersion"), Kind: yamlutil.Str(n, "kind"),
+		Namespace: yamlutil.Str(n, "metadata", "namespace"), Name: yamlutil.Str(n, "metadata", "name"),
+		File: file, Line: line, Node: n, Built: true, Dollar: true,
+	}), nil
 }
 
 // index computes ancestors and where CRDs and namespaces come from.
 func (l *linter) index() {
 	for _, ly := range l.layers {
 		ly.direct = map[string]bool{}
-		for _, d := range ly.deps {
+		for _, d := range ly.DependsOn {
 			if _, ok := l.byName[d]; ok {
 				ly.direct[d] = true
 			}
@@ -347,7 +466,7 @@ func (l *linter) index() {
 	l.scope = map[string]string{}
 	for _, ly := range l.layers {
 		ly.webhookGroups = map[string]bool{}
-		ly.release = ly.helm
+		ly.release = ly.HelmRelease != nil
 		for _, o := range ly.objects {
 			for _, g := range o.webhooks {
 				ly.webhookGroups[g] = true
@@ -360,11 +479,11 @@ func (l *linter) index() {
 			}
 			if o.crd != nil {
 				gk := o.crd.group + "/" + o.crd.kind
-				l.crds[gk] = append(l.crds[gk], crdDef{layer: ly.name, obj: o})
+				l.crds[gk] = append(l.crds[gk], crdDef{layer: ly.Name, obj: o})
 				l.scope[gk] = o.crd.scope
 			}
-			if o.kind == "Namespace" && o.apiVersion == "v1" && !slices.Contains(l.namespaces[o.name], ly.name) {
-				l.namespaces[o.name] = append(l.namespaces[o.name], ly.name)
+			if o.Kind == "Namespace" && o.APIVersion == "v1" && !slices.Contains(l.namespaces[o.Name], ly.Name) {
+				l.namespaces[o.Name] = append(l.namespaces[o.Name], ly.Name)
 			}
 		}
 	}
@@ -402,7 +521,8 @@ func (l *linter) isAncestor(ly *lintLayer, name string) bool {
 // ancestors sets every layer's ancestors: in one walk, each layer's set is
 // the union of its dependencies' sets, when the graph has no cycle (a
 // cycle is a graph finding already); with one, each layer walks the graph
-// on its own, which is quadratic but only for a stack that cannot build.
+// on its own, which is quadratic but only for a platform that cannot
+// become Ready.
 func (l *linter) ancestors() {
 	words := (len(l.layers) + 63) / 64
 	for _, ly := range l.layers {
@@ -443,7 +563,7 @@ func (l *linter) ancestors() {
 		}
 		// A layer is not its own ancestor, by name: with duplicate names
 		// or a cycle, a graph finding already.
-		self := l.byName[ly.name].index
+		self := l.byName[ly.Name].index
 		ly.ancestors[self/64] &^= 1 << (self % 64)
 	}
 }

@@ -26,7 +26,8 @@ type StackOption interface{ applyToStack(*stack) }
 // step is one layer as the options describe it.
 type step struct {
 	name string
-	at   string // file:line in a stack file
+	file string // the stack file that declares the layer, and the line
+	line int
 	errs []error
 
 	dependsOn         []string
@@ -69,6 +70,7 @@ type stack struct {
 	renderedPath                     string
 	existingNamespaces               []string
 	existingAPIGroups                []string
+	external                         []ObjectRef
 }
 
 // Defaults, written out in every Kustomization so none is implicit.
@@ -507,6 +509,22 @@ func CRDs(policy helmv2.CRDsPolicy) HelmOption {
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// External declares objects made outside the stack before it is applied
+// (the ConfigMap or Secret of cluster variables that Terraform writes, say),
+// so lint does not ask a layer to create what a substituteFrom or a health
+// check names. A namespace "" matches any namespace.
+func External(refs ...ObjectRef) StackOption {
+	return funcStack(func(s *stack) {
+		for _, r := range refs {
+			if r.Kind == "" || r.Name == "" {
+				s.errs = append(s.errs, errorf(ErrInvalidOption, "stack %q: external object %s: kind and name are required", s.name, r))
+				continue
+			}
+			s.external = append(s.external, r)
+		}
+	})
+}
 
 // ExistingAPIGroups names API groups whose CRDs exist before the stack
 // (installed by IaC, say), so lint does not ask a layer to define them.

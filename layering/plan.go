@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -15,9 +16,13 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/fluxbuild"
 )
 
-// Plan is a built stack: Flux's own typed objects, ready to write.
+// Plan is a platform's layers as Flux's own typed objects: a built stack,
+// ready to write, or the Kustomizations of a Flux repository (package
+// fluxrepo), ready to lint and draw.
 type Plan struct {
 	Name      string
 	Namespace string
@@ -27,28 +32,52 @@ type Plan struct {
 	// Layers are in declaration order.
 	Layers []Layer
 
-	existingNamespaces []string
+	// ExistingNamespaces and ExistingAPIGroups exist before the layers
+	// (made by IaC, say): lint asks no layer to create them.
+	ExistingNamespaces []string
+	ExistingAPIGroups  []string
+	// External are objects made outside the platform before it (by
+	// Terraform, say) that a substituteFrom or health check may name.
+	External []ObjectRef
+
+	file string      // the stack file, for findings about the stack
+	dir  string      // where the stack's vars outputs are relative to
+	vars []stackVars // the stack's vars entries
 }
 
-// Layer is one layer of a Plan.
+// Layer is one layer of a Plan: a Flux Kustomization.
 type Layer struct {
+	// Name names the layer: the Kustomization's name, or namespace/name
+	// for a Kustomization outside the Plan's namespace.
 	Name string
-	// DependsOn names the layers this one waits for.
+	// DependsOn names the layers this one waits for, as Name does.
 	DependsOn []string
 	// Operator is true for layers marked with MarkOperator.
 	Operator bool
-	// At is where a stack file declares the layer (file:line), or "".
-	At string
+	// File and Line are where the layer is declared: the stack file, or the
+	// file of a repository's Kustomization; empty for a layer declared in
+	// Go.
+	File string
+	Line int
 	// Kustomization gates the layer: every layer has one.
 	Kustomization *kustomizev1.Kustomization
 	// HelmRelease is the release a HelmRelease layer's Kustomization
 	// applies, or nil.
 	HelmRelease *helmv2.HelmRelease
+	// Source is where LintPlan reads the layer's spec.path; nil when it
+	// cannot be read offline, Unavailable saying why.
+	Source      *fluxbuild.Source
+	Unavailable string
 }
 
 func (b *Builder) emit(nodes []*node) *Plan {
 	st := &b.stack
-	p := &Plan{Name: st.name, Namespace: st.namespace, existingNamespaces: slices.Clone(st.existingNamespaces)}
+	p := &Plan{
+		Name: st.name, Namespace: st.namespace,
+		ExistingNamespaces: slices.Clone(st.existingNamespaces), ExistingAPIGroups: slices.Clone(st.existingAPIGroups),
+		External: slices.Clone(st.external),
+		file:     b.file, dir: b.dir, vars: slices.Clone(b.vars),
+	}
 	srcRef := kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: st.name}
 	if st.sourceRef != nil {
 		srcRef = *st.sourceRef
@@ -125,7 +154,7 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 		spec.PostBuild = pb
 	}
 
-	l := Layer{Name: s.name, DependsOn: slices.Clone(n.deps), Operator: s.operator, At: s.at}
+	l := Layer{Name: s.name, DependsOn: slices.Clone(n.deps), Operator: s.operator, File: s.file, Line: s.line}
 	if s.helm != nil {
 		spec.Path = path.Join(st.renderedPath, "releases", s.name)
 		if st.renderedPath != "" && st.renderedPath[0] == '.' {
@@ -287,4 +316,46 @@ func marshal(obj any) ([]byte, error) {
 	data = bytes.Replace(data, []byte("  creationTimestamp: null\n"), nil, 1)
 	data = bytes.Replace(data, []byte("status: {}\n"), nil, 1)
 	return append(bytes.TrimSpace(data), '\n'), nil
+}
+
+// graphProblems are what a Plan that was not built by a Builder (one read
+// from a repository) can have that Build would refuse: two layers with one
+// name, dependencies on layers the Plan does not have, cycles. Each is a
+// *LayerError.
+func (p *Plan) graphProblems() []error {
+	var errs []error
+	names := make([]string, len(p.Layers))
+	deps := make([][]string, len(p.Layers))
+	first := map[string]*Layer{}
+	for i := range p.Layers {
+		l := &p.Layers[i]
+		names[i], deps[i] = l.Name, l.DependsOn
+		if f, dup := first[l.Name]; dup {
+			errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line,
+				Err: errorf(ErrDuplicateLayer, "two Kustomizations named %s (the other at %s:%d): Flux applies whichever comes last", l.Name, f.File, f.Line)})
+			continue
+		}
+		first[l.Name] = l
+	}
+	for _, l := range p.Layers {
+		for _, d := range l.DependsOn {
+			if _, ok := first[d]; !ok {
+				errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line,
+					Err: errorf(ErrUnknownDependency, "depends on Kustomization %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready", p.kustomizationRef(d))})
+			}
+		}
+	}
+	for _, c := range cycles(names, deps) {
+		l := first[c[0]]
+		errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line, Err: errorf(ErrCycle, "dependency cycle %s", strings.Join(c, " -> "))})
+	}
+	return errs
+}
+
+// kustomizationRef names the Kustomization of a layer name.
+func (p *Plan) kustomizationRef(name string) string {
+	if strings.Contains(name, "/") {
+		return "Kustomization/" + name
+	}
+	return "Kustomization/" + p.Namespace + "/" + name
 }

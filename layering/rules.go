@@ -56,7 +56,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		if !isCR(o) {
 			continue
 		}
-		gk := o.group() + "/" + o.kind
+		gk := o.group() + "/" + o.Kind
 		defs := l.crds[gk]
 		var ancestor bool
 		var same bool
@@ -65,7 +65,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			switch {
 			case l.isAncestor(ly, d.layer):
 				ancestor = true
-			case d.layer == ly.name:
+			case d.layer == ly.Name:
 				same = true
 			default:
 				others = append(others, d.layer)
@@ -75,22 +75,34 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			continue
 		}
 		if hr := ly.hasCRDInstallingRelease(); hr != nil {
-			l.objFinding(RuleHelmCRDs, ly, o, "%s installs CRDs (install.crds: %s) in the same layer as this %s, which needs one: the dry-run of the custom resource fails until the chart is installed; move the custom resources to a layer that depends on this one", hr.ref(), hr.helmCRDs, o.kind)
+			l.objFinding(RuleHelmCRDs, ly, o, "%s installs CRDs (install.crds: %s) in the same layer as this %s, which needs one: the dry-run of the custom resource fails until the chart is installed; move the custom resources to a layer that depends on this one", hr.ref(), hr.helmCRDs, o.Kind)
 			continue
 		}
 		switch {
 		case same:
-			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is only in this same layer: give the CRDs their own layer (prune: false, wait: true) and make this one depend on it", o.kind, o.group())
+			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is only in this same layer: give the CRDs their own layer (prune: false, wait: true) and make this one depend on it", o.Kind, o.group())
 		case len(others) > 0:
-			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.kind, o.group(), names(others))
-		case l.releaseInAncestor(ly):
-			// A chart installed by an ancestor may bring the CRD; lint
-			// cannot see into charts.
-		case slices.Contains(l.b.stack.existingAPIGroups, o.group()):
+			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
+		case l.releaseInAncestor(ly), l.unknownAncestor(ly):
+			// A chart installed by an ancestor may bring the CRD (lint
+			// cannot see into charts), or a layer whose objects could not
+			// be read.
+		case slices.Contains(l.p.ExistingAPIGroups, o.group()):
 		default:
-			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or list the group in existingAPIGroups", o.kind, o.group())
+			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or list the group in existingAPIGroups", o.Kind, o.group())
 		}
 	}
+}
+
+// unknownAncestor reports whether a layer ly depends on could not be read:
+// what no rule can see may be there.
+func (l *linter) unknownAncestor(ly *lintLayer) bool {
+	for a := range ly.ancestors.all {
+		if l.layers[a].unknown {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *linter) releaseInAncestor(ly *lintLayer) bool {
@@ -118,7 +130,7 @@ func (l *linter) operatorsFor(group, kind string) []*lintLayer {
 	}
 	for _, op := range l.layers {
 		serves := op.webhookGroups[group] || op.webhookGroups["*"]
-		if !serves && (op.operator || op.release) {
+		if !serves && (op.Operator || op.release) {
 			for d := range op.direct {
 				if crdLayers[d] {
 					serves = true
@@ -141,16 +153,16 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 		if !isCR(o) {
 			continue
 		}
-		for _, op := range l.operatorsFor(o.group(), o.kind) {
-			if op.name == ly.name || l.isAncestor(ly, op.name) {
+		for _, op := range l.operatorsFor(o.group(), o.Kind) {
+			if op.Name == ly.Name || l.isAncestor(ly, op.Name) {
 				continue
 			}
-			key := op.name + "\x00" + o.group()
+			key := op.Name + "\x00" + o.group()
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs", op.name, o.group(), op.name)
+			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs", op.Name, o.group(), op.Name)
 		}
 	}
 }
@@ -160,21 +172,21 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 func (l *linter) checkOperators() {
 	ops := map[string]bool{}
 	for _, ly := range l.layers {
-		if len(ly.webhookGroups) > 0 || ly.operator {
-			ops[ly.name] = true
+		if len(ly.webhookGroups) > 0 || ly.Operator {
+			ops[ly.Name] = true
 		}
 	}
 	for gk := range l.crds {
 		group, kind, _ := strings.Cut(gk, "/")
 		for _, op := range l.operatorsFor(group, kind) {
-			ops[op.name] = true
+			ops[op.Name] = true
 		}
 	}
 	for _, ly := range l.layers {
-		if !ops[ly.name] {
+		if !ops[ly.Name] {
 			continue
 		}
-		spec := &ly.ks.Spec
+		spec := &ly.Kustomization.Spec
 		if !spec.Wait && len(spec.HealthChecks) == 0 {
 			l.layerFinding(RuleOperatorWait, ly, "operator layer without wait or healthChecks is Ready as soon as it is applied, before its webhook serves: set wait: true, or health checks on its workload")
 		}
@@ -194,12 +206,12 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 	missing := map[string]*hit{}
 	var order []string
 	for _, o := range ly.objects {
-		ns := o.namespace
-		if ns == "" || l.isClusterScoped(o) || slices.Contains(alwaysThere, ns) || ns == l.b.stack.namespace || slices.Contains(l.b.stack.existingNamespaces, ns) {
+		ns := o.Namespace
+		if ns == "" || l.isClusterScoped(o) || slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) {
 			continue
 		}
 		creators := l.namespaces[ns]
-		if slices.Contains(creators, ly.name) || slices.ContainsFunc(creators, func(c string) bool { return l.isAncestor(ly, c) }) {
+		if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isAncestor(ly, c) }) {
 			continue
 		}
 		if h, ok := missing[ns]; ok {
@@ -217,7 +229,7 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 		}
 		if creators := l.namespaces[ns]; len(creators) > 0 {
 			l.objFinding(RuleNamespaceOrder, ly, h.o, "namespace %q is created by layer %s, which this layer does not depend on%s", ns, names(creators), more)
-		} else {
+		} else if !l.unknownAncestor(ly) {
 			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or list it in existingNamespaces", ns, more)
 		}
 	}
@@ -225,15 +237,15 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 
 func (l *linter) isClusterScoped(o *object) bool {
 	if isBuiltinGroup(o.group()) {
-		return clusterScoped[o.kind]
+		return clusterScoped[o.Kind]
 	}
-	return l.scope[o.group()+"/"+o.kind] == "Cluster"
+	return l.scope[o.group()+"/"+o.Kind] == "Cluster"
 }
 
 // checkPrune: deleting a CRD deletes every custom resource of it, so a
 // layer holding CRDs must not prune.
 func (l *linter) checkPrune(ly *lintLayer) {
-	if !ly.ks.Spec.Prune {
+	if !ly.Kustomization.Spec.Prune {
 		return
 	}
 	for _, o := range ly.objects {
@@ -242,4 +254,96 @@ func (l *linter) checkPrune(ly *lintLayer) {
 			return
 		}
 	}
+}
+
+// checkHealthChecks: a health check (or a healthCheckExprs entry) must be
+// about an object that the layer itself or a layer it depends on creates,
+// or that exists before the platform; otherwise the layer waits for
+// something that never comes, or comes from a layer that races it, and
+// fails when its timeout runs out.
+func (l *linter) checkHealthChecks(ly *lintLayer) {
+	spec := &ly.Kustomization.Spec
+	if len(spec.HealthChecks) == 0 && len(spec.HealthCheckExprs) == 0 {
+		return
+	}
+	for _, hc := range spec.HealthChecks {
+		ns := hc.Namespace
+		if hc.Name == "*" || ns == "*" {
+			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: Flux takes names literally (no wildcards): it waits for an object named %q until the layer times out; name the objects, or use wait: true", hc.Kind, hc.Namespace, hc.Name, hc.Name)
+			continue
+		}
+		group, _, _ := strings.Cut(hc.APIVersion, "/")
+		if !strings.Contains(hc.APIVersion, "/") {
+			group = ""
+		}
+		if l.isExternal(hc.Kind, ns, hc.Name) {
+			continue
+		}
+		makers, unknown := l.makers(group, hc.Kind, ns, hc.Name)
+		switch {
+		case slices.Contains(makers, ly.Name) || slices.ContainsFunc(makers, func(m string) bool { return l.isAncestor(ly, m) }):
+		case len(makers) > 0:
+			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: the object is created by layer %s, which this layer does not depend on: the check races that layer; depend on it", hc.Kind, ns, hc.Name, names(makers))
+		case unknown || ly.unknown:
+			// It may be among objects lint could not read.
+		default:
+			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: no layer creates this object: the layer waits for it until its timeout and fails; fix the name, or declare it as made outside", hc.Kind, ns, hc.Name)
+		}
+	}
+	if ly.unknown {
+		return
+	}
+	// An expression applies to the objects of its kind that Flux checks:
+	// every object the layer applies under wait, the health checks
+	// otherwise; either way, one of that kind must be there.
+	for _, e := range spec.HealthCheckExprs {
+		kinds := 0
+		for _, o := range ly.objects {
+			if o.APIVersion == e.APIVersion && o.Kind == e.Kind {
+				kinds++
+			}
+		}
+		for _, hc := range spec.HealthChecks {
+			if hc.APIVersion == e.APIVersion && hc.Kind == e.Kind {
+				kinds++
+			}
+		}
+		if kinds == 0 {
+			l.layerFinding(RuleHealthCheck, ly, "healthCheckExprs for %s %s: the layer neither applies nor health-checks an object of that kind, so the expression never runs", e.APIVersion, e.Kind)
+		}
+	}
+}
+
+// makers returns the layers that create the object, and whether some layer
+// could not be read.
+func (l *linter) makers(group, kind, ns, name string) ([]string, bool) {
+	var out []string
+	unknown := false
+	for _, ly := range l.layers {
+		if ly.unknown {
+			unknown = true
+		}
+		for _, o := range ly.objects {
+			if o.Kind != kind || o.Name != name || o.group() != group {
+				continue
+			}
+			ons := o.Namespace
+			if ons == "" && !l.isClusterScoped(o) {
+				ons = ly.Kustomization.Spec.TargetNamespace
+			}
+			if ons == ns || ns == "" && l.isClusterScoped(o) {
+				out = append(out, ly.Name)
+				break
+			}
+		}
+	}
+	return out, unknown
+}
+
+// isExternal reports whether the object was declared as made outside the
+// platform (WithExternal).
+func (l *linter) isExternal(kind, ns, name string) bool {
+	return slices.ContainsFunc(slices.Concat(l.p.External, l.cfg.external), func(r ObjectRef) bool {
+		return r.Kind == kind && r.Name == name && (r.Namespace == ns || r.Namespace == "")
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // Stack file identity.
@@ -53,7 +53,8 @@ type stackSpec struct {
 	RenderedPath       string                                     `json:"renderedPath,omitempty"`
 	ExistingNamespaces []string                                   `json:"existingNamespaces,omitempty"`
 	ExistingAPIGroups  []string                                   `json:"existingAPIGroups,omitempty"`
-	Vars               []StackVars                                `json:"vars,omitempty"`
+	External           []ObjectRef                                `json:"external,omitempty"`
+	Vars               []stackVars                                `json:"vars,omitempty"`
 	Layers             []stackLayer                               `json:"layers"`
 }
 
@@ -77,13 +78,15 @@ type stackSource struct {
 	Ignore             *string                             `json:"ignore,omitempty"`
 }
 
-// StackVars is a vars entry of a stack file: the ConfigMap Name that package
-// substitute renders from the IaC Outputs file (relative to the stack file).
-type StackVars struct {
+// stackVars is a vars entry of a stack file: the ConfigMap Name that
+// package outputs renders from the IaC Outputs file (relative to the stack
+// file).
+type stackVars struct {
 	Outputs string `json:"outputs,omitempty"`
 	Name    string `json:"name"`
 
-	at string // file:line of the entry
+	file string // where the entry is
+	line int
 }
 
 type stackLayer struct {
@@ -171,7 +174,7 @@ func ParseStack(name string, data []byte) (*Builder, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlErrorLine(err), Err: err})
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlutil.ErrorLine(err), Err: err})
 	}
 	if len(root.Content) == 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Err: fmt.Errorf("empty stack file")})
@@ -461,18 +464,19 @@ func (d *decoder) builder(doc *yaml.Node, st *stackDoc) *Builder {
 	if len(sp.ExistingAPIGroups) > 0 {
 		opts = append(opts, ExistingAPIGroups(sp.ExistingAPIGroups...))
 	}
+	if len(sp.External) > 0 {
+		opts = append(opts, External(sp.External...))
+	}
 	for _, v := range sp.Vars {
 		opts = append(opts, Vars(v.Name))
 	}
 	b := New(st.Metadata.Name, opts...)
 	b.file = d.file
-	b.vars = slices.Clone(sp.Vars)
-	for i := range b.vars {
-		b.vars[i].at = fmt.Sprintf("%s:%d", d.file, lineOf(doc, "spec", "vars", i))
+	for i, v := range sp.Vars {
+		b.vars = append(b.vars, stackVars{Name: v.Name, Outputs: v.Outputs, file: d.file, line: lineOf(doc, "spec", "vars", i)})
 	}
 	for i, l := range sp.Layers {
-		at := fmt.Sprintf("%s:%d", d.file, lineOf(doc, "spec", "layers", i))
-		b.add(l.Name, at, "", layerOptions(&l))
+		b.add(l.Name, d.file, lineOf(doc, "spec", "layers", i), "", layerOptions(&l))
 	}
 	return b
 }
@@ -574,17 +578,4 @@ func layerOptions(l *stackLayer) []StepOption {
 		o = append(o, HelmRelease(ho...))
 	}
 	return o
-}
-
-// yamlErrorLine digs the line out of a yaml.v3 syntax error ("yaml: line 3: ...").
-func yamlErrorLine(err error) int {
-	msg := err.Error()
-	if _, rest, ok := strings.Cut(msg, "line "); ok {
-		if end := strings.IndexByte(rest, ':'); end > 0 {
-			if n, err := strconv.Atoi(rest[:end]); err == nil {
-				return n
-			}
-		}
-	}
-	return 0
 }

@@ -44,7 +44,8 @@ func TestStackFileMatchesBuilder(t *testing.T) {
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("stack file and builder differ (-builder +file):\n%s", diff)
 	}
-	assert.Equal(t, "testdata/stacks/external-secrets.yaml:11", filePlan.Layers[2].At)
+	assert.Equal(t, "testdata/stacks/external-secrets.yaml", filePlan.Layers[2].File)
+	assert.Equal(t, 11, filePlan.Layers[2].Line)
 	testutil.Golden(t, "stack-external-secrets", got)
 }
 

@@ -1,4 +1,4 @@
-package substitute_test
+package outputs_test
 
 import (
 	"errors"
@@ -14,14 +14,14 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/substitute"
+	"github.com/fluxpack/fluxpack/outputs"
 )
 
 // sentinels are the categories every refusal of bad IaC input falls in.
 var sentinels = []error{
-	substitute.ErrMalformed, substitute.ErrWrongShape, substitute.ErrUnknownFormat,
-	substitute.ErrDuplicateName, substitute.ErrSecretPlaceholder, substitute.ErrMissingOutput,
-	substitute.ErrInvalidName, substitute.ErrSensitiveValue, substitute.ErrInvalidOption,
+	outputs.ErrMalformed, outputs.ErrWrongShape, outputs.ErrUnknownFormat,
+	outputs.ErrDuplicateName, outputs.ErrSecretPlaceholder, outputs.ErrMissingOutput,
+	outputs.ErrInvalidName, outputs.ErrSensitiveValue, outputs.ErrInvalidOption,
 }
 
 // TestBadOutputsCorpus runs the whole IaC path, ReadOutputs, ReadValuesMap,
@@ -108,14 +108,14 @@ func runBadOutputs(t *testing.T, name, file string) {
 
 // readRenderWrite is what an outputs command does: read, render the
 // cluster-vars ConfigMap and Secret (and the values ConfigMaps), write them.
-func readRenderWrite(outputs, values, format, dir string) error {
-	outs, err := substitute.ReadOutputs(outputs, substitute.WithFormat(substitute.Format(format)))
+func readRenderWrite(outputsFile, values, format, dir string) error {
+	outs, err := outputs.Read(outputsFile, outputs.WithFormat(outputs.Format(format)))
 	if err != nil {
 		return err
 	}
-	var vm *substitute.ValuesMap
+	var vm *outputs.ValuesMap
 	if values != "" {
-		if vm, err = substitute.ReadValuesMap(values); err != nil {
+		if vm, err = outputs.ReadValuesMap(values); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package substitute
+package outputs
 
 import (
 	"bytes"
@@ -409,7 +409,7 @@ func objectName(obj any) string {
 // ConfigMap and Secret named name in namespace and, when valuesMap is not
 // "", the Helm values ConfigMaps of that ValuesMap file.
 func FromFile(path, name, namespace, valuesMap string, opts ...ReadOption) (*Manifests, error) {
-	outs, err := ReadOutputs(path, opts...)
+	outs, err := Read(path, opts...)
 	if err != nil {
 		return nil, err
 	}

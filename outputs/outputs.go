@@ -1,4 +1,4 @@
-package substitute
+package outputs
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // Format is the format of an IaC outputs file.
@@ -121,7 +122,7 @@ func WithFormat(f Format) ReadOption {
 func WithRename(renames map[string]string) ReadOption {
 	return func(o *readOptions) error {
 		for from, to := range renames {
-			if !ValidVarName(to) {
+			if !substitute.ValidVarName(to) {
 				return fmt.Errorf("%w: rename %s=%s: %w %q", ErrInvalidOption, from, to, ErrInvalidName, to)
 			}
 			if o.renames == nil {
@@ -157,49 +158,19 @@ func formatList() string {
 	return strings.Join(s, ", ")
 }
 
-// varNameRE is the rule kustomize-controller applies to every variable name.
-var varNameRE = regexp.MustCompile(`^[_[:alpha:]][_[:alpha:][:digit:]]*$`)
-
-// ValidVarName reports whether Flux accepts name as a postBuild variable
-// name: ^[_[:alpha:]][_[:alpha:][:digit:]]*$ (ASCII letters only).
-func ValidVarName(name string) bool { return varNameRE.MatchString(name) }
-
-// VarName maps an output name to a valid Flux variable name by the one rule
-// of this package: every byte that is not an ASCII letter, digit or "_"
-// becomes "_" (a multi-byte character gives one "_"), and a name that then
-// starts with a digit gets a leading "_". So "vpc-id" is "vpc_id",
-// "1st_subnet" is "_1st_subnet" and "db.host" is "db_host". Valid names are
-// returned unchanged. The empty name stays empty (and is an error).
-func VarName(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		switch {
-		case r == '_', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
-		}
-	}
-	s := b.String()
-	if s != "" && s[0] >= '0' && s[0] <= '9' {
-		s = "_" + s
-	}
-	return s
-}
-
 // ReadOutputs reads an IaC outputs file. Problems are *FileError wrapping
 // one of the Err* sentinels; values never appear in errors.
-func ReadOutputs(path string, opts ...ReadOption) (*Outputs, error) {
+func Read(path string, opts ...ReadOption) (*Outputs, error) {
 	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading outputs: %w", err)
 	}
-	return ParseOutputs(path, data, opts...)
+	return Parse(path, data, opts...)
 }
 
 // ParseOutputs is ReadOutputs on data already read; path names it in
 // errors and picks FormatEnv for *.env files when the format is auto.
-func ParseOutputs(path string, data []byte, opts ...ReadOption) (*Outputs, error) {
+func Parse(path string, data []byte, opts ...ReadOption) (*Outputs, error) {
 	var o readOptions
 	for _, opt := range opts {
 		if err := opt(&o); err != nil {
@@ -290,7 +261,7 @@ func (o *Outputs) name(renames map[string]string) error {
 			out.Var = to
 			used[out.Name] = true
 		} else {
-			out.Var = VarName(out.Name)
+			out.Var = substitute.VarName(out.Name)
 		}
 		if out.Var == "" {
 			return fileErr(o.File, out.Line, fmt.Errorf("%w: an output has an empty name", ErrInvalidName))

@@ -1,4 +1,4 @@
-package substitute_test
+package outputs_test
 
 import (
 	"errors"
@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/substitute"
+	"github.com/fluxpack/fluxpack/outputs"
 )
 
 // listing prints outputs one a line, sensitive values masked, so the golden
 // files show names, mapping, encoding and sensitivity at a glance.
-func listing(o *substitute.Outputs) string {
+func listing(o *outputs.Outputs) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "format: %s\n", o.Format)
 	for _, out := range o.List {
@@ -33,17 +33,17 @@ func listing(o *substitute.Outputs) string {
 func TestReadOutputsGolden(t *testing.T) {
 	tests := []struct {
 		file   string
-		format substitute.Format
-		want   substitute.Format // detected
+		format outputs.Format
+		want   outputs.Format // detected
 	}{
-		{file: "terraform.json", want: substitute.FormatTerraform},
-		{file: "pulumi.json", format: substitute.FormatPulumi, want: substitute.FormatPulumi},
-		{file: "pulumi.json", want: substitute.FormatJSON},
-		{file: "cloudformation.json", want: substitute.FormatCloudFormation},
-		{file: "tofu-controller.yaml", want: substitute.FormatTofuController},
-		{file: "plain.env", want: substitute.FormatEnv},
-		{file: "plain.yaml", want: substitute.FormatYAML},
-		{file: "plain.json", want: substitute.FormatJSON},
+		{file: "terraform.json", want: outputs.FormatTerraform},
+		{file: "pulumi.json", format: outputs.FormatPulumi, want: outputs.FormatPulumi},
+		{file: "pulumi.json", want: outputs.FormatJSON},
+		{file: "cloudformation.json", want: outputs.FormatCloudFormation},
+		{file: "tofu-controller.yaml", want: outputs.FormatTofuController},
+		{file: "plain.env", want: outputs.FormatEnv},
+		{file: "plain.yaml", want: outputs.FormatYAML},
+		{file: "plain.json", want: outputs.FormatJSON},
 	}
 	for _, tt := range tests {
 		name := strings.ReplaceAll(tt.file, ".", "-")
@@ -51,9 +51,9 @@ func TestReadOutputsGolden(t *testing.T) {
 			name += "-as-" + string(tt.format)
 		}
 		t.Run(name, func(t *testing.T) {
-			outs, err := substitute.ReadOutputs(filepath.Join("testdata", "outputs", tt.file), substitute.WithFormat(tt.format))
-			require.NoError(t, err, "ReadOutputs(%s)", tt.file)
-			assert.Equal(t, tt.want, outs.Format, "ReadOutputs(%s): format", tt.file)
+			outs, err := outputs.Read(filepath.Join("testdata", "outputs", tt.file), outputs.WithFormat(tt.format))
+			require.NoError(t, err, "Read(%s)", tt.file)
+			assert.Equal(t, tt.want, outs.Format, "Read(%s): format", tt.file)
 			m, err := outs.Render("cluster-vars", "flux-system", nil)
 			require.NoError(t, err)
 			y, err := m.YAML(true)
@@ -64,9 +64,9 @@ func TestReadOutputsGolden(t *testing.T) {
 }
 
 func TestReadOutputsKeepsMeaning(t *testing.T) {
-	outs, err := substitute.ReadOutputs("testdata/outputs/terraform.json")
+	outs, err := outputs.Read("testdata/outputs/terraform.json")
 	require.NoError(t, err)
-	get := func(name string) substitute.Output {
+	get := func(name string) outputs.Output {
 		o, ok := outs.Lookup(name)
 		require.True(t, ok, "output %q", name)
 		return o
@@ -91,24 +91,24 @@ func TestReadOutputsKeepsMeaning(t *testing.T) {
 }
 
 func TestRename(t *testing.T) {
-	outs, err := substitute.ReadOutputs("testdata/outputs/terraform.json", substitute.WithRename(map[string]string{"vpc-id": "vpc", "1st_subnet": "first_subnet"}))
+	outs, err := outputs.Read("testdata/outputs/terraform.json", outputs.WithRename(map[string]string{"vpc-id": "vpc", "1st_subnet": "first_subnet"}))
 	require.NoError(t, err)
 	o, ok := outs.Lookup("vpc-id")
 	require.True(t, ok)
 	assert.Equal(t, "vpc", o.Var)
 
-	_, err = substitute.ReadOutputs("testdata/outputs/terraform.json", substitute.WithRename(map[string]string{"nope": "x"}))
-	assert.ErrorIs(t, err, substitute.ErrMissingOutput, "renaming an output the file lacks")
-	_, err = substitute.ReadOutputs("testdata/outputs/terraform.json", substitute.WithRename(map[string]string{"vpc-id": "bad-name"}))
-	assert.ErrorIs(t, err, substitute.ErrInvalidName, "renaming to an invalid name")
-	_, err = substitute.ReadOutputs("testdata/outputs/terraform.json", substitute.WithRename(map[string]string{"vpc-id": "node_count"}))
-	assert.ErrorIs(t, err, substitute.ErrDuplicateName, "renaming onto another output's name")
+	_, err = outputs.Read("testdata/outputs/terraform.json", outputs.WithRename(map[string]string{"nope": "x"}))
+	assert.ErrorIs(t, err, outputs.ErrMissingOutput, "renaming an output the file lacks")
+	_, err = outputs.Read("testdata/outputs/terraform.json", outputs.WithRename(map[string]string{"vpc-id": "bad-name"}))
+	assert.ErrorIs(t, err, outputs.ErrInvalidName, "renaming to an invalid name")
+	_, err = outputs.Read("testdata/outputs/terraform.json", outputs.WithRename(map[string]string{"vpc-id": "node_count"}))
+	assert.ErrorIs(t, err, outputs.ErrDuplicateName, "renaming onto another output's name")
 }
 
 func TestValuesMap(t *testing.T) {
-	outs, err := substitute.ReadOutputs("testdata/outputs/terraform.json")
+	outs, err := outputs.Read("testdata/outputs/terraform.json")
 	require.NoError(t, err)
-	vm, err := substitute.ReadValuesMap("testdata/outputs/values-map.yaml")
+	vm, err := outputs.ReadValuesMap("testdata/outputs/values-map.yaml")
 	require.NoError(t, err)
 	m, err := outs.Render("cluster-vars", "flux-system", vm)
 	require.NoError(t, err)
@@ -124,73 +124,73 @@ func TestValuesMap(t *testing.T) {
 func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name, file, data string
-		format           substitute.Format
+		format           outputs.Format
 		renames          map[string]string
 		want             error
 		line             int
 	}{
-		{name: "malformed json", file: "o.json", data: "{\"a\": {\"value\": \"hunter2\",\n", want: substitute.ErrMalformed, line: 2},
-		{name: "malformed json syntax", file: "o.json", data: "{\"a\": 1,\n \"b\": hunter2}\n", want: substitute.ErrMalformed, line: 2},
-		{name: "trailing data", file: "o.json", data: "{\"a\": 1}\n{\"b\": 2}\n", want: substitute.ErrMalformed, line: 2},
-		{name: "json top level list", file: "o.json", data: "[1, 2]\n", format: substitute.FormatJSON, want: substitute.ErrWrongShape},
-		{name: "terraform wrong shape", file: "o.json", data: "{\"a\": {\"sensitive\": false, \"type\": \"string\", \"value\": \"x\"},\n\"b\": \"hunter2\"}\n", format: substitute.FormatTerraform, want: substitute.ErrWrongShape, line: 2},
-		{name: "cloudformation wrong shape", file: "o.json", data: "{\"Stacks\": {\"Outputs\": []}}\n", format: substitute.FormatCloudFormation, want: substitute.ErrWrongShape},
-		{name: "cloudformation missing key", file: "o.json", data: "{\"Stacks\": [{\"Outputs\": [{\"OutputValue\": \"hunter2\"}]}]}\n", want: substitute.ErrWrongShape},
-		{name: "duplicate after mapping", file: "o.json", data: "{\"vpc-id\": \"a\",\n\"vpc_id\": \"b\"}\n", want: substitute.ErrDuplicateName, line: 2},
-		{name: "duplicate key", file: "o.json", data: "{\"a\": \"hunter2\",\n\"a\": \"b\"}\n", want: substitute.ErrMalformed, line: 2},
-		{name: "duplicate yaml key", file: "o.yaml", data: "a: hunter2\na: b\n", want: substitute.ErrMalformed, line: 2},
-		{name: "pulumi secret placeholder", file: "o.json", data: "{\"a\": \"x\",\n\"pw\": \"[secret]\"}\n", format: substitute.FormatPulumi, want: substitute.ErrSecretPlaceholder, line: 2},
-		{name: "detected secret placeholder", file: "o.json", data: "{\"pw\": [\"[secret]\"]}\n", want: substitute.ErrSecretPlaceholder, line: 1},
-		{name: "env bad line", file: "o.env", data: "A=1\nhunter2\n", want: substitute.ErrMalformed, line: 2},
-		{name: "env unterminated quote", file: "o.env", data: "A=\"hunter2\n", want: substitute.ErrMalformed, line: 1},
-		{name: "yaml not a map", file: "o.yaml", data: "- a\n- b\n", format: substitute.FormatYAML, want: substitute.ErrWrongShape, line: 1},
-		{name: "yaml syntax", file: "o.yaml", data: "a: b\n  c: [hunter2\n", format: substitute.FormatYAML, want: substitute.ErrMalformed},
-		{name: "tofu secret bad base64", file: "s.yaml", data: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {a: '!!!hunter2'}\n", want: substitute.ErrMalformed},
-		{name: "unknown format option", file: "o.json", data: "{}", format: "hcl", want: substitute.ErrUnknownFormat},
-		{name: "empty name", file: "o.json", data: "{\"\": \"hunter2\"}", want: substitute.ErrInvalidName},
+		{name: "malformed json", file: "o.json", data: "{\"a\": {\"value\": \"hunter2\",\n", want: outputs.ErrMalformed, line: 2},
+		{name: "malformed json syntax", file: "o.json", data: "{\"a\": 1,\n \"b\": hunter2}\n", want: outputs.ErrMalformed, line: 2},
+		{name: "trailing data", file: "o.json", data: "{\"a\": 1}\n{\"b\": 2}\n", want: outputs.ErrMalformed, line: 2},
+		{name: "json top level list", file: "o.json", data: "[1, 2]\n", format: outputs.FormatJSON, want: outputs.ErrWrongShape},
+		{name: "terraform wrong shape", file: "o.json", data: "{\"a\": {\"sensitive\": false, \"type\": \"string\", \"value\": \"x\"},\n\"b\": \"hunter2\"}\n", format: outputs.FormatTerraform, want: outputs.ErrWrongShape, line: 2},
+		{name: "cloudformation wrong shape", file: "o.json", data: "{\"Stacks\": {\"Outputs\": []}}\n", format: outputs.FormatCloudFormation, want: outputs.ErrWrongShape},
+		{name: "cloudformation missing key", file: "o.json", data: "{\"Stacks\": [{\"Outputs\": [{\"OutputValue\": \"hunter2\"}]}]}\n", want: outputs.ErrWrongShape},
+		{name: "duplicate after mapping", file: "o.json", data: "{\"vpc-id\": \"a\",\n\"vpc_id\": \"b\"}\n", want: outputs.ErrDuplicateName, line: 2},
+		{name: "duplicate key", file: "o.json", data: "{\"a\": \"hunter2\",\n\"a\": \"b\"}\n", want: outputs.ErrMalformed, line: 2},
+		{name: "duplicate yaml key", file: "o.yaml", data: "a: hunter2\na: b\n", want: outputs.ErrMalformed, line: 2},
+		{name: "pulumi secret placeholder", file: "o.json", data: "{\"a\": \"x\",\n\"pw\": \"[secret]\"}\n", format: outputs.FormatPulumi, want: outputs.ErrSecretPlaceholder, line: 2},
+		{name: "detected secret placeholder", file: "o.json", data: "{\"pw\": [\"[secret]\"]}\n", want: outputs.ErrSecretPlaceholder, line: 1},
+		{name: "env bad line", file: "o.env", data: "A=1\nhunter2\n", want: outputs.ErrMalformed, line: 2},
+		{name: "env unterminated quote", file: "o.env", data: "A=\"hunter2\n", want: outputs.ErrMalformed, line: 1},
+		{name: "yaml not a map", file: "o.yaml", data: "- a\n- b\n", format: outputs.FormatYAML, want: outputs.ErrWrongShape, line: 1},
+		{name: "yaml syntax", file: "o.yaml", data: "a: b\n  c: [hunter2\n", format: outputs.FormatYAML, want: outputs.ErrMalformed},
+		{name: "tofu secret bad base64", file: "s.yaml", data: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ndata: {a: '!!!hunter2'}\n", want: outputs.ErrMalformed},
+		{name: "unknown format option", file: "o.json", data: "{}", format: "hcl", want: outputs.ErrUnknownFormat},
+		{name: "empty name", file: "o.json", data: "{\"\": \"hunter2\"}", want: outputs.ErrInvalidName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := substitute.ParseOutputs(tt.file, []byte(tt.data), substitute.WithFormat(tt.format), substitute.WithRename(tt.renames))
-			require.Error(t, err, "ParseOutputs(%q)", tt.data)
-			assert.ErrorIs(t, err, tt.want, "ParseOutputs(%q): %v", tt.data, err)
+			_, err := outputs.Parse(tt.file, []byte(tt.data), outputs.WithFormat(tt.format), outputs.WithRename(tt.renames))
+			require.Error(t, err, "Parse(%q)", tt.data)
+			assert.ErrorIs(t, err, tt.want, "Parse(%q): %v", tt.data, err)
 			assert.NotContains(t, err.Error(), "hunter2", "the error shows a value")
-			var fe *substitute.FileError
+			var fe *outputs.FileError
 			if errors.As(err, &fe) {
 				assert.Equal(t, tt.file, fe.Path)
 				if tt.line > 0 {
 					assert.Equal(t, tt.line, fe.Line, "line of %v", err)
 				}
-			} else if !errors.Is(err, substitute.ErrInvalidOption) {
-				t.Errorf("ParseOutputs(%q): want a *FileError, got %v", tt.data, err)
+			} else if !errors.Is(err, outputs.ErrInvalidOption) {
+				t.Errorf("Parse(%q): want a *FileError, got %v", tt.data, err)
 			}
 		})
 	}
 }
 
 func TestValuesMapErrors(t *testing.T) {
-	outs, err := substitute.ReadOutputs("testdata/outputs/terraform.json")
+	outs, err := outputs.Read("testdata/outputs/terraform.json")
 	require.NoError(t, err)
 	tests := []struct {
 		name, data string
 		want       error
 		line       int
 	}{
-		{name: "missing output", data: "configMaps:\n  - name: v\n    values:\n      a.b: nope\n", want: substitute.ErrMissingOutput, line: 4},
-		{name: "sensitive output", data: "configMaps:\n  - name: v\n    values:\n      db.password: db_password\n", want: substitute.ErrSensitiveValue, line: 4},
-		{name: "path twice", data: "configMaps:\n  - name: v\n    values:\n      a: vpc_id\n      a.b: vpc_id\n", want: substitute.ErrDuplicateName, line: 5},
-		{name: "unknown field", data: "configmaps: []\n", want: substitute.ErrWrongShape, line: 1},
-		{name: "bad name", data: "configMaps:\n  - name: Bad_Name\n    values: {a: vpc_id}\n", want: substitute.ErrWrongShape, line: 2},
+		{name: "missing output", data: "configMaps:\n  - name: v\n    values:\n      a.b: nope\n", want: outputs.ErrMissingOutput, line: 4},
+		{name: "sensitive output", data: "configMaps:\n  - name: v\n    values:\n      db.password: db_password\n", want: outputs.ErrSensitiveValue, line: 4},
+		{name: "path twice", data: "configMaps:\n  - name: v\n    values:\n      a: vpc_id\n      a.b: vpc_id\n", want: outputs.ErrDuplicateName, line: 5},
+		{name: "unknown field", data: "configmaps: []\n", want: outputs.ErrWrongShape, line: 1},
+		{name: "bad name", data: "configMaps:\n  - name: Bad_Name\n    values: {a: vpc_id}\n", want: outputs.ErrWrongShape, line: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			vm, err := substitute.ParseValuesMap("vm.yaml", []byte(tt.data))
+			vm, err := outputs.ParseValuesMap("vm.yaml", []byte(tt.data))
 			if err == nil {
 				_, err = outs.Render("cluster-vars", "flux-system", vm)
 			}
 			require.Error(t, err)
 			assert.ErrorIs(t, err, tt.want, "%v", err)
-			var fe *substitute.FileError
+			var fe *outputs.FileError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, tt.line, fe.Line, "line of %v", err)
 			assert.NotContains(t, err.Error(), "hunter2")
@@ -199,7 +199,7 @@ func TestValuesMapErrors(t *testing.T) {
 }
 
 func TestWriteDir(t *testing.T) {
-	outs, err := substitute.ReadOutputs("testdata/outputs/terraform.json")
+	outs, err := outputs.Read("testdata/outputs/terraform.json")
 	require.NoError(t, err)
 	m, err := outs.Render("cluster-vars", "flux-system", nil)
 	require.NoError(t, err)

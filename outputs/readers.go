@@ -1,4 +1,4 @@
-package substitute
+package outputs
 
 import (
 	"encoding/base64"

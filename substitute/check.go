@@ -15,6 +15,8 @@ import (
 	"github.com/fluxcd/pkg/envsubst/parse"
 	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // Severity grades a Finding.
@@ -105,24 +107,21 @@ func (a Available) substitutes() bool { return a.Always || len(a.Values) > 0 || 
 // Objects labelled or annotated kustomize.toolkit.fluxcd.io/substitute:
 // disabled are skipped. Findings are sorted by file, line and variable.
 func Check(files []File, avail Available) []Finding {
-	uses := make([]*Uses, 0, len(files))
+	us := make([]*uses, 0, len(files))
 	for _, f := range files {
-		uses = append(uses, readUses(f))
+		us = append(us, readUses(f))
 	}
-	return CheckUses(uses, avail)
+	return checkUses(us, avail)
 }
 
-// Uses are what Check reads in one YAML file: its scalars that hold a $,
-// each with the object it belongs to. Check decodes a file for them;
-// FindUses takes documents already decoded, so that a caller that decodes
-// its manifests anyway (fluxpack lint) does not decode them twice.
-type Uses struct {
-	// Path names the file in findings.
-	Path string
-
+// uses are what Check reads in one YAML file: its scalars that hold a $,
+// each with the object it belongs to.
+type uses struct {
+	path    string // names the file in findings
+	line    int    // when set, the line of every finding (see Doc)
 	scalars []use
-	invalid bool // the file is not valid YAML from line on
-	line    int
+	invalid bool // the file is not valid YAML from errLine on
+	errLine int
 }
 
 type use struct {
@@ -132,27 +131,58 @@ type use struct {
 }
 
 // readUses decodes f and returns its uses; a file that is not valid YAML
-// keeps the uses of the documents before the error, and CheckUses reports
+// keeps the uses of the documents before the error, and checkUses reports
 // the error.
-func readUses(f File) *Uses {
+func readUses(f File) *uses {
 	ds, err := docs(f.Data)
-	u := FindUses(f.Path, ds...)
+	u := findUses(f.Path, ds...)
 	if err != nil {
 		u.invalid = true
-		var le *lineError
-		if errors.As(yamlSyntax(err), &le) {
-			u.line = le.line
-		}
+		u.errLine = yamlutil.ErrorLine(err)
 	}
 	return u
 }
 
-// FindUses returns the uses in docs, the documents of the file at path as
-// go.yaml.in/yaml/v3 decodes them (document nodes or their content).
+// Doc is one YAML document already decoded, as CheckDocs reads it.
+type Doc struct {
+	// Path names the file the document comes from in findings.
+	Path string
+	// Node is the document, as go.yaml.in/yaml/v3 decodes it (a document
+	// node or its content).
+	Node *yamlv3.Node
+	// Line, when not 0, is the line of every finding in the document: for
+	// an object kustomize built, whose node's lines are not the file's.
+	Line int
+}
+
+// CheckDocs is Check for documents already decoded, so that a caller that
+// decodes its manifests anyway (fluxpack lint) does not decode them twice:
+// it reports what Check reports for them, sorted the same way.
+func CheckDocs(docs []Doc, avail Available) []Finding {
+	us := make([]*uses, 0, len(docs))
+	for _, d := range docs {
+		if n := len(us); n > 0 && us[n-1].path == d.Path && us[n-1].line == d.Line {
+			us[n-1].add(d.Node) // the next document of the same file
+			continue
+		}
+		u := findUses(d.Path, d.Node)
+		u.line = d.Line
+		us = append(us, u)
+	}
+	return checkUses(us, avail)
+}
+
+// findUses returns the uses in docs, the documents of the file at path.
 // Objects labelled or annotated kustomize.toolkit.fluxcd.io/substitute:
 // disabled have none. The uses keep the scalar nodes they hold.
-func FindUses(path string, docs ...*yamlv3.Node) *Uses {
-	u := &Uses{Path: path}
+func findUses(path string, docs ...*yamlv3.Node) *uses {
+	u := &uses{path: path}
+	u.add(docs...)
+	return u
+}
+
+// add adds the uses of more documents of the file.
+func (u *uses) add(docs ...*yamlv3.Node) {
 	for _, top := range docs {
 		if top == nil {
 			continue
@@ -173,27 +203,31 @@ func FindUses(path string, docs ...*yamlv3.Node) *Uses {
 			}
 		})
 	}
-	return u
 }
 
-// CheckUses is Check for uses already read: it reports what Check reports
-// for their files, sorted the same way.
-func CheckUses(uses []*Uses, avail Available) []Finding {
+// checkUses reports what Check reports for the files of us, sorted.
+func checkUses(us []*uses, avail Available) []Finding {
 	var out []Finding
 	for _, bad := range InvalidVarNames(mapOf(avail)) {
 		out = append(out, Finding{Var: bad, Severity: SeverityError,
-			Message: fmt.Sprintf("variable name %q is invalid (must match %s): Flux fails the whole Kustomization", bad, varNameRE)})
+			Message: fmt.Sprintf("variable name %q is invalid (must match %s): Flux fails the whole Kustomization", bad, VarNamePattern)})
 	}
 	c := &checker{avail: avail, retyped: map[string]*Finding{}}
-	for _, u := range uses {
+	for _, u := range us {
 		if u == nil {
 			continue
 		}
 		if u.invalid {
-			out = append(out, Finding{File: u.Path, Line: u.line, Severity: SeverityError, Message: "invalid YAML: kustomize cannot build it"})
+			out = append(out, Finding{File: u.path, Line: u.errLine, Severity: SeverityError, Message: "invalid YAML: kustomize cannot build it"})
 		}
 		for _, s := range u.scalars {
-			out = append(out, c.checkScalar(u.Path, s.obj, s.n, s.isKey)...)
+			fs := c.checkScalar(u.path, s.obj, s.n, s.isKey)
+			if u.line > 0 {
+				for i := range fs {
+					fs[i].Line = u.line
+				}
+			}
+			out = append(out, fs...)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -529,7 +563,7 @@ func CheckKustomization(f File) []Finding {
 				}
 				add(SeverityError, "key %s is read by YAML 1.1 as the boolean %s, so Flux sets ${%s} and ${%s} is not set; quote the key ('%s') or pick another name", k.Value, b, b, k.Value, k.Value)
 			case !ValidVarName(k.Value):
-				add(SeverityError, "variable name %q is invalid (must match %s): Flux fails the whole Kustomization", k.Value, varNameRE)
+				add(SeverityError, "variable name %q is invalid (must match %s): Flux fails the whole Kustomization", k.Value, VarNamePattern)
 			}
 			if v.Kind != yamlv3.ScalarNode || (v.Style == 0 && v.ShortTag() != "!!str") {
 				add(SeverityError, "the value of %s is not a string; substitute takes strings only: quote it", k.Value)
@@ -575,7 +609,7 @@ func CheckSources(f File) []Finding {
 			for i := 0; i+1 < len(m.Content); i += 2 {
 				if k := m.Content[i]; !ValidVarName(k.Value) {
 					out = append(out, Finding{File: f.Path, Line: k.Line, Object: obj, Var: k.Value, Severity: SeverityError,
-						Message: fmt.Sprintf("key %q is not a valid variable name (must match %s): loaded by substituteFrom, Flux fails the whole Kustomization; rename it to %q", k.Value, varNameRE, VarName(k.Value))})
+						Message: fmt.Sprintf("key %q is not a valid variable name (must match %s): loaded by substituteFrom, Flux fails the whole Kustomization; rename it to %q", k.Value, VarNamePattern, VarName(k.Value))})
 				}
 			}
 		}

@@ -95,31 +95,36 @@ func TestCheckWithoutVariables(t *testing.T) {
 	assert.Empty(t, got, "Check with v provided, value unknown: want no finding")
 }
 
-// Uses found in documents a caller decoded give what Check gives for the
-// file, and a value repeated in several objects is reported at each of
-// them, though it is retyped only once.
-func TestCheckUses(t *testing.T) {
+// Documents a caller decoded give what Check gives for the file, and a
+// value repeated in several objects is reported at each of them, though it
+// is retyped only once.
+func TestCheckDocs(t *testing.T) {
 	deploy := readFile(t, "testdata/check/deploy.yaml")
 	twice := substitute.File{Path: "twice.yaml", Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  v: ${version}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: x}\ndata:\n  v: ${version}\n")}
 	avail := substitute.Available{Values: map[string]string{"cluster_name": "prod-1", "version": "1.10", "feature": "on"}}
 	want := substitute.Check([]substitute.File{deploy, twice}, avail)
 
-	var uses []*substitute.Uses
+	var docs []substitute.Doc
 	for _, f := range []substitute.File{deploy, twice} {
 		dec := yamlv3.NewDecoder(bytes.NewReader(f.Data))
-		var docs []*yamlv3.Node
 		for {
 			n := new(yamlv3.Node)
 			if err := dec.Decode(n); err != nil {
 				require.ErrorIs(t, err, io.EOF)
 				break
 			}
-			docs = append(docs, n)
+			docs = append(docs, substitute.Doc{Path: f.Path, Node: n})
 		}
-		uses = append(uses, substitute.FindUses(f.Path, docs...))
 	}
-	assert.Equal(t, want, substitute.CheckUses(uses, avail))
+	assert.Equal(t, want, substitute.CheckDocs(docs, avail))
+
+	// A document kustomize built: every finding at the line given.
+	built := substitute.CheckDocs([]substitute.Doc{{Path: "built.yaml", Node: docs[len(docs)-1].Node, Line: 42}}, avail)
+	require.NotEmpty(t, built)
+	for _, f := range built {
+		assert.Equal(t, 42, f.Line, "%s", f)
+	}
 
 	var retyped []string
 	for _, f := range want {

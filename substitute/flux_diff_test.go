@@ -260,7 +260,8 @@ func runOurs(t testing.TB, tc diffCase) (out string, err error) {
 	}
 	src, err := substitute.NewSources(objs...)
 	require.NoError(t, err)
-	s := substitute.NewSubstituter(ks, src, substitute.WithStrict(!tc.lax))
+	s, err := substitute.NewSubstituter(ks, substitute.WithSources(src), substitute.WithStrict(!tc.lax))
+	require.NoError(t, err)
 	var buf bytes.Buffer
 	for _, res := range ress {
 		if _, err := s.Resource(res); err != nil {

@@ -185,15 +185,105 @@ func InvalidVarNames(vars map[string]string) []string {
 	return bad
 }
 
-// SubstituteOption configures a Substituter.
-type SubstituteOption func(*Substituter)
+// SubstituterOption configures NewSubstituter. Only this package
+// implements it; WithSources and WithStrict configure Render too.
+type SubstituterOption interface {
+	applyToSubstituter(*Substituter) error
+}
+
+// SharedOption configures both NewSubstituter and Render.
+type SharedOption interface {
+	SubstituterOption
+	RenderOption
+}
+
+var (
+	_ SharedOption = sourcesOption{}
+	_ SharedOption = strictOption(false)
+	_ SharedOption = varsFromOption(nil)
+	_ RenderOption = redactOption{}
+)
 
 // WithStrict turns strict mode on or off. It is on by default, as in
 // kustomize-controller since v1.9.0: a variable without a value or a
 // default is an error. Off, it becomes "" (what `flux build` does without
 // --strict-substitute).
-func WithStrict(strict bool) SubstituteOption {
-	return func(s *Substituter) { s.strict = strict }
+func WithStrict(strict bool) SharedOption { return strictOption(strict) }
+
+type strictOption bool
+
+func (o strictOption) applyToSubstituter(s *Substituter) error { s.strict = bool(o); return nil }
+func (o strictOption) applyToRender(r *renderOptions) error    { r.strict = bool(o); return nil }
+
+// WithVarsFrom satisfies spec.postBuild.substituteFrom from the ConfigMaps
+// and Secrets of YAML files (ReadSources); it fails on a file it cannot
+// read. Given with WithSources, the sources add up (the later wins a
+// clash).
+func WithVarsFrom(paths ...string) SharedOption { return varsFromOption(paths) }
+
+type varsFromOption []string
+
+func (o varsFromOption) sources() (*Sources, error) {
+	for _, p := range o {
+		if p == "" {
+			return nil, fmt.Errorf("%w: WithVarsFrom: empty path", ErrInvalidOption)
+		}
+	}
+	return ReadSources(o...)
+}
+
+func (o varsFromOption) applyToSubstituter(s *Substituter) error {
+	src, err := o.sources()
+	if err != nil {
+		return err
+	}
+	return sourcesOption{src}.applyToSubstituter(s)
+}
+
+func (o varsFromOption) applyToRender(r *renderOptions) error {
+	src, err := o.sources()
+	if err != nil {
+		return err
+	}
+	return sourcesOption{src}.applyToRender(r)
+}
+
+// WithSources satisfies spec.postBuild.substituteFrom from src (see
+// ReadSources, NewSources). Without it every substituteFrom reference is
+// missing.
+func WithSources(src *Sources) SharedOption { return sourcesOption{src} }
+
+type sourcesOption struct{ src *Sources }
+
+func (o sourcesOption) check() error {
+	if o.src == nil {
+		return fmt.Errorf("%w: WithSources: nil sources", ErrInvalidOption)
+	}
+	return nil
+}
+
+func (o sourcesOption) applyToSubstituter(s *Substituter) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	if s.src != nil {
+		s.src = s.src.merge(o.src)
+	} else {
+		s.src = o.src
+	}
+	return nil
+}
+
+func (o sourcesOption) applyToRender(r *renderOptions) error {
+	if err := o.check(); err != nil {
+		return err
+	}
+	if r.sources != nil {
+		r.sources = r.sources.merge(o.src)
+	} else {
+		r.sources = o.src
+	}
+	return nil
 }
 
 // Substituter applies one Kustomization's spec.postBuild to resources,
@@ -210,13 +300,21 @@ type Substituter struct {
 }
 
 // NewSubstituter returns a Substituter for ks, with substituteFrom
-// satisfied from src (nil: no sources).
-func NewSubstituter(ks *kustomizev1.Kustomization, src *Sources, opts ...SubstituteOption) *Substituter {
-	s := &Substituter{ks: ks, src: src, strict: true}
-	for _, o := range opts {
-		o(s)
+// satisfied from WithSources.
+func NewSubstituter(ks *kustomizev1.Kustomization, opts ...SubstituterOption) (*Substituter, error) {
+	if ks == nil {
+		return nil, fmt.Errorf("%w: nil Kustomization", ErrInvalidOption)
 	}
-	return s
+	s := &Substituter{ks: ks, strict: true}
+	for _, o := range opts {
+		if o == nil {
+			return nil, fmt.Errorf("%w: nil SubstituterOption", ErrInvalidOption)
+		}
+		if err := o.applyToSubstituter(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // Enabled reports whether ks has a postBuild at all; without one
@@ -300,7 +398,7 @@ func (s *Substituter) load() {
 // eval is Flux's varSubstitution.
 func (s *Substituter) eval(data []byte) ([]byte, error) {
 	if bad := InvalidVarNames(s.vars); len(bad) > 0 {
-		return nil, fmt.Errorf("%w %q: must match %s", ErrInvalidName, bad[0], varNameRE)
+		return nil, fmt.Errorf("%w %q: must match %s", ErrInvalidName, bad[0], VarNamePattern)
 	}
 	out, err := envsubst.Eval(string(data), func(name string) (string, bool) {
 		v, ok := s.vars[name]

@@ -38,7 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
-	"github.com/fluxpack/fluxpack/substitute"
+	"github.com/fluxpack/fluxpack/outputs"
 )
 
 //go:embed platform infra
@@ -128,8 +128,8 @@ func run(ctx context.Context, out io.Writer) error {
 
 // noSensitiveValues fails if a sensitive output of the IaC outputs file
 // appears in any file under dir.
-func noSensitiveValues(outputs, dir string) error {
-	outs, err := substitute.ReadOutputs(outputs)
+func noSensitiveValues(outputsFile, dir string) error {
+	outs, err := outputs.Read(outputsFile)
 	if err != nil {
 		return err
 	}

@@ -24,8 +24,8 @@ func TestExample(t *testing.T) {
 // that does not wait, the pruned CRDs.
 func TestNaiveIsFlagged(t *testing.T) {
 	got := testutil.LintFindings(t, "platform/naive.yaml")
-	for _, rule := range []string{layering.RuleWebhookOrder, layering.RuleOperatorWait, layering.RuleCRDPrune} {
-		assert.Contains(t, string(got), "["+rule+"]")
+	for _, rule := range []layering.Rule{layering.RuleWebhookOrder, layering.RuleOperatorWait, layering.RuleCRDPrune} {
+		assert.Contains(t, string(got), "["+string(rule)+"]")
 	}
 	testutil.Golden(t, "naive-lint", got)
 }

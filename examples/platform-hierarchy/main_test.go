@@ -41,8 +41,8 @@ func TestExample(t *testing.T) {
 
 func TestNaiveIsFlagged(t *testing.T) {
 	got := testutil.LintFindings(t, "platform/naive.yaml")
-	for _, rule := range []string{layering.RuleCRDOrder, layering.RuleWebhookOrder, layering.RuleOperatorWait, layering.RuleCRDPrune, layering.RuleNamespaceOrder} {
-		assert.Contains(t, string(got), "["+rule+"]")
+	for _, rule := range []layering.Rule{layering.RuleCRDOrder, layering.RuleWebhookOrder, layering.RuleOperatorWait, layering.RuleCRDPrune, layering.RuleNamespaceOrder} {
+		assert.Contains(t, string(got), "["+string(rule)+"]")
 	}
 	testutil.Golden(t, "naive-lint", got)
 }

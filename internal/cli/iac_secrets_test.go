@@ -20,13 +20,13 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/substitute"
+	"github.com/fluxpack/fluxpack/outputs"
 )
 
 // canaryOutputs are IaC outputs files, one per format that marks outputs
 // sensitive, whose sensitive values are unique strings (canaries) in every
 // shape an output takes: string, multi-line string, list, map. The committed
-// samples of package substitute join them in TestIaCSecretsNeverLeak.
+// samples of package outputs join them in TestIaCSecretsNeverLeak.
 var canaryOutputs = map[string]string{
 	"canary-terraform.json": `{
   "cluster_name": {"sensitive": false, "type": "string", "value": "prod-1"},
@@ -46,7 +46,7 @@ var canaryOutputs = map[string]string{
 }
 
 // TestIaCSecretsNeverLeak reads every IaC outputs file of the sample corpus
-// (package substitute's testdata/outputs, the examples' infra/ and the
+// (package outputs' testdata/outputs, the examples' infra/ and the
 // canaries above) and follows each sensitive value through everything
 // fluxpack makes of it: the
 // substituteFrom ConfigMap and the Helm values ConfigMaps, the stream an
@@ -61,7 +61,7 @@ func TestIaCSecretsNeverLeak(t *testing.T) {
 	t.Setenv("DOCKER_CONFIG", t.TempDir())
 	t.Setenv("FLUXPACK_CREDS", "")
 	corpus := map[string][]byte{}
-	samples := filepath.Join(testutil.RepoRoot(t), "substitute", "testdata", "outputs")
+	samples := filepath.Join(testutil.RepoRoot(t), "outputs", "testdata", "outputs")
 	entries, err := os.ReadDir(samples)
 	require.NoError(t, err)
 	for _, e := range entries {
@@ -91,11 +91,11 @@ func TestIaCSecretsNeverLeak(t *testing.T) {
 	for _, fileName := range testutil.SortedKeys(corpus) {
 		data := corpus[fileName]
 		t.Run(fileName, func(t *testing.T) {
-			outs, err := substitute.ParseOutputs(fileName, data)
+			outs, err := outputs.Parse(fileName, data)
 			if err != nil {
 				// The one sample fluxpack refuses: Pulumi's output without
 				// --show-secrets.
-				require.ErrorIs(t, err, substitute.ErrSecretPlaceholder)
+				require.ErrorIs(t, err, outputs.ErrSecretPlaceholder)
 				refused++
 				return
 			}
@@ -164,12 +164,12 @@ func TestIaCSecretsNeverLeak(t *testing.T) {
 
 			// Errors: a values map naming a sensitive output, and the file
 			// cut right after each sensitive value.
-			if _, err := outs.Render("cluster-vars", "flux-system", valuesMapFor(t, outs, true)); assert.ErrorIs(t, err, substitute.ErrSensitiveValue) {
+			if _, err := outs.Render("cluster-vars", "flux-system", valuesMapFor(t, outs, true)); assert.ErrorIs(t, err, outputs.ErrSensitiveValue) {
 				scan("the error of a values map naming a sensitive output", []byte(err.Error()))
 			}
 			for _, s := range secrets {
 				if i := bytes.Index(data, []byte(s)); i >= 0 {
-					_, err := substitute.ParseOutputs(fileName, data[:i+len(s)])
+					_, err := outputs.Parse(fileName, data[:i+len(s)])
 					if err != nil {
 						scan("the error of the file cut after a value", []byte(err.Error()))
 					}
@@ -223,7 +223,7 @@ func scannable(v string) []string {
 
 // valuesMapFor returns a values map putting every plain output (or, with
 // sensitive, every sensitive one) into a Helm values ConfigMap.
-func valuesMapFor(t *testing.T, outs *substitute.Outputs, sensitive bool) *substitute.ValuesMap {
+func valuesMapFor(t *testing.T, outs *outputs.Outputs, sensitive bool) *outputs.ValuesMap {
 	t.Helper()
 	var b strings.Builder
 	b.WriteString("configMaps:\n  - name: chart-values\n    values:\n")
@@ -237,7 +237,7 @@ func valuesMapFor(t *testing.T, outs *substitute.Outputs, sensitive bool) *subst
 	if n == 0 {
 		return nil
 	}
-	vm, err := substitute.ParseValuesMap("values-map.yaml", []byte(b.String()))
+	vm, err := outputs.ParseValuesMap("values-map.yaml", []byte(b.String()))
 	require.NoError(t, err)
 	return vm
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fluxpack/fluxpack/substitute"
+	"github.com/fluxpack/fluxpack/outputs"
 )
 
 func newOutputsCmd(f *rootFlags) *cobra.Command {
@@ -21,8 +21,8 @@ func newOutputsCmd(f *rootFlags) *cobra.Command {
 		showSecrets bool
 		sensitive   []string
 	)
-	formats := make([]string, len(substitute.Formats))
-	for i, ft := range substitute.Formats {
+	formats := make([]string, len(outputs.Formats))
+	for i, ft := range outputs.Formats {
 		formats[i] = string(ft)
 	}
 	cmd := &cobra.Command{
@@ -68,8 +68,8 @@ The values map is YAML:
 			if err != nil {
 				return err
 			}
-			m, err := substitute.FromFile(args[0], name, namespace, valuesMap,
-				substitute.WithFormat(substitute.Format(format)), substitute.WithRename(rn), substitute.WithSensitive(sensitive...))
+			m, err := outputs.FromFile(args[0], name, namespace, valuesMap,
+				outputs.WithFormat(outputs.Format(format)), outputs.WithRename(rn), outputs.WithSensitive(sensitive...))
 			if err != nil {
 				return err
 			}
@@ -108,7 +108,7 @@ The values map is YAML:
 	return cmd
 }
 
-func secretKeys(m *substitute.Manifests) int {
+func secretKeys(m *outputs.Manifests) int {
 	if m.Secret == nil {
 		return 0
 	}

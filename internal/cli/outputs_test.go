@@ -11,17 +11,18 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/outputs"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
-// TestOutputsCommand runs `fluxpack outputs` on package substitute's samples
+// TestOutputsCommand runs `fluxpack outputs` on package outputs' samples
 // and holds what it prints in golden files. A sensitive value reaches stdout
 // only with --show-secrets, and the files of -o only in the Secret (0600).
 func TestOutputsCommand(t *testing.T) {
 	root := testutil.RepoRoot(t)
-	samples := filepath.Join(root, "substitute", "testdata", "outputs")
+	samples := filepath.Join(root, "outputs", "testdata", "outputs")
 	tf := filepath.Join(samples, "terraform.json")
-	outs, err := substitute.ReadOutputs(tf)
+	outs, err := outputs.Read(tf)
 	require.NoError(t, err)
 	sensitive := sensitiveValues(outs)
 	require.NotEmpty(t, sensitive, "the sample must have sensitive outputs for this test to mean anything")
@@ -46,7 +47,7 @@ func TestOutputsCommand(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, code := run(t, tt.args...)
 			require.Equal(t, cli.ExitOK, code, "stderr:\n%s", stderr)
-			in, err := substitute.ReadOutputs(tt.args[1], substitute.WithSensitive(tt.sensitive...))
+			in, err := outputs.Read(tt.args[1], outputs.WithSensitive(tt.sensitive...))
 			require.NoError(t, err)
 			for _, v := range sensitiveValues(in) {
 				assert.NotContains(t, stderr, v, "a sensitive value in stderr")
@@ -78,7 +79,7 @@ func TestOutputsCommand(t *testing.T) {
 
 // sensitiveValues are the values of outs' sensitive outputs. (Pulumi's JSON
 // does not mark secrets: with --show-secrets they are plain values.)
-func sensitiveValues(outs *substitute.Outputs) []string {
+func sensitiveValues(outs *outputs.Outputs) []string {
 	var vs []string
 	for _, o := range outs.List {
 		if o.Sensitive {

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -47,11 +48,16 @@ is only read.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
-			opts := []substitute.PreviewOption{substitute.WithVarsFrom(varsFrom...), substitute.WithStrictSubstitute(strict)}
+			opts := []substitute.RenderOption{substitute.WithVarsFrom(varsFrom...), substitute.WithStrict(strict)}
 			if !showSecrets {
 				opts = append(opts, substitute.WithRedactedSecrets())
 			}
-			out, err := substitute.PreviewFile(dir, ksFile, name, opts...)
+			ks, err := fluxbuild.ReadKustomization(ksFile, name)
+			if err != nil {
+				return err
+			}
+			ks.Spec.Path = "" // DIR is what spec.path points at
+			out, err := fluxbuild.Preview(cmd.Context(), fluxbuild.Source{Dir: dir}, ks, opts...)
 			if err != nil {
 				return err
 			}

@@ -20,12 +20,21 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
+// preview is fluxbuild.Preview with dir as ks's spec.path, as `fluxpack
+// preview --path dir` runs it.
+func preview(tb testing.TB, dir string, ks *kustomizev1.Kustomization, opts ...substitute.RenderOption) ([]byte, error) {
+	k := ks.DeepCopy()
+	k.Spec.Path = ""
+	return fluxbuild.Preview(tb.Context(), fluxbuild.Source{Dir: dir}, k, opts...)
+}
+
 // cases are Kustomizations over the directories of testdata/, each built by
-// substitute.Preview and by Flux's own path (see fluxBuild).
+// fluxbuild.Preview and by Flux's own path (see fluxBuild).
 var cases = []struct {
 	name, dir, ks string
 	fails         bool // both must fail
@@ -47,7 +56,7 @@ func TestBuildMatchesFlux(t *testing.T) {
 			ks := kustomization(t, tc.ks)
 			src, err := substitute.NewSources(toRuntime(sources)...)
 			require.NoError(t, err)
-			got, gotErr := substitute.Preview(filepath.Join("testdata", tc.dir), ks, substitute.WithSources(src))
+			got, gotErr := preview(t, filepath.Join("testdata", tc.dir), ks, substitute.WithSources(src))
 			want, wantErr := fluxBuild(t, filepath.Join("testdata", tc.dir), ks, sources)
 			if tc.fails {
 				require.Error(t, wantErr, "Flux fails")
@@ -67,15 +76,15 @@ func TestBuildWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, map[string]string{"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: b}\n"})
 	before := testutil.ReadFiles(t, dir)
-	_, err := substitute.Preview(dir, kustomization(t, `{}`))
+	_, err := preview(t, dir, kustomization(t, `{}`))
 	require.NoError(t, err)
 	assert.Equal(t, before, testutil.ReadFiles(t, dir))
 }
 
 func TestBuildErrorsNameTheKustomization(t *testing.T) {
-	_, err := substitute.Preview(filepath.Join("testdata", "nope"), kustomization(t, `{}`))
+	_, err := preview(t, filepath.Join("testdata", "nope"), kustomization(t, `{}`))
 	require.ErrorContains(t, err, "Kustomization/flux-system/apps")
-	_, err = substitute.Preview(filepath.Join("testdata", "plain"), kustomization(t, `{postBuild: {substitute: {bucket: b}}}`))
+	_, err = preview(t, filepath.Join("testdata", "plain"), kustomization(t, `{postBuild: {substitute: {bucket: b}}}`))
 	require.ErrorContains(t, err, "Kustomization/flux-system/apps")
 	require.ErrorIs(t, err, substitute.ErrVarNotSet)
 }
@@ -89,7 +98,7 @@ func BenchmarkBuild(b *testing.B) {
 		ks := kustomization(b, `{postBuild: {substitute: {cluster_name: prod, region: eu-west-1}}}`)
 		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := substitute.Preview(dir, ks); err != nil {
+				if _, err := preview(b, dir, ks); err != nil {
 					b.Fatal(err)
 				}
 			}

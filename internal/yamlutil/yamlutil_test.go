@@ -1,11 +1,11 @@
-package yamlcheck_test
+package yamlutil_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/fluxpack/fluxpack/internal/yamlcheck"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 func TestCheck(t *testing.T) {
@@ -16,7 +16,7 @@ func TestCheck(t *testing.T) {
 		"a: &m {n: *m\n",                         // not YAML: the reader's problem
 		"x: '&*'\n",                              // looks like it
 	} {
-		assert.NoError(t, yamlcheck.Check([]byte(ok)), "%q", ok)
+		assert.NoError(t, yamlutil.Check([]byte(ok)), "%q", ok)
 	}
 	for _, bad := range []string{
 		"a: &m {n: *m}\n",
@@ -24,8 +24,8 @@ func TestCheck(t *testing.T) {
 		"x: 1\n---\na: &m {b: {c: &n {d: *m}}}\n",
 		"a: &m {b: &n {c: *n}}\n",
 	} {
-		err := yamlcheck.Check([]byte(bad))
+		err := yamlutil.Check([]byte(bad))
 		assert.ErrorContains(t, err, "is inside the node its anchor names", "%q", bad)
 	}
-	assert.ErrorContains(t, yamlcheck.Check([]byte("x: 1\n---\na: &m {b: {c: &n {d: *m}}}\n")), "line 3: alias *m")
+	assert.ErrorContains(t, yamlutil.Check([]byte("x: 1\n---\na: &m {b: {c: &n {d: *m}}}\n")), "line 3: alias *m")
 }

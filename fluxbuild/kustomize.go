@@ -1,0 +1,281 @@
+package fluxbuild
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/kustomize/api/konfig"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resmap"
+	"sigs.k8s.io/kustomize/api/resource"
+	kustypes "sigs.k8s.io/kustomize/api/types"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/kustomize/kyaml/openapi"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+)
+
+// ErrRemote is wrapped by the error about a kustomization entry that
+// kustomize would fetch from the network (a URL, a git repository): the
+// build is offline, so it is refused instead of fetched.
+var ErrRemote = errors.New("remote resources are not read: fluxpack builds offline")
+
+// kustomizeMu serialises kustomize builds: kustomize keeps global state
+// (the OpenAPI schema) that concurrent builds race on, which Flux works
+// around the same way (kustomize#3659).
+var kustomizeMu sync.Mutex
+
+// originAnnotation is where kustomize records the file an object came from
+// when buildMetadata has originAnnotations.
+const originAnnotation = "config.kubernetes.io/origin"
+
+// kustomize builds g with kustomize, as kustomize-controller does: the
+// kustomization (the directory's own, or the generated one) with the
+// Kustomization's fields written over it, plugins off, no load
+// restrictions. It returns the resources, and the objects with the file
+// and line each came from (from kustomize's origin annotations, which it
+// asks for and removes again unless the kustomization asked for them).
+// With lock, it takes kustomizeMu for the build; without, the caller holds
+// it.
+func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error) {
+	schemas := false
+	if err := checkLocal(g.root, g.dir, &g.kus, map[string]bool{}, &schemas); err != nil {
+		return nil, nil, err
+	}
+	k := g.kus
+	origins := !slices.Contains(k.BuildMetadata, kustypes.OriginAnnotations)
+	if origins {
+		k.BuildMetadata = append(slices.Clone(k.BuildMetadata), kustypes.OriginAnnotations)
+	}
+	manifest, err := sigyaml.Marshal(&k)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := filepath.EvalSymlinks(filepath.Dir(g.kfile))
+	if err != nil {
+		return nil, nil, err
+	}
+	fsys := &overlayFS{FileSystem: filesys.MakeFsOnDisk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
+	if lock {
+		kustomizeMu.Lock()
+	}
+	m, err := kustomizeBuild(fsys, root, schemas)
+	if lock {
+		kustomizeMu.Unlock()
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("kustomize build of %s: %w", g.relSlash(g.dir), err)
+	}
+	ress := m.Resources()
+	lines := &lineIndex{root: g.root, files: map[string][]*Object{}}
+	for _, f := range g.files {
+		lines.add(f)
+	}
+	objs := make([]*Object, 0, len(ress))
+	for _, r := range ress {
+		origin := originPath(r)
+		if origins {
+			// What krusty does at the end of a build that keeps no origins.
+			if err := r.SetOrigin(nil); err != nil {
+				return nil, nil, fmt.Errorf("kustomize build of %s: %s/%s: %w", g.relSlash(g.dir), r.GetKind(), r.GetName(), err)
+			}
+		}
+		o, err := newObject(r.YNode())
+		if err != nil {
+			return nil, nil, fmt.Errorf("kustomize build of %s: %s/%s: %w", g.relSlash(g.dir), r.GetKind(), r.GetName(), err)
+		}
+		o.Built, o.Dollar = true, true
+		o.File, o.Line = g.relSlash(g.kfile), 0
+		if origin != "" {
+			o.File, o.Line = lines.find(filepath.Join(g.dir, filepath.FromSlash(origin)), o)
+		}
+		objs = append(objs, o)
+	}
+	return ress, objs, nil
+}
+
+// kustomizeBuild runs kustomize; the caller holds kustomizeMu. As in Flux,
+// each build starts from kustomize's built-in schema alone and leaves
+// nothing behind for the next. Flux resets and parses the schema around
+// every build; parsing it takes a fifth of a second, so it is done only
+// around a build that adds schemas of its own (schemas: its kustomizations
+// have openapi or crds fields); the others leave the built-in schema as
+// they found it.
+func kustomizeBuild(fs filesys.FileSystem, dir string, schemas bool) (m resmap.ResMap, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("kustomize panicked: %v", r)
+		}
+	}()
+	if schemas {
+		openapi.ResetOpenAPI()
+		defer openapi.ResetOpenAPI()
+	}
+	_ = openapi.Schema()
+	k := krusty.MakeKustomizer(&krusty.Options{
+		LoadRestrictions: kustypes.LoadRestrictionsNone,
+		PluginConfig:     kustypes.DisabledPluginConfig(),
+	})
+	return k.Run(fs, dir)
+}
+
+// checkLocal refuses kustomization entries that kustomize would fetch (URLs,
+// git repositories) and follows local ones, so a build never reaches the
+// network; and it refuses resource files kustomize would crash on.
+//
+// schemas is set when a kustomization has an openapi or crds field, which
+// add schemas to kustomize's global OpenAPI schema.
+func checkLocal(root, dir string, k *kustypes.Kustomization, seen map[string]bool, schemas *bool) error {
+	if seen[dir] {
+		return nil
+	}
+	seen[dir] = true
+	if len(k.OpenAPI) > 0 || len(k.Crds) > 0 {
+		*schemas = true
+	}
+	entries := slices.Concat(k.Resources, k.Components, k.Bases) //nolint:staticcheck // Bases still builds
+	for _, e := range entries {
+		if looksRemote(e) {
+			return fmt.Errorf("%s: resource %q: %w", relSlash(root, dir), e, ErrRemote)
+		}
+		p := filepath.Join(dir, filepath.FromSlash(e))
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue // missing: kustomize reports it
+		}
+		if !fi.IsDir() {
+			// kustomize would crash on an alias inside its own anchor.
+			data, err := inputfile.ReadManifest(p)
+			if err == nil {
+				err = yamlutil.Check(data)
+			}
+			if err != nil {
+				return &FileError{Path: relSlash(root, p), Err: err}
+			}
+			continue
+		}
+		for _, name := range konfig.RecognizedKustomizationFileNames() {
+			data, err := os.ReadFile(filepath.Join(p, name))
+			if err != nil {
+				continue
+			}
+			var sub kustypes.Kustomization
+			if err := sigyaml.Unmarshal(data, &sub); err != nil {
+				return &FileError{Path: relSlash(root, filepath.Join(p, name)), Err: err}
+			}
+			if err := checkLocal(root, p, &sub, seen, schemas); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// looksRemote is true for what kustomize reads as a URL or a git
+// repository (scheme://, git@host:, gh:, host.tld/...).
+func looksRemote(e string) bool {
+	if strings.Contains(e, "://") || strings.HasPrefix(e, "git@") || strings.HasPrefix(e, "gh:") || strings.HasPrefix(e, "git::") || strings.Contains(e, "?ref=") {
+		return true
+	}
+	first, rest, ok := strings.Cut(e, "/")
+	return ok && rest != "" && first != "." && first != ".." && strings.Contains(first, ".")
+}
+
+// overlayFS is the disk with one file replaced: the kustomization Flux
+// generates or rewrites, which fluxpack never writes into the source.
+type overlayFS struct {
+	filesys.FileSystem
+	path string
+	data []byte
+}
+
+func (o *overlayFS) is(p string) bool { return filepath.Clean(p) == o.path }
+
+func (o *overlayFS) Exists(p string) bool { return o.is(p) || o.FileSystem.Exists(p) }
+
+func (o *overlayFS) IsDir(p string) bool { return !o.is(p) && o.FileSystem.IsDir(p) }
+
+func (o *overlayFS) ReadFile(p string) ([]byte, error) {
+	if o.is(p) {
+		return slices.Clone(o.data), nil
+	}
+	return o.FileSystem.ReadFile(p)
+}
+
+func (o *overlayFS) ReadDir(p string) ([]string, error) {
+	names, err := o.FileSystem.ReadDir(p)
+	if err != nil || filepath.Clean(p) != filepath.Dir(o.path) {
+		return names, err
+	}
+	base := filepath.Base(o.path)
+	if slices.Contains(names, base) {
+		return names, nil
+	}
+	return append(names, base), nil
+}
+
+// lineIndex finds an object's line in the file kustomize says it came from.
+type lineIndex struct {
+	root  string
+	files map[string][]*Object // by absolute path
+}
+
+func (x *lineIndex) add(f *file) {
+	var objs []*Object
+	for _, n := range f.nodes {
+		objs = append(objs, &Object{APIVersion: yamlutil.Str(n, "apiVersion"), Kind: yamlutil.Str(n, "kind"), Name: yamlutil.Str(n, "metadata", "name"), Line: n.Line})
+	}
+	x.files[f.abs] = objs
+}
+
+func (x *lineIndex) find(abs string, o *Object) (string, int) {
+	objs, ok := x.files[abs]
+	if !ok {
+		f := &file{abs: abs, rel: relSlash(x.root, abs)}
+		if data, err := inputfile.ReadManifest(abs); err == nil {
+			f.nodes, _ = readManifests(f.rel, data)
+		}
+		x.add(f)
+		objs = x.files[abs]
+	}
+	rel := relSlash(x.root, abs)
+	var sameKind *Object
+	for _, c := range objs {
+		if c.Kind != o.Kind {
+			continue
+		}
+		if c.Name == o.Name || strings.Contains(o.Name, c.Name) && c.Name != "" {
+			return rel, c.Line
+		}
+		if sameKind == nil {
+			sameKind = c
+		}
+	}
+	if sameKind != nil {
+		return rel, sameKind.Line
+	}
+	return rel, 1
+}
+
+func originPath(r *resource.Resource) string {
+	anno := r.GetAnnotations()[originAnnotation]
+	if anno == "" {
+		return ""
+	}
+	var origin struct {
+		Path string `json:"path"`
+	}
+	if err := sigyaml.Unmarshal([]byte(anno), &origin); err != nil {
+		return ""
+	}
+	return path.Clean(origin.Path)
+}

@@ -1,0 +1,71 @@
+// Package errdefs defines, once, the error types and sentinels that several
+// of fluxpack's public packages return. Each package re-exports them under
+// its own name (type aliases and variables holding the same value), so
+// errors.As and errors.Is work with any of those names, across packages.
+package errdefs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FileError is a problem with one file, at a line when known, like
+// fs.PathError.
+type FileError struct {
+	Path string // as the caller named the file
+	Line int    // 1-based; 0 when unknown or not applicable
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// ObjectError is a problem with one Kubernetes object, named the way
+// kubectl and Flux's events name it: Kind/namespace/name or Kind/name.
+type ObjectError struct {
+	Object string
+	Err    error
+}
+
+func (e *ObjectError) Error() string { return fmt.Sprintf("%s: %v", e.Object, e.Err) }
+
+func (e *ObjectError) Unwrap() error { return e.Err }
+
+// Sentinels that more than one package returns.
+var (
+	// ErrInvalidOption is wrapped by the error of an option given a value
+	// it cannot use.
+	ErrInvalidOption = errors.New("invalid option")
+	// ErrMalformed: a file is not valid JSON, YAML or .env.
+	ErrMalformed = errors.New("malformed input")
+	// ErrWrongShape: a file parses but is not what its format prescribes.
+	ErrWrongShape = errors.New("wrong shape")
+	// ErrDuplicateID: two objects of a build share group, version, kind,
+	// namespace and name.
+	ErrDuplicateID = errors.New("duplicate object ID")
+)
+
+// InvalidOption returns an error wrapping ErrInvalidOption.
+func InvalidOption(format string, args ...any) error {
+	return &kindError{kind: ErrInvalidOption, msg: fmt.Sprintf(format, args...)}
+}
+
+// Kind returns an error with the message format gives that errors.Is
+// matches against kind, without repeating kind's text.
+func Kind(kind error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }

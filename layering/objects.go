@@ -1,0 +1,108 @@
+package layering
+
+import (
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+)
+
+// object is one object of a layer, with what the lint rules read of it.
+type object struct {
+	*fluxbuild.Object
+
+	crd        *crdInfo // for CustomResourceDefinitions
+	webhooks   []string // API groups whose admission a webhook configuration intercepts ("*" for all)
+	helmCRDs   string   // for HelmReleases: the install CRD policy (Create when unset)
+	data       []string // keys of a ConfigMap's data or a Secret's data/stringData
+	secretLike bool
+
+	// A Secret the object makes in the cluster (an ExternalSecret's
+	// target, a SealedSecret's), its keys, and whether there may be more.
+	makesSecret string
+	makesKeys   []string
+	makesOpen   bool
+}
+
+type crdInfo struct{ group, kind, scope string }
+
+func (o *object) group() string { return o.Group() }
+
+// ref is how findings name the object: Kind/namespace/name or Kind/name.
+func (o *object) ref() string { return o.String() }
+
+// lintObject reads what the rules need of a built object.
+func lintObject(b *fluxbuild.Object) *object {
+	o := &object{Object: b}
+	n := b.Node
+	switch {
+	case o.Kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io":
+		o.crd = &crdInfo{group: yamlutil.Str(n, "spec", "group"), kind: yamlutil.Str(n, "spec", "names", "kind"), scope: yamlutil.Str(n, "spec", "scope")}
+	case (o.Kind == "ValidatingWebhookConfiguration" || o.Kind == "MutatingWebhookConfiguration") && o.group() == "admissionregistration.k8s.io":
+		for _, h := range contentOf(yamlutil.Field(n, "webhooks")) {
+			for _, r := range contentOf(yamlutil.Field(h, "rules")) {
+				for _, g := range contentOf(yamlutil.Field(r, "apiGroups")) {
+					if !slices.Contains(o.webhooks, g.Value) {
+						o.webhooks = append(o.webhooks, g.Value)
+					}
+				}
+			}
+		}
+	case o.Kind == "HelmRelease" && strings.HasPrefix(o.APIVersion, "helm.toolkit.fluxcd.io/"):
+		o.helmCRDs = yamlutil.Str(n, "spec", "install", "crds")
+		if o.helmCRDs == "" {
+			o.helmCRDs = "Create"
+			if yamlutil.Str(n, "spec", "install", "skipCRDs") == "true" {
+				o.helmCRDs = "Skip"
+			}
+		}
+	case o.Kind == "ExternalSecret" && o.group() == "external-secrets.io":
+		o.makesSecret = yamlutil.Str(n, "spec", "target", "name")
+		if o.makesSecret == "" {
+			o.makesSecret = o.Name
+		}
+		for _, d := range contentOf(yamlutil.Field(yamlutil.Field(n, "spec"), "data")) {
+			o.makesKeys = append(o.makesKeys, yamlutil.Str(d, "secretKey"))
+		}
+		o.makesOpen = yamlutil.Field(yamlutil.Field(n, "spec"), "dataFrom") != nil || yamlutil.Field(yamlutil.Field(yamlutil.Field(n, "spec"), "target"), "template") != nil
+	case o.Kind == "SealedSecret" && o.group() == "bitnami.com":
+		o.makesSecret = o.Name
+		if t := yamlutil.Str(n, "spec", "template", "metadata", "name"); t != "" {
+			o.makesSecret = t
+		}
+		if d := yamlutil.Field(yamlutil.Field(n, "spec"), "encryptedData"); d != nil && d.Kind == yaml.MappingNode {
+			for i := 0; i < len(d.Content); i += 2 {
+				o.makesKeys = append(o.makesKeys, d.Content[i].Value)
+			}
+		}
+		o.makesOpen = yamlutil.Field(yamlutil.Field(yamlutil.Field(n, "spec"), "template"), "data") != nil
+	case o.Kind == "ConfigMap" && o.APIVersion == "v1", o.Kind == "Secret" && o.APIVersion == "v1":
+		o.secretLike = o.Kind == "Secret"
+		for _, k := range []string{"data", "stringData", "binaryData"} {
+			if d := yamlutil.Field(n, k); d != nil && d.Kind == yaml.MappingNode {
+				for i := 0; i < len(d.Content); i += 2 {
+					o.data = append(o.data, d.Content[i].Value)
+				}
+			}
+		}
+	}
+	return o
+}
+
+// contentOf is n's items, or nil.
+func contentOf(n *yaml.Node) []*yaml.Node {
+	if n == nil {
+		return nil
+	}
+	return n.Content
+}
+
+// skipSubst reports whether the object is labelled or annotated
+// kustomize.toolkit.fluxcd.io/substitute: disabled.
+func (o *object) skipSubst() bool {
+	const key = "kustomize.toolkit.fluxcd.io/substitute"
+	return yamlutil.Str(o.Node, "metadata", "annotations", key) == "disabled" || yamlutil.Str(o.Node, "metadata", "labels", key) == "disabled"
+}

@@ -1,0 +1,435 @@
+package substitute
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+	"sync"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/resid"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// The labels kustomize-controller puts on every object it applies.
+const (
+	NameLabel      = "kustomize.toolkit.fluxcd.io/name"
+	NamespaceLabel = "kustomize.toolkit.fluxcd.io/namespace"
+)
+
+// Redacted replaces, with WithRedactedSecrets, every value a variable takes
+// from a substituteFrom Secret.
+const Redacted = "REDACTED"
+
+// RenderOption configures Render. Only this package implements it; an
+// option given a value it cannot use makes Render fail.
+type RenderOption interface{ applyToRender(*renderOptions) error }
+
+type renderOptions struct {
+	sources *Sources
+	strict  bool
+	redact  bool
+}
+
+// WithRedactedSecrets makes Render print Redacted wherever a variable
+// loaded from a substituteFrom Secret lands. Errors are still those of the
+// real values.
+func WithRedactedSecrets() RenderOption { return redactOption{} }
+
+type redactOption struct{}
+
+func (redactOption) applyToRender(o *renderOptions) error { o.redact = true; return nil }
+
+// Render does to the objects of a Kustomization's build what
+// kustomize-controller does after the build, and prints them as `flux build
+// kustomization` does:
+//
+//  1. spec.postBuild substitutes every object (see Substituter), with
+//     substituteFrom satisfied from WithSources;
+//  2. the kustomize.toolkit.fluxcd.io/name and /namespace labels and
+//     spec.commonMetadata are set;
+//  3. each object is printed with sorted keys, followed by "---".
+//
+// It works on every core, with the outcome of Flux's sequential loop: the
+// first object in order that fails substitution, or whose new ID another
+// object holds at that point, is the error. Package fluxbuild's Preview
+// builds the objects and calls it.
+func Render(ks *kustomizev1.Kustomization, ress []*resource.Resource, opts ...RenderOption) ([]byte, error) {
+	o := renderOptions{strict: true}
+	for _, opt := range opts {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil RenderOption", ErrInvalidOption)
+		}
+		if err := opt.applyToRender(&o); err != nil {
+			return nil, err
+		}
+	}
+	return render(ress, ks, o)
+}
+
+// merge returns the sources of s and t; t's win on a clash.
+func (s *Sources) merge(t *Sources) *Sources {
+	m := &Sources{configMaps: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}}
+	for _, src := range []*Sources{s, t} {
+		for k, v := range src.configMaps {
+			m.configMaps[k] = v
+		}
+		for k, v := range src.secrets {
+			m.secrets[k] = v
+		}
+	}
+	return m
+}
+
+// render is Render with its options read.
+func render(ress []*resource.Resource, ks *kustomizev1.Kustomization, o renderOptions) ([]byte, error) {
+	var real, masked *Substituter
+	if ks.Spec.PostBuild != nil {
+		real = &Substituter{ks: ks, src: o.sources, strict: o.strict}
+		real.load()
+		if o.redact && o.sources != nil {
+			if m := o.sources.redacted(); m != nil {
+				masked = &Substituter{ks: ks, src: m, strict: o.strict}
+				masked.load()
+			}
+		}
+	}
+	before := make([]idKey, len(ress))
+	ids := make(map[idKey]int, len(ress))
+	for i, r := range ress {
+		before[i] = keyOf(r.CurId())
+		ids[before[i]]++
+	}
+	afters := make([]idKey, len(ress))
+	subErrs := make([]error, len(ress))
+	chunks := make([][]byte, len(ress))
+	encErrs := make([]error, len(ress))
+	parallel(len(ress), func(i int) {
+		r := ress[i]
+		if out, after, ok := fastObject(r, real, masked, ks); ok {
+			chunks[i], afters[i] = out, after
+			return
+		}
+		shown := r // what is printed: masked when redacting
+		if real != nil {
+			if masked != nil {
+				shown = r.DeepCopy()
+			}
+			if _, err := real.Resource(r); err != nil {
+				subErrs[i] = err
+				return
+			}
+			afters[i] = keyOf(r.CurId())
+			if masked != nil {
+				if _, err := masked.Resource(shown); err != nil {
+					subErrs[i] = err
+					return
+				}
+			}
+		}
+		chunks[i], encErrs[i] = encodeObject(shown, ks)
+	})
+	for i := range ress {
+		if subErrs[i] != nil {
+			return nil, subErrs[i]
+		}
+		if real == nil {
+			continue
+		}
+		after := afters[i]
+		ids[before[i]]--
+		ids[after]++
+		if ids[after] > 1 {
+			return nil, &ObjectError{Object: resName(ress[i]), Err: fmt.Errorf("%w: after substitution object %d has the ID of another object", ErrDuplicateID, i+1)}
+		}
+	}
+	var buf bytes.Buffer
+	for i := range ress {
+		if encErrs[i] != nil {
+			return nil, encErrs[i]
+		}
+		buf.Write(chunks[i])
+	}
+	return buf.Bytes(), nil
+}
+
+// parallel calls fn(0) … fn(n-1) on GOMAXPROCS goroutines.
+func parallel(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// redacted returns a copy of s whose Secrets hold Redacted in every key, or
+// nil when s has no Secret.
+func (s *Sources) redacted() *Sources {
+	if len(s.secrets) == 0 {
+		return nil
+	}
+	c := &Sources{configMaps: s.configMaps, secrets: make(map[string]*corev1.Secret, len(s.secrets))}
+	for k, sec := range s.secrets {
+		m := sec.DeepCopy()
+		for d := range m.Data {
+			m.Data[d] = []byte(Redacted)
+		}
+		c.secrets[k] = m
+	}
+	return c
+}
+
+// idKey is what kustomize's ResId.Equals compares.
+type idKey struct {
+	group, version, kind, namespace, name string
+}
+
+func keyOf(id resid.ResId) idKey {
+	return idKey{id.Group, id.Version, id.Kind, id.EffectiveNamespace(), id.Name}
+}
+
+// encodeObject sets Flux's labels and commonMetadata on r and prints it as
+// flux build does (YAML to unstructured, then sigs.k8s.io/yaml, "---" after
+// each object).
+func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, error) {
+	if err := r.PipeE(kyaml.SetLabel(NameLabel, ks.Name)); err != nil {
+		return nil, &ObjectError{Object: resName(r), Err: fmt.Errorf("setting labels: %w", err)}
+	}
+	if err := r.PipeE(kyaml.SetLabel(NamespaceLabel, ks.Namespace)); err != nil {
+		return nil, &ObjectError{Object: resName(r), Err: fmt.Errorf("setting labels: %w", err)}
+	}
+	y, err := r.AsYAML()
+	if err != nil {
+		return nil, &ObjectError{Object: resName(r), Err: fmt.Errorf("serialising: %w", err)}
+	}
+	objs, err := readObjects(y)
+	if err != nil {
+		return nil, &ObjectError{Object: resName(r), Err: fmt.Errorf("reading back: %w", err)}
+	}
+	var buf bytes.Buffer
+	for _, obj := range objs {
+		if m := ks.Spec.CommonMetadata; m != nil {
+			setCommonMetadata(obj, m.Labels, m.Annotations)
+		}
+		data, err := yamlMarshal(obj)
+		if err != nil {
+			return nil, &ObjectError{Object: resName(r), Err: fmt.Errorf("encoding: %w", err)}
+		}
+		buf.Write(data)
+		buf.WriteString("---\n")
+	}
+	return buf.Bytes(), nil
+}
+
+// fastObject is what substituting r and encodeObject yield, worked out from
+// r's JSON: kustomize-controller turns the object into JSON and YAML and
+// back up to four times (substitution reads the YAML back into the node,
+// labelling and encoding turn it into YAML again, reading the build turns
+// that into JSON again), and each round trip after the first gives the same
+// JSON. It also returns the object's ID after substitution. ok is false,
+// and the caller takes Flux's own steps, for anything out of the ordinary:
+// an error, a List, a dropped document, labels or metadata of an odd shape,
+// or a name, namespace, kind or apiVersion that is not a string.
+func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization) (out []byte, after idKey, ok bool) {
+	m, j0, err := objectJSON(r)
+	if err != nil {
+		return nil, idKey{}, false
+	}
+	var y0 []byte // the YAML substitution reads, straight from the map when it can be
+	if real != nil && m != nil {
+		y0, _ = objectYAML(m)
+	}
+	// j is what Flux applies, shown what Preview prints (masked); a
+	// substituted object's numbers pass through float64 (readBack).
+	j, shown := j0, j0
+	jBack, shownBack := false, false
+	if real != nil {
+		j1, done, err := real.substituteJSON(r, j0, y0)
+		if err != nil {
+			return nil, idKey{}, false
+		}
+		if done {
+			j, shown, jBack, shownBack = j1, j1, true, true
+		}
+		if masked != nil {
+			jm, done, err := masked.substituteJSON(r, j0, y0)
+			if err != nil {
+				return nil, idKey{}, false
+			}
+			shown, shownBack = j0, false
+			if done {
+				shown, shownBack = jm, true
+			}
+		}
+	}
+	obj, ok := plainObject(j, jBack)
+	if !ok {
+		return nil, idKey{}, false
+	}
+	g, v := resid.ParseGroupVersion(obj.GetAPIVersion())
+	after = keyOf(resid.NewResIdWithNamespace(resid.NewGvk(g, v, obj.GetKind()), obj.GetName(), obj.GetNamespace()))
+	if masked != nil {
+		if obj, ok = plainObject(shown, shownBack); !ok {
+			return nil, idKey{}, false
+		}
+	}
+	labels, _, _ := unstructured.NestedStringMap(obj.Object, "metadata", "labels")
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[NameLabel], labels[NamespaceLabel] = ks.Name, ks.Namespace
+	obj.SetLabels(labels)
+	if m := ks.Spec.CommonMetadata; m != nil {
+		setCommonMetadata(obj, m.Labels, m.Annotations)
+	}
+	data, ok := objectYAML(obj.Object)
+	if !ok {
+		if data, err = yamlMarshal(obj); err != nil {
+			return nil, idKey{}, false
+		}
+	}
+	return append(data, "---\n"...), after, true
+}
+
+// objectJSON is r.MarshalJSON without its YAML round trip: kyaml encodes
+// the node as YAML text and decodes that into a map; this decodes the node
+// into the map directly, for a mapping (anything else goes to
+// MarshalJSON), and returns the map too (nil when it went to
+// MarshalJSON). FuzzPreviewVsFlux and the preview fixtures hold it to
+// Flux.
+func objectJSON(r *resource.Resource) (map[string]any, []byte, error) {
+	n := r.RNode.YNode()
+	if n == nil || n.Kind != kyaml.MappingNode {
+		j, err := r.MarshalJSON()
+		return nil, j, err
+	}
+	m := map[string]any{}
+	if err := n.Decode(&m); err != nil {
+		j, err := r.MarshalJSON()
+		return nil, j, err
+	}
+	j, err := json.Marshal(m)
+	return m, j, err
+}
+
+// plainObject decodes j as readObjects does (with readBack, after Flux's
+// reading back of a substituted object), when j is one object (not a List)
+// that readObjects keeps, with string apiVersion, kind, name and namespace
+// (if any), and labels and annotations (if any) maps of strings.
+func plainObject(j []byte, readBack bool) (*unstructured.Unstructured, bool) {
+	m, ok := decodeObject(j, readBack)
+	if !ok {
+		return nil, false
+	}
+	obj := &unstructured.Unstructured{Object: m}
+	if obj.IsList() {
+		return nil, false
+	}
+	meta, isMap := obj.Object["metadata"].(map[string]any)
+	if !isMap || !nonEmptyString(obj.Object["apiVersion"]) || !nonEmptyString(obj.Object["kind"]) || !nonEmptyString(meta["name"]) {
+		return nil, false
+	}
+	if ns, found := meta["namespace"]; found {
+		if _, isStr := ns.(string); !isStr {
+			return nil, false
+		}
+	}
+	for _, key := range []string{"labels", "annotations"} {
+		v, found := meta[key]
+		if !found {
+			continue
+		}
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return nil, false
+		}
+		for _, e := range m {
+			if _, isStr := e.(string); !isStr {
+				return nil, false
+			}
+		}
+	}
+	if strings.ToLower(obj.GetKind()) == "kustomization" && strings.HasPrefix(obj.GetAPIVersion(), "kustomize.config.k8s.io/") {
+		return nil, false
+	}
+	return obj, true
+}
+
+func nonEmptyString(v any) bool {
+	s, ok := v.(string)
+	return ok && s != ""
+}
+
+// readObjects decodes a YAML stream into objects the way Flux reads a build
+// (lists unrolled; documents without apiVersion, kind or name, and
+// kustomize's own Kustomization, dropped).
+func readObjects(data []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 2048)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(obj); err != nil {
+			if errors.Is(err, io.EOF) {
+				return objs, nil
+			}
+			return nil, err
+		}
+		if obj.IsList() {
+			if err := obj.EachListItem(func(item k8sruntime.Object) error {
+				objs = append(objs, item.(*unstructured.Unstructured))
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if obj.GetName() != "" && obj.GetKind() != "" && obj.GetAPIVersion() != "" &&
+			(strings.ToLower(obj.GetKind()) != "kustomization" || !strings.HasPrefix(obj.GetAPIVersion(), "kustomize.config.k8s.io/")) {
+			objs = append(objs, obj)
+		}
+	}
+}
+
+func setCommonMetadata(obj *unstructured.Unstructured, labels, annotations map[string]string) {
+	lbs := obj.GetLabels()
+	if lbs == nil {
+		lbs = map[string]string{}
+	}
+	for k, v := range labels {
+		lbs[k] = v
+	}
+	if len(lbs) > 0 {
+		obj.SetLabels(lbs)
+	}
+	ans := obj.GetAnnotations()
+	if ans == nil {
+		ans = map[string]string{}
+	}
+	for k, v := range annotations {
+		ans[k] = v
+	}
+	if len(ans) > 0 {
+		obj.SetAnnotations(ans)
+	}
+}
