@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
@@ -272,4 +273,20 @@ func parallel(n int, fn func(i int)) {
 		})
 	}
 	wg.Wait()
+}
+
+// ReadFile returns the objects of one manifest file as kustomize reads a
+// resource file, with their lines (what Build gives for a directory that
+// holds only this file); rel names the file in objects and errors.
+func ReadFile(path, rel string) ([]*Object, error) {
+	data, err := inputfile.ReadManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &file{abs: path, rel: rel, data: data, dollar: bytes.IndexByte(data, '$') >= 0}
+	if f.nodes, err = readManifests(rel, data); err != nil {
+		return nil, err
+	}
+	g := &generated{files: []*file{f}}
+	return g.plainObjects()
 }

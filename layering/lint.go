@@ -272,7 +272,8 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 type lintLayer struct {
 	*Layer
 	index     int
-	ancestors layerSet // every layer this one depends on, directly or not
+	ancestors layerSet // every layer this one depends on, directly or not: Ready before it
+	applied   layerSet // every layer whose objects exist before this one reconciles
 	direct    map[string]bool
 	objects   []*object
 	unknown   bool // the layer's objects could not be read: rules do not guess
@@ -512,21 +513,30 @@ func (s layerSet) all(yield func(int) bool) {
 }
 
 // isAncestor reports whether ly depends on the layer named name, directly
-// or not.
+// or not: that layer is Ready before ly reconciles.
 func (l *linter) isAncestor(ly *lintLayer, name string) bool {
 	a, ok := l.byName[name]
 	return ok && ly.ancestors.has(a.index)
 }
 
-// ancestors sets every layer's ancestors: in one walk, each layer's set is
-// the union of its dependencies' sets, when the graph has no cycle (a
-// cycle is a graph finding already); with one, each layer walks the graph
-// on its own, which is quadratic but only for a platform that cannot
-// become Ready.
-func (l *linter) ancestors() {
+// isApplied reports whether the objects of the layer named name exist
+// before ly reconciles: it is an ancestor, or applies ly (or an ancestor).
+func (l *linter) isApplied(ly *lintLayer, name string) bool {
+	a, ok := l.byName[name]
+	return ok && ly.applied.has(a.index)
+}
+
+// closure returns, for every layer, the layers reachable from it by
+// edges (names of other layers), itself left out: in one walk, each
+// layer's set is the union of its neighbours' sets, when the graph has no
+// cycle (a cycle is a graph finding already); with one, each layer walks
+// the graph on its own, which is quadratic but only for a platform that
+// cannot become Ready.
+func (l *linter) closure(edges func(*lintLayer) []string) []layerSet {
 	words := (len(l.layers) + 63) / 64
-	for _, ly := range l.layers {
-		ly.ancestors = make(layerSet, words)
+	sets := make([]layerSet, len(l.layers))
+	for i := range sets {
+		sets[i] = make(layerSet, words)
 	}
 	const (
 		unseen = iota
@@ -538,7 +548,7 @@ func (l *linter) ancestors() {
 	var visit func(ly *lintLayer)
 	visit = func(ly *lintLayer) {
 		state[ly.index] = visiting
-		for d := range ly.direct {
+		for _, d := range edges(ly) {
 			dep := l.byName[d]
 			switch state[dep.index] {
 			case unseen:
@@ -547,8 +557,8 @@ func (l *linter) ancestors() {
 				cyclic = true
 				continue
 			}
-			ly.ancestors.union(dep.ancestors)
-			ly.ancestors.add(dep.index)
+			sets[ly.index].union(sets[dep.index])
+			sets[ly.index].add(dep.index)
 		}
 		state[ly.index] = done
 	}
@@ -559,36 +569,49 @@ func (l *linter) ancestors() {
 	}
 	for _, ly := range l.layers {
 		if cyclic {
-			l.walkAncestors(ly)
+			l.walk(ly, edges, sets[ly.index])
 		}
 		// A layer is not its own ancestor, by name: with duplicate names
 		// or a cycle, a graph finding already.
 		self := l.byName[ly.Name].index
-		ly.ancestors[self/64] &^= 1 << (self % 64)
+		sets[ly.index][self/64] &^= 1 << (self % 64)
 	}
+	return sets
 }
 
-// walkAncestors sets ly's ancestors by walking the graph from it.
-func (l *linter) walkAncestors(ly *lintLayer) {
-	clear(ly.ancestors)
-	stack := slices.Collect(mapKeys(ly.direct))
+// walk sets set to the layers reachable from ly, walking the graph.
+func (l *linter) walk(ly *lintLayer, edges func(*lintLayer) []string, set layerSet) {
+	clear(set)
+	stack := slices.Clone(edges(ly))
 	for len(stack) > 0 {
 		a := l.byName[stack[len(stack)-1]]
 		stack = stack[:len(stack)-1]
-		if ly.ancestors.has(a.index) {
+		if set.has(a.index) {
 			continue
 		}
-		ly.ancestors.add(a.index)
-		stack = slices.AppendSeq(stack, mapKeys(a.direct))
+		set.add(a.index)
+		stack = append(stack, edges(a)...)
 	}
 }
 
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for _, k := range sortedKeys(m) {
-			if !yield(k) {
-				return
-			}
+// ancestors sets every layer's ancestors (the layers Ready before it:
+// dependsOn, transitively) and the layers applied before it (those, and
+// the layer that applies its Kustomization, transitively: a layer's
+// objects exist before the Kustomizations it applies reconcile, though
+// they may not be Ready).
+func (l *linter) ancestors() {
+	deps := func(ly *lintLayer) []string { return sortedKeys(ly.direct) }
+	for i, set := range l.closure(deps) {
+		l.layers[i].ancestors = set
+	}
+	withParent := func(ly *lintLayer) []string {
+		out := deps(ly)
+		if p, ok := l.byName[ly.Parent]; ok && p != ly {
+			out = append(out, ly.Parent)
 		}
+		return out
+	}
+	for i, set := range l.closure(withParent) {
+		l.layers[i].applied = set
 	}
 }

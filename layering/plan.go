@@ -54,6 +54,10 @@ type Layer struct {
 	DependsOn []string
 	// Operator is true for layers marked with MarkOperator.
 	Operator bool
+	// Parent names the layer that applies this one's Kustomization (in a
+	// repository, Kustomizations apply Kustomizations), or "": its objects
+	// exist before this layer reconciles, though they may not be Ready.
+	Parent string
 	// File and Line are where the layer is declared: the stack file, or the
 	// file of a repository's Kustomization; empty for a layer declared in
 	// Go.
@@ -76,7 +80,14 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		Name: st.name, Namespace: st.namespace,
 		ExistingNamespaces: slices.Clone(st.existingNamespaces), ExistingAPIGroups: slices.Clone(st.existingAPIGroups),
 		External: slices.Clone(st.external),
-		file:     b.file, dir: b.dir, vars: slices.Clone(b.vars),
+		file:     b.file, dir: b.dir,
+	}
+	for _, name := range st.vars {
+		v := stackVars{Name: name}
+		if i := slices.IndexFunc(b.vars, func(sv stackVars) bool { return sv.Name == name }); i >= 0 {
+			v = b.vars[i]
+		}
+		p.vars = append(p.vars, v)
 	}
 	srcRef := kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: st.name}
 	if st.sourceRef != nil {

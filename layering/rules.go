@@ -63,7 +63,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		var others []string
 		for _, d := range defs {
 			switch {
-			case l.isAncestor(ly, d.layer):
+			case l.isApplied(ly, d.layer):
 				ancestor = true
 			case d.layer == ly.Name:
 				same = true
@@ -97,7 +97,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 // unknownAncestor reports whether a layer ly depends on could not be read:
 // what no rule can see may be there.
 func (l *linter) unknownAncestor(ly *lintLayer) bool {
-	for a := range ly.ancestors.all {
+	for a := range ly.applied.all {
 		if l.layers[a].unknown {
 			return true
 		}
@@ -106,7 +106,7 @@ func (l *linter) unknownAncestor(ly *lintLayer) bool {
 }
 
 func (l *linter) releaseInAncestor(ly *lintLayer) bool {
-	for a := range ly.ancestors.all {
+	for a := range ly.applied.all {
 		if l.layers[a].hasCRDInstallingRelease() != nil {
 			return true
 		}
@@ -211,7 +211,7 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 			continue
 		}
 		creators := l.namespaces[ns]
-		if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isAncestor(ly, c) }) {
+		if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isApplied(ly, c) }) {
 			continue
 		}
 		if h, ok := missing[ns]; ok {
@@ -281,7 +281,7 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 		}
 		makers, unknown := l.makers(group, hc.Kind, ns, hc.Name)
 		switch {
-		case slices.Contains(makers, ly.Name) || slices.ContainsFunc(makers, func(m string) bool { return l.isAncestor(ly, m) }):
+		case slices.Contains(makers, ly.Name) || slices.ContainsFunc(makers, func(m string) bool { return l.isApplied(ly, m) }):
 		case len(makers) > 0:
 			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: the object is created by layer %s, which this layer does not depend on: the check races that layer; depend on it", hc.Kind, ns, hc.Name, names(makers))
 		case unknown || ly.unknown:

@@ -179,14 +179,23 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 		key := ref.Kind + "/" + ns + "/" + ref.Name
 		if srcs, ok := sources[key]; ok {
 			var makers []string
+			self := false
 			for _, s := range srcs {
-				if s.layer == ly.Name || l.isAncestor(ly, s.layer) {
-					makers = nil
+				if l.isApplied(ly, s.layer) {
+					makers, self = nil, false
 					break
+				}
+				if s.layer == ly.Name {
+					self = true
+					continue
 				}
 				makers = append(makers, s.layer)
 			}
-			if len(makers) > 0 && !ref.Optional {
+			switch {
+			case ref.Optional:
+			case self:
+				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by this same layer: Flux reads the variables before it applies the layer, so the first reconcile fails; move it to a layer this one depends on", key)
+			case len(makers) > 0:
 				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by layer %q, which this layer does not depend on: Flux fails the layer until it exists; depend on %q", key, makers[0], makers[0])
 			}
 			for _, s := range srcs {

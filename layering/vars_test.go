@@ -41,7 +41,7 @@ func TestLintVariables(t *testing.T) {
 		// A vars entry declared in Go has no outputs file, and an optional
 		// Secret may be missing: their keys are unknown, so a variable
 		// nothing is known to provide is no finding.
-		{"unknown-sources", layering.New("platform", layering.FromOCI(registry, "v1"), layering.Vars("cluster-vars")).
+		{"unknown-sources", layering.New("platform", layering.FromOCI(registry, "v1"), layering.Vars("tf-vars")).
 			Layer("vars", layering.Path("./vars")).
 			Then("apps", layering.Path("./apps"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "Secret", Name: "maybe", Optional: true})), nil},
 	}
