@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // FileError is a problem at one line of a file: the type packages

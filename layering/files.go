@@ -219,7 +219,7 @@ func (p *Plan) checkPaths(root string) error {
 }
 
 // GraphFile reads and builds a stack file and draws it (Plan.Graph).
-func GraphFile(path, format string) ([]byte, error) {
+func GraphFile(path string, format GraphFormat) ([]byte, error) {
 	b, err := LoadStack(path)
 	if err != nil {
 		return nil, err

@@ -42,7 +42,7 @@ func FuzzParseStack(f *testing.F) {
 		if _, err := plan.Files(); err != nil {
 			t.Fatalf("files of a plan that built: %v", err)
 		}
-		for _, format := range []string{"mermaid", "dot", "tree"} {
+		for _, format := range layering.GraphFormats() {
 			if _, err := plan.Graph(format); err != nil {
 				t.Fatalf("%s graph of a plan that built: %v", format, err)
 			}

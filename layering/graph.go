@@ -8,15 +8,36 @@ import (
 	"time"
 )
 
+// GraphFormat is a format Plan.Graph draws in.
+type GraphFormat string
+
 // Graph formats.
 const (
-	GraphMermaid = "mermaid" // a flowchart that GitHub renders
-	GraphDot     = "dot"     // Graphviz
-	GraphTree    = "tree"    // like `flux tree kustomization`
+	GraphMermaid GraphFormat = "mermaid" // a flowchart that GitHub renders
+	GraphDot     GraphFormat = "dot"     // Graphviz
+	GraphTree    GraphFormat = "tree"    // like `flux tree kustomization`
 )
 
 // GraphFormats lists the formats Graph takes.
-var GraphFormats = []string{GraphMermaid, GraphDot, GraphTree}
+func GraphFormats() []GraphFormat { return []GraphFormat{GraphMermaid, GraphDot, GraphTree} }
+
+// ParseGraphFormat reads a format's name, as --format takes it.
+func ParseGraphFormat(s string) (GraphFormat, error) {
+	for _, f := range GraphFormats() {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", errorf(ErrInvalidOption, "unknown graph format %q: want one of %s", s, formatList())
+}
+
+func formatList() string {
+	var s []string
+	for _, f := range GraphFormats() {
+		s = append(s, string(f))
+	}
+	return strings.Join(s, ", ")
+}
 
 // CriticalPath is the longest chain of dependencies of a Plan: the layers
 // that must become Ready one after the other, first to last.
@@ -45,7 +66,10 @@ func (p *Plan) CriticalPath() CriticalPath {
 		}
 		depth[i], next[i] = 1, -1
 		for _, d := range p.Layers[i].DependsOn {
-			j := idx[d]
+			j, ok := idx[d]
+			if !ok {
+				continue // an unknown layer: a graph finding of lint
+			}
 			if v := visit(j) + 1; v > depth[i] {
 				depth[i], next[i] = v, j
 			}
@@ -63,9 +87,7 @@ func (p *Plan) CriticalPath() CriticalPath {
 	for i := best; i >= 0; i = next[i] {
 		l := p.Layers[i]
 		c.Layers = append(c.Layers, l.Name)
-		if t := l.Kustomization.Spec.Timeout; t != nil {
-			c.Timeout += t.Duration
-		}
+		c.Timeout += l.Kustomization.GetTimeout() // Flux's default when unset
 	}
 	slices.Reverse(c.Layers)
 	return c
@@ -107,7 +129,7 @@ func (l *Layer) describe() string {
 // Graph draws the Plan's DAG in format (GraphMermaid, GraphDot or
 // GraphTree): each layer with its kind and how it becomes Ready, edges from
 // a layer to those that depend on it, and the critical path highlighted.
-func (p *Plan) Graph(format string) ([]byte, error) {
+func (p *Plan) Graph(format GraphFormat) ([]byte, error) {
 	var b bytes.Buffer
 	crit := p.CriticalPath()
 	onPath := map[string]int{}
@@ -128,10 +150,19 @@ func (p *Plan) Graph(format string) ([]byte, error) {
 		link := 0
 		for i, l := range p.Layers {
 			for _, d := range l.DependsOn {
+				if _, ok := idx[d]; !ok {
+					continue
+				}
 				fmt.Fprintf(&b, "  n%d --> n%d\n", idx[d], i)
 				if critEdge(d, l.Name) {
 					critLinks = append(critLinks, fmt.Sprint(link))
 				}
+				link++
+			}
+		}
+		for i, l := range p.Layers {
+			if j, ok := idx[l.Parent]; ok {
+				fmt.Fprintf(&b, "  n%d -.-> n%d\n", j, i) // applies
 				link++
 			}
 		}
@@ -154,8 +185,15 @@ func (p *Plan) Graph(format string) ([]byte, error) {
 			}
 			fmt.Fprintf(&b, "  %q [label=%q%s];\n", l.Name, l.Name+"\n"+l.describe(), extra)
 		}
+		idx := p.index()
 		for _, l := range p.Layers {
+			if _, ok := idx[l.Parent]; ok {
+				fmt.Fprintf(&b, "  %q -> %q [style=dashed];\n", l.Parent, l.Name)
+			}
 			for _, d := range l.DependsOn {
+				if _, ok := idx[d]; !ok {
+					continue
+				}
 				extra := ""
 				if critEdge(d, l.Name) {
 					extra = " [color=red, penwidth=2]"
@@ -168,7 +206,7 @@ func (p *Plan) Graph(format string) ([]byte, error) {
 		p.tree(&b)
 		fmt.Fprintf(&b, "\n%s\n", crit)
 	default:
-		return nil, fmt.Errorf("unknown graph format %q: want one of %s", format, strings.Join(GraphFormats, ", "))
+		return nil, errorf(ErrInvalidOption, "unknown graph format %q: want one of %s", format, formatList())
 	}
 	return b.Bytes(), nil
 }
@@ -201,13 +239,18 @@ func (p *Plan) tree(b *bytes.Buffer) {
 				fmt.Fprintf(b, "%s%sHelmRelease/%s/%s\n", prefix, branch, l.HelmRelease.Namespace, l.HelmRelease.Name)
 				continue
 			}
-			if printed[c] {
+			j, known := idx[c]
+			switch {
+			case !known:
+				fmt.Fprintf(b, "%s%s%s (not in the platform)\n", prefix, branch, p.kustomizationRef(c))
+				continue
+			case printed[c]:
 				fmt.Fprintf(b, "%s%s%s (see above)\n", prefix, branch, p.kustomizationRef(c))
 				continue
 			}
 			printed[c] = true
 			fmt.Fprintf(b, "%s%s%s\n", prefix, branch, p.kustomizationRef(c))
-			walk(&p.Layers[idx[c]], prefix+indent)
+			walk(&p.Layers[j], prefix+indent)
 		}
 	}
 	first := true

@@ -381,34 +381,45 @@ func (l *linter) load(ctx context.Context) error {
 			wg.Wait()
 			return err
 		}
+		if ly.Built {
+			l.take(ly, ly.Objects, ly.BuildErr)
+			continue
+		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
 			objs, err := fluxbuild.Build(ctx, *ly.Source, ly.Kustomization)
-			if err != nil {
-				ly.unknown = true
-				f := Finding{Rule: RulePath, Layer: ly.Name, File: ly.File, Line: ly.Line}
-				var fe *FileError
-				if errors.As(err, &fe) {
-					f.File, f.Line = l.rel(absPath(fe.Path)), fe.Line
-					if ly.File != "" {
-						f.LayerFile, f.LayerLine = ly.File, ly.Line
-					}
-					err = fe.Err
-				}
-				f.Message = err.Error()
-				l.add(f)
-				return
-			}
-			ly.objects = make([]*object, len(objs))
-			for i, o := range objs {
-				o.File = l.sourceFile(ly, o.File)
-				ly.objects[i] = lintObject(o)
-			}
+			l.take(ly, objs, err)
 		})
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+// take gives ly the objects fluxbuild built for it, or reports why it
+// could not.
+func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
+	if err != nil {
+		ly.unknown = true
+		f := Finding{Rule: RulePath, Layer: ly.Name, File: ly.File, Line: ly.Line}
+		var fe *FileError
+		if errors.As(err, &fe) {
+			f.File, f.Line = l.rel(absPath(fe.Path)), fe.Line
+			if ly.File != "" {
+				f.LayerFile, f.LayerLine = ly.File, ly.Line
+			}
+			err = fe.Err
+		}
+		f.Message = err.Error()
+		l.add(f)
+		return
+	}
+	ly.objects = make([]*object, len(objs))
+	for i, o := range objs {
+		c := *o // the caller's objects stay as they are
+		c.File = l.sourceFile(ly, o.File)
+		ly.objects[i] = lintObject(&c)
+	}
 }
 
 // sourceFile names a file of a layer's source (relative to the source's

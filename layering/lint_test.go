@@ -6,6 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/fluxcd/pkg/apis/meta"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -97,6 +100,9 @@ var lintTree = map[string]string{
 	"kustomized/deploy.yaml":        "# the web app\n" + deployYAML,
 	"remote/kustomization.yaml":     "resources: [\"REMOTE\"]\n",
 	"twice/a.yaml":                  deployYAML,
+	"vars/cm.yaml":                  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-vars, namespace: flux-system}\ndata: {domain: example.com}\n",
+	"uses-vars/gw.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gw, namespace: default}\ndata: {host: \"*.${domain}\"}\n",
+	"checked/deploy.yaml":           deployYAML,
 	"twice/b.yaml":                  "# the same Deployment again\n" + deployYAML,
 	"repeated/kustomization.yaml":   "resources: [deploy.yaml]\n",
 	"repeated/deploy.yaml":          deployYAML + "  replicas: 2\n" + "  replicas: 3\n",
@@ -138,6 +144,58 @@ func TestLintRules(t *testing.T) {
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()),
 			rule: layering.RuleGraph,
 			want: layering.Finding{Layer: "crds", Message: `depends on unknown layer "nothing"`},
+		},
+		{
+			// Flux applies ${domain} as written in a layer without
+			// postBuild; domain is a variable of the platform (another
+			// layer substitutes it), so the intent is plain.
+			name: "no-postbuild",
+			bad: stack().Layer("vars", layering.Path("./vars")).
+				Then("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})).
+				Then("plain", layering.Path("./uses-vars"), layering.TargetNamespace("other")),
+			good: stack().Layer("vars", layering.Path("./vars")).
+				Then("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})).
+				Then("plain", layering.Path("./uses-vars"), layering.TargetNamespace("other"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
+			rule: layering.RuleNoPostBuild,
+			want: layering.Finding{Layer: "plain", Object: "ConfigMap/other/gw", File: "uses-vars/gw.yaml", Line: 1, Message: "${domain} is a variable of the platform, but this layer has no spec.postBuild"},
+		},
+		{
+			// A substituteFrom source nothing makes fails the layer.
+			name: "substitute-from",
+			bad:  stack().Layer("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
+			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.External(layering.ObjectRef{Kind: "ConfigMap", Name: "cluster-vars"})).
+				Layer("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
+			rule: layering.RuleSubstituteFrom,
+			want: layering.Finding{Layer: "sub", Message: "substituteFrom ConfigMap/flux-system/cluster-vars: no layer creates it"},
+		},
+		{
+			// Made by the layer itself: Flux loads variables before it
+			// applies, so the first reconcile fails.
+			name: "substitute-from-same-layer",
+			bad:  stack().Layer("vars", layering.Path("./vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
+			good: stack().Layer("vars", layering.Path("./vars")).Then("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
+			rule: layering.RuleSubstituteFrom,
+			want: layering.Finding{Layer: "vars", Message: "is created by this same layer"},
+		},
+		{
+			// A health check on an object nothing creates waits until the
+			// timeout; on one of a layer not depended on, it races it.
+			name: "health-check",
+			bad: stack().Layer("apps", layering.Path("./checked"), layering.HealthChecks(
+				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "wbe", Namespace: "apps"})),
+			good: stack().Layer("apps", layering.Path("./checked"), layering.HealthChecks(
+				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: "apps"})),
+			rule: layering.RuleHealthCheck,
+			want: layering.Finding{Layer: "apps", Message: "health check Deployment/apps/wbe: no layer creates this object"},
+		},
+		{
+			name: "health-check-not-depended-on",
+			bad: stack().Layer("apps", layering.Path("./checked")).Layer("gate", layering.Path("./vars"), layering.HealthChecks(
+				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: "apps"})),
+			good: stack().Layer("apps", layering.Path("./checked")).Then("gate", layering.Path("./vars"), layering.HealthChecks(
+				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: "apps"})),
+			rule: layering.RuleHealthCheck,
+			want: layering.Finding{Layer: "gate", Message: `the object is created by layer "apps", which this layer does not depend on`},
 		},
 		{
 			name: "path",

@@ -72,6 +72,12 @@ type Layer struct {
 	// cannot be read offline, Unavailable saying why.
 	Source      *fluxbuild.Source
 	Unavailable string
+	// Built says Objects and BuildErr are the layer's build from Source,
+	// done already (by the reader of a repository, say): lint takes them
+	// instead of building again.
+	Built    bool
+	Objects  []*fluxbuild.Object
+	BuildErr error
 }
 
 func (b *Builder) emit(nodes []*node) *Plan {
@@ -352,7 +358,7 @@ func (p *Plan) graphProblems() []error {
 		for _, d := range l.DependsOn {
 			if _, ok := first[d]; !ok {
 				errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line,
-					Err: errorf(ErrUnknownDependency, "depends on Kustomization %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready", p.kustomizationRef(d))})
+					Err: errorf(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready", p.kustomizationRef(d))})
 			}
 		}
 	}

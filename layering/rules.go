@@ -18,8 +18,11 @@ var builtinGroups = map[string]bool{
 	"authorization.k8s.io": true, "internal.apiserver.k8s.io": true, "storagemigration.k8s.io": true,
 }
 
+// isBuiltinGroup: Kubernetes' groups, and Flux's (the toolkit's, and
+// source.extensions.fluxcd.io of Flux ≥ 2.7's ArtifactGenerator), which
+// bootstrap installs before any layer.
 func isBuiltinGroup(g string) bool {
-	return builtinGroups[g] || strings.HasSuffix(g, ".toolkit.fluxcd.io")
+	return builtinGroups[g] || strings.HasSuffix(g, ".toolkit.fluxcd.io") || g == "source.extensions.fluxcd.io"
 }
 
 // clusterScoped are the built-in kinds that have no namespace.
@@ -89,6 +92,10 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			// be read.
 		case slices.Contains(l.p.ExistingAPIGroups, o.group()):
 		default:
+			if rel := l.crdReleasesElsewhere(ly); len(rel) > 0 {
+				l.objFinding(RuleCRDOrder, ly, o, "no layer applied before this one defines the CRD of %s (%s); charts that install CRDs, which may define it, are in layers this one does not depend on: %s (lint does not see inside charts): depend on the one that brings it", o.Kind, o.group(), strings.Join(rel, ", "))
+				continue
+			}
 			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or list the group in existingAPIGroups", o.Kind, o.group())
 		}
 	}
@@ -103,6 +110,18 @@ func (l *linter) unknownAncestor(ly *lintLayer) bool {
 		}
 	}
 	return false
+}
+
+// crdReleasesElsewhere names the layers, other than ly and those applied
+// before it, that install a chart with CRDs.
+func (l *linter) crdReleasesElsewhere(ly *lintLayer) []string {
+	var out []string
+	for _, other := range l.layers {
+		if other.crdRelease != nil && other != ly && !ly.applied.has(other.index) {
+			out = append(out, fmt.Sprintf("%q (%s)", other.Name, other.crdRelease.ref()))
+		}
+	}
+	return out
 }
 
 func (l *linter) releaseInAncestor(ly *lintLayer) bool {

@@ -32,10 +32,10 @@ func TestExample(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(tree), seedTree), "graph --format tree of the apps layer is seed 003's hierarchy; got:\n%s", tree)
 	assert.Equal(t, []string{"namespaces", "crds", "crossplane", "epis", "security", "infrastructure", "apps"}, plan.CriticalPath().Layers)
-	for _, format := range []string{layering.GraphMermaid, layering.GraphDot} {
+	for _, format := range []layering.GraphFormat{layering.GraphMermaid, layering.GraphDot} {
 		g, err := plan.Graph(format)
 		require.NoError(t, err)
-		testutil.Golden(t, "graph-"+format, g)
+		testutil.Golden(t, "graph-"+string(format), g)
 	}
 }
 

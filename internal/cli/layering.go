@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -14,7 +15,6 @@ type stackFlag string
 
 func (s *stackFlag) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVarP((*string)(s), "file", "f", "", "stack file (apiVersion fluxpack.dev/v1alpha1, kind Stack)")
-	_ = cmd.MarkFlagRequired("file")
 }
 
 func newRenderCmd(f *rootFlags) *cobra.Command {
@@ -77,6 +77,7 @@ listed, and nothing is written. Prints the files written.`,
 		},
 	}
 	stack.bind(cmd)
+	_ = cmd.MarkFlagRequired("file")
 	cmd.Flags().StringVarP(&dir, "output", "o", "", "directory to write the manifests to")
 	cmd.Flags().StringVar(&outputs, "outputs", "", "IaC outputs file for the stack's vars entry, instead of the one the stack names")
 	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) to, outside the output directory")
@@ -84,40 +85,125 @@ listed, and nothing is written. Prints the files written.`,
 	return cmd
 }
 
+// repoFlags read an existing Flux repository: the sources that map to
+// local directories, the objects made outside it, where it starts.
+type repoFlags struct {
+	root     string
+	sources  []string
+	external []string
+}
+
+func (r *repoFlags) bind(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&r.root, "root", "", "the repository's root (default: the nearest directory above ENTRY holding .git)")
+	fs.StringArrayVar(&r.sources, "source", nil, "a Flux source that is a local directory: KIND/NAMESPACE/NAME=DIR (repeatable; GitRepository/flux-system/flux-system is the repository itself unless given)")
+	fs.StringArrayVar(&r.external, "external", nil, "an object made outside the repository, such as Terraform's ConfigMap of cluster variables: KIND/NAMESPACE/NAME (repeatable)")
+}
+
+func (r *repoFlags) options() ([]fluxrepo.Option, error) {
+	var opts []fluxrepo.Option
+	if r.root != "" {
+		opts = append(opts, fluxrepo.WithRoot(r.root))
+	}
+	for _, s := range r.sources {
+		ref, dir, ok := strings.Cut(s, "=")
+		if !ok {
+			return nil, fmt.Errorf("--source %q: want KIND/NAMESPACE/NAME=DIR", s)
+		}
+		sr, err := fluxrepo.ParseSourceRef(ref)
+		if err != nil {
+			return nil, fmt.Errorf("--source: %w", err)
+		}
+		opts = append(opts, fluxrepo.WithSource(sr, dir))
+	}
+	var ext []layering.ObjectRef
+	for _, e := range r.external {
+		ref, err := layering.ParseObjectRef(e)
+		if err != nil {
+			return nil, fmt.Errorf("--external: %w", err)
+		}
+		ext = append(ext, ref)
+	}
+	if len(ext) > 0 {
+		opts = append(opts, fluxrepo.WithExternal(ext...))
+	}
+	return opts, nil
+}
+
+// stackOrEntry checks that a command got a stack file or an entry point,
+// not both, and returns the entry point ("" for a stack file).
+func stackOrEntry(stack stackFlag, args []string) (string, error) {
+	switch {
+	case stack != "" && len(args) > 0:
+		return "", fmt.Errorf("give a stack file (-f) or a Flux entry point (%s), not both", args[0])
+	case stack == "" && len(args) == 0:
+		return "", fmt.Errorf("give a Flux entry point (the folder kustomize-controller applies for the cluster, such as clusters/production) or a stack file with -f")
+	case len(args) > 0:
+		return args[0], nil
+	}
+	return "", nil
+}
+
 func newLintCmd(*rootFlags) *cobra.Command {
 	var (
 		stack stackFlag
+		repo  repoFlags
 		out   outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "lint -f STACK",
-		Short: "Find the orders that race in a stack before they reach a cluster",
-		Long: `Lint reads every layer's manifests (the kustomize build kustomize-controller
-would do) and reports, with the layer, the object and file:line:
+		Use:   "lint [ENTRY | -f STACK]",
+		Short: "Find the orders that race, in a stack file or in the Flux repository a cluster runs",
+		Long: `Lint reads every layer's manifests (the build kustomize-controller would do)
+and reports, with the layer, the object and file:line:
 
   graph            unknown dependency, cycle, duplicate or invalid name
   path             a layer's path is missing or does not build
-  crd-order        a custom resource whose CRD is not in a layer it depends on
+  source           a layer's source cannot be read offline (its objects are unknown)
+  crd-order        a custom resource whose CRD is not in a layer applied before it
   webhook-order    a custom resource not behind the operator serving its webhook
   operator-wait    an operator layer without wait or health checks
-  namespace-order  an object in a namespace no layer it depends on creates
+  namespace-order  an object in a namespace no layer applied before it creates
   crd-prune        prune: true on a layer holding CRDs
   helm-crds        a HelmRelease installing CRDs in the layer that uses them
+  health-check     a health check on an object no layer (applied before) creates
+  substitute-from  a substituteFrom source that nothing creates, or that races the layer
+  no-postbuild     a ${var} of the platform's variables in a layer without postBuild
   variables        a ${var} Flux would fail on or retype (package substitute's
-                   checks), against the layer's own postBuild sources: its
-                   inline substitute, the vars entries' IaC outputs, the
-                   ConfigMaps and Secrets its ancestor layers create
+                   checks), against the layer's own postBuild sources
+
+ENTRY is a Flux entry point: the folder (or file) kustomize-controller
+applies for a cluster, typically clusters/<name>. Lint builds it as Flux
+does, follows every Kustomization's spec.path in its source, recursively,
+and lints the whole tree; the repository itself is the source
+GitRepository/flux-system/flux-system (--source maps others), and objects
+made outside it, such as Terraform's ConfigMap of cluster variables, are
+declared with --external. With -f, lint reads a fluxpack stack file.
 
 Lint reads files only; kustomizations pointing at URLs are findings, not
-fetched. Exit 0 clean, 1 findings, 2 a stack file that cannot be read.`,
-		Example: `  fluxpack lint -f platform/stack.yaml -o json`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
+		Example: `  fluxpack lint clusters/production
+  fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
+  fluxpack lint -f platform/stack.yaml`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
 				return err
 			}
-			rep, err := layering.LintFile(cmd.Context(), string(stack))
+			entry, err := stackOrEntry(stack, args)
 			if err != nil {
+				return err
+			}
+			var rep *layering.Report
+			if entry != "" {
+				opts, err := repo.options()
+				if err != nil {
+					return err
+				}
+				rep, err = fluxrepo.Lint(cmd.Context(), entry, opts...)
+				if err != nil {
+					return err
+				}
+			} else if rep, err = layering.LintFile(cmd.Context(), string(stack)); err != nil {
 				return err
 			}
 			if out == "json" {
@@ -140,6 +226,7 @@ fetched. Exit 0 clean, 1 findings, 2 a stack file that cannot be read.`,
 		},
 	}
 	stack.bind(cmd)
+	repo.bind(cmd)
 	out.bind(cmd)
 	return cmd
 }
@@ -147,24 +234,45 @@ fetched. Exit 0 clean, 1 findings, 2 a stack file that cannot be read.`,
 func newGraphCmd(*rootFlags) *cobra.Command {
 	var (
 		stack  stackFlag
+		repo   repoFlags
 		format string
 	)
 	cmd := &cobra.Command{
-		Use:   "graph -f STACK [--format mermaid|dot|tree]",
-		Short: "Draw a stack's layers, how each becomes Ready, and its critical path",
-		Long: `Graph builds the stack file and draws its dependency DAG: each layer with its
-kind (Kustomization or HelmRelease) and how it becomes Ready (wait, health
-checks, no wait), and the critical path: the longest chain of layers that
-become Ready one after another.
+		Use:   "graph [ENTRY | -f STACK] [--format mermaid|dot|tree]",
+		Short: "Draw the layers of a stack file or of a cluster's Flux repository, how each becomes Ready, and the critical path",
+		Long: `Graph draws the dependency DAG of a stack file (-f) or of the Flux
+Kustomizations of a cluster's repository (ENTRY, as lint reads it): each layer
+with its kind (Kustomization or HelmRelease) and how it becomes Ready (wait,
+health checks, no wait), the Kustomization that applies it (dashed), and the
+critical path: the longest chain of layers that become Ready one after
+another.
 
   mermaid  a flowchart that renders on GitHub (critical path in red)
   dot      Graphviz
   tree     like flux tree kustomization, one tree per layer nothing depends on`,
-		Example: `  fluxpack graph -f platform/stack.yaml --format mermaid`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			out, err := layering.GraphFile(string(stack), format)
+		Example: `  fluxpack graph clusters/production --format mermaid
+  fluxpack graph -f platform/stack.yaml --format dot`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := layering.ParseGraphFormat(format)
 			if err != nil {
+				return err
+			}
+			entry, err := stackOrEntry(stack, args)
+			if err != nil {
+				return err
+			}
+			var out []byte
+			if entry != "" {
+				opts, err := repo.options()
+				if err != nil {
+					return err
+				}
+				out, err = fluxrepo.Graph(cmd.Context(), entry, f, opts...)
+				if err != nil {
+					return err
+				}
+			} else if out, err = layering.GraphFile(string(stack), f); err != nil {
 				return err
 			}
 			_, err = cmd.OutOrStdout().Write(out)
@@ -172,6 +280,7 @@ become Ready one after another.
 		},
 	}
 	stack.bind(cmd)
-	cmd.Flags().StringVar(&format, "format", layering.GraphTree, "output format: "+strings.Join(layering.GraphFormats, ", "))
+	repo.bind(cmd)
+	cmd.Flags().StringVar(&format, "format", string(layering.GraphTree), "output format: mermaid, dot, tree")
 	return cmd
 }

@@ -1,0 +1,31 @@
+package fluxrepo
+
+import (
+	"context"
+
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// Lint reads the tree of entry (Read) and lints it as package layering
+// lints a stack (layering.LintPlan): every rule, each finding with the file
+// and line of the object and of the Kustomization that applies it,
+// relative to the repository's root.
+func Lint(ctx context.Context, entry string, opts ...Option) (*layering.Report, error) {
+	repo, err := Read(ctx, entry, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	return layering.LintPlan(ctx, repo.Plan, repo.Root)
+}
+
+// Graph reads the tree of entry and draws its Kustomizations' dependency
+// graph (layering.Plan.Graph).
+func Graph(ctx context.Context, entry string, format layering.GraphFormat, opts ...Option) ([]byte, error) {
+	repo, err := Read(ctx, entry, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	return repo.Plan.Graph(format)
+}

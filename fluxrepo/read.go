@@ -1,0 +1,576 @@
+package fluxrepo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/kustomize/api/resource"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/substitute"
+)
+
+// FileError is a problem at one line of a file: the type every fluxpack
+// package returns.
+type FileError = errdefs.FileError
+
+// ErrInvalidOption is wrapped by the error of an option given a value it
+// cannot use.
+var ErrInvalidOption = errdefs.ErrInvalidOption
+
+// DefaultNamespace is the namespace of the Flux objects flux bootstrap
+// makes, and of a Plan read from a repository.
+const DefaultNamespace = "flux-system"
+
+// DefaultSource is the source flux bootstrap makes for the repository it
+// bootstraps from: GitRepository/flux-system/flux-system.
+var DefaultSource = SourceRef{Kind: sourcev1.GitRepositoryKind, Namespace: DefaultNamespace, Name: DefaultNamespace}
+
+// SourceRef names a Flux source: KIND/NAMESPACE/NAME.
+type SourceRef struct {
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+func (r SourceRef) String() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
+
+// ParseSourceRef reads KIND/NAMESPACE/NAME, as --source takes it.
+func ParseSourceRef(s string) (SourceRef, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) != 3 || slices.Contains(parts, "") {
+		return SourceRef{}, errdefs.InvalidOption("source %q: want KIND/NAMESPACE/NAME, such as GitRepository/flux-system/flux-system", s)
+	}
+	return SourceRef{Kind: parts[0], Namespace: parts[1], Name: parts[2]}, nil
+}
+
+// Repository is a cluster's Flux tree, read from its entry point.
+type Repository struct {
+	// Root is the repository's directory: where the sources that are the
+	// repository itself start.
+	Root string
+	// Entry is the entry point, relative to Root (slash-separated).
+	Entry string
+	// Plan holds one layer per Flux Kustomization of the tree, the first
+	// the root one that applies the entry point (flux bootstrap's
+	// flux-system, or one made up for the entry when the tree has none),
+	// each with its objects already built. Files are relative to Root.
+	Plan *layering.Plan
+	// Notes say what could not be read offline, one line each, with the
+	// file and line of the Kustomization concerned.
+	Notes []string
+
+	temps []string
+}
+
+// Option configures Read. Only this package implements it.
+type Option interface{ applyToRead(*config) error }
+
+type config struct {
+	root     string
+	sources  map[SourceRef]string
+	external []layering.ObjectRef
+}
+
+type funcOption func(*config) error
+
+func (f funcOption) applyToRead(c *config) error { return f(c) }
+
+// WithRoot says where the repository starts (default: the nearest
+// directory above the entry point that holds .git, or the entry point's
+// own directory).
+func WithRoot(dir string) Option {
+	return funcOption(func(c *config) error {
+		if dir == "" {
+			return errdefs.InvalidOption("WithRoot: empty directory")
+		}
+		c.root = dir
+		return nil
+	})
+}
+
+// WithSource maps a Flux source to a local directory: the files of its
+// artifact. DefaultSource maps to the repository's root unless this says
+// otherwise; other sources found in the tree are not available offline
+// unless mapped.
+func WithSource(ref SourceRef, dir string) Option {
+	return funcOption(func(c *config) error {
+		if ref.Kind == "" || ref.Namespace == "" || ref.Name == "" || dir == "" {
+			return errdefs.InvalidOption("WithSource %s=%s: kind, namespace, name and directory are required", ref, dir)
+		}
+		c.sources[ref] = dir
+		return nil
+	})
+}
+
+// WithExternal declares objects made outside the repository (the
+// ConfigMap of cluster variables Terraform writes, say): lint asks no layer
+// to create them.
+func WithExternal(refs ...layering.ObjectRef) Option {
+	return funcOption(func(c *config) error {
+		for _, r := range refs {
+			if r.Kind == "" || r.Name == "" {
+				return errdefs.InvalidOption("external object %s: kind and name are required", r)
+			}
+		}
+		c.external = append(c.external, refs...)
+		return nil
+	})
+}
+
+// Read reads the Flux tree of a cluster from entry: a folder (or file) that
+// kustomize-controller applies for the cluster, typically clusters/<name>.
+// It builds the entry as kustomize-controller builds a path (package
+// fluxbuild: a kustomization.yaml generated where there is none,
+// .sourceignore honoured), collects the Flux Kustomizations it yields, and
+// follows each one's spec.path in its source, recursively, until the whole
+// tree is known:
+//
+//   - a GitRepository or OCIRepository that is the repository itself
+//     (DefaultSource, or one given with WithSource) maps to its directory;
+//   - an ExternalArtifact made by an ArtifactGenerator of the tree maps
+//     through the generator's copy rules;
+//   - any other source is not available offline: its layers say so
+//     (Layer.Unavailable), and their objects are unknown, not empty.
+//
+// A Kustomization's spec is substituted with its parent's postBuild
+// variables where their values are known (inline, or ConfigMaps and
+// Secrets of the tree), as kustomize-controller substitutes the objects it
+// applies. Cycles and unknown dependencies are graph findings of lint,
+// not errors; errors are for an entry point that cannot be read.
+func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error) {
+	cfg := &config{sources: map[SourceRef]string{}}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errdefs.InvalidOption("nil Option")
+		}
+		if err := o.applyToRead(cfg); err != nil {
+			return nil, err
+		}
+	}
+	absEntry, err := filepath.Abs(entry)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(absEntry)
+	if err != nil {
+		return nil, fmt.Errorf("reading the entry point %s: %w", entry, err)
+	}
+	root := cfg.root
+	if root == "" {
+		root = repositoryRoot(absEntry, fi.IsDir())
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(root, absEntry)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return nil, fmt.Errorf("reading the entry point %s: it is not inside the repository %s", entry, root)
+	}
+	if _, ok := cfg.sources[DefaultSource]; !ok {
+		cfg.sources[DefaultSource] = root
+	}
+	for ref, dir := range cfg.sources {
+		if cfg.sources[ref], err = filepath.Abs(dir); err != nil {
+			return nil, err
+		}
+	}
+	r := &reader{ctx: ctx, cfg: cfg, root: root, byName: map[string]int{}, generators: map[string]*generator{}}
+	repo := &Repository{Root: root, Entry: filepath.ToSlash(rel)}
+	if err := r.readEntry(absEntry, filepath.ToSlash(rel), fi.IsDir()); err != nil {
+		return nil, err
+	}
+	r.expand()
+	repo.Plan = &layering.Plan{Name: path.Base(repo.Entry), Namespace: DefaultNamespace, Layers: r.layers, External: cfg.external}
+	if repo.Entry == "." {
+		repo.Plan.Name = filepath.Base(root)
+	}
+	repo.Notes = r.notes
+	repo.temps = r.temps
+	return repo, nil
+}
+
+// Close removes the directories Read laid ExternalArtifacts out in.
+func (repo *Repository) Close() error {
+	var errs []error
+	for _, d := range repo.temps {
+		errs = append(errs, os.RemoveAll(d))
+	}
+	repo.temps = nil
+	return errors.Join(errs...)
+}
+
+// repositoryRoot is the nearest directory above the entry point that holds
+// .git, or the entry point's directory.
+func repositoryRoot(entry string, isDir bool) string {
+	start := entry
+	if !isDir {
+		start = filepath.Dir(entry)
+	}
+	for d := start; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return start
+		}
+		d = parent
+	}
+}
+
+// reader collects the layers of a tree.
+type reader struct {
+	ctx    context.Context
+	cfg    *config
+	root   string
+	layers []layering.Layer
+	byName map[string]int // layer name → index
+	queue  []int          // layers whose Kustomizations are still to follow
+	notes  []string
+
+	generators map[string]*generator // ExternalArtifact ns/name → what makes it
+	temps      []string              // laid-out artifacts, removed by Close
+	sources    []runtime.Object      // ConfigMaps and Secrets of the tree, for substitution
+	gitIgnore  map[SourceRef]string  // spec.ignore of the GitRepositories of the tree
+}
+
+// readEntry builds the entry point as the root layer: the tree's own
+// Kustomization for it (flux bootstrap's flux-system applies the cluster's
+// folder), or one made up when there is none.
+func (r *reader) readEntry(abs, rel string, isDir bool) error {
+	src := fluxbuild.Source{Dir: r.root}
+	var objs []*fluxbuild.Object
+	var err error
+	ks := &kustomizev1.Kustomization{
+		TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
+		ObjectMeta: metav1.ObjectMeta{Name: DefaultNamespace, Namespace: DefaultNamespace},
+		Spec: kustomizev1.KustomizationSpec{
+			Path:      "./" + strings.TrimPrefix(rel, "./"),
+			Prune:     true,
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource.Kind, Name: DefaultSource.Name},
+		},
+	}
+	if rel == "." {
+		ks.Spec.Path = "./"
+	}
+	if isDir {
+		objs, err = fluxbuild.Build(r.ctx, src, ks)
+	} else {
+		objs, err = fluxbuild.ReadFile(abs, rel)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the entry point %s: %w", rel, err)
+	}
+	r.collect(objs)
+	// The tree's own Kustomization of the entry point is the root layer.
+	root := layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel, Source: &src, Built: true, Objects: objs}
+	for _, o := range objs {
+		k, ok := asKustomization(o)
+		if !ok {
+			continue
+		}
+		ref := sourceOf(k)
+		if dir, mapped := r.cfg.sources[ref]; mapped && dir == r.root && cleanPath(k.Spec.Path) == cleanPath(rel) {
+			root.Kustomization, root.File, root.Line = k, o.File, o.Line
+			root.Name = r.layerName(k)
+			break
+		}
+	}
+	r.add(root, "")
+	return nil
+}
+
+func cleanPath(p string) string { return path.Clean("./" + strings.TrimPrefix(p, "./")) }
+
+// add records a layer and queues it for its Kustomizations.
+func (r *reader) add(l layering.Layer, parent string) {
+	l.Parent = parent
+	if _, dup := r.byName[l.Name]; !dup {
+		r.byName[l.Name] = len(r.layers)
+	}
+	r.layers = append(r.layers, l)
+	r.queue = append(r.queue, len(r.layers)-1)
+}
+
+// expand follows the Kustomizations of every queued layer, breadth first;
+// a layer whose source is an ExternalArtifact not known yet waits until
+// the rest of the tree is read.
+func (r *reader) expand() {
+	var waiting []pending
+	for {
+		for len(r.queue) > 0 {
+			i := r.queue[0]
+			r.queue = r.queue[1:]
+			parent := r.layers[i]
+			for _, o := range parent.Objects {
+				k, ok := asKustomization(o)
+				if !ok {
+					continue
+				}
+				if j, dup := r.byName[r.layerName(k)]; dup {
+					if first := r.layers[j]; first.File != o.File || first.Line != o.Line {
+						// Another object with the same name: a graph
+						// finding of lint (not followed again).
+						r.layers = append(r.layers, layering.Layer{Name: first.Name, Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)})
+					} else if first.Parent != parent.Name && j != i {
+						r.notes = append(r.notes, fmt.Sprintf("%s:%d: %s is applied by two Kustomizations, %s and %s: they fight over it", o.File, o.Line, kustomizationRef(k), first.Parent, parent.Name))
+					}
+					continue
+				}
+				k = r.substitute(parent.Kustomization, o, k)
+				p := pending{ks: k, obj: o, parent: parent.Name}
+				if !r.place(p, false) {
+					waiting = append(waiting, p)
+				}
+			}
+		}
+		progress := false
+		rest := waiting[:0]
+		for _, p := range waiting {
+			if r.place(p, false) {
+				progress = true
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		waiting = rest
+		if !progress {
+			break
+		}
+	}
+	for _, p := range waiting {
+		r.place(p, true)
+	}
+	if len(r.queue) > 0 {
+		r.expand()
+	}
+}
+
+// pending is a Kustomization found in a layer, not yet a layer itself.
+type pending struct {
+	ks     *kustomizev1.Kustomization
+	obj    *fluxbuild.Object
+	parent string
+}
+
+func (r *reader) isLayer(k *kustomizev1.Kustomization) bool {
+	_, ok := r.byName[r.layerName(k)]
+	return ok
+}
+
+// place makes a layer of p when its source is known; with last, it makes
+// one whatever, its source unavailable.
+func (r *reader) place(p pending, last bool) bool {
+	if r.isLayer(p.ks) {
+		return true
+	}
+	l := layering.Layer{
+		Name: r.layerName(p.ks), Kustomization: p.ks, File: p.obj.File, Line: p.obj.Line,
+		DependsOn: r.dependsOn(p.ks),
+	}
+	src, gen, why, ready := r.resolve(p.ks)
+	switch {
+	case src != nil:
+		l.Source = src
+		objs, err := fluxbuild.Build(r.ctx, *src, p.ks)
+		if gen != nil {
+			// Name the files of a laid-out artifact by the repository's.
+			for _, o := range objs {
+				o.File = gen.original(o.File)
+			}
+			var fe *FileError
+			if errors.As(err, &fe) {
+				if rel, e := filepath.Rel(gen.dir, fe.Path); e == nil && filepath.IsLocal(rel) {
+					fe.Path = filepath.Join(r.root, filepath.FromSlash(gen.original(filepath.ToSlash(rel))))
+				}
+			}
+			l.Source = &fluxbuild.Source{Dir: r.root}
+		}
+		l.Built, l.Objects, l.BuildErr = true, objs, err
+		if err == nil {
+			r.collect(objs)
+		}
+	case !ready && !last:
+		return false
+	default:
+		l.Unavailable = why // lint reports it, once
+	}
+	r.add(l, p.parent)
+	return true
+}
+
+// resolve finds where a Kustomization's source is: its directory, or why
+// it is not available (ready is false when the tree may still tell).
+func (r *reader) resolve(k *kustomizev1.Kustomization) (src *fluxbuild.Source, gen *generator, why string, ready bool) {
+	ref := sourceOf(k)
+	if strings.Contains(k.Spec.Path, "${") {
+		return nil, nil, fmt.Sprintf("spec.path %q holds a variable whose value is not known offline", k.Spec.Path), true
+	}
+	if dir, ok := r.cfg.sources[ref]; ok {
+		return &fluxbuild.Source{Dir: dir, Ignore: r.gitIgnore[ref]}, nil, "", true
+	}
+	if ref.Kind == "ExternalArtifact" {
+		g, ok := r.generators[ref.Namespace+"/"+ref.Name]
+		if !ok {
+			return nil, nil, fmt.Sprintf("%s is made by no ArtifactGenerator of the tree: not available offline", ref), false
+		}
+		dir, err := r.materialize(g)
+		if err != nil {
+			return nil, nil, fmt.Sprintf("%s (ArtifactGenerator at %s:%d): %v", ref, g.file, g.line, err), true
+		}
+		return &fluxbuild.Source{Dir: dir}, g, "", true
+	}
+	return nil, nil, fmt.Sprintf("%s is another source than the repository: not available offline (map it to a directory with --source %s=DIR)", ref, ref), true
+}
+
+// collect remembers what later layers need of a layer's objects: the
+// sources and generators the tree defines, its ConfigMaps and Secrets.
+func (r *reader) collect(objs []*fluxbuild.Object) {
+	for _, o := range objs {
+		switch {
+		case o.Kind == sourcev1.GitRepositoryKind && o.Group() == sourcev1.GroupVersion.Group:
+			if ignore := yamlutil.Str(o.Node, "spec", "ignore"); ignore != "" {
+				if r.gitIgnore == nil {
+					r.gitIgnore = map[SourceRef]string{}
+				}
+				r.gitIgnore[SourceRef{Kind: o.Kind, Namespace: namespaceOr(o.Namespace, DefaultNamespace), Name: o.Name}] = ignore
+			}
+		case o.Kind == "ArtifactGenerator" && o.Group() == "source.extensions.fluxcd.io":
+			r.addGenerator(o)
+		case (o.Kind == "ConfigMap" || o.Kind == "Secret") && o.APIVersion == "v1":
+			if obj := decodeSource(o); obj != nil {
+				r.sources = append(r.sources, obj)
+			}
+		}
+	}
+}
+
+func namespaceOr(ns, def string) string {
+	if ns == "" {
+		return def
+	}
+	return ns
+}
+
+// layerName names a Kustomization's layer: its name in the Plan's
+// namespace, namespace/name elsewhere.
+func (r *reader) layerName(k *kustomizev1.Kustomization) string {
+	ns := namespaceOr(k.Namespace, DefaultNamespace)
+	if ns == DefaultNamespace {
+		return k.Name
+	}
+	return ns + "/" + k.Name
+}
+
+func (r *reader) dependsOn(k *kustomizev1.Kustomization) []string {
+	var out []string
+	for _, d := range k.Spec.DependsOn {
+		dep := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: namespaceOr(d.Namespace, namespaceOr(k.Namespace, DefaultNamespace))}}
+		out = append(out, r.layerName(dep))
+	}
+	return out
+}
+
+func kustomizationRef(k *kustomizev1.Kustomization) string {
+	return "Kustomization/" + namespaceOr(k.Namespace, DefaultNamespace) + "/" + k.Name
+}
+
+// sourceOf is a Kustomization's sourceRef, its namespace defaulted.
+func sourceOf(k *kustomizev1.Kustomization) SourceRef {
+	s := k.Spec.SourceRef
+	return SourceRef{Kind: s.Kind, Namespace: namespaceOr(s.Namespace, namespaceOr(k.Namespace, DefaultNamespace)), Name: s.Name}
+}
+
+// asKustomization decodes a Flux Kustomization object.
+func asKustomization(o *fluxbuild.Object) (*kustomizev1.Kustomization, bool) {
+	if o.Kind != kustomizev1.KustomizationKind || o.Group() != kustomizev1.GroupVersion.Group {
+		return nil, false
+	}
+	k := &kustomizev1.Kustomization{}
+	if err := decodeNode(o.Node, k); err != nil {
+		return nil, false
+	}
+	if k.Namespace == "" {
+		k.Namespace = DefaultNamespace
+	}
+	return k, true
+}
+
+// decodeNode decodes a YAML node into a Kubernetes Go type, through JSON
+// as the API machinery does.
+func decodeNode(n *yaml.Node, into any) error {
+	data, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	return sigyaml.Unmarshal(data, into)
+}
+
+func decodeSource(o *fluxbuild.Object) runtime.Object {
+	var obj runtime.Object = &corev1.ConfigMap{}
+	if o.Kind == "Secret" {
+		obj = &corev1.Secret{}
+	}
+	if err := decodeNode(o.Node, obj); err != nil {
+		return nil
+	}
+	return obj
+}
+
+// substitute applies the parent's postBuild to a Kustomization object it
+// applies, as kustomize-controller does, when every variable it uses has
+// a known value (inline, or from the ConfigMaps and Secrets of the tree);
+// otherwise the object stays as written.
+func (r *reader) substitute(parent *kustomizev1.Kustomization, o *fluxbuild.Object, k *kustomizev1.Kustomization) *kustomizev1.Kustomization {
+	if parent.Spec.PostBuild == nil || !o.Dollar {
+		return k
+	}
+	src, err := substitute.NewSources(r.sources...)
+	if err != nil {
+		return k
+	}
+	s, err := substitute.NewSubstituter(parent, substitute.WithSources(src))
+	if err != nil {
+		return k
+	}
+	data, err := yaml.Marshal(o.Node)
+	if err != nil {
+		return k
+	}
+	res, err := resource.NewFactory(nil).FromBytes(data)
+	if err != nil {
+		return k
+	}
+	if _, err := s.Resource(res); err != nil {
+		if !errors.Is(err, substitute.ErrVarNotSet) && !errors.Is(err, substitute.ErrSourceNotFound) {
+			r.notes = append(r.notes, fmt.Sprintf("%s:%d: %s: substituting its parent's variables: %v", o.File, o.Line, kustomizationRef(k), err))
+		}
+		return k
+	}
+	out := &kustomizev1.Kustomization{}
+	y, err := res.AsYAML()
+	if err != nil || sigyaml.Unmarshal(y, out) != nil {
+		return k
+	}
+	if out.Namespace == "" {
+		out.Namespace = DefaultNamespace
+	}
+	return out
+}

@@ -1,0 +1,220 @@
+package fluxrepo_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// fixture is a repository of testdata/repos read from one entry point.
+type fixture struct {
+	name, repo, entry string
+	opts              []fluxrepo.Option
+}
+
+var tfVars = layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "eks-mycluster-0-vars"}
+
+// fixtures are modelled on the layouts people publish: seed 003's
+// eight tiers (variables from a ConfigMap Terraform writes), fluxcd's
+// example with an ArtifactGenerator, and a multi-tenant fleet whose tenant
+// syncs from a repository of its own.
+var fixtures = []fixture{
+	{name: "platform-hierarchy", repo: "platform-hierarchy", entry: "clusters/mycluster-0", opts: []fluxrepo.Option{fluxrepo.WithExternal(tfVars)}},
+	{name: "platform-hierarchy-undeclared", repo: "platform-hierarchy", entry: "clusters/mycluster-0"},
+	{name: "fluxcd-example-staging", repo: "fluxcd-example", entry: "clusters/staging"},
+	{name: "fluxcd-example-production", repo: "fluxcd-example", entry: "clusters/production"},
+	{name: "multi-tenancy", repo: "multi-tenancy", entry: "clusters/production"},
+}
+
+func (f fixture) read(t *testing.T) *fluxrepo.Repository {
+	t.Helper()
+	root := filepath.Join("testdata", "repos", f.repo)
+	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, f.opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, repo.Close()) })
+	return repo
+}
+
+// Every fixture: lint's findings, and the graph in mermaid and tree form.
+func TestFixtures(t *testing.T) {
+	for _, f := range fixtures {
+		t.Run(f.name, func(t *testing.T) {
+			repo := f.read(t)
+			rep, err := layering.LintPlan(t.Context(), repo.Plan, repo.Root)
+			require.NoError(t, err)
+			var b strings.Builder
+			for _, fd := range rep.Findings {
+				b.WriteString(fd.String() + "\n")
+			}
+			for _, n := range repo.Notes {
+				b.WriteString("note: " + n + "\n")
+			}
+			testutil.Golden(t, f.name+"-lint", []byte(b.String()))
+			for _, format := range []layering.GraphFormat{layering.GraphMermaid, layering.GraphTree} {
+				g, err := repo.Plan.Graph(format)
+				require.NoError(t, err)
+				testutil.Golden(t, f.name+"-graph-"+string(format), g)
+			}
+		})
+	}
+}
+
+// The tree is read as Flux reads it: the entry's own Kustomization is the
+// root layer, the others are applied by it, a tenant's Kustomization in
+// another namespace keeps its namespace, an ExternalArtifact maps to its
+// generator's files, another repository is not available.
+func TestReadTree(t *testing.T) {
+	repo := fixtures[0].read(t)
+	var names []string
+	for _, l := range repo.Plan.Layers {
+		names = append(names, l.Name)
+		if l.Name != "flux-system" {
+			assert.Equal(t, "flux-system", l.Parent, "layer %s is applied by the root", l.Name)
+		}
+	}
+	assert.Equal(t, []string{"flux-system", "apps", "crds", "crossplane", "epis", "infrastructure", "namespaces", "observability", "security"}, names)
+	root := repo.Plan.Layers[0]
+	assert.Equal(t, "clusters/mycluster-0/flux-system/gotk-sync.yaml", root.File)
+	assert.Equal(t, 15, root.Line)
+
+	tenants := fixtures[4].read(t)
+	var dev *layering.Layer
+	for i, l := range tenants.Plan.Layers {
+		if l.Name == "apps/dev-team" {
+			dev = &tenants.Plan.Layers[i]
+		}
+	}
+	require.NotNil(t, dev, "the tenant's Kustomization is a layer named namespace/name")
+	assert.Equal(t, "./production", dev.Kustomization.Spec.Path, "the tenants overlay's patch applies")
+	assert.Equal(t, []string{"infrastructure"}, dev.DependsOn, "a dependsOn across namespaces names the layer of that namespace")
+	assert.Nil(t, dev.Source)
+	assert.Contains(t, dev.Unavailable, "GitRepository/apps/dev-team is another source than the repository")
+	assert.Equal(t, "tenants", dev.Parent)
+
+	fx := fixtures[2].read(t)
+	for _, l := range fx.Plan.Layers {
+		if l.Name == "infra-configs" {
+			require.NotEmpty(t, l.Objects)
+			assert.Equal(t, "infrastructure/configs/cluster-issuers.yaml", l.Objects[0].File, "files of an ExternalArtifact are named by the repository's")
+		}
+	}
+}
+
+// write lays out a small repository and returns its root.
+func write(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, files)
+	return root
+}
+
+func ks(name, path, extra string) string {
+	return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: " + name + "\n  namespace: flux-system\nspec:\n  interval: 10m\n  path: " + path +
+		"\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n" + extra
+}
+
+func lintRepo(t *testing.T, root, entry string, opts ...fluxrepo.Option) []layering.Finding {
+	t.Helper()
+	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)...)
+	require.NoError(t, err)
+	return rep.Findings
+}
+
+func rules(fs []layering.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, string(f.Rule)+": "+f.String())
+	}
+	return out
+}
+
+// Reading never hangs and never guesses: cycles and dependencies on
+// Kustomizations the tree does not have are graph findings, a
+// Kustomization that applies its own parent stops there.
+func TestReadGraphProblems(t *testing.T) {
+	root := write(t, map[string]string{
+		"clusters/c/a.yaml":   ks("a", "./a", "  dependsOn: [{name: b}]\n"),
+		"clusters/c/b.yaml":   ks("b", "./b", "  dependsOn: [{name: a}, {name: gone, namespace: tenants}]\n"),
+		"a/loop.yaml":         ks("b", "./b", ""), // applies b again
+		"b/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n",
+		"clusters/c/sub.yaml": ks("sub", "./clusters/c", ""), // applies the entry again
+	})
+	fs := lintRepo(t, root, "clusters/c")
+	got := strings.Join(rules(fs), "\n")
+	assert.Contains(t, got, "graph: clusters/c/a.yaml:1: layer \"a\": dependency cycle a -> b -> a")
+	assert.Contains(t, got, "depends on Kustomization/tenants/gone, which the platform does not have")
+	assert.Contains(t, got, "two Kustomizations named b")
+}
+
+// A Kustomization's spec may use its parent's postBuild variables: known
+// values are substituted, as kustomize-controller substitutes what it
+// applies; a path that stays unknown makes the layer unavailable, not a
+// guess.
+func TestReadSubstitutesKustomizations(t *testing.T) {
+	root := write(t, map[string]string{
+		"clusters/c/apps.yaml":           ks("apps", "./apps", "  postBuild:\n    substitute: {env: staging}\n    substituteFrom: [{kind: ConfigMap, name: cluster-vars}]\n"),
+		"clusters/c/vars.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-vars, namespace: flux-system}\ndata: {region: eu-west-3}\n",
+		"apps/child.yaml":                ks("child", "./envs/${env}/${region}", "") + "---\n" + ks("later", "./envs/${nobody_knows}", ""),
+		"envs/staging/eu-west-3/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n",
+	})
+	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+	require.NoError(t, err)
+	byName := map[string]layering.Layer{}
+	for _, l := range repo.Plan.Layers {
+		byName[l.Name] = l
+	}
+	assert.Equal(t, "./envs/staging/eu-west-3", byName["child"].Kustomization.Spec.Path)
+	require.Len(t, byName["child"].Objects, 1)
+	assert.Contains(t, byName["later"].Unavailable, "holds a variable whose value is not known offline")
+}
+
+// The tree is what source-controller would pack: .sourceignore files leave
+// out what they match, from the repository's root down.
+func TestReadHonoursSourceIgnore(t *testing.T) {
+	root := write(t, map[string]string{
+		".sourceignore":        "drafts/\n",
+		"clusters/c/apps.yaml": ks("apps", "./apps", ""),
+		"apps/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n",
+		"apps/drafts/bad.yaml": "this is: [not yaml\n",
+	})
+	assert.Empty(t, lintRepo(t, root, "clusters/c"))
+	require.NoError(t, os.Remove(filepath.Join(root, ".sourceignore")))
+	got := rules(lintRepo(t, root, "clusters/c"))
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "path: apps/drafts/bad.yaml:1:")
+}
+
+// An entry point may be a single file.
+func TestReadFileEntry(t *testing.T) {
+	root := write(t, map[string]string{
+		"clusters/c.yaml": ks("apps", "./apps", ""),
+		"apps/cm.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n",
+	})
+	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c.yaml"), fluxrepo.WithRoot(root))
+	require.NoError(t, err)
+	require.Len(t, repo.Plan.Layers, 2)
+	assert.Equal(t, "apps", repo.Plan.Layers[1].Name)
+	assert.Len(t, repo.Plan.Layers[1].Objects, 1)
+}
+
+func TestReadBadInput(t *testing.T) {
+	_, err := fluxrepo.Read(t.Context(), filepath.Join(t.TempDir(), "nope"))
+	require.ErrorContains(t, err, "reading the entry point")
+	root := write(t, map[string]string{"clusters/c/bad.yaml": "kind: [\n"})
+	_, err = fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+	var fe *fluxrepo.FileError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, 1, fe.Line)
+	_, err = fluxrepo.Read(t.Context(), root, fluxrepo.WithRoot(filepath.Join(root, "clusters")))
+	require.ErrorContains(t, err, "not inside the repository")
+	_, err = fluxrepo.ParseSourceRef("GitRepository/x")
+	require.ErrorIs(t, err, fluxrepo.ErrInvalidOption)
+}
