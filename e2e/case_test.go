@@ -45,7 +45,7 @@ const (
 // given a Path) and Deploy renders them with package layering, as `fluxpack
 // render` does, into rootPath.
 func stack() *layering.Builder {
-	return layering.New(rootName, layering.FromSource(sourcev1.OCIRepositoryKind, rootName))
+	return layering.New(rootName, layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: rootName}))
 }
 
 // copyTree copies the folder src into dst.

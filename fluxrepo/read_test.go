@@ -218,3 +218,32 @@ func TestReadBadInput(t *testing.T) {
 	_, err = fluxrepo.ParseSourceRef("GitRepository/x")
 	require.ErrorIs(t, err, fluxrepo.ErrInvalidOption)
 }
+
+// Import writes each fixture as a stack file whose render gives every
+// Kustomization's spec field for field; what a stack cannot say is listed,
+// never dropped.
+func TestImportRoundTrip(t *testing.T) {
+	for _, f := range fixtures {
+		if strings.HasSuffix(f.name, "-undeclared") {
+			continue
+		}
+		t.Run(f.name, func(t *testing.T) {
+			root := filepath.Join("testdata", "repos", f.repo)
+			imp, err := fluxrepo.Import(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, f.opts...)...)
+			require.NoError(t, err)
+			var b strings.Builder
+			b.Write(imp.Stack)
+			for _, d := range imp.Differences {
+				b.WriteString("# difference: " + d + "\n")
+			}
+			testutil.Golden(t, f.name+"-import", []byte(b.String()))
+			require.NotEmpty(t, imp.Differences, "the root Kustomization is always listed")
+			assert.Contains(t, imp.Differences[0], "not imported: it applies the entry point")
+			for _, d := range imp.Differences[1:] {
+				if f.repo != "multi-tenancy" {
+					assert.Contains(t, d, "also applies objects that are not Kustomizations", "every spec renders as it was")
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/stretchr/testify/assert"
@@ -99,7 +101,7 @@ func TestBuildStackErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), `stack "s": no source`)
 	_, err = layering.New("s", layering.FromOCI("https://x/y", "v1")).Layer("l").Build()
 	assert.ErrorContains(t, err, `invalid source url "https://x/y"`)
-	_, err = layering.New("s", layering.FromSource("Secret", "x")).Layer("l").Build()
+	_, err = layering.New("s", layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: "Secret", Name: "x"})).Layer("l").Build()
 	assert.ErrorContains(t, err, `invalid source kind "Secret"`)
 	_, err = layering.New("s", layering.FromOCI(registry, "v1")).Then("first").Build()
 	assert.ErrorIs(t, err, layering.ErrUnknownDependency)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/outputs"
 )
 
@@ -171,30 +172,17 @@ func stageSecret(file, dir string, data []byte) (commit func() error, abort func
 	if rel, err := filepath.Rel(ad, af); err == nil && filepath.IsLocal(rel) {
 		return fail(errorf(ErrInvalidOption, "it is inside the rendered directory %s, which is meant to be pushed", dir))
 	}
-	if err := os.MkdirAll(filepath.Dir(af), 0o755); err != nil {
-		return fail(err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(af), "."+filepath.Base(af)+".tmp-") // 0600
+	st, err := atomicfile.Stage(af, data, 0o600)
 	if err != nil {
 		return fail(err)
 	}
-	abort = func() { _ = os.Remove(tmp.Name()) }
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		abort()
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		abort()
-		return fail(err)
-	}
 	commit = func() error {
-		if err := os.Rename(tmp.Name(), af); err != nil {
-			abort()
+		if err := st.Commit(); err != nil {
 			return fmt.Errorf("writing the vars Secret to %s: %w", file, err)
 		}
 		return nil
 	}
+	abort = st.Abort
 	return commit, abort, nil
 }
 

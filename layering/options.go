@@ -49,6 +49,11 @@ type step struct {
 	commonMetadata                   *kustomizev1.CommonMetadata
 	force                            bool
 	sourceRef                        *kustomizev1.CrossNamespaceSourceReference
+	serviceAccountName               string
+	decryption                       *kustomizev1.Decryption
+	images                           []kustomize.Image
+	namePrefix, nameSuffix           string
+	substituteStrategy               kustomizev1.SubstituteStrategy
 	guard                            *webhookGuard
 	helm                             *helmSpec
 }
@@ -71,6 +76,7 @@ type stack struct {
 	existingNamespaces               []string
 	existingAPIGroups                []string
 	external                         []ObjectRef
+	fluxDefaults                     bool
 }
 
 // Defaults, written out in every Kustomization so none is implicit.
@@ -174,13 +180,22 @@ func FromOCIRepository(spec sourcev1.OCIRepositorySpec) StackOption {
 
 // FromSource makes every layer use an existing source (for instance the
 // GitRepository flux-system that flux bootstrap creates) instead of an
-// OCIRepository of its own; Build emits no source. kind is
+// OCIRepository of its own; Build emits no source. Its kind is
 // OCIRepository, GitRepository, Bucket or ExternalArtifact.
-func FromSource(kind, name string) StackOption {
+func FromSource(ref kustomizev1.CrossNamespaceSourceReference) StackOption {
 	return funcStack(func(s *stack) {
-		s.sourceRef = &kustomizev1.CrossNamespaceSourceReference{Kind: kind, Name: name}
+		s.sourceRef = &ref
 		s.oci = nil
 	})
+}
+
+// FluxDefaults leaves unset every field the stack does not set, so that
+// Flux's own defaults apply (no retryInterval, timeout interval minus 30s,
+// wait: false, deletionPolicy MirrorPrune) instead of the safe defaults
+// this package writes out. An imported repository uses it, so that its
+// Kustomizations render as they were.
+func FluxDefaults() StackOption {
+	return funcStack(func(s *stack) { s.fluxDefaults = true })
 }
 
 // Namespace sets the namespace of every emitted object (default flux-system).
@@ -373,10 +388,48 @@ func CommonMetadata(labels, annotations map[string]string) StepOption {
 func Force() StepOption { return funcStep(func(s *step) { s.force = true }) }
 
 // SourceRef makes this layer read another source than the stack's.
-func SourceRef(kind, name string) StepOption {
+func SourceRef(ref kustomizev1.CrossNamespaceSourceReference) StepOption {
 	return funcStep(func(s *step) {
-		s.sourceRef = &kustomizev1.CrossNamespaceSourceReference{Kind: kind, Name: name}
+		if ref.Kind == "" || ref.Name == "" {
+			s.errorf(ErrInvalidOption, "sourceRef %s/%s: kind and name are required", ref.Kind, ref.Name)
+			return
+		}
+		s.sourceRef = &ref
 	})
+}
+
+// ServiceAccountName sets spec.serviceAccountName: the account
+// kustomize-controller impersonates to apply the layer (multi-tenancy).
+func ServiceAccountName(name string) StepOption {
+	return funcStep(func(s *step) { s.serviceAccountName = name })
+}
+
+// Decryption sets spec.decryption: SOPS decryption of the layer's Secrets.
+func Decryption(d kustomizev1.Decryption) StepOption {
+	return funcStep(func(s *step) {
+		if d.Provider != "sops" {
+			s.errorf(ErrInvalidOption, "invalid decryption provider %q: want sops", d.Provider)
+			return
+		}
+		s.decryption = &d
+	})
+}
+
+// Images adds spec.images: image name, tag or digest overrides.
+func Images(images ...kustomize.Image) StepOption {
+	return funcStep(func(s *step) { s.images = append(s.images, images...) })
+}
+
+// NamePrefix and NameSuffix set spec.namePrefix and spec.nameSuffix.
+func NamePrefix(p string) StepOption { return funcStep(func(s *step) { s.namePrefix = p }) }
+
+// NameSuffix sets spec.nameSuffix.
+func NameSuffix(p string) StepOption { return funcStep(func(s *step) { s.nameSuffix = p }) }
+
+// SubstituteAlways sets spec.postBuild.substituteStrategy: Always, so that
+// substitution runs (and $$ is unescaped) even without variables.
+func SubstituteAlways() StepOption {
+	return funcStep(func(s *step) { s.substituteStrategy = kustomizev1.SubstituteStrategyAlways })
 }
 
 // webhookGuard is the readiness guard for an operator's admission webhook.

@@ -132,22 +132,37 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 	retry := dur(s.retryInterval, st.retryInterval)
 	timeout := dur(s.timeout, st.timeout)
 	spec := kustomizev1.KustomizationSpec{
-		Interval:         interval,
-		RetryInterval:    &retry,
-		Timeout:          &timeout,
-		SourceRef:        srcRef,
-		Prune:            true,
-		DeletionPolicy:   kustomizev1.DeletionPolicyMirrorPrune,
-		TargetNamespace:  s.targetNamespace,
-		Components:       slices.Clone(s.components),
-		Patches:          slices.Clone(s.patches),
-		CommonMetadata:   s.commonMetadata,
-		Force:            s.force,
-		HealthChecks:     slices.Clone(s.healthChecks),
-		HealthCheckExprs: slices.Clone(s.healthCheckExprs),
+		Interval:           interval,
+		RetryInterval:      &retry,
+		Timeout:            &timeout,
+		SourceRef:          srcRef,
+		Prune:              true,
+		DeletionPolicy:     kustomizev1.DeletionPolicyMirrorPrune,
+		ServiceAccountName: s.serviceAccountName,
+		Decryption:         s.decryption,
+		Images:             slices.Clone(s.images),
+		NamePrefix:         s.namePrefix,
+		NameSuffix:         s.nameSuffix,
+		TargetNamespace:    s.targetNamespace,
+		Components:         slices.Clone(s.components),
+		Patches:            slices.Clone(s.patches),
+		CommonMetadata:     s.commonMetadata,
+		Force:              s.force,
+		HealthChecks:       slices.Clone(s.healthChecks),
+		HealthCheckExprs:   slices.Clone(s.healthCheckExprs),
 	}
 	if s.sourceRef != nil {
 		spec.SourceRef = *s.sourceRef
+	}
+	if st.fluxDefaults {
+		// Only what the stack sets: Flux's defaults for the rest.
+		spec.RetryInterval, spec.Timeout, spec.DeletionPolicy = nil, nil, ""
+		if s.retryInterval != nil {
+			spec.RetryInterval = &retry
+		}
+		if s.timeout != nil {
+			spec.Timeout = &timeout
+		}
 	}
 	if s.prune != nil {
 		spec.Prune = *s.prune
@@ -158,8 +173,8 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 	for _, d := range n.deps {
 		spec.DependsOn = append(spec.DependsOn, meta.DependencyReference{Name: d, ReadyExpr: s.readyExpr[d]})
 	}
-	if len(st.vars) > 0 || len(s.substitute) > 0 || len(s.substituteFrom) > 0 {
-		pb := &kustomizev1.PostBuild{Substitute: s.substitute}
+	if len(st.vars) > 0 || len(s.substitute) > 0 || len(s.substituteFrom) > 0 || s.substituteStrategy != "" {
+		pb := &kustomizev1.PostBuild{Substitute: s.substitute, SubstituteStrategy: s.substituteStrategy}
 		for _, v := range st.vars {
 			// The sensitive outputs go to a Secret of the same name, which
 			// is applied out of band (never pushed), hence optional.
@@ -186,7 +201,7 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 	}
 	// Wait is the default; health checks (and the webhook guard, which is
 	// health checks) replace it, since Flux ignores them under wait.
-	spec.Wait = len(spec.HealthChecks) == 0 && s.guard == nil
+	spec.Wait = len(spec.HealthChecks) == 0 && s.guard == nil && !st.fluxDefaults
 	if s.wait != nil {
 		spec.Wait = *s.wait
 	}

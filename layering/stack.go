@@ -53,6 +53,7 @@ type stackSpec struct {
 	RenderedPath       string                                     `json:"renderedPath,omitempty"`
 	ExistingNamespaces []string                                   `json:"existingNamespaces,omitempty"`
 	ExistingAPIGroups  []string                                   `json:"existingAPIGroups,omitempty"`
+	FluxDefaults       bool                                       `json:"fluxDefaults,omitempty"`
 	External           []ObjectRef                                `json:"external,omitempty"`
 	Vars               []stackVars                                `json:"vars,omitempty"`
 	Layers             []stackLayer                               `json:"layers"`
@@ -110,6 +111,11 @@ type stackLayer struct {
 	CommonMetadata    *kustomizev1.CommonMetadata                `json:"commonMetadata,omitempty"`
 	Force             bool                                       `json:"force,omitempty"`
 	SourceRef         *kustomizev1.CrossNamespaceSourceReference `json:"sourceRef,omitempty"`
+	ServiceAccount    string                                     `json:"serviceAccountName,omitempty"`
+	Decryption        *kustomizev1.Decryption                    `json:"decryption,omitempty"`
+	Images            []kustomize.Image                          `json:"images,omitempty"`
+	NamePrefix        string                                     `json:"namePrefix,omitempty"`
+	NameSuffix        string                                     `json:"nameSuffix,omitempty"`
 	WebhookGuard      *stackGuard                                `json:"webhookGuard,omitempty"`
 	HelmRelease       *stackHelm                                 `json:"helmRelease,omitempty"`
 }
@@ -121,8 +127,9 @@ type stackDep struct {
 }
 
 type stackPostBuild struct {
-	Substitute     map[string]string                 `json:"substitute,omitempty"`
-	SubstituteFrom []kustomizev1.SubstituteReference `json:"substituteFrom,omitempty"`
+	Substitute         map[string]string                 `json:"substitute,omitempty"`
+	SubstituteFrom     []kustomizev1.SubstituteReference `json:"substituteFrom,omitempty"`
+	SubstituteStrategy kustomizev1.SubstituteStrategy    `json:"substituteStrategy,omitempty"`
 }
 
 type stackGuard struct {
@@ -185,6 +192,10 @@ func ParseStack(name string, data []byte) (*Builder, error) {
 	}
 	d := &decoder{file: name}
 	doc := root.Content[0]
+	if av, kind := yamlutil.Str(doc, "apiVersion"), yamlutil.Str(doc, "kind"); strings.HasPrefix(av, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization" {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: doc.Line, Err: fmt.Errorf(
+			"this is a Flux Kustomization (%s), not a fluxpack stack file: give the folder that applies it (for instance clusters/<name>) as the entry point, fluxpack lint DIR, or turn the repository into a stack with fluxpack import DIR", av)})
+	}
 	v := d.value(doc, reflect.TypeFor[stackDoc](), "")
 	var st stackDoc
 	if len(d.errs) == 0 {
@@ -444,7 +455,10 @@ func (d *decoder) builder(doc *yaml.Node, st *stackDoc) *Builder {
 		opts = append(opts, FromOCIRepository(spec))
 	}
 	if r := sp.SourceRef; r != nil {
-		opts = append(opts, FromSource(r.Kind, r.Name))
+		opts = append(opts, FromSource(*r))
+	}
+	if sp.FluxDefaults {
+		opts = append(opts, FluxDefaults())
 	}
 	if sp.Interval != nil {
 		opts = append(opts, Interval(sp.Interval.Duration))
@@ -536,6 +550,15 @@ func layerOptions(l *stackLayer) []StepOption {
 		if len(pb.SubstituteFrom) > 0 {
 			o = append(o, SubstituteFrom(pb.SubstituteFrom...))
 		}
+		switch pb.SubstituteStrategy {
+		case "":
+		case kustomizev1.SubstituteStrategyAlways:
+			o = append(o, SubstituteAlways())
+		default:
+			o = append(o, funcStep(func(s *step) {
+				s.errorf(ErrInvalidOption, "invalid postBuild.substituteStrategy %q: want Always", pb.SubstituteStrategy)
+			}))
+		}
 	}
 	if len(l.Components) > 0 {
 		o = append(o, Components(l.Components...))
@@ -550,7 +573,22 @@ func layerOptions(l *stackLayer) []StepOption {
 		o = append(o, Force())
 	}
 	if l.SourceRef != nil {
-		o = append(o, SourceRef(l.SourceRef.Kind, l.SourceRef.Name))
+		o = append(o, SourceRef(*l.SourceRef))
+	}
+	if l.ServiceAccount != "" {
+		o = append(o, ServiceAccountName(l.ServiceAccount))
+	}
+	if l.Decryption != nil {
+		o = append(o, Decryption(*l.Decryption))
+	}
+	if len(l.Images) > 0 {
+		o = append(o, Images(l.Images...))
+	}
+	if l.NamePrefix != "" {
+		o = append(o, NamePrefix(l.NamePrefix))
+	}
+	if l.NameSuffix != "" {
+		o = append(o, NameSuffix(l.NameSuffix))
 	}
 	if g := l.WebhookGuard; g != nil {
 		o = append(o, WebhookGuard(g.Kind, g.Name))

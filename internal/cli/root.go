@@ -66,7 +66,7 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
 		newListCmd(f),
 		newOutputsCmd(f),
 		newPreviewCmd(f),
-		newRenderCmd(f), newLintCmd(f), newGraphCmd(f),
+		newRenderCmd(f), newLintCmd(f), newGraphCmd(f), newImportCmd(f),
 	)
 	return root
 }

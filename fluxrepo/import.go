@@ -1,0 +1,196 @@
+package fluxrepo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// Imported is a repository's platform as a stack file.
+type Imported struct {
+	// Stack is the stack file (fluxpack.dev/v1alpha1 Stack); its layers'
+	// paths are relative to the repository's root, where it belongs.
+	Stack []byte
+	// Differences are what the stack does not say as the repository does,
+	// one line each naming the Kustomization and where it is declared: none
+	// is dropped silently.
+	Differences []string
+}
+
+// Import reads the tree of entry (Read) and writes its Kustomizations as a
+// stack file: one layer per Kustomization but the root one (which flux
+// bootstrap applies), every field as the Kustomization has it, the
+// repository's own source as the stack's, and Flux's defaults left to
+// Flux (FluxDefaults). It then renders the stack and compares each
+// rendered Kustomization's spec with the original, field for field;
+// whatever differs is listed in Differences, as is what the stack model
+// cannot hold (a Kustomization in another namespace, a dependency outside
+// the stack).
+func Import(ctx context.Context, entry string, opts ...Option) (*Imported, error) {
+	repo, err := Read(ctx, entry, opts...)
+	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	return importPlan(repo)
+}
+
+func importPlan(repo *Repository) (*Imported, error) {
+	p := repo.Plan
+	root := p.Layers[0]
+	out := &Imported{}
+	differ := func(l layering.Layer, format string, args ...any) {
+		out.Differences = append(out.Differences, fmt.Sprintf("%s:%d: %s: %s", l.File, l.Line, kustomizationRef(l.Kustomization), fmt.Sprintf(format, args...)))
+	}
+	differ(root, "not imported: it applies the entry point (%s), as flux bootstrap does; the stack's render is what it would apply", repo.Entry)
+	var others []string
+	for _, o := range root.Objects {
+		if _, isKs := asKustomization(o); isKs || o.Kind == "GitRepository" && o.Name == DefaultSource.Name {
+			continue
+		}
+		others = append(others, fmt.Sprintf("%s (%s:%d)", o, o.File, o.Line))
+	}
+	if len(others) > 0 {
+		differ(root, "it also applies objects that are not Kustomizations, which the stack does not carry: keep them beside the rendered stack: %s", strings.Join(others, ", "))
+	}
+	sub := &layering.Plan{Name: stackName(p.Name), Namespace: DefaultNamespace, External: p.External}
+	names := map[string]string{} // layer name → stack layer name
+	for _, l := range p.Layers[1:] {
+		if prev, dup := names[l.Name]; dup || slices.Contains(slices.Collect(maps.Values(names)), l.Kustomization.Name) {
+			differ(l, "not imported: another Kustomization (%s) has its name in the stack's namespace", prev)
+			continue
+		}
+		names[l.Name] = l.Kustomization.Name
+	}
+	for _, l := range p.Layers[1:] {
+		name, ok := names[l.Name]
+		if !ok {
+			continue
+		}
+		k := l.Kustomization.DeepCopy()
+		if k.Namespace != DefaultNamespace {
+			differ(l, "its namespace is %s; a stack puts every layer in %s", k.Namespace, DefaultNamespace)
+		}
+		if l.Parent != root.Name {
+			differ(l, "it is applied by Kustomization %s; the stack applies every layer from its root, so it is applied sooner", l.Parent)
+		}
+		var deps []kustomizev1.DependencyReference
+		for i, d := range k.Spec.DependsOn {
+			dn, ok := names[l.DependsOn[i]]
+			if !ok {
+				differ(l, "dependsOn %s is not a layer of the stack: left out", l.DependsOn[i])
+				continue
+			}
+			d.Name, d.Namespace = dn, ""
+			deps = append(deps, d)
+		}
+		k.Spec.DependsOn = deps
+		k.Name = name
+		sub.Layers = append(sub.Layers, layering.Layer{Name: name, Kustomization: k, File: l.File, Line: l.Line})
+	}
+	source := kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource.Kind, Name: DefaultSource.Name}
+	if s := root.Kustomization.Spec.SourceRef; s.Kind != "" {
+		source = s
+	}
+	data, err := sub.StackFile(source)
+	if err != nil {
+		return nil, fmt.Errorf("writing the stack of %s: %w", repo.Entry, err)
+	}
+	out.Stack = data
+
+	// The round trip: render the stack and compare with the originals.
+	b, err := layering.ParseStack("stack.yaml", data)
+	if err != nil {
+		return nil, fmt.Errorf("reading back the stack of %s: %w", repo.Entry, err)
+	}
+	plan, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("building the stack of %s: %w", repo.Entry, err)
+	}
+	rendered := map[string]*kustomizev1.Kustomization{}
+	for _, l := range plan.Layers {
+		rendered[l.Name] = l.Kustomization
+	}
+	for _, l := range p.Layers[1:] {
+		name, ok := names[l.Name]
+		if !ok {
+			continue
+		}
+		for _, f := range specDiff(normalize(l.Kustomization), normalize(rendered[name])) {
+			differ(l, "spec.%s renders differently", f)
+		}
+	}
+	return out, nil
+}
+
+// stackName makes a name a stack's metadata.name can be.
+func stackName(s string) string {
+	s = strings.ToLower(s)
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if out == "" {
+		return "platform"
+	}
+	return out
+}
+
+// normalize is the spec as Flux reads it: a reference's namespace that is
+// the Kustomization's own says nothing.
+func normalize(k *kustomizev1.Kustomization) kustomizev1.KustomizationSpec {
+	s := *k.Spec.DeepCopy()
+	if s.SourceRef.Namespace == k.Namespace {
+		s.SourceRef.Namespace = ""
+	}
+	for i := range s.DependsOn {
+		if s.DependsOn[i].Namespace == k.Namespace {
+			s.DependsOn[i].Namespace = ""
+		}
+	}
+	return s
+}
+
+// specDiff names the top-level fields of two specs that differ.
+func specDiff(a, b kustomizev1.KustomizationSpec) []string {
+	am, bm := toMap(a), toMap(b)
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(mergeKeys(am, bm))) {
+		ja, _ := json.Marshal(am[k])
+		jb, _ := json.Marshal(bm[k])
+		if string(ja) != string(jb) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func toMap(s kustomizev1.KustomizationSpec) map[string]any {
+	j, _ := json.Marshal(s)
+	m := map[string]any{}
+	_ = json.Unmarshal(j, &m)
+	return m
+}
+
+func mergeKeys(a, b map[string]any) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
+)
+
+func newImportCmd(f *rootFlags) *cobra.Command {
+	var (
+		repo repoFlags
+		out  string
+	)
+	cmd := &cobra.Command{
+		Use:   "import ENTRY [-o STACK]",
+		Short: "Turn a cluster's Flux repository into a stack file",
+		Long: `Import reads the Flux tree of ENTRY as lint does (the folder kustomize-controller
+applies for the cluster, typically clusters/<name>) and writes the same
+platform as a fluxpack stack file: one layer per Kustomization but the root
+one that flux bootstrap applies, every field as the Kustomization has it,
+Flux's own defaults left to Flux (fluxDefaults: true). It then renders the
+stack and compares every Kustomization's spec with the original, field for
+field: whatever differs, and whatever the stack cannot say (a Kustomization
+in another namespace, one applied by another Kustomization, a dependency
+outside the stack, objects the root applies that are not Kustomizations), is
+logged to stderr, one line each, and written as a comment at the end of the
+stack file: nothing is dropped silently.
+
+The layers' paths stay relative to the repository, so the stack file
+belongs at the repository's root. Without -o it goes to stdout.`,
+		Example: `  fluxpack import clusters/production -o stack.yaml
+  fluxpack import clusters/production --external ConfigMap/flux-system/cluster-vars`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := repo.options()
+			if err != nil {
+				return err
+			}
+			imp, err := fluxrepo.Import(cmd.Context(), args[0], opts...)
+			if err != nil {
+				return err
+			}
+			data := imp.Stack
+			for _, d := range imp.Differences {
+				f.log.Warn("import: " + d)
+				data = append(data, "# difference: "+d+"\n"...)
+			}
+			if out == "" {
+				_, err = cmd.OutOrStdout().Write(data)
+				return err
+			}
+			return atomicfile.WriteFile(out, data, 0o644)
+		},
+	}
+	repo.bind(cmd)
+	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write the stack to (default: stdout)")
+	return cmd
+}
