@@ -76,7 +76,9 @@ type Repository struct {
 	// file and line of the Kustomization concerned.
 	Notes []string
 
-	temps []string
+	temps   []string
+	built   map[string]fluxbuild.Source // layer → where it was built from
+	sources []runtime.Object            // the tree's ConfigMaps and Secrets
 }
 
 // Option configures Read. Only this package implements it.
@@ -202,7 +204,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 		repo.Plan.Name = filepath.Base(root)
 	}
 	repo.Notes = r.notes
-	repo.temps = r.temps
+	repo.temps, repo.built, repo.sources = r.temps, r.built, r.sources
 	return repo, nil
 }
 
@@ -247,6 +249,7 @@ type reader struct {
 
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
+	built      map[string]fluxbuild.Source
 	sources    []runtime.Object      // ConfigMaps and Secrets of the tree, for substitution
 	gitIgnore  map[SourceRef]string  // spec.ignore of the GitRepositories of the tree
 }
@@ -389,6 +392,10 @@ func (r *reader) place(p pending, last bool) bool {
 	switch {
 	case src != nil:
 		l.Source = src
+		if r.built == nil {
+			r.built = map[string]fluxbuild.Source{}
+		}
+		r.built[l.Name] = *src
 		objs, err := fluxbuild.Build(r.ctx, *src, p.ks)
 		if gen != nil {
 			// Name the files of a laid-out artifact by the repository's.

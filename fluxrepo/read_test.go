@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/substitute"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
@@ -246,4 +247,29 @@ func TestImportRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Preview prints a Kustomization of the tree as Flux applies it: an
+// ExternalArtifact's files with the Kustomization's patches, or a layer's
+// objects substituted from a ConfigMap Terraform makes (--vars-from).
+func TestPreview(t *testing.T) {
+	fx := fixtures[2]
+	root := filepath.Join("testdata", "repos", fx.repo)
+	out, err := fluxrepo.Preview(t.Context(), filepath.Join(root, fx.entry), "infra-configs", []fluxrepo.Option{fluxrepo.WithRoot(root)})
+	require.NoError(t, err)
+	testutil.Golden(t, "preview-infra-configs", out)
+
+	ph := fixtures[0]
+	root = filepath.Join("testdata", "repos", ph.repo)
+	out, err = fluxrepo.Preview(t.Context(), filepath.Join(root, ph.entry), "infrastructure", []fluxrepo.Option{fluxrepo.WithRoot(root)},
+		substitute.WithVarsFrom(filepath.Join("testdata", "eks-mycluster-0-vars.yaml")))
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `hostname: '*.priv.cloud.example.com'`)
+	assert.Contains(t, string(out), "gatewayClassName: cilium")
+	testutil.Golden(t, "preview-infrastructure", out)
+
+	_, err = fluxrepo.Preview(t.Context(), filepath.Join(root, ph.entry), "infrastructure", []fluxrepo.Option{fluxrepo.WithRoot(root)})
+	require.ErrorIs(t, err, substitute.ErrSourceNotFound, "without the ConfigMap Terraform makes, Flux fails too")
+	_, err = fluxrepo.Preview(t.Context(), filepath.Join(root, ph.entry), "nope", []fluxrepo.Option{fluxrepo.WithRoot(root)})
+	require.ErrorContains(t, err, `has no Kustomization "nope"`)
 }

@@ -1,21 +1,26 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
 func newPreviewCmd(f *rootFlags) *cobra.Command {
 	var (
 		dir, ksFile string
+		cluster     string
+		repo        repoFlags
 		varsFrom    []string
 		strict      bool
 		showSecrets bool
 	)
 	cmd := &cobra.Command{
-		Use:   "preview [NAME] --path DIR --kustomization-file KS.yaml [--vars-from FILE]...",
+		Use:   "preview [NAME] (--cluster ENTRY | --path DIR --kustomization-file KS.yaml) [--vars-from FILE]...",
 		Short: "Print the objects kustomize-controller would apply for a Kustomization, from a local directory",
 		Long: `Preview prints, as one YAML stream, what kustomize-controller applies for
 the Kustomization NAME of KS.yaml (or its only one) when spec.path holds DIR:
@@ -40,9 +45,16 @@ The output is that of flux build kustomization NAME --path DIR
 cluster, byte for byte (flux build --dry-run skips substituteFrom). A plain
 directory (no kustomization file, no field that changes the build) is read
 object by object, so preview stays linear where flux build is quadratic. DIR
-is only read.`,
-		Example: `  fluxpack preview apps --path ./apps --kustomization-file clusters/prod/apps.yaml --vars-from clusters/prod/vars/configmap-cluster-vars.yaml`,
-		Args:    cobra.MaximumNArgs(1),
+is only read.
+
+With --cluster, preview reads the cluster's repository as lint does
+(--source, --root apply) and previews its Kustomization NAME (or
+NAMESPACE/NAME) from its own source, an ExternalArtifact laid out from its
+generator; substituteFrom is served by the ConfigMaps and Secrets of the tree
+and by --vars-from.`,
+		Example: `  fluxpack preview --cluster clusters/production infra-configs
+  fluxpack preview apps --path ./apps --kustomization-file clusters/prod/apps.yaml --vars-from clusters/prod/vars/configmap-cluster-vars.yaml`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
 			if len(args) == 1 {
@@ -51,6 +63,24 @@ is only read.`,
 			opts := []substitute.RenderOption{substitute.WithVarsFrom(varsFrom...), substitute.WithStrict(strict)}
 			if !showSecrets {
 				opts = append(opts, substitute.WithRedactedSecrets())
+			}
+			if cluster != "" {
+				if name == "" || dir != "" || ksFile != "" {
+					return fmt.Errorf("with --cluster, give the Kustomization's NAME and neither --path nor --kustomization-file")
+				}
+				ropts, err := repo.options()
+				if err != nil {
+					return err
+				}
+				out, err := fluxrepo.Preview(cmd.Context(), cluster, name, ropts, opts...)
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(out)
+				return err
+			}
+			if dir == "" || ksFile == "" {
+				return fmt.Errorf("give --path and --kustomization-file, or --cluster ENTRY and the Kustomization's NAME")
 			}
 			ks, err := fluxbuild.ReadKustomization(ksFile, name)
 			if err != nil {
@@ -71,7 +101,7 @@ is only read.`,
 	fs.StringArrayVar(&varsFrom, "vars-from", nil, "YAML file of ConfigMaps/Secrets for spec.postBuild.substituteFrom (repeatable)")
 	fs.BoolVar(&strict, "strict", true, "fail on a variable without a value or default, as kustomize-controller does")
 	fs.BoolVar(&showSecrets, "show-secrets", false, "print the values variables take from substituteFrom Secrets (default: "+substitute.Redacted+")")
-	_ = cmd.MarkFlagRequired("path")
-	_ = cmd.MarkFlagRequired("kustomization-file")
+	fs.StringVar(&cluster, "cluster", "", "a cluster's Flux entry point (such as clusters/production): preview its Kustomization NAME, read from the repository as lint reads it")
+	repo.bind(cmd)
 	return cmd
 }
