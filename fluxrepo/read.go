@@ -250,8 +250,8 @@ type reader struct {
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
 	built      map[string]fluxbuild.Source
-	sources    []runtime.Object      // ConfigMaps and Secrets of the tree, for substitution
-	gitIgnore  map[SourceRef]string  // spec.ignore of the GitRepositories of the tree
+	sources    []runtime.Object     // ConfigMaps and Secrets of the tree, for substitution
+	gitIgnore  map[SourceRef]string // spec.ignore of the GitRepositories of the tree
 }
 
 // readEntry builds the entry point as the root layer: the tree's own
