@@ -60,7 +60,6 @@ func importPlan(repo *Repository) (*Imported, error) {
 	if len(others) > 0 {
 		differ(root, "it also applies objects that are not Kustomizations, which the stack does not carry: keep them beside the rendered stack: %s", strings.Join(others, ", "))
 	}
-	sub := &layering.Plan{Name: stackName(p.Name), Namespace: DefaultNamespace, External: p.External}
 	names := map[string]string{} // layer name → stack layer name
 	for _, l := range p.Layers[1:] {
 		if prev, dup := names[l.Name]; dup || slices.Contains(slices.Collect(maps.Values(names)), l.Kustomization.Name) {
@@ -69,20 +68,26 @@ func importPlan(repo *Repository) (*Imported, error) {
 		}
 		names[l.Name] = l.Kustomization.Name
 	}
+	source := kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource.Kind, Name: DefaultSource.Name}
+	if s := root.Kustomization.Spec.SourceRef; s.Kind != "" {
+		source = s
+	}
+	builder := layering.New(stackName(p.Name), layering.FromSource(source), layering.FluxDefaults(), layering.External(p.External...))
 	for _, l := range p.Layers[1:] {
 		name, ok := names[l.Name]
 		if !ok {
 			continue
 		}
-		k := l.Kustomization.DeepCopy()
+		k := l.Kustomization
 		if k.Namespace != DefaultNamespace {
 			differ(l, "its namespace is %s; a stack puts every layer in %s", k.Namespace, DefaultNamespace)
 		}
 		if l.Parent != root.Name {
 			differ(l, "it is applied by Kustomization %s; the stack applies every layer from its root, so it is applied sooner", l.Parent)
 		}
+		spec := normalize(k)
 		var deps []kustomizev1.DependencyReference
-		for i, d := range k.Spec.DependsOn {
+		for i, d := range spec.DependsOn {
 			dn, ok := names[l.DependsOn[i]]
 			if !ok {
 				differ(l, "dependsOn %s is not a layer of the stack: left out", l.DependsOn[i])
@@ -91,15 +96,13 @@ func importPlan(repo *Repository) (*Imported, error) {
 			d.Name, d.Namespace = dn, ""
 			deps = append(deps, d)
 		}
-		k.Spec.DependsOn = deps
-		k.Name = name
-		sub.Layers = append(sub.Layers, layering.Layer{Name: name, Kustomization: k, File: l.File, Line: l.Line})
+		spec.DependsOn = deps
+		if spec.SourceRef == source {
+			spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{}
+		}
+		builder.Layer(name, layering.FromKustomization(spec))
 	}
-	source := kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource.Kind, Name: DefaultSource.Name}
-	if s := root.Kustomization.Spec.SourceRef; s.Kind != "" {
-		source = s
-	}
-	data, err := sub.StackFile(source)
+	data, err := builder.StackFile()
 	if err != nil {
 		return nil, fmt.Errorf("writing the stack of %s: %w", repo.Entry, err)
 	}

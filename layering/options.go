@@ -1,7 +1,9 @@
 package layering
 
 import (
+	"encoding/json"
 	"fmt"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"maps"
 	"slices"
 	"time"
@@ -474,7 +476,28 @@ type helmSpec struct {
 	releaseName      string
 	releaseNamespace string
 	crds             helmv2.CRDsPolicy
+	values           *apiextensionsv1.JSON
+	createNamespace  bool
 	errs             []string
+}
+
+// Values sets spec.values: inline values, merged over the chart's and
+// valuesFrom's (helm-controller's order). Any JSON object.
+func Values(values map[string]any) HelmOption {
+	return funcHelm(func(h *helmSpec) {
+		raw, err := json.Marshal(values)
+		if err != nil {
+			h.errs = append(h.errs, fmt.Sprintf("invalid values: %v", err))
+			return
+		}
+		h.values = &apiextensionsv1.JSON{Raw: raw}
+	})
+}
+
+// CreateNamespace sets install.createNamespace: helm-controller creates the
+// release namespace, as Argo CD's CreateNamespace=true sync option does.
+func CreateNamespace() HelmOption {
+	return funcHelm(func(h *helmSpec) { h.createNamespace = true })
 }
 
 type funcHelm func(*helmSpec)

@@ -251,6 +251,10 @@ func (b *Builder) emitRelease(s *step, interval, timeout metav1.Duration) *helmv
 		ref := *h.chartRef
 		spec.ChartRef = &ref
 	}
+	if h.values != nil {
+		spec.Values = h.values.DeepCopy()
+	}
+	spec.Install.CreateNamespace = h.createNamespace
 	if h.chart != nil {
 		spec.Chart = h.chart.DeepCopy()
 	}

@@ -144,6 +144,8 @@ type stackHelm struct {
 	ReleaseName     string                   `json:"releaseName,omitempty"`
 	TargetNamespace string                   `json:"targetNamespace,omitempty"`
 	CRDs            string                   `json:"crds,omitempty"`
+	CreateNamespace bool                     `json:"createNamespace,omitempty"`
+	Values          map[string]any           `json:"values,omitempty"`
 }
 
 type stackRef struct {
@@ -321,6 +323,19 @@ func (d *decoder) value(n *yaml.Node, t reflect.Type, path string) any {
 			return nil
 		}
 		return i
+	}
+	if t.Kind() == reflect.Interface {
+		// Free-form values (a HelmRelease's values): any YAML JSON holds.
+		var v any
+		if err := n.Decode(&v); err != nil {
+			d.fail(n, "%s: %v", path, err)
+			return nil
+		}
+		if _, err := json.Marshal(v); err != nil {
+			d.fail(n, "%s: not JSON: %v", path, err)
+			return nil
+		}
+		return v
 	}
 	d.fail(n, "%s: unsupported field type %s", path, t)
 	return nil
@@ -612,6 +627,12 @@ func layerOptions(l *stackLayer) []StepOption {
 		}
 		if h.CRDs != "" {
 			ho = append(ho, CRDs(helmv2.CRDsPolicy(h.CRDs)))
+		}
+		if h.CreateNamespace {
+			ho = append(ho, CreateNamespace())
+		}
+		if h.Values != nil {
+			ho = append(ho, Values(h.Values))
 		}
 		o = append(o, HelmRelease(ho...))
 	}

@@ -1,6 +1,7 @@
 package layering_test
 
 import (
+	"github.com/fluxcd/pkg/apis/kustomize"
 	"os"
 	"path/filepath"
 	"testing"
@@ -100,4 +101,42 @@ spec:
 	require.ErrorIs(t, err, layering.ErrCycle)
 	assert.Contains(t, err.Error(), p+`:9: layer "Bad_Name": name must match`)
 	assert.Contains(t, err.Error(), p+`:7: layer "a": dependency cycle a -> b -> a`)
+}
+
+// StackFile writes a Builder back as a stack file that builds the same
+// Plan: every stack file of the repository (examples included), and stacks
+// made in Go with presets, guards and HelmRelease layers.
+func TestStackFileRoundTrip(t *testing.T) {
+	files, err := filepath.Glob("../examples/*/platform/*.yaml")
+	require.NoError(t, err)
+	files = append(files, "testdata/stacks/external-secrets.yaml")
+	builders := map[string]*layering.Builder{}
+	for _, f := range files {
+		b, err := layering.LoadStack(f)
+		if err != nil {
+			continue // not a stack file (an example's other YAML)
+		}
+		builders[f] = b
+	}
+	require.GreaterOrEqual(t, len(builders), 6)
+	builders["go:operator-preset"] = layering.New("p", layering.FromOCI("oci://registry.example.com/p", "v1"), layering.Vars("vars")).
+		Add(layering.Operator("es", layering.OperatorWebhook("ValidatingWebhookConfiguration", "es-webhook"),
+			layering.OperatorLayer(layering.HelmRelease(layering.Chart("external-secrets", "0.9.x", "HelmRepository", "es"),
+				layering.Values(map[string]any{"installCRDs": false, "replicas": 2}), layering.CreateNamespace())))).
+		Then("apps", layering.Images(kustomize.Image{Name: "app", NewTag: "v2"}), layering.NamePrefix("x-"), layering.SubstituteAlways())
+	for name, b := range builders {
+		t.Run(name, func(t *testing.T) {
+			want, err := b.Build()
+			require.NoError(t, err)
+			data, err := b.StackFile()
+			require.NoError(t, err)
+			back, err := layering.ParseStack("round-trip.yaml", data)
+			require.NoError(t, err, "%s", data)
+			got, err := back.Build()
+			require.NoError(t, err)
+			if diff := cmp.Diff(string(render(t, want)), string(render(t, got))); diff != "" {
+				t.Errorf("the written stack builds another plan (-loaded +written):\n%s\nstack file:\n%s", diff, data)
+			}
+		})
+	}
 }
