@@ -3,18 +3,20 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/argocd"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 )
 
 func newImportCmd(f *rootFlags) *cobra.Command {
 	var (
-		repo repoFlags
-		out  string
+		repo   repoFlags
+		out    string
+		argoCD bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import ENTRY [-o STACK]",
-		Short: "Turn a cluster's Flux repository into a stack file",
+		Use:   "import (ENTRY | --argocd DIR) [-o STACK]",
+		Short: "Turn a cluster's Flux repository, or an Argo CD app-of-apps, into a stack file",
 		Long: `Import reads the Flux tree of ENTRY as lint does (the folder kustomize-controller
 applies for the cluster, typically clusters/<name>) and writes the same
 platform as a fluxpack stack file: one layer per Kustomization but the root
@@ -28,21 +30,38 @@ logged to stderr, one line each, and written as a comment at the end of the
 stack file: nothing is dropped silently.
 
 The layers' paths stay relative to the repository, so the stack file
-belongs at the repository's root. Without -o it goes to stdout.`,
+belongs at the repository's root. Without -o it goes to stdout.
+
+With --argocd, DIR holds the Argo CD Applications of an app-of-apps (and
+ApplicationSets with list generators): each Application becomes a layer,
+each sync wave depending on the wave before it, charts as HelmRelease layers
+(version, releaseName, values, CreateNamespace), Git paths as Kustomization
+layers of the repository; what Flux cannot say is listed the same way.`,
 		Example: `  fluxpack import clusters/production -o stack.yaml
-  fluxpack import clusters/production --external ConfigMap/flux-system/cluster-vars`,
+  fluxpack import clusters/production --external ConfigMap/flux-system/cluster-vars
+  fluxpack import --argocd apps/ -o stack.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := repo.options()
-			if err != nil {
-				return err
+			var data []byte
+			var diffs []string
+			if argoCD {
+				imp, err := argocd.Import(args[0])
+				if err != nil {
+					return err
+				}
+				data, diffs = imp.Stack, imp.Differences
+			} else {
+				opts, err := repo.options()
+				if err != nil {
+					return err
+				}
+				imp, err := fluxrepo.Import(cmd.Context(), args[0], opts...)
+				if err != nil {
+					return err
+				}
+				data, diffs = imp.Stack, imp.Differences
 			}
-			imp, err := fluxrepo.Import(cmd.Context(), args[0], opts...)
-			if err != nil {
-				return err
-			}
-			data := imp.Stack
-			for _, d := range imp.Differences {
+			for _, d := range diffs {
 				f.log.Warn("import: " + d)
 				data = append(data, "# difference: "+d+"\n"...)
 			}
@@ -54,6 +73,7 @@ belongs at the repository's root. Without -o it goes to stdout.`,
 		},
 	}
 	repo.bind(cmd)
+	cmd.Flags().BoolVar(&argoCD, "argocd", false, "DIR holds the Argo CD Applications of an app-of-apps (sync waves become layers)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write the stack to (default: stdout)")
 	return cmd
 }
