@@ -66,7 +66,7 @@ layers of the repository; what Flux cannot say is listed the same way.`,
 				data = append(data, "# difference: "+d+"\n"...)
 			}
 			if out == "" {
-				_, err = cmd.OutOrStdout().Write(data)
+				_, err := cmd.OutOrStdout().Write(data)
 				return err
 			}
 			return atomicfile.WriteFile(out, data, 0o644)
