@@ -1,6 +1,8 @@
 package oci_test
 
 import (
+	"log/slog"
+	"bytes"
 	"crypto/sha256"
 	"fmt"
 	"os"
@@ -166,13 +168,20 @@ func TestBuildSymlinks(t *testing.T) {
 		require.ErrorIs(t, err, oci.ErrSymlinkCycle)
 		assert.Contains(t, err.Error(), filepath.Join(dir, "a", "up"))
 	})
-	t.Run("dangling is an error", func(t *testing.T) {
+	t.Run("dangling is skipped with a warning, as Flux leaves it out", func(t *testing.T) {
+		// A repository's .tls -> ../cluster/.tls into a git-ignored folder.
 		dir := t.TempDir()
-		require.NoError(t, os.Symlink("nowhere.yaml", filepath.Join(dir, "dangling.yaml")))
-		_, err := oci.Build(dir)
-		var fe *oci.FileError
-		require.ErrorAs(t, err, &fe)
-		assert.Equal(t, filepath.Join(dir, "dangling.yaml"), fe.Path)
+		testutil.WriteFiles(t, dir, map[string]string{"cm.yaml": "x: 1\n"})
+		require.NoError(t, os.Symlink("../cluster/.tls", filepath.Join(dir, ".tls")))
+		var logs bytes.Buffer
+		art, err := oci.Build(dir, oci.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+		require.NoError(t, err)
+		without := t.TempDir()
+		testutil.WriteFiles(t, without, map[string]string{"cm.yaml": "x: 1\n"})
+		want, err := oci.Build(without)
+		require.NoError(t, err)
+		assert.Equal(t, want.ContentDigest, art.ContentDigest, "the artifact is the tree without the link")
+		assert.Contains(t, logs.String(), filepath.Join(dir, ".tls"), "the warning names the link")
 	})
 }
 

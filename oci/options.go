@@ -91,7 +91,7 @@ var (
 	registryOptions = []string{optCreds, optKeychain, optCAFile, optInsecure, optTransport, optRetry, optRemote, optLogger}
 
 	allowedOptions = map[string][]string{
-		"Build": artifactOptions,
+		"Build": slices.Concat(artifactOptions, []string{optLogger}),
 		"Push":  slices.Concat(artifactOptions, registryOptions, []string{optTags, optForce, optProgress}),
 		"Diff":  slices.Concat(treeOptions, registryOptions),
 		"Pull":  registryOptions,

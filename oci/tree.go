@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"log/slog"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -68,7 +69,7 @@ func (e *FileError) Unwrap() error { return e.Err }
 
 // Errors a tree can have, for errors.Is.
 var (
-	ErrSymlinkEscape   = errors.New("symlink points outside the tree")
+	ErrSymlinkEscape   = errors.New("symlink points outside the tree (Flux would leave it out; fluxpack follows symlinks, so it refuses one it cannot follow: copy the target in, or leave the link out with --ignore-paths or .sourceignore)")
 	ErrSymlinkCycle    = errors.New("symlink makes a cycle")
 	ErrSpecialFile     = errors.New("not a regular file, directory or symlink")
 	ErrPlaintextSecret = errors.New("plaintext Secret (encrypt it with SOPS, or allow it with --allow-secrets)")
@@ -110,7 +111,7 @@ func scanTree(dir string, o *options) (*tree, error) {
 	if err != nil {
 		return nil, &FileError{Path: dir, Err: err}
 	}
-	s := &scanner{display: dir, root: real, ig: ig, onStack: map[string]bool{}}
+	s := &scanner{display: dir, root: real, ig: ig, onStack: map[string]bool{}, log: o.logger}
 	t := &tree{root: real, entries: []entry{{name: ".", dir: true}}}
 	if err := s.walk(real, top, &t.entries); err != nil {
 		return nil, err
@@ -123,6 +124,7 @@ type scanner struct {
 	root    string // its real path
 	ig      *ignorer
 	onStack map[string]bool // real paths of the directories being walked
+	log     *slog.Logger    // for what is skipped, or nil
 }
 
 // walk appends the entries under the directory whose real path is real and
@@ -142,6 +144,15 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 		typ := de.Type()
 		if typ&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(src)
+			if errors.Is(err, fs.ErrNotExist) {
+				// A dangling link (into a git-ignored folder, say): Flux
+				// leaves every symlink out of an artifact, so this one
+				// goes too.
+				if s.log != nil {
+					s.log.Warn("skipping a symlink whose target does not exist, as Flux leaves it out", "path", filepath.Join(append([]string{s.display}, childRel...)...))
+				}
+				continue
+			}
 			if err != nil {
 				return s.fileErr(childRel, fmt.Errorf("resolving symlink: %w", err))
 			}
