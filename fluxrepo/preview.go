@@ -33,7 +33,7 @@ func Preview(ctx context.Context, entry, name string, readOpts []Option, opts ..
 		if !ok {
 			src = *l.Source
 		}
-		tree, err := substitute.NewSources(repo.sources...)
+		tree, err := substitute.NewSources(repo.sources()...)
 		if err != nil {
 			return nil, err
 		}

@@ -2,13 +2,16 @@ package fluxrepo
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -78,7 +81,7 @@ type Repository struct {
 
 	temps   []string
 	built   map[string]fluxbuild.Source // layer → where it was built from
-	sources []runtime.Object            // the tree's ConfigMaps and Secrets
+	sources func() []runtime.Object     // the tree's ConfigMaps and Secrets
 }
 
 // Option configures Read. Only this package implements it.
@@ -204,7 +207,8 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 		repo.Plan.Name = filepath.Base(root)
 	}
 	repo.Notes = r.notes
-	repo.temps, repo.built, repo.sources = r.temps, r.built, r.sources
+	repo.temps, repo.built = r.temps, r.built
+	repo.sources = r.decodedSources
 	return repo, nil
 }
 
@@ -250,7 +254,8 @@ type reader struct {
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
 	built      map[string]fluxbuild.Source
-	sources    []runtime.Object     // ConfigMaps and Secrets of the tree, for substitution
+	sourceObjs []*fluxbuild.Object  // ConfigMaps and Secrets of the tree, for substitution
+	sources    []runtime.Object     // those of them decoded
 	gitIgnore  map[SourceRef]string // spec.ignore of the GitRepositories of the tree
 }
 
@@ -322,6 +327,7 @@ func (r *reader) expand() {
 			i := r.queue[0]
 			r.queue = r.queue[1:]
 			parent := r.layers[i]
+			var batch []pending
 			for _, o := range parent.Objects {
 				k, ok := asKustomization(o)
 				if !ok {
@@ -337,30 +343,21 @@ func (r *reader) expand() {
 					}
 					continue
 				}
-				k = r.substitute(parent.Kustomization, o, k)
-				p := pending{ks: k, obj: o, parent: parent.Name}
-				if !r.place(p, false) {
-					waiting = append(waiting, p)
+				if slices.ContainsFunc(batch, func(p pending) bool { return r.layerName(p.ks) == r.layerName(k) }) {
+					r.layers = append(r.layers, layering.Layer{Name: r.layerName(k), Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)})
+					continue
 				}
+				batch = append(batch, pending{ks: r.substitute(parent.Kustomization, o, k), obj: o, parent: parent.Name})
 			}
+			waiting = append(waiting, r.place(batch, false)...)
 		}
-		progress := false
-		rest := waiting[:0]
-		for _, p := range waiting {
-			if r.place(p, false) {
-				progress = true
-			} else {
-				rest = append(rest, p)
-			}
-		}
-		waiting = rest
-		if !progress {
+		n := len(waiting)
+		waiting = r.place(waiting, false)
+		if len(waiting) == n {
 			break
 		}
 	}
-	for _, p := range waiting {
-		r.place(p, true)
-	}
+	r.place(waiting, true)
 	if len(r.queue) > 0 {
 		r.expand()
 	}
@@ -373,54 +370,83 @@ type pending struct {
 	parent string
 }
 
-func (r *reader) isLayer(k *kustomizev1.Kustomization) bool {
-	_, ok := r.byName[r.layerName(k)]
-	return ok
-}
-
-// place makes a layer of p when its source is known; with last, it makes
-// one whatever, its source unavailable.
-func (r *reader) place(p pending, last bool) bool {
-	if r.isLayer(p.ks) {
-		return true
+// place makes layers of ps whose source is known, building them on every
+// core, and returns the others; with last, it makes them all, the others'
+// sources unavailable.
+func (r *reader) place(ps []pending, last bool) []pending {
+	type placed struct {
+		l    layering.Layer
+		src  *fluxbuild.Source
+		gen  *generator
+		objs []*fluxbuild.Object
+		err  error
 	}
-	l := layering.Layer{
-		Name: r.layerName(p.ks), Kustomization: p.ks, File: p.obj.File, Line: p.obj.Line,
-		DependsOn: r.dependsOn(p.ks),
-	}
-	src, gen, why, ready := r.resolve(p.ks)
-	switch {
-	case src != nil:
-		l.Source = src
-		if r.built == nil {
-			r.built = map[string]fluxbuild.Source{}
+	var todo []*placed
+	var rest []pending
+	for _, p := range ps {
+		if _, ok := r.byName[r.layerName(p.ks)]; ok {
+			continue
 		}
-		r.built[l.Name] = *src
-		objs, err := fluxbuild.Build(r.ctx, *src, p.ks)
-		if gen != nil {
-			// Name the files of a laid-out artifact by the repository's.
-			for _, o := range objs {
-				o.File = gen.original(o.File)
+		l := layering.Layer{
+			Name: r.layerName(p.ks), Kustomization: p.ks, File: p.obj.File, Line: p.obj.Line,
+			DependsOn: r.dependsOn(p.ks), Parent: p.parent,
+		}
+		src, gen, why, ready := r.resolve(p.ks)
+		switch {
+		case src != nil:
+			todo = append(todo, &placed{l: l, src: src, gen: gen})
+		case !ready && !last:
+			rest = append(rest, p)
+		default:
+			l.Unavailable = why // lint reports it, once
+			todo = append(todo, &placed{l: l})
+		}
+	}
+	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, t := range todo {
+		if t.src == nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			t.objs, t.err = fluxbuild.Build(r.ctx, *t.src, t.l.Kustomization)
+		})
+	}
+	wg.Wait()
+	for _, t := range todo {
+		l := t.l
+		if t.src != nil {
+			l.Source = t.src
+			if r.built == nil {
+				r.built = map[string]fluxbuild.Source{}
 			}
-			var fe *FileError
-			if errors.As(err, &fe) {
-				if rel, e := filepath.Rel(gen.dir, fe.Path); e == nil && filepath.IsLocal(rel) {
-					fe.Path = filepath.Join(r.root, filepath.FromSlash(gen.original(filepath.ToSlash(rel))))
+			r.built[l.Name] = *t.src
+			if g := t.gen; g != nil {
+				// Name the files of a laid-out artifact by the repository's.
+				for _, o := range t.objs {
+					o.File = g.original(o.File)
 				}
+				var fe *FileError
+				if errors.As(t.err, &fe) {
+					if rel, e := filepath.Rel(g.dir, fe.Path); e == nil && filepath.IsLocal(rel) {
+						fe.Path = filepath.Join(r.root, filepath.FromSlash(g.original(filepath.ToSlash(rel))))
+					}
+				}
+				l.Source = &fluxbuild.Source{Dir: r.root}
 			}
-			l.Source = &fluxbuild.Source{Dir: r.root}
+			l.Built, l.Objects, l.BuildErr = true, t.objs, t.err
+			if t.err == nil {
+				r.collect(t.objs)
+			}
 		}
-		l.Built, l.Objects, l.BuildErr = true, objs, err
-		if err == nil {
-			r.collect(objs)
+		if _, ok := r.byName[l.Name]; ok {
+			continue // a later duplicate: the first one stays
 		}
-	case !ready && !last:
-		return false
-	default:
-		l.Unavailable = why // lint reports it, once
+		r.add(l, l.Parent)
 	}
-	r.add(l, p.parent)
-	return true
+	return rest
 }
 
 // resolve finds where a Kustomization's source is: its directory, or why
@@ -462,9 +488,7 @@ func (r *reader) collect(objs []*fluxbuild.Object) {
 		case o.Kind == "ArtifactGenerator" && o.Group() == "source.extensions.fluxcd.io":
 			r.addGenerator(o)
 		case (o.Kind == "ConfigMap" || o.Kind == "Secret") && o.APIVersion == "v1":
-			if obj := decodeSource(o); obj != nil {
-				r.sources = append(r.sources, obj)
-			}
+			r.sourceObjs = append(r.sourceObjs, o) // decoded when needed
 		}
 	}
 }
@@ -521,13 +545,26 @@ func asKustomization(o *fluxbuild.Object) (*kustomizev1.Kustomization, bool) {
 }
 
 // decodeNode decodes a YAML node into a Kubernetes Go type, through JSON
-// as the API machinery does.
+// as the API machinery does (from the node's values, without writing and
+// parsing YAML again).
 func decodeNode(n *yaml.Node, into any) error {
-	data, err := yaml.Marshal(n)
+	var m map[string]any
+	if err := n.Decode(&m); err != nil {
+		return err
+	}
+	j, err := json.Marshal(m)
 	if err != nil {
 		return err
 	}
-	return sigyaml.Unmarshal(data, into)
+	return json.Unmarshal(j, into)
+}
+
+// decodedSources decodes the ConfigMaps and Secrets collected so far.
+func (r *reader) decodedSources() []runtime.Object {
+	for _, o := range r.sourceObjs[len(r.sources):] {
+		r.sources = append(r.sources, decodeSource(o))
+	}
+	return slices.DeleteFunc(slices.Clone(r.sources), func(o runtime.Object) bool { return o == nil })
 }
 
 func decodeSource(o *fluxbuild.Object) runtime.Object {
@@ -549,7 +586,7 @@ func (r *reader) substitute(parent *kustomizev1.Kustomization, o *fluxbuild.Obje
 	if parent.Spec.PostBuild == nil || !o.Dollar {
 		return k
 	}
-	src, err := substitute.NewSources(r.sources...)
+	src, err := substitute.NewSources(r.decodedSources()...)
 	if err != nil {
 		return k
 	}

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sigyaml "sigs.k8s.io/yaml"
+
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -123,4 +126,50 @@ func contains(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// GenerateRepository writes GenerateStack's tree and, beside it, the same
+// platform as a Flux repository would hold it: clusters/bench/ with flux
+// bootstrap's GitRepository and Kustomization flux-system and one file per
+// layer holding its Kustomization (sourceRef GitRepository flux-system).
+// It returns the stack too, whose layers read the same objects, and the
+// entry point.
+func GenerateRepository(dir string, layers, objects int, seed uint64) (*layering.Builder, string, error) {
+	b, err := GenerateStack(dir, layers, objects, seed)
+	if err != nil {
+		return nil, "", err
+	}
+	plan, err := b.Build()
+	if err != nil {
+		return nil, "", err
+	}
+	entry := filepath.Join(dir, "clusters", "bench")
+	if err := os.MkdirAll(filepath.Join(entry, "flux-system"), 0o755); err != nil {
+		return nil, "", err
+	}
+	sync := `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1m, url: "https://example.com/bench.git", ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 10m, path: ./clusters/bench, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+`
+	if err := os.WriteFile(filepath.Join(entry, "flux-system", "gotk-sync.yaml"), []byte(sync), 0o644); err != nil {
+		return nil, "", err
+	}
+	for _, l := range plan.Layers {
+		k := l.Kustomization.DeepCopy()
+		k.Spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"}
+		data, err := sigyaml.Marshal(k)
+		if err != nil {
+			return nil, "", err
+		}
+		if err := os.WriteFile(filepath.Join(entry, l.Name+".yaml"), data, 0o644); err != nil {
+			return nil, "", err
+		}
+	}
+	return b, entry, nil
 }
