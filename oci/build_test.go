@@ -1,10 +1,10 @@
 package oci_test
 
 import (
-	"log/slog"
 	"bytes"
 	"crypto/sha256"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"

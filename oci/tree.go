@@ -1,10 +1,10 @@
 package oci
 
 import (
-	"log/slog"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
