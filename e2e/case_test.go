@@ -106,8 +106,8 @@ func push(t *testing.T, c *Cluster, dir, name string, extra ...string) oci.Resul
 func revision(res oci.Result) string { return res.Tag + "@" + res.Digest }
 
 // applyRoot creates the root OCIRepository (the case's repository, tag main)
-// and the root Kustomization applying the layers' Kustomizations.
-func applyRoot(t *testing.T, c *Cluster, name string) {
+// and the root Kustomization applying the layers' Kustomizations at path.
+func applyRoot(t *testing.T, c *Cluster, name, path string) {
 	t.Helper()
 	c.create(&sourcev1.OCIRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: rootName, Namespace: fluxNamespace},
@@ -122,7 +122,7 @@ func applyRoot(t *testing.T, c *Cluster, name string) {
 		ObjectMeta: metav1.ObjectMeta{Name: rootName, Namespace: fluxNamespace},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval:  metav1.Duration{Duration: 10 * time.Minute},
-			Path:      "./" + rootPath,
+			Path:      "./" + path,
 			Prune:     true,
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: rootName},
 		},
@@ -172,11 +172,19 @@ func layerNames(plan *layering.Plan) []string {
 // Kustomizations of the named layers. pushArgs are added to fluxpack push.
 func DeployDir(t *testing.T, c *Cluster, name, dir string, layers []string, pushArgs ...string) *Deployment {
 	t.Helper()
+	return DeployEntry(t, c, name, dir, rootPath, layers, pushArgs...)
+}
+
+// DeployEntry is DeployDir for a Flux repository: the root Kustomization
+// applies its entry point (a folder of dir, such as clusters/e2e), whose
+// Kustomizations are the named layers.
+func DeployEntry(t *testing.T, c *Cluster, name, dir, entry string, layers []string, pushArgs ...string) *Deployment {
+	t.Helper()
 	res := push(t, c, dir, name, pushArgs...)
 	require.True(t, res.Pushed, "the first push of %s uploaded nothing", name)
 	obs := c.Observe(rootName)
 	obs.Begin(revision(res))
-	applyRoot(t, c, name)
+	applyRoot(t, c, name, entry)
 	obs.WaitReady(append([]string{rootName}, layers...)...)
 
 	var repo sourcev1.OCIRepository
