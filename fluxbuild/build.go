@@ -45,6 +45,11 @@ type Source struct {
 	// source-controller's default exclusions (.git/, CI files, images,
 	// archives), always apply.
 	Ignore string
+	// Packed says Dir is a working tree that source-controller packs into
+	// the artifact (a GitRepository's): its default exclusions leave files
+	// out before kustomize-controller sees them, so they are not read at
+	// all. Otherwise they are read and then left out, as `flux build` does.
+	Packed bool
 }
 
 // Build returns the objects kustomize-controller builds for ks from src,
@@ -116,7 +121,7 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("path %q: %w", p, ErrNotDirectory)
 	}
-	g, err := generate(root, dir, ks, src.Ignore, preview)
+	g, err := generate(root, dir, ks, src, preview)
 	if err != nil {
 		return nil, err
 	}

@@ -60,14 +60,14 @@ type file struct {
 // out what the .sourceignore files (and ignore, the source's own rules)
 // match, and writes spec.targetNamespace, namePrefix, nameSuffix, patches,
 // components, images and buildMetadata into the kustomization.
-func generate(root, dir string, ks *kustomizev1.Kustomization, ignore string, keepData bool) (*generated, error) {
+func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepData bool) (*generated, error) {
 	g := &generated{root: root, dir: dir, keepData: keepData}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	domain := strings.Split(dir, string(filepath.Separator))
-	patterns, err := g.ignorePatterns(ignore)
+	patterns, err := g.ignorePatterns(src.Ignore)
 	if err != nil {
 		return nil, fmt.Errorf("loading ignore patterns: %w", err)
 	}
@@ -93,7 +93,7 @@ func generate(root, dir string, ks *kustomizev1.Kustomization, ignore string, ke
 	} else {
 		g.kfile = filepath.Join(dir, konfig.DefaultKustomizationFileName())
 		g.kus.TypeMeta = kustypes.TypeMeta{APIVersion: kustypes.KustomizationVersion, Kind: kustypes.KustomizationKind}
-		if patterns, err = g.scan(dir, entries, patterns, domain); err != nil {
+		if patterns, err = g.scan(dir, entries, patterns, domain, src.Packed); err != nil {
 			return nil, err
 		}
 		if len(g.kus.Resources) == 0 {
@@ -148,7 +148,7 @@ func (g *generated) ignorePatterns(ignore string) ([]gitignore.Pattern, error) {
 // directories are not followed), and parses the files on every core. The
 // first bad file in walk order is the error, as for Flux's generator,
 // which stops there.
-func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore.Pattern, domain []string) ([]gitignore.Pattern, error) {
+func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore.Pattern, domain []string, packed bool) ([]gitignore.Pattern, error) {
 	var matcher gitignore.Matcher
 	var walk func(dir string, entries []fs.DirEntry) error
 	walk = func(dir string, entries []fs.DirEntry) error {
@@ -184,7 +184,7 @@ func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore
 			if ext := filepath.Ext(p); ext != ".yaml" && ext != ".yml" {
 				continue
 			}
-			if len(patterns) > 0 {
+			if len(patterns) > 0 || packed && mayMatchDefaults(strings.TrimPrefix(p, g.dir)) {
 				if matcher == nil {
 					matcher = sourceignore.NewDefaultMatcher(patterns, domain)
 				}

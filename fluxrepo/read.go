@@ -263,7 +263,7 @@ type reader struct {
 // Kustomization for it (flux bootstrap's flux-system applies the cluster's
 // folder), or one made up when there is none.
 func (r *reader) readEntry(abs, rel string, isDir bool) error {
-	src := fluxbuild.Source{Dir: r.root}
+	src := fluxbuild.Source{Dir: r.root, Packed: DefaultSource.Kind == sourcev1.GitRepositoryKind}
 	var objs []*fluxbuild.Object
 	var err error
 	ks := &kustomizev1.Kustomization{
@@ -457,7 +457,7 @@ func (r *reader) resolve(k *kustomizev1.Kustomization) (src *fluxbuild.Source, g
 		return nil, nil, fmt.Sprintf("spec.path %q holds a variable whose value is not known offline", k.Spec.Path), true
 	}
 	if dir, ok := r.cfg.sources[ref]; ok {
-		return &fluxbuild.Source{Dir: dir, Ignore: r.gitIgnore[ref]}, nil, "", true
+		return &fluxbuild.Source{Dir: dir, Ignore: r.gitIgnore[ref], Packed: ref.Kind == sourcev1.GitRepositoryKind}, nil, "", true
 	}
 	if ref.Kind == "ExternalArtifact" {
 		g, ok := r.generators[ref.Namespace+"/"+ref.Name]

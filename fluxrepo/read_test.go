@@ -1,6 +1,7 @@
 package fluxrepo_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -272,4 +273,45 @@ func TestPreview(t *testing.T) {
 	require.ErrorIs(t, err, substitute.ErrSourceNotFound, "without the ConfigMap Terraform makes, Flux fails too")
 	_, err = fluxrepo.Preview(t.Context(), filepath.Join(root, ph.entry), "nope", []fluxrepo.Option{fluxrepo.WithRoot(root)})
 	require.ErrorContains(t, err, `has no Kustomization "nope"`)
+}
+
+// What real repositories hold lints as Flux would apply it: flux
+// bootstrap's big gotk-components.yaml (Flux's own CRDs, pruned by Flux), a
+// dangling symlink into a git-ignored folder, a SOPS-encrypted Secret
+// decrypted by its layer, CI files that Flux leaves out of the artifact, a
+// CRD kept by the prune: disabled annotation.
+func TestReadRealTreeShapes(t *testing.T) {
+	var gotk strings.Builder
+	gotk.WriteString("---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: flux-system\n")
+	for i, c := range []string{"buckets.source", "gitrepositories.source", "helmcharts.source", "helmrepositories.source", "ocirepositories.source", "kustomizations.kustomize", "helmreleases.helm", "alerts.notification", "providers.notification", "receivers.notification"} {
+		plural, group, _ := strings.Cut(c, ".")
+		fmt.Fprintf(&gotk, "---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: %s.%s.toolkit.fluxcd.io\nspec:\n  group: %s.toolkit.fluxcd.io\n  names: {kind: K%d, plural: %s}\n  scope: Namespaced\n  versions:\n", plural, group, group, i, plural)
+		for v := range 3 {
+			fmt.Fprintf(&gotk, "    - name: v%d\n      served: true\n      storage: %t\n      schema:\n        openAPIV3Schema:\n          type: object\n          properties:\n", v+1, v == 0)
+			for p := range 300 { // the size of the real schemas
+				fmt.Fprintf(&gotk, "            field%d:\n              type: string\n              description: a field of the schema, described at length as the real ones are\n", p)
+			}
+		}
+	}
+	for _, c := range []string{"source", "kustomize", "helm", "notification"} {
+		fmt.Fprintf(&gotk, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s-controller\n  namespace: flux-system\nspec:\n  selector: {matchLabels: {app: %[1]s}}\n  template:\n    metadata: {labels: {app: %[1]s}}\n    spec: {containers: [{name: manager, image: ghcr.io/fluxcd/%[1]s-controller:v1}]}\n", c)
+	}
+	root := write(t, map[string]string{
+		"clusters/c/flux-system/gotk-components.yaml": gotk.String(),
+		"clusters/c/flux-system/gotk-sync.yaml":       ks("flux-system", "./clusters/c", ""),
+		"clusters/c/flux-system/kustomization.yaml":   "resources: [gotk-components.yaml, gotk-sync.yaml]\n",
+		"clusters/c/apps.yaml":                        ks("apps", "./apps", "  decryption: {provider: sops, secretRef: {name: sops-age}}\n"),
+		"clusters/c/crds.yaml":                        ks("crds", "./crds", ""),
+		"crds/crd.yaml":                               "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: things.example.com\n  annotations: {kustomize.toolkit.fluxcd.io/prune: disabled}\nspec: {group: example.com, names: {kind: Thing, plural: things}, scope: Namespaced, versions: [{name: v1, served: true, storage: true}]}\n",
+		"apps/secret.enc.yaml":                        "apiVersion: v1\nkind: Secret\nmetadata: {name: db, namespace: default}\ndata:\n  password: ENC[AES256_GCM,data:Zm9v,iv:YmFy,tag:YmF6,type:str]\nsops:\n  age:\n    - recipient: age1examplexample\n      enc: |\n        -----BEGIN AGE ENCRYPTED FILE-----\n        abc\n        -----END AGE ENCRYPTED FILE-----\n  lastmodified: \"2026-11-01T00:00:00Z\"\n  mac: ENC[AES256_GCM,data:eA==,iv:eQ==,tag:eg==,type:str]\n  version: 3.9.0\n",
+		"apps/.github/workflows/ci.yaml":              "on: [push\n", // not for the cluster; Flux leaves .github/ out
+		"apps/cloudbuild.yaml":                        "steps: [\n",
+	})
+	require.NoError(t, os.Symlink("../cluster/.tls", filepath.Join(root, "clusters", "c", ".tls")))
+	fs := lintRepo(t, root, "clusters/c")
+	assert.Empty(t, rules(fs))
+	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+	require.NoError(t, err)
+	assert.Equal(t, "flux-system", repo.Plan.Layers[0].Name, "bootstrap's own Kustomization is the root")
+	assert.Len(t, repo.Plan.Layers[0].Objects, 18, "gotk-components, gotk-sync and the two Kustomizations")
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // builtinGroups are API groups every cluster serves (Kubernetes' own), plus
@@ -268,7 +270,10 @@ func (l *linter) checkPrune(ly *lintLayer) {
 		return
 	}
 	for _, o := range ly.objects {
-		if o.crd != nil {
+		// Flux's own CRDs (flux bootstrap's gotk-components.yaml) are
+		// Flux's to manage; an object annotated
+		// kustomize.toolkit.fluxcd.io/prune: disabled is never pruned.
+		if o.crd != nil && !isBuiltinGroup(o.crd.group) && yamlutil.Str(o.Node, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/prune") != "disabled" {
 			l.objFinding(RuleCRDPrune, ly, o, "prune: true on a layer holding CRDs: removing the CRD from the source (or deleting the layer) deletes every %s in the cluster; use prune: false (KeepOnDelete)", o.crd.kind)
 			return
 		}
