@@ -16,6 +16,7 @@ cache=${FLUXPACK_CACHE:-$root/.cache}
 mkdir -p "$cache/bin" "$cache/tools" "$cache/src" "$cache/crds"
 
 REGISTRY_VERSION=v3.1.2             # CNCF distribution
+GOLANGCI_LINT_VERSION=v2.15.0       # github.com/golangci/golangci-lint/v2
 ETCD_VERSION=v3.6.16                # go.etcd.io/etcd/server/v3
 KUBERNETES_VERSION=v1.37.2          # k8s.io/kubernetes; staging modules are v0.37.2
 KWOK_VERSION=v0.8.0                 # sigs.k8s.io/kwok
@@ -60,6 +61,16 @@ build_registry() {
     timed registry env GOBIN="$dir" go install "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
   fi
   link registry "$dir"
+}
+
+build_golangci_lint() {
+  local dir=$cache/tools/golangci-lint-$GOLANGCI_LINT_VERSION
+  if [ ! -x "$dir/golangci-lint" ]; then
+    log "building golangci-lint $GOLANGCI_LINT_VERSION (a few minutes, once)"
+    mkdir -p "$dir"
+    timed golangci-lint env GOBIN="$dir" go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$GOLANGCI_LINT_VERSION"
+  fi
+  link golangci-lint "$dir"
 }
 
 # wrapper DIR MODULE VERSION: write a throw-away main module in DIR that
@@ -163,6 +174,7 @@ build_flux() {
 for tool in "$@"; do
   case $tool in
     registry) build_registry ;;
+    golangci-lint) build_golangci_lint ;;
     etcd) build_etcd ;;
     kubernetes) build_kubernetes ;;
     kwok) build_kwok ;;

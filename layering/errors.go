@@ -29,7 +29,7 @@ var (
 	ErrDuplicateLayer    = errors.New("duplicate layer")
 	ErrUnknownDependency = errors.New("unknown dependency")
 	ErrCycle             = errors.New("dependency cycle")
-	ErrInvalidOption     = errors.New("invalid option")
+	ErrInvalidOption     = errdefs.ErrInvalidOption
 	ErrMissingPath       = errors.New("missing path")
 )
 

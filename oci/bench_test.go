@@ -110,7 +110,7 @@ func BenchmarkBuild(b *testing.B) {
 		b.Fatal(err)
 	}
 	tgz := filepath.Join(b.TempDir(), "flux.tgz")
-	if err := fluxoci.NewClient(nil).Build(tgz, dir, oci.DefaultIgnorePaths); err != nil {
+	if err := fluxoci.NewClient(nil).Build(tgz, dir, oci.DefaultIgnorePaths()); err != nil {
 		b.Fatal(err)
 	}
 	data, err := os.ReadFile(tgz)
@@ -134,7 +134,7 @@ func BenchmarkBuild(b *testing.B) {
 		c := fluxoci.NewClient(nil)
 		report := cpuMeter(b)
 		for b.Loop() {
-			if err := c.Build(out, dir, oci.DefaultIgnorePaths); err != nil {
+			if err := c.Build(out, dir, oci.DefaultIgnorePaths()); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -165,7 +165,7 @@ func BenchmarkPushNew(b *testing.B) {
 		for b.Loop() {
 			i++
 			touch(b, dir, 1_000_000+i)
-			if _, err := c.Push(b.Context(), host+"/flux:new", dir, fluxoci.WithPushMetadata(fluxoci.Metadata{Source: "s", Revision: fmt.Sprint(i)}), fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths...)); err != nil {
+			if _, err := c.Push(b.Context(), host+"/flux:new", dir, fluxoci.WithPushMetadata(fluxoci.Metadata{Source: "s", Revision: fmt.Sprint(i)}), fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths()...)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -196,7 +196,7 @@ func BenchmarkPushUnchanged(b *testing.B) {
 		meta := fluxoci.WithPushMetadata(fluxoci.Metadata{Source: "s", Revision: "r"})
 		report := cpuMeter(b)
 		for b.Loop() {
-			if _, err := c.Push(b.Context(), host+"/flux:same", dir, meta, fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths...)); err != nil {
+			if _, err := c.Push(b.Context(), host+"/flux:same", dir, meta, fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths()...)); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -26,7 +26,7 @@ const (
 // DefaultCreated is the creation time of an artifact when neither
 // WithCreated nor a Git commit time gives one: the Unix epoch, as
 // `flux push artifact --reproducible` uses.
-var DefaultCreated = time.Unix(0, 0).UTC()
+func DefaultCreated() time.Time { return time.Unix(0, 0).UTC() }
 
 // Artifact is a Flux artifact built in memory, ready to push.
 type Artifact struct {
@@ -49,8 +49,8 @@ type Artifact struct {
 // Build archives dir as a Flux artifact without sending anything. The same
 // tree with the same options gives the same digests on any machine, umask or
 // time zone.
-func Build(dir string, opts ...Option) (*Artifact, error) {
-	o, err := newOptions("Build", opts)
+func Build(dir string, opts ...BuildOption) (*Artifact, error) {
+	o, err := collect(opts, func(x BuildOption, o *options) error { return x.applyBuild(o) })
 	if err != nil {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}
@@ -130,7 +130,7 @@ func (o *options) metadata(dir string) (map[string]string, time.Time, error) {
 			created = g.commitTime
 		}
 	}
-	t := DefaultCreated
+	t := DefaultCreated()
 	if created != nil {
 		t = *created
 	}

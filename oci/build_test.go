@@ -32,7 +32,7 @@ var platformFiles = map[string]string{
 func fluxBuildDigest(t *testing.T, dir string) string {
 	t.Helper()
 	tgz := filepath.Join(t.TempDir(), "artifact.tgz")
-	require.NoError(t, fluxoci.NewClient(nil).Build(tgz, dir, oci.DefaultIgnorePaths))
+	require.NoError(t, fluxoci.NewClient(nil).Build(tgz, dir, oci.DefaultIgnorePaths()))
 	b, err := os.ReadFile(tgz)
 	require.NoError(t, err)
 	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
@@ -192,13 +192,13 @@ func TestBuildRefusesPlaintextSecrets(t *testing.T) {
 		name  string
 		file  string
 		body  string
-		opts  []oci.Option
+		opts  []oci.BuildOption
 		wantL int
 	}{
 		{name: "stringData", file: "secret.yaml", body: plain, wantL: 7},
 		{name: "data in json", file: "s.json", body: `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"s"},"data":{"k":"dg=="}}`, wantL: 1},
 		{name: "sops encrypted", file: "secret.yaml", body: sops},
-		{name: "allowed", file: "secret.yaml", body: plain, opts: []oci.Option{oci.WithAllowSecrets()}},
+		{name: "allowed", file: "secret.yaml", body: plain, opts: []oci.BuildOption{oci.WithAllowSecrets()}},
 		{name: "no data", file: "secret.yaml", body: "apiVersion: v1\nkind: Secret\nmetadata:\n  name: empty\ntype: Opaque\n"},
 		{name: "other group", file: "es.yaml", body: "apiVersion: external-secrets.io/v1\nkind: Secret\ndata:\n  a: b\n"},
 		{name: "not a manifest file", file: "notes.txt", body: plain},
@@ -231,19 +231,18 @@ func TestBuildBadInput(t *testing.T) {
 	require.NoError(t, os.Chmod(filepath.Join(unreadable, "locked.yaml"), 0o000))
 	tests := []struct {
 		name, dir string
-		opts      []oci.Option
+		opts      []oci.BuildOption
 		want      string
 	}{
 		{name: "missing dir", dir: filepath.Join(t.TempDir(), "nope"), want: "no such file or directory"},
 		{name: "file instead of dir", dir: file, want: file + ": not a directory"},
-		{name: "option of another operation", dir: t.TempDir(), opts: []oci.Option{oci.WithForce()}, want: "option WithForce does not apply to Build"},
-		{name: "reserved annotation", dir: t.TempDir(), opts: []oci.Option{oci.WithAnnotations(map[string]string{"org.opencontainers.image.revision": "x"})}, want: `annotation "org.opencontainers.image.revision" is set by fluxpack`},
-		{name: "credentials in source", dir: t.TempDir(), opts: []oci.Option{oci.WithSource("https://user:tok3n@example.com/x.git")}, want: "holds credentials"},
+		{name: "reserved annotation", dir: t.TempDir(), opts: []oci.BuildOption{oci.WithAnnotations(map[string]string{"org.opencontainers.image.revision": "x"})}, want: `annotation "org.opencontainers.image.revision" is set by fluxpack`},
+		{name: "credentials in source", dir: t.TempDir(), opts: []oci.BuildOption{oci.WithSource("https://user:tok3n@example.com/x.git")}, want: "holds credentials"},
 	}
 	if os.Geteuid() != 0 { // root reads any file
 		tests = append(tests, struct {
 			name, dir string
-			opts      []oci.Option
+			opts      []oci.BuildOption
 			want      string
 		}{name: "unreadable file", dir: unreadable, want: filepath.Join(unreadable, "locked.yaml") + ": permission denied"})
 	}

@@ -43,8 +43,8 @@ type DiffResult struct {
 // and lists the files that differ. An error means the comparison could not be
 // made (bad directory, unreachable registry, refused credentials); a tag that
 // does not exist is not an error but Status Missing.
-func Diff(ctx context.Context, dir, url string, opts ...Option) (*DiffResult, error) {
-	o, err := newOptions("Diff", opts)
+func Diff(ctx context.Context, dir, url string, opts ...DiffOption) (*DiffResult, error) {
+	o, err := collect(opts, func(x DiffOption, o *options) error { return x.applyDiff(o) })
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s with %s: %w", dir, redactRef(url), err)
 	}

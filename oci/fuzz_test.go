@@ -100,7 +100,7 @@ func FuzzParseRef(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		o := &options{given: map[string]bool{}}
+		o := &options{}
 		ref, err := parseRef(s, o)
 		if err != nil {
 			// Userinfo is what comes before an "@" with no "/" on the way
@@ -154,7 +154,7 @@ func FuzzRedaction(f *testing.F) {
 		if len(secret) < 4 || strings.ContainsAny(secret, "/@") || strings.Contains(rest, secret) || strings.Contains(strconv.Quote(rest), secret) || strings.Contains("oci://ci:@", secret) {
 			return // not a secret the URL delimits, or one the rest shows anyway (%q escapes too)
 		}
-		o := &options{given: map[string]bool{}}
+		o := &options{}
 		for _, u := range []string{"oci://ci:" + secret + "@" + rest, "ci:" + secret + "@" + rest, "oci://" + secret + "@" + rest} {
 			_, err := parseRef(u, o)
 			if err == nil {
@@ -215,7 +215,7 @@ func FuzzIgnorer(f *testing.F) {
 		}
 
 		domain := strings.Split(filepath.Clean(root), string(filepath.Separator))
-		ps := sourceignore.ReadPatterns(strings.NewReader(strings.Join(DefaultIgnorePaths, "\n")), domain)
+		ps := sourceignore.ReadPatterns(strings.NewReader(strings.Join(DefaultIgnorePaths(), "\n")), domain)
 		ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(rootIgnore), domain)...)
 		ps = append(ps, sourceignore.ReadPatterns(strings.NewReader(user), domain)...)
 		m := sourceignore.NewMatcher(ps)

@@ -58,7 +58,7 @@ type frame struct {
 
 func newIgnorer(root string, user []string) *ignorer {
 	ig := &ignorer{rootDomain: strings.Split(filepath.Clean(root), string(filepath.Separator))}
-	for _, p := range DefaultIgnorePaths {
+	for _, p := range DefaultIgnorePaths() {
 		if r := ig.parse(p, nil); r != nil {
 			ig.defaults = append(ig.defaults, r)
 		}

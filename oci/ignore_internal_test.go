@@ -89,7 +89,7 @@ func TestIgnorerMatchesSourceignore(t *testing.T) {
 
 func referenceWalk(t *testing.T, root string, user []string) []string {
 	domain := strings.Split(filepath.Clean(root), string(filepath.Separator))
-	ps := sourceignore.ReadPatterns(strings.NewReader(strings.Join(DefaultIgnorePaths, "\n")), domain)
+	ps := sourceignore.ReadPatterns(strings.NewReader(strings.Join(DefaultIgnorePaths(), "\n")), domain)
 	fromFiles, err := sourceignore.LoadIgnorePatterns(root, domain)
 	if err != nil {
 		t.Fatal(err)

@@ -124,19 +124,23 @@ func TestRealRegistryTLSAndAuth(t *testing.T) {
 
 	failures := []struct {
 		name string
-		opts []oci.Option
+		opts []oci.RegistryOption
 		want string
 	}{
-		{name: "TLS verified by default", opts: []oci.Option{oci.WithCreds(user + ":" + password)}, want: "certificate signed by unknown authority"},
-		{name: "wrong CA", opts: []oci.Option{oci.WithCreds(user + ":" + password), oci.WithCAFile(wrongCA)}, want: "certificate signed by unknown authority"},
-		{name: "no credentials", opts: []oci.Option{oci.WithCAFile(reg.CAFile)}, want: "UNAUTHORIZED"},
-		{name: "wrong password", opts: []oci.Option{oci.WithCreds(user + ":not-" + password), oci.WithCAFile(reg.CAFile)}, want: "UNAUTHORIZED"},
+		{name: "TLS verified by default", opts: []oci.RegistryOption{oci.WithCreds(user + ":" + password)}, want: "certificate signed by unknown authority"},
+		{name: "wrong CA", opts: []oci.RegistryOption{oci.WithCreds(user + ":" + password), oci.WithCAFile(wrongCA)}, want: "certificate signed by unknown authority"},
+		{name: "no credentials", opts: []oci.RegistryOption{oci.WithCAFile(reg.CAFile)}, want: "UNAUTHORIZED"},
+		{name: "wrong password", opts: []oci.RegistryOption{oci.WithCreds(user + ":not-" + password), oci.WithCAFile(reg.CAFile)}, want: "UNAUTHORIZED"},
 	}
 	other := t.TempDir()
 	testutil.WriteFiles(t, other, map[string]string{"x.yaml": "kind: ConfigMap\n"})
 	for _, tt := range failures {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := oci.Push(t.Context(), other, url, append(tt.opts, oci.WithRetry(fastRetry))...)
+			opts := []oci.PushOption{oci.WithRetry(fastRetry)}
+			for _, o := range tt.opts {
+				opts = append(opts, o)
+			}
+			_, err := oci.Push(t.Context(), other, url, opts...)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Contains(t, err.Error(), "pushing "+other+" to "+url)

@@ -28,8 +28,8 @@ type TagInfo struct {
 // out, as by `flux list artifacts`. Tags come newest version first with
 // WithSemver (which keeps only versions in its range), else in reverse
 // lexical order as Flux lists them.
-func List(ctx context.Context, url string, opts ...Option) ([]TagInfo, error) {
-	o, err := newOptions("List", opts)
+func List(ctx context.Context, url string, opts ...ListOption) ([]TagInfo, error) {
+	o, err := collect(opts, func(x ListOption, o *options) error { return x.applyList(o) })
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", redactRef(url), err)
 	}

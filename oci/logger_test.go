@@ -20,11 +20,9 @@ func TestWithLoggerLogsRequestsNotCredentials(t *testing.T) {
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	url := "oci://" + reg.Host + "/platform:v1"
-	opts := []oci.Option{oci.WithLogger(log), oci.WithCreds("ci:hunter2")}
-
-	_, err := oci.Push(t.Context(), dir, url, opts...)
+	_, err := oci.Push(t.Context(), dir, url, oci.WithLogger(log), oci.WithCreds("ci:hunter2"))
 	require.NoError(t, err)
-	_, err = oci.Pull(t.Context(), url, filepath.Join(t.TempDir(), "out"), opts...)
+	_, err = oci.Pull(t.Context(), url, filepath.Join(t.TempDir(), "out"), oci.WithLogger(log), oci.WithCreds("ci:hunter2"))
 	require.NoError(t, err)
 
 	got := buf.String()

@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,16 +20,97 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
-// Option configures one operation of this package (Build, Push, Diff, Pull,
-// Tag, List). Every option checks its own input, and an operation refuses an
-// option it cannot use, so no option is ever silently ignored.
-type Option func(*options) error
+// The options of each operation. Each is an interface only this package
+// implements; an option works with every operation whose option type it
+// implements (WithCreds with Push, Diff, Pull, Tag and List, say), so the
+// compiler refuses a misplaced one. Every option checks its own input.
+type (
+	// BuildOption configures Build.
+	BuildOption interface{ applyBuild(*options) error }
+	// PushOption configures Push.
+	PushOption interface{ applyPush(*options) error }
+	// DiffOption configures Diff.
+	DiffOption interface{ applyDiff(*options) error }
+	// PullOption configures Pull.
+	PullOption interface{ applyPull(*options) error }
+	// TagOption configures Tag.
+	TagOption interface{ applyTag(*options) error }
+	// ListOption configures List.
+	ListOption interface{ applyList(*options) error }
 
-// options is what the Options of one call add up to.
+	// ArtifactOption says what the artifact holds: Build and Push.
+	ArtifactOption interface {
+		BuildOption
+		PushOption
+	}
+	// TreeOption says what of a directory goes into the artifact: Build,
+	// Push and Diff.
+	TreeOption interface {
+		ArtifactOption
+		DiffOption
+	}
+	// RegistryOption says how to reach the registry: every operation that
+	// does.
+	RegistryOption interface {
+		PushOption
+		DiffOption
+		PullOption
+		TagOption
+		ListOption
+	}
+	// SharedOption works with every operation.
+	SharedOption interface {
+		BuildOption
+		RegistryOption
+	}
+)
+
+// The option values, one type per set of operations, so that an option
+// implements exactly its operations' interfaces.
+type (
+	artifactOpt struct{ apply func(*options) error }
+	treeOpt     struct{ apply func(*options) error }
+	pushOpt     struct{ apply func(*options) error }
+	registryOpt struct{ apply func(*options) error }
+	listOpt     struct{ apply func(*options) error }
+	sharedOpt   struct{ apply func(*options) error }
+)
+
+func (o artifactOpt) applyBuild(x *options) error { return o.apply(x) }
+func (o artifactOpt) applyPush(x *options) error  { return o.apply(x) }
+func (o treeOpt) applyBuild(x *options) error     { return o.apply(x) }
+func (o treeOpt) applyPush(x *options) error      { return o.apply(x) }
+func (o treeOpt) applyDiff(x *options) error      { return o.apply(x) }
+func (o pushOpt) applyPush(x *options) error      { return o.apply(x) }
+func (o registryOpt) applyPush(x *options) error  { return o.apply(x) }
+func (o registryOpt) applyDiff(x *options) error  { return o.apply(x) }
+func (o registryOpt) applyPull(x *options) error  { return o.apply(x) }
+func (o registryOpt) applyTag(x *options) error   { return o.apply(x) }
+func (o registryOpt) applyList(x *options) error  { return o.apply(x) }
+func (o listOpt) applyList(x *options) error      { return o.apply(x) }
+func (o sharedOpt) applyBuild(x *options) error   { return o.apply(x) }
+func (o sharedOpt) applyPush(x *options) error    { return o.apply(x) }
+func (o sharedOpt) applyDiff(x *options) error    { return o.apply(x) }
+func (o sharedOpt) applyPull(x *options) error    { return o.apply(x) }
+func (o sharedOpt) applyTag(x *options) error     { return o.apply(x) }
+func (o sharedOpt) applyList(x *options) error    { return o.apply(x) }
+
+var (
+	_ ArtifactOption = artifactOpt{}
+	_ TreeOption     = treeOpt{}
+	_ PushOption     = pushOpt{}
+	_ RegistryOption = registryOpt{}
+	_ ListOption     = listOpt{}
+	_ SharedOption   = sharedOpt{}
+)
+
+// options is what the options of one call add up to.
 type options struct {
-	given map[string]bool // names of the options passed, to refuse misplaced ones
+	fromEnv bool // WithEnvironment
 
 	// The artifact.
 	source, revision string
@@ -62,61 +144,22 @@ type Progress struct {
 	Written, Total int64
 }
 
-// Names of options, for the error that refuses a misplaced one.
-const (
-	optSource       = "WithSource"
-	optRevision     = "WithRevision"
-	optCreated      = "WithCreated"
-	optGitDefaults  = "WithGitDefaults"
-	optAnnotations  = "WithAnnotations"
-	optIgnorePaths  = "WithIgnorePaths"
-	optAllowSecrets = "WithAllowSecrets"
-	optTags         = "WithTags"
-	optForce        = "WithForce"
-	optCreds        = "WithCreds"
-	optKeychain     = "WithKeychain"
-	optCAFile       = "WithCAFile"
-	optInsecure     = "WithInsecure"
-	optTransport    = "WithTransport"
-	optRetry        = "WithRetry"
-	optProgress     = "WithProgress"
-	optRemote       = "WithRemoteOptions"
-	optSemver       = "WithSemver"
-	optLogger       = "WithLogger"
-)
-
-var (
-	artifactOptions = []string{optSource, optRevision, optCreated, optGitDefaults, optAnnotations, optIgnorePaths, optAllowSecrets}
-	treeOptions     = []string{optIgnorePaths, optAllowSecrets}
-	registryOptions = []string{optCreds, optKeychain, optCAFile, optInsecure, optTransport, optRetry, optRemote, optLogger}
-
-	allowedOptions = map[string][]string{
-		"Build": slices.Concat(artifactOptions, []string{optLogger}),
-		"Push":  slices.Concat(artifactOptions, registryOptions, []string{optTags, optForce, optProgress}),
-		"Diff":  slices.Concat(treeOptions, registryOptions),
-		"Pull":  registryOptions,
-		"Tag":   registryOptions,
-		"List":  slices.Concat(registryOptions, []string{optSemver}),
-	}
-)
-
-// newOptions applies opts for the operation op and refuses options that op
-// cannot use.
-func newOptions(op string, opts []Option) (*options, error) {
-	o := &options{given: map[string]bool{}}
+// collect applies opts, an operation's options, with apply.
+func collect[T any](opts []T, apply func(T, *options) error) (*options, error) {
+	o := &options{}
 	var errs []error
-	for _, opt := range opts {
-		if opt == nil {
+	for _, x := range opts {
+		if any(x) == nil {
+			errs = append(errs, errors.New("nil option"))
 			continue
 		}
-		if err := opt(o); err != nil {
+		if err := apply(x, o); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	allowed := allowedOptions[op]
-	for _, name := range slices.Sorted(maps.Keys(o.given)) {
-		if !slices.Contains(allowed, name) {
-			errs = append(errs, fmt.Errorf("option %s does not apply to %s", name, op))
+	if o.fromEnv {
+		if err := o.environment(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if o.auth != nil && o.keychain != nil {
@@ -128,66 +171,61 @@ func newOptions(op string, opts []Option) (*options, error) {
 	return o, nil
 }
 
-// ErrInvalidOption is wrapped by every error about an Option.
-var ErrInvalidOption = errors.New("invalid option")
-
-func (o *options) mark(name string) { o.given[name] = true }
+// ErrInvalidOption is wrapped by every error about an option: the sentinel
+// every fluxpack package uses.
+var ErrInvalidOption = errdefs.ErrInvalidOption
 
 // WithSource sets the org.opencontainers.image.source annotation, e.g. the
 // Git URL the manifests come from. Credentials in the URL are refused.
-func WithSource(source string) Option {
-	return func(o *options) error {
-		o.mark(optSource)
+func WithSource(source string) ArtifactOption {
+	return artifactOpt{func(o *options) error {
 		if source != RedactURL(source) {
-			return fmt.Errorf("%s: source %q holds credentials; drop them", optSource, RedactURL(source))
+			return fmt.Errorf("%s: source %q holds credentials; drop them", "WithSource", RedactURL(source))
 		}
 		o.source = source
 		return nil
-	}
+	}}
 }
 
 // WithRevision sets the org.opencontainers.image.revision annotation, in
 // Flux's format <branch|tag>@sha1:<commit>.
-func WithRevision(revision string) Option {
-	return func(o *options) error {
-		o.mark(optRevision)
+func WithRevision(revision string) ArtifactOption {
+	return artifactOpt{func(o *options) error {
 		if strings.ContainsAny(revision, "\n\r") {
-			return fmt.Errorf("%s: revision %q has a line break", optRevision, revision)
+			return fmt.Errorf("%s: revision %q has a line break", "WithRevision", revision)
 		}
 		o.revision = revision
 		return nil
-	}
+	}}
 }
 
 // WithCreated sets the org.opencontainers.image.created annotation and the
 // config's created time. It is kept in UTC at one-second resolution. Without
 // it the artifact is created at the Unix epoch (or at the commit time, with
 // WithGitDefaults), so the same content gives the same digest.
-func WithCreated(t time.Time) Option {
-	return func(o *options) error {
-		o.mark(optCreated)
+func WithCreated(t time.Time) ArtifactOption {
+	return artifactOpt{func(o *options) error {
 		if t.IsZero() {
-			return fmt.Errorf("%s: zero time", optCreated)
+			return fmt.Errorf("%s: zero time", "WithCreated")
 		}
 		u := t.UTC().Truncate(time.Second)
 		if u.Year() < 1970 || u.Year() > 9999 {
-			return fmt.Errorf("%s: %s is outside 1970..9999", optCreated, u.Format(time.RFC3339))
+			return fmt.Errorf("%s: %s is outside 1970..9999", "WithCreated", u.Format(time.RFC3339))
 		}
 		o.created = &u
 		return nil
-	}
+	}}
 }
 
 // WithGitDefaults fills what WithSource, WithRevision and WithCreated leave
 // unset from the Git checkout holding the pushed directory: the origin remote's
 // URL (without credentials), <branch>@sha1:<commit> of HEAD, and the commit
 // time of the revision. Outside a Git checkout it changes nothing.
-func WithGitDefaults() Option {
-	return func(o *options) error {
-		o.mark(optGitDefaults)
+func WithGitDefaults() ArtifactOption {
+	return artifactOpt{func(o *options) error {
 		o.gitDefaults = true
 		return nil
-	}
+	}}
 }
 
 // annotationKey is the OCI annotation key syntax: reverse-DNS-ish, no spaces.
@@ -196,52 +234,49 @@ var annotationKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
 // WithAnnotations adds manifest annotations. The keys Flux itself sets
 // (created, source, revision) are refused: use WithCreated, WithSource and
 // WithRevision.
-func WithAnnotations(annotations map[string]string) Option {
-	return func(o *options) error {
-		o.mark(optAnnotations)
+func WithAnnotations(annotations map[string]string) ArtifactOption {
+	return artifactOpt{func(o *options) error {
 		if o.annotations == nil {
 			o.annotations = map[string]string{}
 		}
 		for _, k := range slices.Sorted(maps.Keys(annotations)) {
 			switch {
 			case !annotationKey.MatchString(k):
-				return fmt.Errorf("%s: invalid annotation key %q", optAnnotations, k)
+				return fmt.Errorf("%s: invalid annotation key %q", "WithAnnotations", k)
 			case k == fluxoci.CreatedAnnotation || k == fluxoci.SourceAnnotation || k == fluxoci.RevisionAnnotation || k == ContentDigestAnnotation:
-				return fmt.Errorf("%s: annotation %q is set by fluxpack; use the matching option", optAnnotations, k)
+				return fmt.Errorf("%s: annotation %q is set by fluxpack; use the matching option", "WithAnnotations", k)
 			}
 			o.annotations[k] = annotations[k]
 		}
 		return nil
-	}
+	}}
 }
 
 // WithIgnorePaths adds ignore patterns in .gitignore syntax. They come after
 // the default list (DefaultIgnorePaths) and the tree's .sourceignore files, so
 // a "!pattern" can bring back what those exclude.
-func WithIgnorePaths(patterns ...string) Option {
-	return func(o *options) error {
-		o.mark(optIgnorePaths)
+func WithIgnorePaths(patterns ...string) TreeOption {
+	return treeOpt{func(o *options) error {
 		for _, p := range patterns {
 			if strings.ContainsAny(p, "\n\r") {
-				return fmt.Errorf("%s: pattern %q has a line break", optIgnorePaths, p)
+				return fmt.Errorf("%s: pattern %q has a line break", "WithIgnorePaths", p)
 			}
 			if strings.TrimSpace(p) != "" {
 				o.ignorePaths = append(o.ignorePaths, p)
 			}
 		}
 		return nil
-	}
+	}}
 }
 
 // WithAllowSecrets lets plaintext Kubernetes Secrets into the artifact. By
 // default a manifest of kind Secret with data or stringData that is not SOPS
 // encrypted makes the operation fail.
-func WithAllowSecrets() Option {
-	return func(o *options) error {
-		o.mark(optAllowSecrets)
+func WithAllowSecrets() TreeOption {
+	return treeOpt{func(o *options) error {
 		o.allowSecrets = true
 		return nil
-	}
+	}}
 }
 
 // tagPattern is the OCI distribution spec's tag syntax.
@@ -249,175 +284,205 @@ var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
 
 // WithTags adds tags that point at the pushed artifact besides the one in the
 // URL. They are written after the URL's tag.
-func WithTags(tags ...string) Option {
-	return func(o *options) error {
-		o.mark(optTags)
+func WithTags(tags ...string) PushOption {
+	return pushOpt{func(o *options) error {
 		for _, t := range tags {
 			if !tagPattern.MatchString(t) {
-				return fmt.Errorf("%s: invalid tag %q: want %s", optTags, t, tagPattern)
+				return fmt.Errorf("%s: invalid tag %q: want %s", "WithTags", t, tagPattern)
 			}
 			if !slices.Contains(o.tags, t) {
 				o.tags = append(o.tags, t)
 			}
 		}
 		return nil
-	}
+	}}
 }
 
 // WithForce pushes even when the tag already holds the same content.
-func WithForce() Option {
-	return func(o *options) error {
-		o.mark(optForce)
+func WithForce() PushOption {
+	return pushOpt{func(o *options) error {
 		o.force = true
 		return nil
+	}}
+}
+
+// The environment variables WithEnvironment reads.
+const (
+	// EnvCreds holds registry credentials, as WithCreds takes them.
+	EnvCreds = "FLUXPACK_CREDS"
+	// EnvSourceDateEpoch is the creation time of an artifact, in seconds
+	// since the epoch (reproducible-builds.org's SOURCE_DATE_EPOCH).
+	EnvSourceDateEpoch = "SOURCE_DATE_EPOCH"
+)
+
+// WithEnvironment takes from the environment what no option gives: the
+// registry credentials from $FLUXPACK_CREDS (as WithCreds, unless WithCreds
+// or WithKeychain is given) and the creation time of an artifact from
+// $SOURCE_DATE_EPOCH (as WithCreated, unless it is given). A variable that
+// does not parse is an error. Without it, the package reads no environment
+// variable (go-containerregistry's default keychain reads the docker
+// config).
+func WithEnvironment() SharedOption {
+	return sharedOpt{func(o *options) error { o.fromEnv = true; return nil }}
+}
+
+// environment applies WithEnvironment, after the other options.
+func (o *options) environment() error {
+	if creds := os.Getenv(EnvCreds); creds != "" && o.auth == nil && o.keychain == nil {
+		auth, err := fluxoci.GetAuthFromCredentials(creds)
+		if err != nil {
+			return fmt.Errorf("$%s: %w", EnvCreds, err)
+		}
+		o.auth = auth
 	}
+	if epoch := os.Getenv(EnvSourceDateEpoch); epoch != "" && o.created == nil {
+		sec, err := strconv.ParseInt(epoch, 10, 64)
+		if err != nil {
+			return fmt.Errorf("$%s %q: want seconds since the epoch", EnvSourceDateEpoch, epoch)
+		}
+		t := time.Unix(sec, 0).UTC()
+		o.created = &t
+	}
+	return nil
 }
 
 // WithCreds authenticates with static credentials: "user:password", or a bare
 // token. Without it, the docker config keychain is used (authn.DefaultKeychain).
-func WithCreds(creds string) Option {
-	return func(o *options) error {
-		o.mark(optCreds)
+func WithCreds(creds string) RegistryOption {
+	return registryOpt{func(o *options) error {
 		if creds == "" {
-			return fmt.Errorf("%s: empty credentials", optCreds)
+			return fmt.Errorf("%s: empty credentials", "WithCreds")
 		}
 		auth, err := fluxoci.GetAuthFromCredentials(creds)
 		if err != nil {
-			return fmt.Errorf("%s: %w", optCreds, err)
+			return fmt.Errorf("%s: %w", "WithCreds", err)
 		}
 		o.auth = auth
 		return nil
-	}
+	}}
 }
 
 // WithKeychain resolves credentials with keychain instead of the default
 // docker config keychain.
-func WithKeychain(keychain authn.Keychain) Option {
-	return func(o *options) error {
-		o.mark(optKeychain)
+func WithKeychain(keychain authn.Keychain) RegistryOption {
+	return registryOpt{func(o *options) error {
 		if keychain == nil {
-			return fmt.Errorf("%s: nil keychain", optKeychain)
+			return fmt.Errorf("%s: nil keychain", "WithKeychain")
 		}
 		o.keychain = keychain
 		return nil
-	}
+	}}
 }
 
 // WithCAFile trusts the PEM certificates in path, besides the system's, when
 // verifying the registry's TLS certificate.
-func WithCAFile(path string) Option {
-	return func(o *options) error {
-		o.mark(optCAFile)
+func WithCAFile(path string) RegistryOption {
+	return registryOpt{func(o *options) error {
 		pem, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("%s: reading CA file: %w", optCAFile, err)
+			return fmt.Errorf("%s: reading CA file: %w", "WithCAFile", err)
 		}
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
 		if !pool.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("%s: %s holds no PEM certificate", optCAFile, path)
+			return fmt.Errorf("%s: %s holds no PEM certificate", "WithCAFile", path)
 		}
 		o.rootCAs = pool
 		return nil
-	}
+	}}
 }
 
 // WithInsecure allows plain HTTP and unverified TLS to the registry.
 // (go-containerregistry already falls back to plain HTTP for loopback and
 // RFC 1918 hosts.)
-func WithInsecure() Option {
-	return func(o *options) error {
-		o.mark(optInsecure)
+func WithInsecure() RegistryOption {
+	return registryOpt{func(o *options) error {
 		o.insecure = true
 		return nil
-	}
+	}}
 }
 
 // WithTransport sends registry requests through rt instead of a clone of
 // go-containerregistry's default transport. TLS options then apply only if rt
 // is an *http.Transport.
-func WithTransport(rt http.RoundTripper) Option {
-	return func(o *options) error {
-		o.mark(optTransport)
+func WithTransport(rt http.RoundTripper) RegistryOption {
+	return registryOpt{func(o *options) error {
 		if rt == nil {
-			return fmt.Errorf("%s: nil transport", optTransport)
+			return fmt.Errorf("%s: nil transport", "WithTransport")
 		}
 		o.transport = rt
 		return nil
-	}
+	}}
 }
 
 // WithRetry sets the backoff for retrying failed registry requests (5xx, 429,
 // dropped connections). The default is DefaultRetry. The caller's context
 // deadline bounds the whole operation, retries included.
-func WithRetry(b remote.Backoff) Option {
-	return func(o *options) error {
-		o.mark(optRetry)
+func WithRetry(b remote.Backoff) RegistryOption {
+	return registryOpt{func(o *options) error {
 		if b.Steps < 1 || b.Duration <= 0 || b.Factor < 1 {
-			return fmt.Errorf("%s: want steps ≥ 1, duration > 0 and factor ≥ 1, got %+v", optRetry, b)
+			return fmt.Errorf("%s: want steps ≥ 1, duration > 0 and factor ≥ 1, got %+v", "WithRetry", b)
 		}
 		o.backoff = &b
 		return nil
-	}
+	}}
 }
 
 // DefaultRetry is the backoff used without WithRetry: five tries, from a
 // quarter second growing threefold.
-var DefaultRetry = remote.Backoff{Duration: 250 * time.Millisecond, Factor: 3, Jitter: 0.1, Steps: 5, Cap: 30 * time.Second}
+func DefaultRetry() remote.Backoff {
+	return remote.Backoff{Duration: 250 * time.Millisecond, Factor: 3, Jitter: 0.1, Steps: 5, Cap: 30 * time.Second}
+}
 
 // WithProgress calls fn as the upload of a push progresses.
-func WithProgress(fn func(Progress)) Option {
-	return func(o *options) error {
-		o.mark(optProgress)
+func WithProgress(fn func(Progress)) PushOption {
+	return pushOpt{func(o *options) error {
 		if fn == nil {
-			return fmt.Errorf("%s: nil func", optProgress)
+			return fmt.Errorf("%s: nil func", "WithProgress")
 		}
 		o.progress = fn
 		return nil
-	}
+	}}
 }
 
 // WithRemoteOptions passes options to go-containerregistry's remote package,
 // after fluxpack's own. It is an escape hatch; prefer the options above.
-func WithRemoteOptions(ro ...remote.Option) Option {
-	return func(o *options) error {
-		o.mark(optRemote)
+func WithRemoteOptions(ro ...remote.Option) RegistryOption {
+	return registryOpt{func(o *options) error {
 		o.remote = append(o.remote, ro...)
 		return nil
-	}
+	}}
 }
 
 // WithSemver keeps only tags that are semantic versions within the range
 // (Masterminds/semver syntax, as OCIRepository's spec.ref.semver).
-func WithSemver(constraint string) Option {
-	return func(o *options) error {
-		o.mark(optSemver)
+func WithSemver(constraint string) ListOption {
+	return listOpt{func(o *options) error {
 		if strings.TrimSpace(constraint) == "" {
-			return fmt.Errorf("%s: empty range", optSemver)
+			return fmt.Errorf("%s: empty range", "WithSemver")
 		}
 		if _, err := parseSemver(constraint); err != nil {
-			return fmt.Errorf("%s: %w", optSemver, err)
+			return fmt.Errorf("%s: %w", "WithSemver", err)
 		}
 		o.semver = constraint
 		return nil
-	}
+	}}
 }
 
 // WithLogger logs every registry request at debug level: its method, its URL
 // without query (signed URLs carry tokens there), the status or error, and
 // how long it took. Headers and bodies, which carry credentials, are never
 // logged.
-func WithLogger(l *slog.Logger) Option {
-	return func(o *options) error {
-		o.mark(optLogger)
+func WithLogger(l *slog.Logger) SharedOption {
+	return sharedOpt{func(o *options) error {
 		if l == nil {
-			return fmt.Errorf("%s: nil logger", optLogger)
+			return fmt.Errorf("%s: nil logger", "WithLogger")
 		}
 		o.logger = l
 		return nil
-	}
+	}}
 }
 
 // ResponseHeaderTimeout bounds the wait for a registry's answer to one
@@ -467,7 +532,7 @@ func (o *options) withTLS(t *http.Transport) *http.Transport {
 
 // remoteOptions turns the registry options into go-containerregistry's.
 func (o *options) remoteOptions(ctx context.Context) []remote.Option {
-	backoff := DefaultRetry
+	backoff := DefaultRetry()
 	if o.backoff != nil {
 		backoff = *o.backoff
 	}
@@ -507,4 +572,4 @@ func (o *options) progressOption() []remote.Option {
 }
 
 // UserAgent is sent with every registry request.
-var UserAgent = "fluxpack"
+const UserAgent = "fluxpack"

@@ -37,11 +37,11 @@ const MaxPullSize = tar.DefaultMaxUntarSize
 // dir, symlinks and special files are refused. The artifact is extracted
 // into a temporary directory beside dir and renamed into place, so dir never
 // holds half an artifact.
-func Pull(ctx context.Context, url, dir string, opts ...Option) (*Metadata, error) {
+func Pull(ctx context.Context, url, dir string, opts ...PullOption) (*Metadata, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("pulling %s: no directory to extract into", redactRef(url))
 	}
-	o, err := newOptions("Pull", opts)
+	o, err := collect(opts, func(x PullOption, o *options) error { return x.applyPull(o) })
 	if err != nil {
 		return nil, fmt.Errorf("pulling %s into %s: %w", redactRef(url), dir, err)
 	}

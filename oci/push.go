@@ -41,8 +41,8 @@ func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
 // Blobs go first and tags last, so an interrupted push never leaves a tag
 // pointing at an incomplete artifact. Failed requests are retried (see
 // WithRetry); ctx bounds the whole push.
-func Push(ctx context.Context, dir, url string, opts ...Option) (*Result, error) {
-	o, err := newOptions("Push", opts)
+func Push(ctx context.Context, dir, url string, opts ...PushOption) (*Result, error) {
+	o, err := collect(opts, func(x PushOption, o *options) error { return x.applyPush(o) })
 	if err != nil {
 		return nil, fmt.Errorf("pushing %s to %s: %w", dir, redactRef(url), err)
 	}

@@ -112,7 +112,7 @@ func TestPushedByFluxPulledByFluxpack(t *testing.T) {
 	testutil.WriteFiles(t, dir, platformFiles)
 	fluxDigest, err := fluxoci.NewClient(nil).Push(t.Context(), reg.Host+"/platform:v1", dir,
 		fluxoci.WithPushMetadata(fluxoci.Metadata{Source: "https://example.com/p.git", Revision: "main@sha1:abc"}),
-		fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths...))
+		fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths()...))
 	require.NoError(t, err)
 
 	out := filepath.Join(t.TempDir(), "pulled")
@@ -251,7 +251,7 @@ func TestPushBadInput(t *testing.T) {
 	require.NoError(t, os.Truncate(filepath.Join(bigDir, "a.yaml"), oci.MaxArtifactSize+1)) // sparse
 	tests := []struct {
 		name, dir, url string
-		opts           []oci.Option
+		opts           []oci.PushOption
 		want           string
 		is             error
 	}{
@@ -264,8 +264,8 @@ func TestPushBadInput(t *testing.T) {
 		{name: "malformed reference", dir: dir, url: "oci://" + reg.Host + "/UPPER:v1", want: "parsing reference"},
 		{name: "digest instead of tag", dir: dir, url: "oci://" + reg.Host + "/p@sha256:" + strings.Repeat("a", 64), want: "want a tag, not a digest"},
 		{name: "plaintext secret", dir: secretDir, url: "oci://" + reg.Host + "/p:v1", want: filepath.Join(secretDir, "s.yaml") + ":2: Secret/s: plaintext Secret"},
-		{name: "unreachable registry", dir: dir, url: "oci://127.0.0.1:1/p:v1", opts: []oci.Option{oci.WithRetry(fastRetry)}, want: "connection refused"},
-		{name: "bad CA file", dir: dir, url: "oci://" + reg.Host + "/p:v1", opts: []oci.Option{oci.WithCAFile(filepath.Join(dir, "a.yaml"))}, want: "holds no PEM certificate"},
+		{name: "unreachable registry", dir: dir, url: "oci://127.0.0.1:1/p:v1", opts: []oci.PushOption{oci.WithRetry(fastRetry)}, want: "connection refused"},
+		{name: "bad CA file", dir: dir, url: "oci://" + reg.Host + "/p:v1", opts: []oci.PushOption{oci.WithCAFile(filepath.Join(dir, "a.yaml"))}, want: "holds no PEM certificate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

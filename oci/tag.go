@@ -11,13 +11,13 @@ import (
 // Tag points tags at the artifact url names (by tag or digest). The
 // artifact's manifest is read once, so every tag ends on the same digest even
 // if url's tag moves meanwhile.
-func Tag(ctx context.Context, url string, tags []string, opts ...Option) (*Result, error) {
-	o, err := newOptions("Tag", opts)
+func Tag(ctx context.Context, url string, tags []string, opts ...TagOption) (*Result, error) {
+	o, err := collect(opts, func(x TagOption, o *options) error { return x.applyTag(o) })
 	if err == nil && len(tags) == 0 {
 		err = errors.New("no tags given")
 	}
 	if err == nil {
-		err = WithTags(tags...)(o)
+		err = WithTags(tags...).applyPush(o)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("tagging %s: %w", redactRef(url), err)

@@ -11,14 +11,15 @@ import (
 	"strings"
 
 	"github.com/fluxcd/pkg/sourceignore"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
 // DefaultIgnorePaths are excluded from every artifact, as by the flux CLI's
 // push and build artifact (sourceignore's ExcludeVCS and ExcludeExt).
-var DefaultIgnorePaths = slices.Concat(
-	strings.Split(sourceignore.ExcludeVCS, ","),
-	strings.Split(sourceignore.ExcludeExt, ","),
-)
+func DefaultIgnorePaths() []string {
+	return slices.Concat(strings.Split(sourceignore.ExcludeVCS, ","), strings.Split(sourceignore.ExcludeExt, ","))
+}
 
 // entry is one file or directory of the artifact, in archive order.
 type entry struct {
@@ -50,22 +51,10 @@ type tree struct {
 	entries []entry
 }
 
-// FileError reports a problem with one file of the tree, like fs.PathError,
-// with the line when one is known.
-type FileError struct {
-	Path string // as given by the caller: the tree's directory joined with the file
-	Line int    // 1-based; 0 when it does not apply
-	Err  error
-}
-
-func (e *FileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
-	}
-	return fmt.Sprintf("%s: %v", e.Path, e.Err)
-}
-
-func (e *FileError) Unwrap() error { return e.Err }
+// FileError is a problem with one file of the tree (its path as the
+// caller named the tree, joined with the file), at a line when known: the
+// type every fluxpack package returns, so one errors.As serves all.
+type FileError = errdefs.FileError
 
 // Errors a tree can have, for errors.Is.
 var (

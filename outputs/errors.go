@@ -5,6 +5,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // MaxInputSize is the largest input file the package reads whole: 16 MiB.
@@ -37,8 +38,8 @@ var (
 	// does not have.
 	ErrMissingOutput = errors.New("no such output")
 	// ErrInvalidName: a name that is empty, or a rename to a variable
-	// name Flux rejects.
-	ErrInvalidName = errors.New("invalid variable name")
+	// name Flux rejects (package substitute's sentinel).
+	ErrInvalidName = substitute.ErrInvalidName
 	// ErrSensitiveValue: a sensitive output would land in a ConfigMap.
 	ErrSensitiveValue = errors.New("sensitive output cannot go into a ConfigMap")
 	// ErrInvalidOption: an option was given a value it cannot use.

@@ -23,7 +23,7 @@ func main() {
 	}
 	dir, url := os.Args[1], os.Args[2]
 	meta := fluxoci.WithPushMetadata(fluxoci.Metadata{Source: "bench", Revision: "bench"})
-	digest, err := fluxoci.NewClient(nil).Push(context.Background(), url, dir, meta, fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths...))
+	digest, err := fluxoci.NewClient(nil).Push(context.Background(), url, dir, meta, fluxoci.WithPushIgnorePaths(oci.DefaultIgnorePaths()...))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "pushing %s to %s: %v\n", dir, url, err)
 		os.Exit(2)

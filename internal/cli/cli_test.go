@@ -100,5 +100,5 @@ func TestPushSourceDateEpoch(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
 	_, stderr, code = run(t, "push", dir, url+":v2")
 	assert.Equal(t, cli.ExitError, code)
-	assert.Contains(t, stderr, `invalid SOURCE_DATE_EPOCH "yesterday"`)
+	assert.Contains(t, stderr, `$SOURCE_DATE_EPOCH "yesterday": want seconds since the epoch`)
 }

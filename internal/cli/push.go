@@ -2,9 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,7 +50,7 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 			if err != nil {
 				return err
 			}
-			opts := append(reg.options(f.log), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
+			opts := append(options[oci.PushOption](&reg, f.log), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
 			if source != "" {
 				opts = append(opts, oci.WithSource(source))
 			}
@@ -62,13 +59,6 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 			}
 			if ann != nil {
 				opts = append(opts, oci.WithAnnotations(ann))
-			}
-			if epoch := os.Getenv("SOURCE_DATE_EPOCH"); epoch != "" {
-				sec, err := strconv.ParseInt(epoch, 10, 64)
-				if err != nil {
-					return fmt.Errorf("invalid SOURCE_DATE_EPOCH %q: want seconds since the epoch", epoch)
-				}
-				opts = append(opts, oci.WithCreated(time.Unix(sec, 0)))
 			}
 			if allowSecrets {
 				opts = append(opts, oci.WithAllowSecrets())
@@ -107,7 +97,7 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 	fs.StringVar(&revision, "revision", "", "org.opencontainers.image.revision, <branch|tag>@sha1:<commit> (default: the checkout's HEAD)")
 	fs.StringArrayVar(&tags, "tag", nil, "another tag to point at the artifact (repeatable)")
 	fs.StringArrayVarP(&annotations, "annotation", "a", nil, "manifest annotation key=value (repeatable)")
-	fs.StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax (after the defaults: "+joinComma(oci.DefaultIgnorePaths)+")")
+	fs.StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax (after the defaults: "+joinComma(oci.DefaultIgnorePaths())+")")
 	fs.BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets in the artifact")
 	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
 	return cmd

@@ -31,16 +31,14 @@ func (r *registryFlags) bind(cmd *cobra.Command) {
 	fs.DurationVar(&r.timeout, "timeout", 5*time.Minute, "deadline for the whole operation, retries included")
 }
 
-// options maps the flags to oci options; log gets the registry requests at
-// debug level.
-func (r *registryFlags) options(log *slog.Logger) []oci.Option {
-	opts := []oci.Option{oci.WithLogger(log)}
-	creds := r.creds
-	if creds == "" {
-		creds = os.Getenv("FLUXPACK_CREDS")
-	}
-	if creds != "" {
-		opts = append(opts, oci.WithCreds(creds))
+// options maps the flags to oci options for an operation of option type T
+// (oci.PushOption, oci.PullOption…); log gets the registry requests at debug
+// level. $FLUXPACK_CREDS and $SOURCE_DATE_EPOCH are the library's to read
+// (oci.WithEnvironment).
+func options[T any](r *registryFlags, log *slog.Logger) []T {
+	opts := []any{oci.WithLogger(log), oci.WithEnvironment()}
+	if r.creds != "" {
+		opts = append(opts, oci.WithCreds(r.creds))
 	}
 	if r.caFile != "" {
 		opts = append(opts, oci.WithCAFile(r.caFile))
@@ -48,7 +46,11 @@ func (r *registryFlags) options(log *slog.Logger) []oci.Option {
 	if r.insecure {
 		opts = append(opts, oci.WithInsecure())
 	}
-	return opts
+	out := make([]T, len(opts))
+	for i, o := range opts {
+		out[i] = o.(T) // every registry option implements every operation's type
+	}
+	return out
 }
 
 func (r *registryFlags) context(ctx context.Context) (context.Context, context.CancelFunc) {
