@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.yaml.in/yaml/v3"
@@ -162,7 +164,7 @@ func Import(dir string) (*Imported, error) {
 				}
 			}
 			if sp.Automated != nil && !sp.Automated.Prune {
-				opts = append(opts, layering.Prune(false))
+				opts = append(opts, layering.NoPrune())
 			}
 		}
 		if s.Chart != "" {
@@ -227,10 +229,10 @@ func helmRelease(s *source, ns string, createNS bool, repos map[string]string) (
 			name = repoName(s.RepoURL)
 			repos[s.RepoURL] = name
 		}
-		opts = append(opts, layering.Chart(s.Chart, s.TargetRevision, sourcev1.HelmRepositoryKind, name))
+		opts = append(opts, layering.Chart(helmv2.HelmChartTemplateSpec{Chart: s.Chart, Version: s.TargetRevision, SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: sourcev1.HelmRepositoryKind, Name: name}}))
 	} else {
 		name := repoName(s.Chart)
-		opts = append(opts, layering.ChartRef(sourcev1.OCIRepositoryKind, name))
+		opts = append(opts, layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: name}))
 		diffs = append(diffs, fmt.Sprintf("the chart is in the OCI registry %s: create OCIRepository/flux-system/%s (url oci://%s/%s, tag %s, layerSelector for the Helm chart) for it", s.RepoURL, name, s.RepoURL, s.Chart, s.TargetRevision))
 	}
 	if ns != "" {

@@ -42,7 +42,7 @@ func TestBuildErrorsAllAtOnce(t *testing.T) {
 		Layer("b", layering.DependsOn("a")).
 		Layer("c", layering.DependsOn("b")).
 		Layer("self", layering.DependsOn("self")).
-		Layer("bad", layering.Interval(0), layering.DeletionPolicy("Sometimes")).
+		Layer("bad", layering.Interval(0), layering.DeletionPolicy(layering.Deletion("Sometimes"))).
 		Build()
 	require.Error(t, err)
 	assert.ErrorIs(t, err, layering.ErrInvalidPlan)
@@ -73,12 +73,12 @@ func TestBuildOptionConflicts(t *testing.T) {
 		want string
 	}{
 		{"wait-and-health-checks", []layering.StepOption{layering.Wait(), layering.HealthChecks(hc)}, "wait: true makes Flux ignore healthChecks"},
-		{"guard-and-wait", []layering.StepOption{layering.Wait(), layering.WebhookGuard("ValidatingWebhookConfiguration", "x"), layering.HealthChecks(hc)}, "WebhookGuard uses health checks"},
-		{"guard-without-workload", []layering.StepOption{layering.WebhookGuard("ValidatingWebhookConfiguration", "x")}, "add HealthChecks on the operator's workload"},
-		{"guard-bad-kind", []layering.StepOption{layering.WebhookGuard("Deployment", "x")}, `invalid webhook guard kind "Deployment"`},
+		{"guard-and-wait", []layering.StepOption{layering.Wait(), layering.WebhookGuard(layering.ValidatingWebhook, "x"), layering.HealthChecks(hc)}, "WebhookGuard uses health checks"},
+		{"guard-without-workload", []layering.StepOption{layering.WebhookGuard(layering.ValidatingWebhook, "x")}, "add HealthChecks on the operator's workload"},
+		{"guard-bad-kind", []layering.StepOption{layering.WebhookGuard(layering.WebhookKind("Deployment"), "x")}, `invalid webhook guard kind "Deployment"`},
 		{"helm-no-chart", []layering.StepOption{layering.HelmRelease()}, "exactly one of ChartRef and Chart"},
-		{"helm-with-path", []layering.StepOption{layering.Path("./x"), layering.HelmRelease(layering.ChartRef("OCIRepository", "x"))}, "takes no Path"},
-		{"helm-bad-crds", []layering.StepOption{layering.HelmRelease(layering.ChartRef("OCIRepository", "x"), layering.CRDs("Maybe"))}, `invalid crds policy "Maybe"`},
+		{"helm-with-path", []layering.StepOption{layering.Path("./x"), layering.HelmRelease(layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "x"}))}, "takes no Path"},
+		{"helm-bad-crds", []layering.StepOption{layering.HelmRelease(layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "x"}), layering.CRDs("Maybe"))}, `invalid crds policy "Maybe"`},
 		{"ready-expr-not-a-dep", []layering.StepOption{layering.ReadyExpr("other", "dep.status.ready")}, `readyExpr for "other", which is not a dependency`},
 		{"operator-missing", []layering.StepOption{layering.DependsOnOperator()}, "no earlier layer is marked as an operator"},
 		{"empty-path", []layering.StepOption{layering.Path("")}, "empty path"},
@@ -113,9 +113,9 @@ func TestOperatorPreset(t *testing.T) {
 		Add(layering.Operator("external-secrets",
 			layering.CRDsLayer(layering.DependsOn("namespaces")),
 			layering.OperatorLayer(layering.HelmRelease(
-				layering.ChartRef("OCIRepository", "external-secrets-chart"),
+				layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "external-secrets-chart"}),
 				layering.ReleaseNamespace("external-secrets"),
-				layering.ValuesFrom("ConfigMap", "external-secrets-values", ""),
+				layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "external-secrets-values"}),
 			)),
 		)).
 		Then("apps").
@@ -140,8 +140,8 @@ func TestOperatorPreset(t *testing.T) {
 func TestOperatorWebhookGuard(t *testing.T) {
 	plan, err := layering.New("cert-manager", layering.FromOCI(registry, "v1")).
 		Add(layering.Operator("cert-manager",
-			layering.OperatorLayer(layering.HelmRelease(layering.Chart("cert-manager", "1.x", "HelmRepository", "jetstack"))),
-			layering.OperatorWebhook("ValidatingWebhookConfiguration", "cert-manager-webhook"),
+			layering.OperatorLayer(layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "cert-manager", Version: "1.x", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "jetstack"}}))),
+			layering.OperatorWebhook(layering.ValidatingWebhook, "cert-manager-webhook"),
 		)).
 		Build()
 	require.NoError(t, err)
@@ -215,7 +215,7 @@ func TestOperatorPresetPaths(t *testing.T) {
 	assert.Equal(t, "./mine", plan.Layers[2].Kustomization.Spec.Path)
 
 	_, err = layering.New("s", layering.FromOCI(registry, "v1")).
-		Add(layering.Operator("es", layering.OperatorLayer(layering.Path("./op"), layering.HelmRelease(layering.ChartRef("OCIRepository", "es"))))).
+		Add(layering.Operator("es", layering.OperatorLayer(layering.Path("./op"), layering.HelmRelease(layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "es"}))))).
 		Build()
 	require.ErrorContains(t, err, "takes no Path", "an explicit path on a HelmRelease operator is refused, not dropped")
 }

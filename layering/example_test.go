@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -68,7 +70,7 @@ func ExampleBuilder_Build_errors() {
 func ExampleOperator() {
 	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1")).
 		Add(layering.Operator("external-secrets",
-			layering.OperatorLayer(layering.HelmRelease(layering.ChartRef("OCIRepository", "external-secrets"))))).
+			layering.OperatorLayer(layering.HelmRelease(layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "external-secrets"}))))).
 		Build()
 	if err != nil {
 		fmt.Println(err)

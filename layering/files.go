@@ -9,23 +9,30 @@ import (
 	"github.com/fluxpack/fluxpack/outputs"
 )
 
-// RenderOption configures RenderFile. Only this package implements it.
-type RenderOption interface{ applyToRender(*renderConfig) }
+// RenderOption configures RenderFile. Only this package implements it;
+// an option given a value it cannot use makes RenderFile fail.
+type RenderOption interface{ applyToRender(*renderConfig) error }
 
 type renderConfig struct {
 	outputs    string
 	secretFile string
 }
 
-type funcRender func(*renderConfig)
+type funcRender func(*renderConfig) error
 
-func (f funcRender) applyToRender(c *renderConfig) { f(c) }
+func (f funcRender) applyToRender(c *renderConfig) error { return f(c) }
 
 // WithOutputs reads the IaC outputs of the stack's vars entry from file
 // instead of the file the stack names (the stack must have exactly one
 // vars entry).
 func WithOutputs(file string) RenderOption {
-	return funcRender(func(c *renderConfig) { c.outputs = file })
+	return funcRender(func(c *renderConfig) error {
+		if file == "" {
+			return errorf(ErrInvalidOption, "WithOutputs: empty file name")
+		}
+		c.outputs = file
+		return nil
+	})
 }
 
 // WithSecretFile writes the vars Secrets (the sensitive IaC outputs) to
@@ -33,7 +40,13 @@ func WithOutputs(file string) RenderOption {
 // rendered directory is meant to be pushed, and a plaintext Secret must not
 // be. Without it sensitive outputs are left out (Rendered.LeftOut).
 func WithSecretFile(file string) RenderOption {
-	return funcRender(func(c *renderConfig) { c.secretFile = file })
+	return funcRender(func(c *renderConfig) error {
+		if file == "" {
+			return errorf(ErrInvalidOption, "WithSecretFile: empty file name")
+		}
+		c.secretFile = file
+		return nil
+	})
 }
 
 // Rendered is what RenderFile wrote.
@@ -58,8 +71,11 @@ type Rendered struct {
 func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 	cfg := &renderConfig{}
 	for _, o := range opts {
-		if o != nil {
-			o.applyToRender(cfg)
+		if o == nil {
+			return nil, errorf(ErrInvalidOption, "nil RenderOption")
+		}
+		if err := o.applyToRender(cfg); err != nil {
+			return nil, err
 		}
 	}
 	b, err := LoadStack(path)

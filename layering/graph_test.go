@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -73,7 +75,7 @@ func TestGraphMermaidForGitHub(t *testing.T) {
 			Layer("a").Then("b").Layer("c", layering.DependsOn("a")).Layer("d", layering.DependsOn("c", "b")),
 			[]string{"  n0 --> n1", "  n2 --> n3", "  n1 --> n3", "  class n0,n2,n3 critical", "  linkStyle 1,2 stroke:#d73a49,stroke-width:3px"}},
 		{"operator-preset", layering.New("s", layering.FromOCI(registry, "v1")).
-			Add(layering.Operator("es", layering.OperatorLayer(layering.HelmRelease(layering.ChartRef("OCIRepository", "es"))))),
+			Add(layering.Operator("es", layering.OperatorLayer(layering.HelmRelease(layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "es"}))))),
 			[]string{`  n1["es-operator<br/>HelmRelease, wait, operator"]`}},
 	}
 	for _, tt := range tests {

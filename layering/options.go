@@ -274,8 +274,10 @@ func Path(p string) StepOption {
 	})
 }
 
-// Prune sets spec.prune (default true).
-func Prune(on bool) StepOption { return funcStep(func(s *step) { s.prune = &on }) }
+// NoPrune sets prune: false: objects removed from the source stay in the
+// cluster (prune: true is the default). KeepOnDelete also keeps them when
+// the layer is deleted.
+func NoPrune() StepOption { f := false; return funcStep(func(s *step) { s.prune = &f }) }
 
 // KeepOnDelete sets prune: false and deletionPolicy: Orphan: objects stay in
 // the cluster when removed from the source or when the layer is deleted.
@@ -288,14 +290,24 @@ func KeepOnDelete() StepOption {
 	})
 }
 
-// DeletionPolicy sets spec.deletionPolicy: MirrorPrune (default), Delete,
-// WaitForTermination or Orphan.
-func DeletionPolicy(p string) StepOption {
+// Deletion is a Kustomization's spec.deletionPolicy: what happens to its
+// objects when the Kustomization is deleted.
+type Deletion string
+
+// The deletion policies (kustomize-controller's).
+const (
+	DeletionMirrorPrune        Deletion = kustomizev1.DeletionPolicyMirrorPrune // delete them if prune is on (the default)
+	DeletionDelete             Deletion = kustomizev1.DeletionPolicyDelete
+	DeletionWaitForTermination Deletion = kustomizev1.DeletionPolicyWaitForTermination
+	DeletionOrphan             Deletion = kustomizev1.DeletionPolicyOrphan // leave them in the cluster
+)
+
+// DeletionPolicy sets spec.deletionPolicy.
+func DeletionPolicy(p Deletion) StepOption {
 	return funcStep(func(s *step) {
 		switch p {
-		case kustomizev1.DeletionPolicyMirrorPrune, kustomizev1.DeletionPolicyDelete,
-			kustomizev1.DeletionPolicyWaitForTermination, kustomizev1.DeletionPolicyOrphan:
-			s.deletionPolicy = p
+		case DeletionMirrorPrune, DeletionDelete, DeletionWaitForTermination, DeletionOrphan:
+			s.deletionPolicy = string(p)
 		default:
 			s.errorf(ErrInvalidOption, "invalid deletionPolicy %q: want MirrorPrune, Delete, WaitForTermination or Orphan", p)
 		}
@@ -435,7 +447,19 @@ func SubstituteAlways() StepOption {
 }
 
 // webhookGuard is the readiness guard for an operator's admission webhook.
-type webhookGuard struct{ kind, name string }
+type webhookGuard struct {
+	kind WebhookKind
+	name string
+}
+
+// WebhookKind is the kind of an admission webhook configuration.
+type WebhookKind string
+
+// The kinds of admission webhook configurations.
+const (
+	ValidatingWebhook WebhookKind = "ValidatingWebhookConfiguration"
+	MutatingWebhook   WebhookKind = "MutatingWebhookConfiguration"
+)
 
 // WebhookGuard makes the layer Ready only once the admission webhook
 // configuration kind/name (ValidatingWebhookConfiguration or
@@ -445,9 +469,9 @@ type webhookGuard struct{ kind, name string }
 // wait alone does not see. The layer uses health checks instead of wait, so
 // it also needs a health check on the operator's workload; a HelmRelease
 // layer gets one on its HelmRelease.
-func WebhookGuard(kind, name string) StepOption {
+func WebhookGuard(kind WebhookKind, name string) StepOption {
 	return funcStep(func(s *step) {
-		if kind != "ValidatingWebhookConfiguration" && kind != "MutatingWebhookConfiguration" {
+		if kind != ValidatingWebhook && kind != MutatingWebhook {
 			s.errorf(ErrInvalidOption, "invalid webhook guard kind %q: want ValidatingWebhookConfiguration or MutatingWebhookConfiguration", kind)
 			return
 		}
@@ -524,38 +548,44 @@ func HelmRelease(opts ...HelmOption) StepOption {
 }
 
 // ChartRef sets spec.chartRef: an OCIRepository or HelmChart holding the chart.
-func ChartRef(kind, name string) HelmOption {
+func ChartRef(ref helmv2.CrossNamespaceSourceReference) HelmOption {
 	return funcHelm(func(h *helmSpec) {
-		if kind != sourcev1.OCIRepositoryKind && kind != sourcev1.HelmChartKind {
-			h.errs = append(h.errs, fmt.Sprintf("invalid chartRef kind %q: want OCIRepository or HelmChart", kind))
+		if ref.Kind != sourcev1.OCIRepositoryKind && ref.Kind != sourcev1.HelmChartKind {
+			h.errs = append(h.errs, fmt.Sprintf("invalid chartRef kind %q: want OCIRepository or HelmChart", ref.Kind))
 			return
 		}
-		h.chartRef = &helmv2.CrossNamespaceSourceReference{Kind: kind, Name: name}
+		if ref.Name == "" {
+			h.errs = append(h.errs, "chartRef: a name is required")
+			return
+		}
+		h.chartRef = &ref
 	})
 }
 
-// Chart sets spec.chart: chart at version from the source sourceKind/sourceName
-// (HelmRepository, GitRepository or Bucket).
-func Chart(chart, version, sourceKind, sourceName string) HelmOption {
+// Chart sets spec.chart: spec.chart at spec.version from spec.sourceRef (a
+// HelmRepository, GitRepository or Bucket).
+func Chart(spec helmv2.HelmChartTemplateSpec) HelmOption {
 	return funcHelm(func(h *helmSpec) {
-		h.chart = &helmv2.HelmChartTemplate{Spec: helmv2.HelmChartTemplateSpec{
-			Chart:     chart,
-			Version:   version,
-			SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: sourceKind, Name: sourceName},
-		}}
+		if spec.Chart == "" || spec.SourceRef == nil || spec.SourceRef.Kind == "" || spec.SourceRef.Name == "" {
+			h.errs = append(h.errs, "chart: chart and sourceRef (kind and name) are required")
+			return
+		}
+		h.chart = &helmv2.HelmChartTemplate{Spec: *spec.DeepCopy()}
 	})
 }
 
-// ValuesFrom adds spec.valuesFrom: a ConfigMap or Secret key holding values,
-// such as the per-service values ConfigMaps of package substitute. An empty
+// ValuesFrom adds spec.valuesFrom: ConfigMap or Secret keys holding values,
+// such as the per-service values ConfigMaps of package outputs. An empty
 // key means values.yaml.
-func ValuesFrom(kind, name, key string) HelmOption {
+func ValuesFrom(refs ...helmv2.ValuesReference) HelmOption {
 	return funcHelm(func(h *helmSpec) {
-		if (kind != "ConfigMap" && kind != "Secret") || name == "" {
-			h.errs = append(h.errs, fmt.Sprintf("invalid valuesFrom %s/%s: want kind ConfigMap or Secret and a name", kind, name))
-			return
+		for _, r := range refs {
+			if (r.Kind != "ConfigMap" && r.Kind != "Secret") || r.Name == "" {
+				h.errs = append(h.errs, fmt.Sprintf("invalid valuesFrom %s/%s: want kind ConfigMap or Secret and a name", r.Kind, r.Name))
+				continue
+			}
+			h.valuesFrom = append(h.valuesFrom, r)
 		}
-		h.valuesFrom = append(h.valuesFrom, helmv2.ValuesReference{Kind: kind, Name: name, ValuesKey: key})
 	})
 }
 

@@ -212,10 +212,10 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 			})
 		}
 		spec.HealthChecks = append(spec.HealthChecks, meta.NamespacedObjectKindReference{
-			APIVersion: "admissionregistration.k8s.io/v1", Kind: g.kind, Name: g.name,
+			APIVersion: "admissionregistration.k8s.io/v1", Kind: string(g.kind), Name: g.name,
 		})
 		spec.HealthCheckExprs = append(spec.HealthCheckExprs, kustomize.CustomHealthCheck{
-			APIVersion: "admissionregistration.k8s.io/v1", Kind: g.kind,
+			APIVersion: "admissionregistration.k8s.io/v1", Kind: string(g.kind),
 			HealthCheckExpressions: kustomize.HealthCheckExpressions{Current: caBundleExpr},
 		})
 	}

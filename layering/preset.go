@@ -83,6 +83,6 @@ func CRsLayer(opts ...StepOption) OperatorOption {
 }
 
 // OperatorWebhook guards the operator layer with WebhookGuard(kind, name).
-func OperatorWebhook(kind, name string) OperatorOption {
+func OperatorWebhook(kind WebhookKind, name string) OperatorOption {
 	return funcOperator(func(p *operatorPreset) { p.guard = &webhookGuard{kind: kind, name: name} })
 }

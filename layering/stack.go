@@ -528,10 +528,10 @@ func layerOptions(l *stackLayer) []StepOption {
 		o = append(o, Path(*l.Path))
 	}
 	if l.Prune != nil {
-		o = append(o, Prune(*l.Prune))
+		o = append(o, funcStep(func(s *step) { s.prune = l.Prune }))
 	}
 	if l.DeletionPolicy != "" {
-		o = append(o, DeletionPolicy(l.DeletionPolicy))
+		o = append(o, DeletionPolicy(Deletion(l.DeletionPolicy)))
 	}
 	if l.Wait != nil {
 		if *l.Wait {
@@ -606,18 +606,19 @@ func layerOptions(l *stackLayer) []StepOption {
 		o = append(o, NameSuffix(l.NameSuffix))
 	}
 	if g := l.WebhookGuard; g != nil {
-		o = append(o, WebhookGuard(g.Kind, g.Name))
+		o = append(o, WebhookGuard(WebhookKind(g.Kind), g.Name))
 	}
 	if h := l.HelmRelease; h != nil {
 		var ho []HelmOption
 		if h.ChartRef != nil {
-			ho = append(ho, ChartRef(h.ChartRef.Kind, h.ChartRef.Name))
+			ho = append(ho, ChartRef(helmv2.CrossNamespaceSourceReference{Kind: h.ChartRef.Kind, Name: h.ChartRef.Name}))
 		}
 		if c := h.Chart; c != nil {
-			ho = append(ho, Chart(c.Chart, c.Version, c.SourceRef.Kind, c.SourceRef.Name))
+			ho = append(ho, Chart(helmv2.HelmChartTemplateSpec{Chart: c.Chart, Version: c.Version,
+				SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: c.SourceRef.Kind, Name: c.SourceRef.Name}}))
 		}
-		for _, v := range h.ValuesFrom {
-			ho = append(ho, ValuesFrom(v.Kind, v.Name, v.ValuesKey))
+		if len(h.ValuesFrom) > 0 {
+			ho = append(ho, ValuesFrom(h.ValuesFrom...))
 		}
 		if h.ReleaseName != "" {
 			ho = append(ho, ReleaseName(h.ReleaseName))

@@ -1,11 +1,13 @@
 package layering_test
 
 import (
-	"github.com/fluxcd/pkg/apis/kustomize"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	"github.com/fluxcd/pkg/apis/kustomize"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/google/go-cmp/cmp"
@@ -120,8 +122,8 @@ func TestStackFileRoundTrip(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, len(builders), 6)
 	builders["go:operator-preset"] = layering.New("p", layering.FromOCI("oci://registry.example.com/p", "v1"), layering.Vars("vars")).
-		Add(layering.Operator("es", layering.OperatorWebhook("ValidatingWebhookConfiguration", "es-webhook"),
-			layering.OperatorLayer(layering.HelmRelease(layering.Chart("external-secrets", "0.9.x", "HelmRepository", "es"),
+		Add(layering.Operator("es", layering.OperatorWebhook(layering.ValidatingWebhook, "es-webhook"),
+			layering.OperatorLayer(layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "external-secrets", Version: "0.9.x", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "es"}}),
 				layering.Values(map[string]any{"installCRDs": false, "replicas": 2}), layering.CreateNamespace())))).
 		Then("apps", layering.Images(kustomize.Image{Name: "app", NewTag: "v2"}), layering.NamePrefix("x-"), layering.SubstituteAlways())
 	for name, b := range builders {

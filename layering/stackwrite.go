@@ -84,7 +84,7 @@ func (s *step) stackLayer() stackLayer {
 		l.PostBuild = &stackPostBuild{Substitute: s.substitute, SubstituteFrom: s.substituteFrom, SubstituteStrategy: s.substituteStrategy}
 	}
 	if g := s.guard; g != nil {
-		l.WebhookGuard = &stackGuard{Kind: g.kind, Name: g.name}
+		l.WebhookGuard = &stackGuard{Kind: string(g.kind), Name: g.name}
 	}
 	if h := s.helm; h != nil {
 		sh := &stackHelm{ValuesFrom: h.valuesFrom, ReleaseName: h.releaseName, TargetNamespace: h.releaseNamespace,

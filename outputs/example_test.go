@@ -25,7 +25,7 @@ func ExampleParse() {
 		fmt.Println(err)
 		return
 	}
-	y, err := m.YAML(false) // the Secret is left out
+	y, err := m.YAML() // the Secret is left out
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -31,7 +31,7 @@ func FuzzParseOutputs(f *testing.F) {
 	f.Add([]byte("A=1\nexport B='x'\nC=\"y\\n\"\n"), uint8(6))
 	f.Add([]byte(`{"Stacks": [{"Outputs": [{"OutputKey": "K", "OutputValue": "V"}]}]}`), uint8(3))
 	f.Add([]byte("a: [1, {b: c}]\n"), uint8(7))
-	formats := append([]outputs.Format{outputs.FormatAuto}, outputs.Formats...)
+	formats := append([]outputs.Format{outputs.FormatAuto}, outputs.Formats()...)
 	names := []string{"outputs.json", "outputs.env", "outputs.yaml", "secret.yaml"}
 	f.Fuzz(func(t *testing.T, data []byte, pick uint8) {
 		format := formats[int(pick)%len(formats)]
@@ -69,7 +69,7 @@ func FuzzParseOutputs(f *testing.F) {
 				t.Fatalf("output %q (sensitive %t): in the ConfigMap %t", out.Name, out.Sensitive, inCM)
 			}
 		}
-		if _, err := m.YAML(true); err != nil {
+		if _, err := m.SecretYAML(); err != nil {
 			t.Fatalf("encoding what was rendered: %v", err)
 		}
 	})

@@ -314,9 +314,9 @@ func sortNode(n *yamlv3.Node) {
 	}
 }
 
-// Objects returns the objects in output order: the ConfigMap, the Secret
+// objects returns the objects in output order: the ConfigMap, the Secret
 // (when withSecret and there is one), then the values ConfigMaps.
-func (m *Manifests) Objects(withSecret bool) []any {
+func (m *Manifests) objects(withSecret bool) []any {
 	objs := []any{m.ConfigMap}
 	if withSecret && m.Secret != nil {
 		objs = append(objs, m.Secret)
@@ -327,12 +327,18 @@ func (m *Manifests) Objects(withSecret bool) []any {
 	return objs
 }
 
-// YAML renders the objects as a YAML stream ("---" between objects). The
-// Secret is left out unless withSecret, so that a sensitive value reaches
-// stdout only when asked for.
-func (m *Manifests) YAML(withSecret bool) ([]byte, error) {
+// YAML renders the objects that hold no sensitive value (the ConfigMap and
+// the values ConfigMaps) as a YAML stream ("---" between objects), so that a
+// sensitive value never reaches stdout unless SecretYAML is asked for.
+func (m *Manifests) YAML() ([]byte, error) { return m.yaml(false) }
+
+// SecretYAML is YAML with the Secret of the sensitive outputs, after the
+// ConfigMap.
+func (m *Manifests) SecretYAML() ([]byte, error) { return m.yaml(true) }
+
+func (m *Manifests) yaml(withSecret bool) ([]byte, error) {
 	var buf bytes.Buffer
-	for i, obj := range m.Objects(withSecret) {
+	for i, obj := range m.objects(withSecret) {
 		b, err := yaml.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", objectName(obj), err)
@@ -360,7 +366,7 @@ func (m *Manifests) WriteDir(dir string) ([]string, error) {
 	defer os.RemoveAll(tmp)
 	type file struct{ name, path string }
 	var files []file
-	for _, obj := range m.Objects(true) {
+	for _, obj := range m.objects(true) {
 		b, err := yaml.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", objectName(obj), err)
@@ -405,19 +411,30 @@ func objectName(obj any) string {
 	return fmt.Sprintf("%T", obj)
 }
 
-// FromFile reads the outputs file at path and renders its manifests: the
-// ConfigMap and Secret named name in namespace and, when valuesMap is not
-// "", the Helm values ConfigMaps of that ValuesMap file.
-func FromFile(path, name, namespace, valuesMap string, opts ...ReadOption) (*Manifests, error) {
+// Spec names what RenderFile makes: the ConfigMap and Secret Name in
+// Namespace and, with a ValuesMap file, its Helm values ConfigMaps.
+type Spec struct {
+	Name      string
+	Namespace string
+	ValuesMap string // a ValuesMap file, or ""
+}
+
+// DefaultSpec is the Spec of the variables name in flux-system, without a
+// values map.
+func DefaultSpec(name string) Spec { return Spec{Name: name, Namespace: "flux-system"} }
+
+// RenderFile reads the outputs file at path and renders its manifests as
+// spec says (Read, ReadValuesMap, Outputs.Render).
+func RenderFile(path string, spec Spec, opts ...ReadOption) (*Manifests, error) {
 	outs, err := Read(path, opts...)
 	if err != nil {
 		return nil, err
 	}
 	var vm *ValuesMap
-	if valuesMap != "" {
-		if vm, err = ReadValuesMap(valuesMap); err != nil {
+	if spec.ValuesMap != "" {
+		if vm, err = ReadValuesMap(spec.ValuesMap); err != nil {
 			return nil, err
 		}
 	}
-	return outs.Render(name, namespace, vm)
+	return outs.Render(spec.Name, spec.Namespace, vm)
 }

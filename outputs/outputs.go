@@ -50,7 +50,9 @@ const (
 )
 
 // Formats lists every format but FormatAuto, for flag help.
-var Formats = []Format{FormatTerraform, FormatPulumi, FormatCloudFormation, FormatTofuController, FormatEnv, FormatYAML, FormatJSON}
+func Formats() []Format {
+	return []Format{FormatTerraform, FormatPulumi, FormatCloudFormation, FormatTofuController, FormatEnv, FormatYAML, FormatJSON}
+}
 
 // Output is one IaC output, ready to be a Flux variable.
 type Output struct {
@@ -95,8 +97,13 @@ func (o *Outputs) Lookup(name string) (Output, bool) {
 	return Output{}, false
 }
 
-// ReadOption configures ReadOutputs and ParseOutputs.
-type ReadOption func(*readOptions) error
+// ReadOption configures Read, Parse and RenderFile. Only this package
+// implements it; each option checks its own input.
+type ReadOption interface{ applyToRead(*readOptions) error }
+
+type readOption func(*readOptions) error
+
+func (f readOption) applyToRead(o *readOptions) error { return f(o) }
 
 type readOptions struct {
 	format    Format
@@ -106,13 +113,13 @@ type readOptions struct {
 
 // WithFormat reads the file as f instead of detecting its format.
 func WithFormat(f Format) ReadOption {
-	return func(o *readOptions) error {
-		if f != FormatAuto && !slices.Contains(Formats, f) {
+	return readOption(func(o *readOptions) error {
+		if f != FormatAuto && !slices.Contains(Formats(), f) {
 			return fmt.Errorf("%w %q: %w (want one of %s)", ErrInvalidOption, f, ErrUnknownFormat, formatList())
 		}
 		o.format = f
 		return nil
-	}
+	})
 }
 
 // WithRename maps outputs to variable names explicitly, output name (as the
@@ -120,7 +127,7 @@ func WithFormat(f Format) ReadOption {
 // target that is not a valid Flux variable name is an error, and so is a
 // source that names no output.
 func WithRename(renames map[string]string) ReadOption {
-	return func(o *readOptions) error {
+	return readOption(func(o *readOptions) error {
 		for from, to := range renames {
 			if !substitute.ValidVarName(to) {
 				return fmt.Errorf("%w: rename %s=%s: %w %q", ErrInvalidOption, from, to, ErrInvalidName, to)
@@ -131,7 +138,7 @@ func WithRename(renames map[string]string) ReadOption {
 			o.renames[from] = to
 		}
 		return nil
-	}
+	})
 }
 
 // WithSensitive marks the named outputs (as the IaC tool spells them)
@@ -139,7 +146,7 @@ func WithRename(renames map[string]string) ReadOption {
 // need it: Pulumi's --show-secrets JSON, CloudFormation, plain files. A name
 // that is no output of the file is an error.
 func WithSensitive(names ...string) ReadOption {
-	return func(o *readOptions) error {
+	return readOption(func(o *readOptions) error {
 		for _, n := range names {
 			if n == "" {
 				return fmt.Errorf("%w: sensitive: %w: an empty output name", ErrInvalidOption, ErrInvalidName)
@@ -147,12 +154,12 @@ func WithSensitive(names ...string) ReadOption {
 		}
 		o.sensitive = append(o.sensitive, names...)
 		return nil
-	}
+	})
 }
 
 func formatList() string {
-	s := make([]string, len(Formats))
-	for i, f := range Formats {
+	s := make([]string, len(Formats()))
+	for i, f := range Formats() {
 		s[i] = string(f)
 	}
 	return strings.Join(s, ", ")
@@ -173,7 +180,10 @@ func Read(path string, opts ...ReadOption) (*Outputs, error) {
 func Parse(path string, data []byte, opts ...ReadOption) (*Outputs, error) {
 	var o readOptions
 	for _, opt := range opts {
-		if err := opt(&o); err != nil {
+		if opt == nil {
+			return nil, fmt.Errorf("%w: nil ReadOption", ErrInvalidOption)
+		}
+		if err := opt.applyToRead(&o); err != nil {
 			return nil, err
 		}
 	}

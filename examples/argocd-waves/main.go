@@ -11,6 +11,8 @@ import (
 	"io"
 	"os"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -28,7 +30,7 @@ func stack() *layering.Builder {
 		var names []string
 		for _, app := range wave {
 			b.Layer(app.name, layering.DependsOn(previous...),
-				layering.HelmRelease(layering.Chart(app.name, app.version, "HelmRepository", app.repo), layering.ReleaseNamespace(app.namespace)))
+				layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: app.name, Version: app.version, SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: app.repo}}), layering.ReleaseNamespace(app.namespace)))
 			names = append(names, app.name)
 		}
 		previous = names

@@ -13,6 +13,8 @@ import (
 	"os"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -24,10 +26,10 @@ func stack() *layering.Builder {
 			layering.DependsOn("namespaces"),
 			layering.MarkOperator(),
 			layering.HelmRelease(
-				layering.ChartRef("OCIRepository", "external-secrets-chart"),
-				layering.ValuesFrom("ConfigMap", "external-secrets-values", ""),
+				layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "external-secrets-chart"}),
+				layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "external-secrets-values"}),
 				layering.ReleaseNamespace("external-secrets"),
-				layering.CRDs("Skip"),
+				layering.CRDs(helmv2.Skip),
 			)).
 		Layer("external-secrets-crs", layering.Path("./external-secrets/crs"),
 			layering.DependsOnOperator(), layering.RetryInterval(time.Minute))

@@ -13,15 +13,17 @@ import (
 	"io"
 	"os"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	"github.com/fluxpack/fluxpack/layering"
 )
 
 // release is an addon installed from an OCI chart, with the values
 // ConfigMap Terraform writes for it when it has one.
 func release(name, namespace string, values bool) layering.StepOption {
-	opts := []layering.HelmOption{layering.ChartRef("OCIRepository", name)}
+	opts := []layering.HelmOption{layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: name})}
 	if values {
-		opts = append(opts, layering.ValuesFrom("ConfigMap", name+"-values", ""))
+		opts = append(opts, layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: name + "-values"}))
 	}
 	return layering.HelmRelease(append(opts, layering.ReleaseNamespace(namespace))...)
 }
@@ -34,15 +36,15 @@ func stack() *layering.Builder {
 	).
 		Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
 		Then("karpenter", layering.HelmRelease(
-			layering.ChartRef("OCIRepository", "karpenter"),
-			layering.ValuesFrom("ConfigMap", "karpenter-values", ""),
+			layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "karpenter"}),
+			layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "karpenter-values"}),
 			layering.ReleaseNamespace("karpenter"),
-			layering.CRDs("Skip"),
+			layering.CRDs(helmv2.Skip),
 		)).
 		Then("karpenter-nodepools", layering.Path("./karpenter")).
 		Then("aws-load-balancer-controller", layering.HelmRelease(
-			layering.Chart("aws-load-balancer-controller", "1.x", "HelmRepository", "eks"),
-			layering.ValuesFrom("ConfigMap", "aws-load-balancer-controller-values", ""),
+			layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "aws-load-balancer-controller", Version: "1.x", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "eks"}}),
+			layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "aws-load-balancer-controller-values"}),
 			layering.ReleaseNamespace("kube-system"),
 		)).
 		Layer("storage", layering.Path("./storage"), layering.DependsOn("karpenter-nodepools")).
@@ -50,9 +52,9 @@ func stack() *layering.Builder {
 		Layer("metrics-server", layering.DependsOn("aws-load-balancer-controller"), release("metrics-server", "kube-system", false)).
 		Layer("reloader", layering.DependsOn("aws-load-balancer-controller"), release("reloader", "kube-system", false)).
 		Layer("authentik", layering.DependsOn("aws-load-balancer-controller", "storage"), layering.HelmRelease(
-			layering.ChartRef("OCIRepository", "authentik"),
-			layering.ValuesFrom("ConfigMap", "authentik-values", ""),
-			layering.ValuesFrom("Secret", "authentik-secrets", "values.yaml"),
+			layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: "OCIRepository", Name: "authentik"}),
+			layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "authentik-values"}),
+			layering.ValuesFrom(helmv2.ValuesReference{Kind: "Secret", Name: "authentik-secrets", ValuesKey: "values.yaml"}),
 			layering.ReleaseNamespace("authentik"),
 		)).
 		Layer("apps", layering.Path("./apps"), layering.DependsOn("external-dns", "metrics-server", "reloader", "authentik"))

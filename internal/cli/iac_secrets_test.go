@@ -139,7 +139,7 @@ func TestIaCSecretsNeverLeak(t *testing.T) {
 				require.NoError(t, err)
 				scan("ConfigMap/"+cm.Namespace+"/"+cm.Name, b)
 			}
-			stdout, err := m.YAML(false)
+			stdout, err := m.YAML()
 			require.NoError(t, err)
 			scan("the printed manifests", stdout)
 

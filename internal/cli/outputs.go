@@ -21,8 +21,8 @@ func newOutputsCmd(f *rootFlags) *cobra.Command {
 		showSecrets bool
 		sensitive   []string
 	)
-	formats := make([]string, len(outputs.Formats))
-	for i, ft := range outputs.Formats {
+	formats := make([]string, len(outputs.Formats()))
+	for i, ft := range outputs.Formats() {
 		formats[i] = string(ft)
 	}
 	cmd := &cobra.Command{
@@ -68,7 +68,7 @@ The values map is YAML:
 			if err != nil {
 				return err
 			}
-			m, err := outputs.FromFile(args[0], name, namespace, valuesMap,
+			m, err := outputs.RenderFile(args[0], outputs.Spec{Name: name, Namespace: namespace, ValuesMap: valuesMap},
 				outputs.WithFormat(outputs.Format(format)), outputs.WithRename(rn), outputs.WithSensitive(sensitive...))
 			if err != nil {
 				return err
@@ -88,7 +88,10 @@ The values map is YAML:
 				f.log.Info("Secret not printed: it holds sensitive values; use -o DIR or --show-secrets",
 					"secret", "Secret/"+m.Secret.Namespace+"/"+m.Secret.Name, "keys", secretKeys(m))
 			}
-			y, err := m.YAML(showSecrets)
+			y, err := m.YAML()
+			if showSecrets {
+				y, err = m.SecretYAML()
+			}
 			if err != nil {
 				return err
 			}
