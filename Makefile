@@ -59,9 +59,14 @@ e2e: e2e-tools ## Run the seed systems in real Flux (control plane on loopback);
 	FLUXPACK_REQUIRE_REAL=1 FLUXPACK_E2E_SUMMARY=$(E2E_SUMMARY) $(GO) test -tags e2e -count=1 -timeout 40m -parallel $(E2E_PARALLEL) -run '$(E2E_RUN)' ./e2e/
 	@cat $(E2E_SUMMARY)
 
-lint: ## Check formatting and run go vet
+lint: lint-tools ## Check formatting, go vet, golangci-lint (importas, errorlint, unparam, revive's exported, ...)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./e2e/
+	.cache/bin/golangci-lint run ./...
+
+lint-tools: ## Build golangci-lint into .cache (once)
+	hack/tools.sh golangci-lint
 
 fmt: ## Format the Go sources
 	gofmt -w $$(git ls-files '*.go')
@@ -70,7 +75,7 @@ tidy: ## Tidy go.mod and go.sum
 	$(GO) mod tidy
 
 # Packages with golden files (go test -update fails in packages without them).
-GOLDEN_PKGS ?= ./oci/... ./substitute/... ./layering/... ./internal/cli/... ./examples/... ./bench/...
+GOLDEN_PKGS ?= ./oci/... ./substitute/... ./outputs/... ./fluxbuild/... ./fluxrepo/... ./argocd/... ./layering/... ./internal/cli/... ./internal/preview/... ./examples/... ./bench/...
 
 golden: ## Rewrite the golden files under testdata/ (review the diff!)
 	$(GO) test $(GOLDEN_PKGS) -run . -update
@@ -83,4 +88,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test fuzz bench build tools e2e-tools e2e lint fmt tidy golden docs all help
+.PHONY: demo test fuzz bench build tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help

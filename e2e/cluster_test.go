@@ -29,13 +29,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
@@ -244,7 +244,7 @@ func (c *Cluster) startKwok(bin, kubeconfig string) {
 	require.NoError(t, err, "reading the kwok Stages: run `hack/tools.sh kwok`")
 	var out bytes.Buffer
 	gated := false
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
+	r := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(raw)))
 	for {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -252,7 +252,7 @@ func (c *Cluster) startKwok(bin, kubeconfig string) {
 		}
 		require.NoError(t, err)
 		var stage map[string]any
-		require.NoError(t, yaml.Unmarshal(doc, &stage))
+		require.NoError(t, sigyaml.Unmarshal(doc, &stage))
 		if stage == nil {
 			continue
 		}
@@ -263,7 +263,7 @@ func (c *Cluster) startKwok(bin, kubeconfig string) {
 			})
 			gated = true
 		}
-		b, err := yaml.Marshal(stage)
+		b, err := sigyaml.Marshal(stage)
 		require.NoError(t, err)
 		out.WriteString("---\n")
 		out.Write(b)
@@ -324,7 +324,7 @@ func (c *Cluster) installCRDs(dir string) {
 		raw, err := os.ReadFile(f)
 		require.NoError(t, err)
 		var crd apiextensionsv1.CustomResourceDefinition
-		require.NoError(t, yaml.Unmarshal(raw, &crd), "decoding %s", f)
+		require.NoError(t, sigyaml.Unmarshal(raw, &crd), "decoding %s", f)
 		c.create(&crd)
 		c.poll("CustomResourceDefinition/"+crd.Name+" Established", startDeadline, func(ctx context.Context) (bool, error) {
 			var got apiextensionsv1.CustomResourceDefinition
@@ -438,7 +438,7 @@ func (c *Cluster) dumpObjects() {
 		}
 		items, _ := apimeta.ExtractList(list)
 		for _, item := range items {
-			b, _ := yaml.Marshal(item)
+			b, _ := sigyaml.Marshal(item)
 			fmt.Fprintf(&out, "---\n# %T\n%s", item, b)
 		}
 	}

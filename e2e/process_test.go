@@ -68,7 +68,7 @@ type process struct {
 // start runs bin with args and env (added to the test's environment) as
 // component name. The cleanup kills its process group; if it exits on its
 // own before that, the cluster is marked broken so that waits fail at once.
-func (c *Cluster) start(name, bin string, env []string, args ...string) *process {
+func (c *Cluster) start(name, bin string, env []string, args ...string) {
 	t := c.t
 	t.Helper()
 	logPath := filepath.Join(c.Dir, name+".log")
@@ -105,7 +105,6 @@ func (c *Cluster) start(name, bin string, env []string, args ...string) *process
 		delete(running.pgids, pgid)
 		running.Unlock()
 	})
-	return p
 }
 
 func tailFile(path string, n int) string {

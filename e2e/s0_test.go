@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -51,7 +51,7 @@ func startS0(t *testing.T) (*Cluster, *Webhook, map[string][]byte) {
 	c := StartCluster(t)
 	hook := NewWebhook(t)
 	c.RunGatedPods(operatorStartup, hook.Serve)
-	vwc, err := yaml.Marshal(hook.Configuration())
+	vwc, err := sigyaml.Marshal(hook.Configuration())
 	require.NoError(t, err)
 	return c, hook, map[string][]byte{"operator/webhook.yaml": vwc}
 }

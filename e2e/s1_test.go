@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -53,7 +53,7 @@ func TestS1IaCBridge(t *testing.T) {
 	raw, err := os.ReadFile(secretFile)
 	require.NoError(t, err)
 	var secret corev1.Secret
-	require.NoError(t, yaml.Unmarshal(raw, &secret))
+	require.NoError(t, sigyaml.Unmarshal(raw, &secret))
 	require.Equal(t, "cluster-vars", secret.Name)
 	c.create(&secret)
 	requireNotInTree(t, dir, s1Secret)
@@ -91,7 +91,7 @@ func TestS1IaCBridge(t *testing.T) {
 	var vals corev1.ConfigMap
 	require.NoError(t, c.Client.Get(ctx, client.ObjectKey{Namespace: "karpenter", Name: "karpenter-values"}, &vals))
 	var helmValues map[string]any
-	require.NoError(t, yaml.Unmarshal([]byte(vals.Data["values.yaml"]), &helmValues))
+	require.NoError(t, sigyaml.Unmarshal([]byte(vals.Data["values.yaml"]), &helmValues))
 	assert.Equal(t, map[string]any{
 		"replicas": float64(2),
 		"settings": map[string]any{"clusterName": "mycluster-0", "interruptionQueue": "Karpenter-mycluster-0"},
@@ -136,7 +136,7 @@ func requireNoConfigMapHolds(ctx context.Context, t *testing.T, c *Cluster, valu
 	require.NoError(t, c.Client.List(ctx, &cms))
 	require.NotEmpty(t, cms.Items)
 	for _, cm := range cms.Items {
-		b, err := yaml.Marshal(cm)
+		b, err := sigyaml.Marshal(cm)
 		require.NoError(t, err)
 		require.False(t, bytes.Contains(b, []byte(value)), "ConfigMap/%s/%s holds the sensitive output", cm.Namespace, cm.Name)
 	}

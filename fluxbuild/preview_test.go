@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/testutil"
@@ -48,7 +48,7 @@ func kustomization(t testing.TB, postBuild string) *kustomizev1.Kustomization {
 		b.WriteString("    " + l + "\n")
 	}
 	ks := &kustomizev1.Kustomization{}
-	require.NoError(t, yaml.Unmarshal([]byte(b.String()), ks), "parsing the case's Kustomization")
+	require.NoError(t, sigyaml.Unmarshal([]byte(b.String()), ks), "parsing the case's Kustomization")
 	return ks
 }
 
@@ -136,12 +136,12 @@ func sourcesOf(t testing.TB, path string) ([]client.Object, *substitute.Sources)
 	var robjs []runtime.Object
 	for _, doc := range strings.Split(string(data), "\n---\n") {
 		var meta struct{ Kind string }
-		require.NoError(t, yaml.Unmarshal([]byte(doc), &meta))
+		require.NoError(t, sigyaml.Unmarshal([]byte(doc), &meta))
 		var obj client.Object = &corev1.ConfigMap{}
 		if meta.Kind == "Secret" {
 			obj = &corev1.Secret{}
 		}
-		require.NoError(t, yaml.Unmarshal([]byte(doc), obj))
+		require.NoError(t, sigyaml.Unmarshal([]byte(doc), obj))
 		robjs = append(robjs, obj.DeepCopyObject())
 		if s, ok := obj.(*corev1.Secret); ok { // the API server folds stringData into data
 			for k, v := range s.StringData {

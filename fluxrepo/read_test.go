@@ -123,9 +123,9 @@ func ks(name, path, extra string) string {
 		"\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n" + extra
 }
 
-func lintRepo(t *testing.T, root, entry string, opts ...fluxrepo.Option) []layering.Finding {
+func lintRepo(t *testing.T, root string) []layering.Finding {
 	t.Helper()
-	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)...)
+	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
 	require.NoError(t, err)
 	return rep.Findings
 }
@@ -149,7 +149,7 @@ func TestReadGraphProblems(t *testing.T) {
 		"b/cm.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n",
 		"clusters/c/sub.yaml": ks("sub", "./clusters/c", ""), // applies the entry again
 	})
-	fs := lintRepo(t, root, "clusters/c")
+	fs := lintRepo(t, root)
 	got := strings.Join(rules(fs), "\n")
 	assert.Contains(t, got, "graph: clusters/c/a.yaml:1: layer \"a\": dependency cycle a -> b -> a")
 	assert.Contains(t, got, "depends on Kustomization/tenants/gone, which the platform does not have")
@@ -187,9 +187,9 @@ func TestReadHonoursSourceIgnore(t *testing.T) {
 		"apps/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, namespace: default}\n",
 		"apps/drafts/bad.yaml": "this is: [not yaml\n",
 	})
-	assert.Empty(t, lintRepo(t, root, "clusters/c"))
+	assert.Empty(t, lintRepo(t, root))
 	require.NoError(t, os.Remove(filepath.Join(root, ".sourceignore")))
-	got := rules(lintRepo(t, root, "clusters/c"))
+	got := rules(lintRepo(t, root))
 	require.Len(t, got, 1)
 	assert.Contains(t, got[0], "path: apps/drafts/bad.yaml:1:")
 }
@@ -308,7 +308,7 @@ func TestReadRealTreeShapes(t *testing.T) {
 		"apps/cloudbuild.yaml":                        "steps: [\n",
 	})
 	require.NoError(t, os.Symlink("../cluster/.tls", filepath.Join(root, "clusters", "c", ".tls")))
-	fs := lintRepo(t, root, "clusters/c")
+	fs := lintRepo(t, root)
 	assert.Empty(t, rules(fs))
 	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
 	require.NoError(t, err)

@@ -15,7 +15,7 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 )
@@ -296,7 +296,7 @@ func (p *Plan) WriteTo(w io.Writer) (int64, error) {
 }
 
 // files is Files with extra files (under vars/) written after the layers
-// and listed in kustomization.yaml.
+// and listed in kustomization.sigyaml.
 func (p *Plan) files(extra []File) ([]File, error) {
 	var files []File
 	var resources []string
@@ -330,7 +330,7 @@ func (p *Plan) files(extra []File) ([]File, error) {
 		files = append(files, f)
 		resources = append(resources, f.Path)
 	}
-	k, err := yaml.Marshal(struct {
+	k, err := sigyaml.Marshal(struct {
 		APIVersion string   `json:"apiVersion"`
 		Kind       string   `json:"kind"`
 		Resources  []string `json:"resources"`
@@ -345,7 +345,7 @@ func (p *Plan) files(extra []File) ([]File, error) {
 // marshal writes obj as `flux ... --export` does: sigs.k8s.io/yaml without
 // the creationTimestamp and status that a fresh object has.
 func marshal(obj any) ([]byte, error) {
-	data, err := yaml.Marshal(obj)
+	data, err := sigyaml.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}

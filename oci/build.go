@@ -72,10 +72,7 @@ func Build(dir string, opts ...BuildOption) (*Artifact, error) {
 
 // newArtifact assembles the image around a compressed layer of t.
 func newArtifact(dir string, t *tree, o *options, layer *memLayer) (*Artifact, error) {
-	annotations, created, err := o.metadata(dir)
-	if err != nil {
-		return nil, err
-	}
+	annotations, created := o.metadata(dir)
 	img, err := assemble(layer, annotations, created)
 	if err != nil {
 		return nil, err
@@ -116,7 +113,7 @@ func assemble(layer *memLayer, annotations map[string]string, created time.Time)
 }
 
 // metadata resolves the manifest annotations and the creation time.
-func (o *options) metadata(dir string) (map[string]string, time.Time, error) {
+func (o *options) metadata(dir string) (map[string]string, time.Time) {
 	source, revision, created := o.source, o.revision, o.created
 	if o.gitDefaults {
 		g := readGit(dir, revision)
@@ -144,5 +141,5 @@ func (o *options) metadata(dir string) (map[string]string, time.Time, error) {
 	for k, v := range o.annotations {
 		annotations[k] = v
 	}
-	return annotations, t, nil
+	return annotations, t
 }

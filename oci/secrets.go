@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // manifestExts are the files Flux's kustomize build reads as manifests.
@@ -24,14 +24,14 @@ func plaintextSecret(name string, data []byte) (line int, object string) {
 	if !slices.Contains(manifestExts, ext) || !bytes.Contains(data, []byte("Secret")) {
 		return 0, ""
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec := kyaml.NewDecoder(bytes.NewReader(data))
 	for {
-		var doc yaml.Node
+		var doc kyaml.Node
 		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) || err != nil {
 			return 0, "" // the rest is not YAML: kustomize would refuse it anyway
 		}
-		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		if len(doc.Content) == 0 || doc.Content[0].Kind != kyaml.MappingNode {
 			continue
 		}
 		m := doc.Content[0]
@@ -58,20 +58,20 @@ func plaintextSecret(name string, data []byte) (line int, object string) {
 
 // hasPlaintextValues reports whether a data/stringData mapping holds a value
 // that is not a SOPS "ENC[…]" string.
-func hasPlaintextValues(m *yaml.Node) bool {
-	if m == nil || m.Kind != yaml.MappingNode {
+func hasPlaintextValues(m *kyaml.Node) bool {
+	if m == nil || m.Kind != kyaml.MappingNode {
 		return false
 	}
 	for i := 1; i < len(m.Content); i += 2 {
-		if v := m.Content[i]; !(v.Kind == yaml.ScalarNode && strings.HasPrefix(v.Value, "ENC[")) {
+		if v := m.Content[i]; !(v.Kind == kyaml.ScalarNode && strings.HasPrefix(v.Value, "ENC[")) {
 			return true
 		}
 	}
 	return false
 }
 
-func field(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
+func field(m *kyaml.Node, key string) *kyaml.Node {
+	if m == nil || m.Kind != kyaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -82,12 +82,12 @@ func field(m *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-func scalar(m *yaml.Node, key string) (string, int) {
-	if m == nil || m.Kind != yaml.MappingNode {
+func scalar(m *kyaml.Node, key string) (string, int) {
+	if m == nil || m.Kind != kyaml.MappingNode {
 		return "", 0
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.ScalarNode {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == kyaml.ScalarNode {
 			return m.Content[i+1].Value, m.Content[i].Line
 		}
 	}

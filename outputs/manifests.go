@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 
-	yamlv3 "go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
@@ -77,8 +77,8 @@ func ReadValuesMap(path string) (*ValuesMap, error) {
 
 // ParseValuesMap parses a ValuesMap; path names it in errors.
 func ParseValuesMap(path string, data []byte) (*ValuesMap, error) {
-	var doc yamlv3.Node
-	if err := yamlv3.Unmarshal(data, &doc); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		var le *lineError
 		if errors.As(yamlSyntax(err), &le) {
 			return nil, fileErr(path, le.line, le.err)
@@ -86,14 +86,14 @@ func ParseValuesMap(path string, data []byte) (*ValuesMap, error) {
 		return nil, fileErr(path, 0, fmt.Errorf("%w: invalid YAML", ErrMalformed))
 	}
 	m := &ValuesMap{File: path}
-	shape := func(n *yamlv3.Node, what string) error {
+	shape := func(n *yaml.Node, what string) error {
 		return fileErr(path, n.Line, fmt.Errorf("%w: %s (see `fluxpack outputs --help`)", ErrWrongShape, what))
 	}
 	if doc.Kind == 0 {
 		return m, nil
 	}
 	top := doc.Content[0]
-	if top.Kind != yamlv3.MappingNode {
+	if top.Kind != yaml.MappingNode {
 		return nil, shape(top, "want a map with configMaps")
 	}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -101,11 +101,11 @@ func ParseValuesMap(path string, data []byte) (*ValuesMap, error) {
 		if k.Value != "configMaps" {
 			return nil, shape(k, fmt.Sprintf("unknown field %q", k.Value))
 		}
-		if v.Kind != yamlv3.SequenceNode {
+		if v.Kind != yaml.SequenceNode {
 			return nil, shape(v, "configMaps must be a list")
 		}
 		for _, item := range v.Content {
-			if item.Kind != yamlv3.MappingNode {
+			if item.Kind != yaml.MappingNode {
 				return nil, shape(item, "each configMaps entry must be a map with name and values")
 			}
 			cm := ValuesConfigMap{Line: item.Line}
@@ -117,12 +117,12 @@ func ParseValuesMap(path string, data []byte) (*ValuesMap, error) {
 				case "namespace":
 					cm.Namespace = fv.Value
 				case "values":
-					if fv.Kind != yamlv3.MappingNode {
+					if fv.Kind != yaml.MappingNode {
 						return nil, shape(fv, "values must be a map of values path to output name")
 					}
 					for l := 0; l+1 < len(fv.Content); l += 2 {
 						p, o := fv.Content[l], fv.Content[l+1]
-						if o.Kind != yamlv3.ScalarNode || o.Value == "" {
+						if o.Kind != yaml.ScalarNode || o.Value == "" {
 							return nil, shape(o, fmt.Sprintf("values path %q must name an output", p.Value))
 						}
 						cm.Values = append(cm.Values, ValuesEntry{Path: p.Value, Output: o.Value, Line: p.Line})
@@ -179,7 +179,7 @@ func (o *Outputs) Render(name, namespace string, values *ValuesMap) (*Manifests,
 		if ns == "" {
 			ns = namespace
 		}
-		tree := &yamlv3.Node{Kind: yamlv3.MappingNode}
+		tree := &yaml.Node{Kind: yaml.MappingNode}
 		for _, e := range vc.Values {
 			out, ok := o.Lookup(e.Output)
 			if !ok {
@@ -194,7 +194,7 @@ func (o *Outputs) Render(name, namespace string, values *ValuesMap) (*Manifests,
 		}
 		sortNode(tree)
 		var buf bytes.Buffer
-		enc := yamlv3.NewEncoder(&buf)
+		enc := yaml.NewEncoder(&buf)
 		enc.SetIndent(2)
 		if err := enc.Encode(tree); err != nil {
 			return nil, fmt.Errorf("encoding values of ConfigMap %q: %w", vc.Name, err)
@@ -231,12 +231,12 @@ func splitPath(p string) []string {
 	return append(parts, cur.String())
 }
 
-func setPath(n *yamlv3.Node, path []string, v *yamlv3.Node) error {
+func setPath(n *yaml.Node, path []string, v *yaml.Node) error {
 	if slices.Contains(path, "") {
 		return fmt.Errorf("%w: empty key in values path", ErrWrongShape)
 	}
 	for i, key := range path {
-		var child *yamlv3.Node
+		var child *yaml.Node
 		for j := 0; j+1 < len(n.Content); j += 2 {
 			if n.Content[j].Value == key {
 				child = n.Content[j+1]
@@ -244,15 +244,15 @@ func setPath(n *yamlv3.Node, path []string, v *yamlv3.Node) error {
 		}
 		last := i == len(path)-1
 		switch {
-		case child != nil && (last || child.Kind != yamlv3.MappingNode):
+		case child != nil && (last || child.Kind != yaml.MappingNode):
 			return fmt.Errorf("%w: values path set twice or under a value", ErrDuplicateName)
 		case child != nil:
 			n = child
 		case last:
-			n.Content = append(n.Content, &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: key}, v)
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
 		default:
-			child = &yamlv3.Node{Kind: yamlv3.MappingNode}
-			n.Content = append(n.Content, &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: key}, child)
+			child = &yaml.Node{Kind: yaml.MappingNode}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, child)
 			n = child
 		}
 	}
@@ -261,44 +261,44 @@ func setPath(n *yamlv3.Node, path []string, v *yamlv3.Node) error {
 
 // valueNode turns a decoded value into a YAML node of the same type,
 // numbers verbatim.
-func valueNode(v any) *yamlv3.Node {
+func valueNode(v any) *yaml.Node {
 	switch v := v.(type) {
 	case nil:
-		return &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!null", Value: "null"}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
 	case bool:
-		return &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(v)}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: fmt.Sprint(v)}
 	case json.Number:
 		tag := "!!int"
 		if strings.ContainsAny(v.String(), ".eE") {
 			tag = "!!float"
 		}
-		return &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: tag, Value: v.String()}
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: v.String()}
 	case string:
-		n := &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: v}
+		n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}
 		if strings.Contains(v, "\n") {
-			n.Style = yamlv3.LiteralStyle
+			n.Style = yaml.LiteralStyle
 		}
 		return n
 	case []any:
-		n := &yamlv3.Node{Kind: yamlv3.SequenceNode}
+		n := &yaml.Node{Kind: yaml.SequenceNode}
 		for _, e := range v {
 			n.Content = append(n.Content, valueNode(e))
 		}
 		return n
 	case map[string]any:
-		n := &yamlv3.Node{Kind: yamlv3.MappingNode}
+		n := &yaml.Node{Kind: yaml.MappingNode}
 		for _, k := range sortedKeys(v) {
-			n.Content = append(n.Content, &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: k}, valueNode(v[k]))
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k}, valueNode(v[k]))
 		}
 		return n
 	}
-	return &yamlv3.Node{Kind: yamlv3.ScalarNode, Tag: "!!str", Value: fmt.Sprint(v)}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fmt.Sprint(v)}
 }
 
 // sortNode sorts every map of n by key, for deterministic output.
-func sortNode(n *yamlv3.Node) {
-	if n.Kind == yamlv3.MappingNode {
-		type kv struct{ k, v *yamlv3.Node }
+func sortNode(n *yaml.Node) {
+	if n.Kind == yaml.MappingNode {
+		type kv struct{ k, v *yaml.Node }
 		pairs := make([]kv, 0, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			pairs = append(pairs, kv{n.Content[i], n.Content[i+1]})
@@ -339,7 +339,7 @@ func (m *Manifests) SecretYAML() ([]byte, error) { return m.yaml(true) }
 func (m *Manifests) yaml(withSecret bool) ([]byte, error) {
 	var buf bytes.Buffer
 	for i, obj := range m.objects(withSecret) {
-		b, err := yaml.Marshal(obj)
+		b, err := sigyaml.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", objectName(obj), err)
 		}
@@ -367,7 +367,7 @@ func (m *Manifests) WriteDir(dir string) ([]string, error) {
 	type file struct{ name, path string }
 	var files []file
 	for _, obj := range m.objects(true) {
-		b, err := yaml.Marshal(obj)
+		b, err := sigyaml.Marshal(obj)
 		if err != nil {
 			return nil, fmt.Errorf("encoding %s: %w", objectName(obj), err)
 		}

@@ -165,7 +165,7 @@ func formatList() string {
 	return strings.Join(s, ", ")
 }
 
-// ReadOutputs reads an IaC outputs file. Problems are *FileError wrapping
+// Read reads an IaC outputs file. Problems are *FileError wrapping
 // one of the Err* sentinels; values never appear in errors.
 func Read(path string, opts ...ReadOption) (*Outputs, error) {
 	data, err := inputfile.Read(path)
@@ -175,7 +175,7 @@ func Read(path string, opts ...ReadOption) (*Outputs, error) {
 	return Parse(path, data, opts...)
 }
 
-// ParseOutputs is ReadOutputs on data already read; path names it in
+// Parse is Read on data already read; path names it in
 // errors and picks FormatEnv for *.env files when the format is auto.
 func Parse(path string, data []byte, opts ...ReadOption) (*Outputs, error) {
 	var o readOptions

@@ -8,34 +8,34 @@ import (
 	"strconv"
 	"strings"
 
-	yamlv3 "go.yaml.in/yaml/v3"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
+	sigyaml "sigs.k8s.io/yaml"
 )
 
-func yamlToJSON(data []byte) ([]byte, error) { return yaml.YAMLToJSON(data) }
+func yamlToJSON(data []byte) ([]byte, error) { return sigyaml.YAMLToJSON(data) }
 
 // readYAMLMap reads a YAML map of name → value. YAML 1.2 typing applies
 // (yes stays a string); integers of any size stay exact.
 func readYAMLMap(data []byte, refuseSecretPlaceholder bool) ([]Output, error) {
-	var doc yamlv3.Node
-	if err := yamlv3.Unmarshal(data, &doc); err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, yamlSyntax(err)
 	}
 	if doc.Kind == 0 {
 		return nil, nil // empty file: no outputs
 	}
 	top := &doc
-	if top.Kind == yamlv3.DocumentNode && len(top.Content) == 1 {
+	if top.Kind == yaml.DocumentNode && len(top.Content) == 1 {
 		top = top.Content[0]
 	}
-	if top.Kind != yamlv3.MappingNode {
+	if top.Kind != yaml.MappingNode {
 		return nil, atLine(top.Line, fmt.Errorf("%w: want a YAML map of output name to value", ErrWrongShape))
 	}
 	var list []Output
 	seen := map[string]int{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
-		if k.Kind != yamlv3.ScalarNode {
+		if k.Kind != yaml.ScalarNode {
 			return nil, atLine(k.Line, fmt.Errorf("%w: a key is not a scalar", ErrWrongShape))
 		}
 		if first, dup := seen[k.Value]; dup {
@@ -54,7 +54,7 @@ func readYAMLMap(data []byte, refuseSecretPlaceholder bool) ([]Output, error) {
 	return finish(list)
 }
 
-// yamlSyntax keeps yaml.v3's "line N: …" position but drops any quoted
+// yamlSyntax keeps sigyaml.v3's "line N: …" position but drops any quoted
 // input from the message, so a value never reaches an error.
 func yamlSyntax(err error) error {
 	msg := err.Error()
@@ -70,19 +70,19 @@ func yamlSyntax(err error) error {
 
 // nodeValue converts a YAML node to the values encoding/json decodes to,
 // with json.Number for numbers.
-func nodeValue(n *yamlv3.Node, depth int) (any, error) {
+func nodeValue(n *yaml.Node, depth int) (any, error) {
 	if depth > 100 {
 		return nil, fmt.Errorf("%w: nested more than 100 levels", ErrWrongShape)
 	}
 	switch n.Kind {
-	case yamlv3.DocumentNode:
+	case yaml.DocumentNode:
 		if len(n.Content) == 0 {
 			return nil, nil
 		}
 		return nodeValue(n.Content[0], depth+1)
-	case yamlv3.AliasNode:
+	case yaml.AliasNode:
 		return nodeValue(n.Alias, depth+1)
-	case yamlv3.SequenceNode:
+	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {
 			v, err := nodeValue(c, depth+1)
@@ -92,11 +92,11 @@ func nodeValue(n *yamlv3.Node, depth int) (any, error) {
 			out = append(out, v)
 		}
 		return out, nil
-	case yamlv3.MappingNode:
+	case yaml.MappingNode:
 		out := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind != yamlv3.ScalarNode {
+			if k.Kind != yaml.ScalarNode {
 				return nil, fmt.Errorf("%w: a map key at line %d is not a scalar", ErrWrongShape, k.Line)
 			}
 			val, err := nodeValue(v, depth+1)
@@ -106,13 +106,13 @@ func nodeValue(n *yamlv3.Node, depth int) (any, error) {
 			out[k.Value] = val
 		}
 		return out, nil
-	case yamlv3.ScalarNode:
+	case yaml.ScalarNode:
 		return scalarValue(n), nil
 	}
 	return nil, fmt.Errorf("%w: unexpected YAML node at line %d", ErrWrongShape, n.Line)
 }
 
-func scalarValue(n *yamlv3.Node) any {
+func scalarValue(n *yaml.Node) any {
 	switch n.ShortTag() {
 	case "!!null":
 		return nil

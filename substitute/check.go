@@ -13,8 +13,8 @@ import (
 
 	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/envsubst/parse"
-	yamlv3 "go.yaml.in/yaml/v3"
-	"sigs.k8s.io/yaml"
+	"go.yaml.in/yaml/v3"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
@@ -126,7 +126,7 @@ type uses struct {
 
 type use struct {
 	obj   string
-	n     *yamlv3.Node
+	n     *yaml.Node
 	isKey bool
 }
 
@@ -149,7 +149,7 @@ type Doc struct {
 	Path string
 	// Node is the document, as go.yaml.in/yaml/v3 decodes it (a document
 	// node or its content).
-	Node *yamlv3.Node
+	Node *yaml.Node
 	// Line, when not 0, is the line of every finding in the document: for
 	// an object kustomize built, whose node's lines are not the file's.
 	Line int
@@ -175,19 +175,19 @@ func CheckDocs(docs []Doc, avail Available) []Finding {
 // findUses returns the uses in docs, the documents of the file at path.
 // Objects labelled or annotated kustomize.toolkit.fluxcd.io/substitute:
 // disabled have none. The uses keep the scalar nodes they hold.
-func findUses(path string, docs ...*yamlv3.Node) *uses {
+func findUses(path string, docs ...*yaml.Node) *uses {
 	u := &uses{path: path}
 	u.add(docs...)
 	return u
 }
 
 // add adds the uses of more documents of the file.
-func (u *uses) add(docs ...*yamlv3.Node) {
+func (u *uses) add(docs ...*yaml.Node) {
 	for _, top := range docs {
 		if top == nil {
 			continue
 		}
-		if top.Kind == yamlv3.DocumentNode {
+		if top.Kind == yaml.DocumentNode {
 			if len(top.Content) == 0 {
 				continue
 			}
@@ -197,7 +197,7 @@ func (u *uses) add(docs ...*yamlv3.Node) {
 		if disabled {
 			continue
 		}
-		walkScalars(top, func(n *yamlv3.Node, isKey bool) {
+		walkScalars(top, func(n *yaml.Node, isKey bool) {
 			if strings.Contains(n.Value, "$") {
 				u.scalars = append(u.scalars, use{obj: obj, n: n, isKey: isKey})
 			}
@@ -255,11 +255,11 @@ func mapOf(a Available) map[string]string {
 }
 
 // docs decodes every YAML document of data.
-func docs(data []byte) ([]*yamlv3.Node, error) {
-	dec := yamlv3.NewDecoder(bytes.NewReader(data))
-	var out []*yamlv3.Node
+func docs(data []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var out []*yaml.Node
 	for {
-		var n yamlv3.Node
+		var n yaml.Node
 		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
 			return out, nil
@@ -271,7 +271,7 @@ func docs(data []byte) ([]*yamlv3.Node, error) {
 	}
 }
 
-func describeObject(n *yamlv3.Node) (string, bool) {
+func describeObject(n *yaml.Node) (string, bool) {
 	kind := lookup(n, "kind")
 	name := lookup(n, "metadata", "name")
 	ns := lookup(n, "metadata", "namespace")
@@ -286,12 +286,12 @@ func describeObject(n *yamlv3.Node) (string, bool) {
 	return kind + "/" + name, disabled
 }
 
-func lookup(n *yamlv3.Node, path ...string) string {
+func lookup(n *yaml.Node, path ...string) string {
 	for _, p := range path {
-		if n.Kind != yamlv3.MappingNode {
+		if n.Kind != yaml.MappingNode {
 			return ""
 		}
-		var next *yamlv3.Node
+		var next *yaml.Node
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if n.Content[i].Value == p {
 				next = n.Content[i+1]
@@ -302,24 +302,24 @@ func lookup(n *yamlv3.Node, path ...string) string {
 		}
 		n = next
 	}
-	if n.Kind != yamlv3.ScalarNode {
+	if n.Kind != yaml.ScalarNode {
 		return ""
 	}
 	return n.Value
 }
 
-func walkScalars(n *yamlv3.Node, fn func(n *yamlv3.Node, isKey bool)) {
+func walkScalars(n *yaml.Node, fn func(n *yaml.Node, isKey bool)) {
 	switch n.Kind {
-	case yamlv3.ScalarNode:
+	case yaml.ScalarNode:
 		fn(n, false)
-	case yamlv3.MappingNode:
+	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Kind == yamlv3.ScalarNode {
+			if n.Content[i].Kind == yaml.ScalarNode {
 				fn(n.Content[i], true)
 			}
 			walkScalars(n.Content[i+1], fn)
 		}
-	case yamlv3.SequenceNode, yamlv3.DocumentNode:
+	case yaml.SequenceNode, yaml.DocumentNode:
 		for _, c := range n.Content {
 			walkScalars(c, fn)
 		}
@@ -362,9 +362,9 @@ func isDefaultOp(op string) bool {
 }
 
 // lineOf returns the line of the first occurrence of needle in n's value.
-func lineOf(n *yamlv3.Node, needle string) int {
+func lineOf(n *yaml.Node, needle string) int {
 	i := strings.Index(n.Value, needle)
-	if i < 0 || (n.Style&(yamlv3.LiteralStyle|yamlv3.FoldedStyle)) == 0 {
+	if i < 0 || (n.Style&(yaml.LiteralStyle|yaml.FoldedStyle)) == 0 {
 		return n.Line
 	}
 	return n.Line + 1 + strings.Count(n.Value[:i], "\n")
@@ -378,7 +378,7 @@ type checker struct {
 	retyped map[string]*Finding // value → the finding, nil for none
 }
 
-func (c *checker) checkScalar(path, obj string, n *yamlv3.Node, isKey bool) []Finding {
+func (c *checker) checkScalar(path, obj string, n *yaml.Node, isKey bool) []Finding {
 	avail := c.avail
 	if !strings.Contains(n.Value, "$") {
 		return nil
@@ -463,7 +463,7 @@ func checkRetyping(value, name string, avail Available) *Finding {
 		return nil
 	}
 	// How Flux re-serialises the string, then substitutes in the text.
-	reser, err := yaml.Marshal(map[string]string{"k": value})
+	reser, err := sigyaml.Marshal(map[string]string{"k": value})
 	if err != nil {
 		return nil
 	}
@@ -476,7 +476,7 @@ func checkRetyping(value, name string, avail Available) *Finding {
 	}
 	f := &Finding{Var: name}
 	var got map[string]any
-	if err := yaml.Unmarshal([]byte(substituted), &got); err != nil {
+	if err := sigyaml.Unmarshal([]byte(substituted), &got); err != nil {
 		f.Severity = SeverityError
 		f.Message = fmt.Sprintf("the value of ${%s} breaks the YAML once substituted unquoted (%s), so Flux fails the Kustomization; write ${quote}${%s}${quote} with substitute: {quote: '\"'}", name, short(err), name)
 		return f
@@ -547,7 +547,7 @@ func CheckKustomization(f File) []Finding {
 		}
 		obj, _ := describeObject(top)
 		sub := child(child(child(top, "spec"), "postBuild"), "substitute")
-		if sub == nil || sub.Kind != yamlv3.MappingNode {
+		if sub == nil || sub.Kind != yaml.MappingNode {
 			continue
 		}
 		for i := 0; i+1 < len(sub.Content); i += 2 {
@@ -565,7 +565,7 @@ func CheckKustomization(f File) []Finding {
 			case !ValidVarName(k.Value):
 				add(SeverityError, "variable name %q is invalid (must match %s): Flux fails the whole Kustomization", k.Value, VarNamePattern)
 			}
-			if v.Kind != yamlv3.ScalarNode || (v.Style == 0 && v.ShortTag() != "!!str") {
+			if v.Kind != yaml.ScalarNode || (v.Style == 0 && v.ShortTag() != "!!str") {
 				add(SeverityError, "the value of %s is not a string; substitute takes strings only: quote it", k.Value)
 			}
 		}
@@ -573,8 +573,8 @@ func CheckKustomization(f File) []Finding {
 	return out
 }
 
-func child(n *yamlv3.Node, key string) *yamlv3.Node {
-	if n == nil || n.Kind != yamlv3.MappingNode {
+func child(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -603,7 +603,7 @@ func CheckSources(f File) []Finding {
 		obj, _ := describeObject(top)
 		for _, field := range []string{"data", "stringData"} {
 			m := child(top, field)
-			if m == nil || m.Kind != yamlv3.MappingNode {
+			if m == nil || m.Kind != yaml.MappingNode {
 				continue
 			}
 			for i := 0; i+1 < len(m.Content); i += 2 {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	yamlv3 "go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/substitute"
@@ -107,9 +107,9 @@ func TestCheckDocs(t *testing.T) {
 
 	var docs []substitute.Doc
 	for _, f := range []substitute.File{deploy, twice} {
-		dec := yamlv3.NewDecoder(bytes.NewReader(f.Data))
+		dec := yaml.NewDecoder(bytes.NewReader(f.Data))
 		for {
-			n := new(yamlv3.Node)
+			n := new(yaml.Node)
 			if err := dec.Decode(n); err != nil {
 				require.ErrorIs(t, err, io.EOF)
 				break

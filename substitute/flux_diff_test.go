@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/kustomize/api/provider"
 	"sigs.k8s.io/kustomize/api/resource"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/substitute"
 )
@@ -175,7 +175,7 @@ func kustomization(t testing.TB, postBuild string) *kustomizev1.Kustomization {
 		b.WriteString("    " + l + "\n")
 	}
 	ks := &kustomizev1.Kustomization{}
-	require.NoError(t, yaml.Unmarshal([]byte(b.String()), ks), "parsing the case's Kustomization")
+	require.NoError(t, sigyaml.Unmarshal([]byte(b.String()), ks), "parsing the case's Kustomization")
 	return ks
 }
 
@@ -191,12 +191,12 @@ func sourceObjects(t testing.TB, data string) []client.Object {
 			continue
 		}
 		var meta struct{ Kind string }
-		require.NoError(t, yaml.Unmarshal([]byte(doc), &meta))
+		require.NoError(t, sigyaml.Unmarshal([]byte(doc), &meta))
 		var obj client.Object = &corev1.ConfigMap{}
 		if meta.Kind == "Secret" {
 			obj = &corev1.Secret{}
 		}
-		require.NoError(t, yaml.Unmarshal([]byte(doc), obj))
+		require.NoError(t, sigyaml.Unmarshal([]byte(doc), obj))
 		if obj.GetNamespace() == "" {
 			obj.SetNamespace("apps")
 		}

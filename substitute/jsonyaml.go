@@ -8,16 +8,16 @@ import (
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 )
 
-// jsonToYAML is sigs.k8s.io/yaml.JSONToYAML, byte for byte, without
-// parsing the JSON as YAML: JSONToYAML reads JSON with yaml.v2's scanner,
+// jsonToYAML is sigs.k8s.io/sigyaml.JSONToYAML, byte for byte, without
+// parsing the JSON as YAML: JSONToYAML reads JSON with sigyaml.v2's scanner,
 // whose token queue made it the largest cost of Preview. This decodes the
-// JSON with encoding/json into the values yaml.v2 would have made
+// JSON with encoding/json into the values sigyaml.v2 would have made
 // (map[interface{}]interface{}, []interface{}, strings, and numbers
-// resolved by yaml.v2's own rules) and has yaml.v2 encode them as
-// JSONToYAML does. Input it is not sure of (characters yaml.v2 refuses,
+// resolved by sigyaml.v2's own rules) and has sigyaml.v2 encode them as
+// JSONToYAML does. Input it is not sure of (characters sigyaml.v2 refuses,
 // deep nesting, anything but one JSON value) goes to JSONToYAML itself, so
 // errors are JSONToYAML's too. FuzzJSONToYAML holds the two together.
 //
@@ -25,12 +25,12 @@ import (
 func jsonToYAML(j []byte) ([]byte, error) {
 	v, ok := yamlValues(j)
 	if !ok {
-		return yaml.JSONToYAML(j)
+		return sigyaml.JSONToYAML(j)
 	}
 	return yamlv2.Marshal(v)
 }
 
-// yamlMarshal is sigs.k8s.io/yaml.Marshal on jsonToYAML.
+// yamlMarshal is sigs.k8s.io/sigyaml.Marshal on jsonToYAML.
 func yamlMarshal(obj any) ([]byte, error) {
 	j, err := json.Marshal(obj)
 	if err != nil {
@@ -39,11 +39,11 @@ func yamlMarshal(obj any) ([]byte, error) {
 	return jsonToYAML(j)
 }
 
-// maxDepth is where yamlValues hands over to JSONToYAML (yaml.v2 and
+// maxDepth is where yamlValues hands over to JSONToYAML (sigyaml.v2 and
 // encoding/json both limit nesting; objects are nowhere near it).
 const maxDepth = 100
 
-// yamlValues decodes j into what yaml.v2 makes of it, or says it is not
+// yamlValues decodes j into what sigyaml.v2 makes of it, or says it is not
 // sure.
 func yamlValues(j []byte) (any, bool) {
 	if !yamlReadable(j) {
@@ -61,8 +61,8 @@ func yamlValues(j []byte) (any, bool) {
 	return toYAMLValue(v, 0)
 }
 
-// yamlNumber is what yaml.v2 makes of a JSON number: a JSON integer that
-// fits int64 is an int (on 64-bit machines); anything else yaml.v2
+// yamlNumber is what sigyaml.v2 makes of a JSON number: a JSON integer that
+// fits int64 is an int (on 64-bit machines); anything else sigyaml.v2
 // resolves itself, as the plain scalar it is in the JSON text.
 func yamlNumber(n json.Number) (any, bool) {
 	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil && int64(int(i)) == i {
@@ -75,18 +75,18 @@ func yamlNumber(n json.Number) (any, bool) {
 	return x, true
 }
 
-// yamlReadable reports whether yaml.v2 reads j's characters as
+// yamlReadable reports whether sigyaml.v2 reads j's characters as
 // encoding/json does. It takes only what json.Marshal can write: no tab,
 // line break or control character (YAML reads those otherwise; DEL and C1
 // controls, which json.Marshal leaves in strings, it refuses), no NEL, LS
-// or PS (yaml.v2 folds them in a string), no escape json.Marshal does not
+// or PS (sigyaml.v2 folds them in a string), no escape json.Marshal does not
 // write ("\/", a surrogate in \u); otherwise printable ASCII and the
 // printable ranges #xA0-#xD7FF, #xE000-#xFFFD and #x10000-#x10FFFF.
 func yamlReadable(j []byte) bool {
 	for i := 0; i < len(j); {
 		c := j[i]
 		if c == '\\' && i+1 < len(j) {
-			// An escape: only those json.Marshal writes, which yaml.v2
+			// An escape: only those json.Marshal writes, which sigyaml.v2
 			// reads alike (not "\/", and no surrogate in \u: json.Marshal
 			// writes UTF-8).
 			switch j[i+1] {
@@ -117,7 +117,7 @@ func yamlReadable(j []byte) bool {
 		case r == utf8.RuneError && size == 1:
 			return false
 		case r == 0x85, r == 0x2028, r == 0x2029:
-			return false // line breaks to yaml.v2, which folds them
+			return false // line breaks to sigyaml.v2, which folds them
 		case r >= 0xa0 && r <= 0xd7ff, r >= 0xe000 && r <= 0xfffd, r >= 0x10000 && r <= 0x10ffff:
 		default:
 			return false
@@ -192,10 +192,10 @@ func convertNumbers(v any, readBack bool, depth int) (any, bool) {
 	return v, true
 }
 
-// objectYAML is sigs.k8s.io/yaml.Marshal(obj) for an object decodeObject
-// made (or yaml.v3 decoded into a map), without the JSON in between: it
-// builds the values yaml.v2 would read from json.Marshal(obj) and has
-// yaml.v2 encode them. ok is false for anything it is not sure of; the
+// objectYAML is sigs.k8s.io/sigyaml.Marshal(obj) for an object decodeObject
+// made (or sigyaml.v3 decoded into a map), without the JSON in between: it
+// builds the values sigyaml.v2 would read from json.Marshal(obj) and has
+// sigyaml.v2 encode them. ok is false for anything it is not sure of; the
 // caller then takes yamlMarshal.
 func objectYAML(obj map[string]any) ([]byte, bool) {
 	v, ok := toYAMLValue(obj, 0)
@@ -206,11 +206,11 @@ func objectYAML(obj map[string]any) ([]byte, bool) {
 	return data, err == nil
 }
 
-// toYAMLValue turns v into the values yaml.v2 makes of json.Marshal(v)
+// toYAMLValue turns v into the values sigyaml.v2 makes of json.Marshal(v)
 // (for yamlValues, v is what encoding/json decoded: numbers as
 // json.Number). A number is resolved from the text json.Marshal gives it.
 // ok is false for what it is not sure of: a string with characters
-// yaml.v2 reads otherwise than JSON, a merge key, a value of another type.
+// sigyaml.v2 reads otherwise than JSON, a merge key, a value of another type.
 func toYAMLValue(v any, depth int) (any, bool) {
 	if depth > maxDepth {
 		return nil, false
@@ -223,7 +223,7 @@ func toYAMLValue(v any, depth int) (any, bool) {
 		m := make(map[interface{}]interface{}, len(v))
 		for k, e := range v {
 			if k == "<<" || !yamlPlainString(k) {
-				return nil, false // "<<" is YAML's merge key: leave it to yaml.v2
+				return nil, false // "<<" is YAML's merge key: leave it to sigyaml.v2
 			}
 			x, ok := toYAMLValue(e, depth+1)
 			if !ok {
@@ -254,7 +254,7 @@ func toYAMLValue(v any, depth int) (any, bool) {
 			return nil, false
 		}
 		return int(v), true
-	case int: // from yaml.v3, as uint64
+	case int: // from sigyaml.v3, as uint64
 		return v, true
 	case uint64:
 		return yamlNumber(json.Number(strconv.FormatUint(v, 10)))
@@ -271,7 +271,7 @@ func toYAMLValue(v any, depth int) (any, bool) {
 	}
 }
 
-// yamlPlainString reports whether s reaches yaml.v2 unchanged through
+// yamlPlainString reports whether s reaches sigyaml.v2 unchanged through
 // json.Marshal: valid UTF-8 without the characters yamlReadable refuses
 // that json.Marshal leaves as they are (DEL, C1 controls and NEL,
 // U+FFFE and U+FFFF; it escapes the others).

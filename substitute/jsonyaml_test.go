@@ -6,12 +6,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	yamlv3 "go.yaml.in/yaml/v3"
+	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 )
 
-// FuzzJSONToYAML holds jsonToYAML to sigs.k8s.io/yaml.JSONToYAML, byte for
+// FuzzJSONToYAML holds jsonToYAML to sigs.k8s.io/sigyaml.JSONToYAML, byte for
 // byte and error for error, on the input as given and on what
 // encoding/json writes for it (the JSON Preview feeds it).
 func FuzzJSONToYAML(f *testing.F) {
@@ -36,15 +36,15 @@ func FuzzJSONToYAML(f *testing.F) {
 			if _, ok := yamlValues(in); !ok {
 				return // jsonToYAML is JSONToYAML
 			}
-			want, wantErr := yaml.JSONToYAML(in)
+			want, wantErr := sigyaml.JSONToYAML(in)
 			got, gotErr := jsonToYAML(in)
 			if (wantErr == nil) != (gotErr == nil) {
 				t.Fatalf("%q: JSONToYAML error %v, jsonToYAML error %v", in, wantErr, gotErr)
 			}
-			// yaml.v2's key order is not total for some keys ("020C7",
+			// sigyaml.v2's key order is not total for some keys ("020C7",
 			// "1000B1"), so JSONToYAML itself varies with map order.
 			for i := 0; i < 50 && string(want) != string(got); i++ {
-				want, _ = yaml.JSONToYAML(in)
+				want, _ = sigyaml.JSONToYAML(in)
 			}
 			require.Equal(t, string(want), string(got), "%q", in)
 		}
@@ -73,7 +73,7 @@ func TestJSONToYAMLTakesTheFastWay(t *testing.T) {
 }
 
 // FuzzObjectYAML holds Preview's JSON-free steps to the ones they stand
-// for: objectYAML to sigs.k8s.io/yaml.Marshal on what yaml.v3 decodes from
+// for: objectYAML to sigs.k8s.io/sigyaml.Marshal on what sigyaml.v3 decodes from
 // a manifest, and decodeObject to unstructured.UnmarshalJSON (after Flux's
 // float64 read-back when readBack).
 func FuzzObjectYAML(f *testing.F) {
@@ -87,7 +87,7 @@ func FuzzObjectYAML(f *testing.F) {
 			return
 		}
 		m := map[string]any{}
-		if yamlv3.Unmarshal([]byte(manifest), &m) != nil {
+		if yaml.Unmarshal([]byte(manifest), &m) != nil {
 			return
 		}
 		same := func(what string, obj map[string]any) {
@@ -95,10 +95,10 @@ func FuzzObjectYAML(f *testing.F) {
 			if !ok {
 				return // the caller takes yamlMarshal
 			}
-			want, err := yaml.Marshal(obj)
-			require.NoError(t, err, "%s: objectYAML took what yaml.Marshal refuses", what)
+			want, err := sigyaml.Marshal(obj)
+			require.NoError(t, err, "%s: objectYAML took what sigyaml.Marshal refuses", what)
 			for i := 0; i < 50 && string(want) != string(got); i++ {
-				want, _ = yaml.Marshal(obj) // yaml.v2's key order is not total
+				want, _ = sigyaml.Marshal(obj) // sigyaml.v2's key order is not total
 			}
 			require.Equal(t, string(want), string(got), "%s of %q", what, manifest)
 		}

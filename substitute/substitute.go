@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/resource"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
@@ -411,7 +411,7 @@ func (s *Substituter) eval(data []byte) ([]byte, error) {
 		}
 		return nil, fmt.Errorf("substituting variables: %w", err)
 	}
-	j, err := yaml.YAMLToJSON([]byte(out))
+	j, err := sigyaml.YAMLToJSON([]byte(out))
 	if err != nil {
 		return nil, fmt.Errorf("reading the substituted YAML: %w", err)
 	}

@@ -35,7 +35,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/google/go-containerregistry/pkg/registry"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/outputs"
@@ -169,7 +169,7 @@ func printBootstrap(out io.Writer, source string) error {
 			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: "platform"},
 		},
 	}
-	b, err := yaml.Marshal(root)
+	b, err := sigyaml.Marshal(root)
 	if err != nil {
 		return err
 	}

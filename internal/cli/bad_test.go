@@ -95,7 +95,7 @@ func runBadCase(t *testing.T, name, file string) {
 	require.NotEmpty(t, sections["args"], "%s: no args", file)
 	require.NotEmpty(t, sections["names"], "%s: no names: a message must name the object and the place", file)
 	for _, d := range sections["setup"] {
-		badSetup(t, work, reg.Host, strings.Fields(d))
+		badSetup(t, work, strings.Fields(d))
 	}
 
 	before := snapshot(t, work)
@@ -148,7 +148,7 @@ func lines(s string) []string {
 //	image REF                   pushes a random image that is not a Flux artifact
 //
 // REF is host/repository:tag, without oci://.
-func badSetup(t *testing.T, work, host string, d []string) {
+func badSetup(t *testing.T, work string, d []string) {
 	t.Helper()
 	require.NotEmpty(t, d)
 	at := func(p string) string { return filepath.Join(work, filepath.FromSlash(p)) }

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/testutil"
@@ -135,7 +135,7 @@ func TestIaCSecretsNeverLeak(t *testing.T) {
 				assert.Contains(t, m.Secret.Data, v, "the Secret holds sensitive variable %s", v)
 			}
 			for _, cm := range append([]*corev1.ConfigMap{m.ConfigMap}, m.Values...) {
-				b, err := yaml.Marshal(cm)
+				b, err := sigyaml.Marshal(cm)
 				require.NoError(t, err)
 				scan("ConfigMap/"+cm.Namespace+"/"+cm.Name, b)
 			}

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 		if err := json.Unmarshal([]byte(raw), &args); err != nil {
 			panic(err)
 		}
-		os.Exit(cli.Main(context.Background(), "test", args, os.Stdout, os.Stderr))
+		os.Exit(cli.Main(context.Background(), "test", args, os.Stdout, os.Stderr)) //nolint:forbidigo // TestMain has no t
 	}
 	if raw := os.Getenv(batchEnv); raw != "" {
 		var batch [][]string
@@ -34,7 +34,7 @@ func TestMain(m *testing.M) {
 		}
 		codes := make([]int, len(batch))
 		for i, args := range batch {
-			codes[i] = cli.Main(context.Background(), "test", args, os.Stdout, os.Stderr)
+			codes[i] = cli.Main(context.Background(), "test", args, os.Stdout, os.Stderr) //nolint:forbidigo // TestMain has no t
 		}
 		out, err := json.Marshal(codes)
 		if err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
-func newPreviewCmd(f *rootFlags) *cobra.Command {
+func newPreviewCmd(*rootFlags) *cobra.Command {
 	var (
 		dir, ksFile string
 		cluster     string

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/testutil"
@@ -202,7 +202,7 @@ func fluxBuild(tb testing.TB, dir string, ks *kustomizev1.Kustomization, sources
 
 func kustomization(tb testing.TB, spec string) *kustomizev1.Kustomization {
 	ks := &kustomizev1.Kustomization{}
-	require.NoError(tb, yaml.Unmarshal([]byte(`{apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, metadata: {name: apps, namespace: flux-system}, spec: `+spec+`}`), ks))
+	require.NoError(tb, sigyaml.Unmarshal([]byte(`{apiVersion: kustomize.toolkit.fluxcd.io/v1, kind: Kustomization, metadata: {name: apps, namespace: flux-system}, spec: `+spec+`}`), ks))
 	return ks
 }
 
@@ -212,15 +212,15 @@ func readSources(t *testing.T, path string) []client.Object {
 	var objs []client.Object
 	for _, doc := range splitDocs(b) {
 		var tm struct{ Kind string }
-		require.NoError(t, yaml.Unmarshal(doc, &tm))
+		require.NoError(t, sigyaml.Unmarshal(doc, &tm))
 		switch tm.Kind {
 		case "ConfigMap":
 			cm := &corev1.ConfigMap{}
-			require.NoError(t, yaml.Unmarshal(doc, cm))
+			require.NoError(t, sigyaml.Unmarshal(doc, cm))
 			objs = append(objs, cm)
 		case "Secret":
 			s := &corev1.Secret{}
-			require.NoError(t, yaml.Unmarshal(doc, s))
+			require.NoError(t, sigyaml.Unmarshal(doc, s))
 			// The API server folds stringData into data.
 			if s.Data == nil {
 				s.Data = map[string][]byte{}
