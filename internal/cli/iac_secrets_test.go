@@ -189,7 +189,7 @@ func TestIaCSecretsNeverLeak(t *testing.T) {
 				{"push", platform, url + ":v1", "--debug"},
 				{"push", platform, url + ":v1", "--debug", "--ignore-paths", "outputs/" + filepath.Base(secretFile)},
 				{"diff", platform, url + ":v1", "--debug", "--ignore-paths", "outputs/" + filepath.Base(secretFile)},
-				{"pull", url + ":v1", "-o", pulled, "--debug"},
+				{"pull", url + ":v1", "-d", pulled, "--debug"},
 			}
 			out, errOut, codes := runBatch(t, nil, batch)
 			assert.Equal(t, []int{cli.ExitOK, cli.ExitError, cli.ExitOK, cli.ExitOK, cli.ExitOK}, codes, "exit codes of %q; stderr:\n%s", batch, errOut)

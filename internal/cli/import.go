@@ -15,7 +15,7 @@ func newImportCmd(f *rootFlags) *cobra.Command {
 		argoCD bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import (ENTRY | --argocd DIR) [-o STACK]",
+		Use:   "import (ENTRY | --argocd DIR) [--output-file STACK]",
 		Short: "Turn a cluster's Flux repository, or an Argo CD app-of-apps, into a stack file",
 		Long: `Import reads the Flux tree of ENTRY as lint does (the folder kustomize-controller
 applies for the cluster, typically clusters/<name>) and writes the same
@@ -30,16 +30,16 @@ logged to stderr, one line each, and written as a comment at the end of the
 stack file: nothing is dropped silently.
 
 The layers' paths stay relative to the repository, so the stack file
-belongs at the repository's root. Without -o it goes to stdout.
+belongs at the repository's root. Without --output-file it goes to stdout.
 
 With --argocd, DIR holds the Argo CD Applications of an app-of-apps (and
 ApplicationSets with list generators): each Application becomes a layer,
 each sync wave depending on the wave before it, charts as HelmRelease layers
 (version, releaseName, values, CreateNamespace), Git paths as Kustomization
 layers of the repository; what Flux cannot say is listed the same way.`,
-		Example: `  fluxpack import clusters/production -o stack.yaml
+		Example: `  fluxpack import clusters/production --output-file stack.yaml
   fluxpack import clusters/production --external ConfigMap/flux-system/cluster-vars
-  fluxpack import --argocd apps/ -o stack.yaml`,
+  fluxpack import --argocd apps/ --output-file stack.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var data []byte
@@ -74,6 +74,7 @@ layers of the repository; what Flux cannot say is listed the same way.`,
 	}
 	repo.bind(cmd)
 	cmd.Flags().BoolVar(&argoCD, "argocd", false, "DIR holds the Argo CD Applications of an app-of-apps (sync waves become layers)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "file to write the stack to (default: stdout)")
+	cmd.Flags().StringVar(&out, "output-file", "", "file to write the stack to (default: stdout)")
+	keepOldOutput(cmd, "output-file")
 	return cmd
 }

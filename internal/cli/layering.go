@@ -23,7 +23,7 @@ func newRenderCmd(f *rootFlags) *cobra.Command {
 		dir, outputs, secret string
 	)
 	cmd := &cobra.Command{
-		Use:   "render -f STACK -o DIR [--outputs FILE] [--secret-file FILE]",
+		Use:   "render -f STACK -d DIR [--outputs FILE] [--secret-file FILE]",
 		Short: "Render a stack file as Flux manifests: one Kustomization per layer, the OCIRepository and the vars ConfigMap",
 		Long: `Render builds the stack file and writes, to DIR: kustomization.yaml,
 source.yaml (the stack's OCIRepository), layers/<layer>.yaml (a Flux
@@ -45,9 +45,9 @@ DIR is replaced atomically, and only if it is empty or holds a previous render.
 A stack with any problem (unknown field, invalid name, cycle, unknown
 dependency, missing path, unreadable outputs) is refused with every problem
 listed, and nothing is written. Prints the files written.`,
-		Example: `  fluxpack render -f platform/stack.yaml -o platform/flux
+		Example: `  fluxpack render -f platform/stack.yaml -d platform/flux
   terraform output -json > outputs.json
-  fluxpack render -f platform/stack.yaml --outputs outputs.json --secret-file ../cluster-vars.secret.yaml -o platform/flux`,
+  fluxpack render -f platform/stack.yaml --outputs outputs.json --secret-file ../cluster-vars.secret.yaml -d platform/flux`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var opts []layering.RenderOption
@@ -78,10 +78,11 @@ listed, and nothing is written. Prints the files written.`,
 	}
 	stack.bind(cmd)
 	_ = cmd.MarkFlagRequired("file")
-	cmd.Flags().StringVarP(&dir, "output", "o", "", "directory to write the manifests to")
+	cmd.Flags().StringVarP(&dir, "output-dir", "d", "", "directory to write the manifests to")
 	cmd.Flags().StringVar(&outputs, "outputs", "", "IaC outputs file for the stack's vars entry, instead of the one the stack names")
 	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) to, outside the output directory")
-	_ = cmd.MarkFlagRequired("output")
+	_ = cmd.MarkFlagRequired("output-dir")
+	keepOldOutput(cmd, "output-dir")
 	return cmd
 }
 

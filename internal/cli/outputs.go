@@ -46,8 +46,8 @@ Sensitive values (Terraform's sensitive, every tofu-controller output, and
 the outputs named by --sensitive) go to the Secret only. Pulumi's
 --show-secrets JSON, CloudFormation and plain files do not mark secrets:
 name them with --sensitive. The Secret is not printed on stdout unless
---show-secrets; with -o DIR every object is written to DIR/<kind>-<name>.yaml (the Secret
-0600), all or nothing.
+--show-secrets; with -d DIR every object is written to DIR/<kind>-<name>.yaml
+(the Secret 0600), all or nothing.
 
 The values map is YAML:
 
@@ -58,7 +58,7 @@ The values map is YAML:
         settings.clusterName: cluster_name
         serviceAccount.annotations.eks\.amazonaws\.com/role-arn: karpenter_role_arn`,
 		Example: `  terraform output -json > outputs.json
-  fluxpack outputs outputs.json --name cluster-vars -o clusters/prod/vars`,
+  fluxpack outputs outputs.json --name cluster-vars -d clusters/prod/vars`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if name == "" {
@@ -85,7 +85,7 @@ The values map is YAML:
 				return nil
 			}
 			if m.Secret != nil && !showSecrets {
-				f.log.Info("Secret not printed: it holds sensitive values; use -o DIR or --show-secrets",
+				f.log.Info("Secret not printed: it holds sensitive values; use -d DIR or --show-secrets",
 					"secret", "Secret/"+m.Secret.Namespace+"/"+m.Secret.Name, "keys", secretKeys(m))
 			}
 			y, err := m.YAML()
@@ -105,9 +105,10 @@ The values map is YAML:
 	fs.StringVar(&namespace, "namespace", "flux-system", "namespace of the objects (the Kustomization's)")
 	fs.StringArrayVar(&renames, "rename", nil, "output=variable, to name a variable explicitly (repeatable)")
 	fs.StringVar(&valuesMap, "values-map", "", "YAML file mapping values paths to outputs, one ConfigMap per service")
-	fs.StringVarP(&dir, "output", "o", "", "write the objects into this directory instead of stdout")
+	fs.StringVarP(&dir, "output-dir", "d", "", "write the objects into this directory instead of stdout")
 	fs.StringArrayVar(&sensitive, "sensitive", nil, "output to treat as sensitive, for formats that do not mark secrets: Pulumi, CloudFormation, plain files (repeatable)")
 	fs.BoolVar(&showSecrets, "show-secrets", false, "print the Secret of sensitive values on stdout too")
+	keepOldOutput(cmd, "output-dir")
 	return cmd
 }
 

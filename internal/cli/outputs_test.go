@@ -41,7 +41,7 @@ func TestOutputsCommand(t *testing.T) {
 		{name: "pulumi-format", args: []string{"outputs", filepath.Join(samples, "pulumi.json"), "--name", "stack-vars", "--format", "pulumi"}},
 		{name: "pulumi-sensitive", args: []string{"outputs", filepath.Join(samples, "pulumi.json"), "--name", "stack-vars", "--sensitive", "dbPassword"}, sensitive: []string{"dbPassword"}},
 		{name: "env", args: []string{"outputs", filepath.Join(samples, "plain.env"), "--name", "env-vars"}},
-		{name: "write-dir", args: []string{"outputs", tf, "--name", "cluster-vars", "--values-map", filepath.Join(samples, "values-map.yaml"), "-o", filepath.Join(out, "vars")}},
+		{name: "write-dir", args: []string{"outputs", tf, "--name", "cluster-vars", "--values-map", filepath.Join(samples, "values-map.yaml"), "-d", filepath.Join(out, "vars")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

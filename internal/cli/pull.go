@@ -14,7 +14,7 @@ func newPullCmd(f *rootFlags) *cobra.Command {
 		dir string
 	)
 	cmd := &cobra.Command{
-		Use:   "pull oci://HOST/REPOSITORY:TAG -o DIR",
+		Use:   "pull oci://HOST/REPOSITORY:TAG -d DIR",
 		Short: "Extract a Flux artifact into a new directory",
 		Long: `Pull downloads a Flux artifact and extracts it into DIR, which must not exist
 or be empty. Entries that would land outside DIR, symlinks, special files and
@@ -34,6 +34,7 @@ refused; DIR never holds half an artifact. Prints the digest reference.`,
 		},
 	}
 	reg.bind(cmd)
-	cmd.Flags().StringVarP(&dir, "output", "o", "", "directory to create with the artifact's files")
+	cmd.Flags().StringVarP(&dir, "output-dir", "d", "", "directory to create with the artifact's files")
+	keepOldOutput(cmd, "output-dir")
 	return cmd
 }

@@ -108,10 +108,10 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 						}{
 							{args: []string{"push", dir, url + ":v1", "--source", "s", "--revision", "r"}},
 							{args: []string{"diff", dir, url + ":v1"}},
-							{args: []string{"pull", url + ":v1", "-o", pulled}},
+							{args: []string{"pull", url + ":v1", "-d", pulled}},
 							{args: []string{"tag", url + ":v1", "--tag", "stable"}},
 							{args: []string{"list", url}},
-							{args: []string{"pull", url + ":nope", "-o", pulled + "-nope"}, code: cli.ExitError},
+							{args: []string{"pull", url + ":nope", "-d", pulled + "-nope"}, code: cli.ExitError},
 						}
 						batch := make([][]string, len(commands))
 						for i, c := range commands {
