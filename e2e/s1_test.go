@@ -42,9 +42,9 @@ func TestS1IaCBridge(t *testing.T) {
 	outputs := filepath.Join(private, "terraform.json")
 	secretFile := filepath.Join(private, "cluster-vars.secret.yaml")
 	fluxpack(t, "render", "-f", filepath.Join(dir, "stack.yaml"), "--outputs", outputs,
-		"-o", filepath.Join(dir, rootPath), "--secret-file", secretFile)
+		"-d", filepath.Join(dir, rootPath), "--secret-file", secretFile)
 	fluxpack(t, "outputs", outputs, "--name", "cluster-vars", "--namespace", fluxNamespace,
-		"--values-map", filepath.Join(private, "values-map.yaml"), "-o", filepath.Join(private, "outputs"))
+		"--values-map", filepath.Join(private, "values-map.yaml"), "-d", filepath.Join(private, "outputs"))
 	values, err := os.ReadFile(filepath.Join(private, "outputs", "configmap-karpenter-values.yaml"))
 	require.NoError(t, err)
 	writeFiles(t, dir, map[string][]byte{"karpenter/karpenter-values.yaml": values})
