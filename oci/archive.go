@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // archiver writes a tree as a tar stream the way fluxcd/pkg/tar does: a
@@ -301,31 +303,22 @@ func (a *archiver) writeFile(tw *tar.Writer, e entry, mode int64, data []byte) e
 	return nil
 }
 
-// readFileOS returns the mode and content of path in a pooled buffer, read
-// with one read call of the size fstat gives; files over inlineLimit are only
-// marked, for the writer to stream. readFile is this, or a faster equivalent.
-func readFileOS(path string) fileData {
-	f, err := os.Open(path)
-	if err != nil {
+// readFile returns the mode and content of path in a pooled buffer, read
+// with inputfile.ReadRegular (open, fstat, one read, close: no os.File, whose
+// registration with the poller would cost more than the read for small
+// manifests); files over inlineLimit are only marked, for the writer to
+// stream.
+func readFile(path string) fileData {
+	c, err := inputfile.ReadRegular(path, inlineLimit, getBuf)
+	switch {
+	case err != nil:
 		return fileData{err: err}
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return fileData{err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		return fileData{err: fmt.Errorf("%w (%s)", ErrSpecialFile, fi.Mode().Type())}
-	}
-	if fi.Size() > inlineLimit {
+	case !c.Mode.IsRegular():
+		return fileData{err: fmt.Errorf("%w (%s)", ErrSpecialFile, c.Mode.Type())}
+	case c.Size > inlineLimit:
 		return fileData{big: true}
 	}
-	data := getBuf(int(fi.Size()))
-	if _, err := io.ReadFull(f, data); err != nil {
-		putBuf(data)
-		return fileData{err: fmt.Errorf("reading %d bytes: %w", fi.Size(), err)}
-	}
-	return fileData{data: data, mode: normalMode(fi.Mode())}
+	return fileData{data: c.Data, mode: normalMode(c.Mode)}
 }
 
 func (a *archiver) fileErr(e entry, err error) error {

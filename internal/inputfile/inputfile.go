@@ -2,13 +2,14 @@
 // files, IaC outputs, values maps, substituteFrom sources, Kustomization
 // files) with a size limit, so that a file of gigabytes, or one that never
 // ends, is refused with a clear error instead of filling memory; and the
-// manifests of a tree, by the thousand, quickly (ReadManifest).
+// files of a tree, by the thousand, quickly (ReadManifest, ReadRegular).
 package inputfile
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -47,4 +48,12 @@ func Read(path string) ([]byte, error) {
 
 func tooLarge(path string, size int64) error {
 	return fmt.Errorf("%s: %w: %d bytes, over the limit of %d bytes (16 MiB)", path, ErrTooLarge, size, MaxSize)
+}
+
+// Contents is what ReadRegular found at a path: the file's mode and size,
+// and its bytes when it is a regular file within the limit.
+type Contents struct {
+	Data []byte      // nil unless Mode.IsRegular() and Size <= the limit
+	Mode fs.FileMode // type bits and permissions
+	Size int64
 }

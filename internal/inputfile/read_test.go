@@ -66,3 +66,37 @@ func BenchmarkReadManifest(b *testing.B) {
 		})
 	}
 }
+
+// ReadRegular reads a regular file within the limit into the caller's
+// buffer, and only reports the mode and size of anything else.
+func TestReadRegular(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(p, []byte("apiVersion: v1\n"), 0o755))
+	var allocated []int
+	alloc := func(size int) []byte { allocated = append(allocated, size); return make([]byte, size, 4096) }
+
+	c, err := inputfile.ReadRegular(p, 15, alloc)
+	require.NoError(t, err)
+	assert.Equal(t, "apiVersion: v1\n", string(c.Data))
+	assert.Equal(t, 4096, cap(c.Data), "read into the buffer alloc gave")
+	assert.Equal(t, fs.FileMode(0o755), c.Mode)
+	assert.Equal(t, int64(15), c.Size)
+
+	c, err = inputfile.ReadRegular(p, 14, alloc)
+	require.NoError(t, err)
+	assert.Nil(t, c.Data, "over the limit: not read")
+	assert.Equal(t, int64(15), c.Size)
+	assert.Equal(t, []int{15}, allocated, "no buffer asked for a file over the limit")
+
+	c, err = inputfile.ReadRegular(dir, 1<<20, alloc)
+	require.NoError(t, err)
+	assert.True(t, c.Mode.IsDir(), "mode %v", c.Mode)
+	assert.Nil(t, c.Data)
+
+	_, err = inputfile.ReadRegular(filepath.Join(dir, "missing"), 1<<20, alloc)
+	var pe *fs.PathError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, filepath.Join(dir, "missing"), pe.Path)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+}
