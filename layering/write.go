@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
 )
 
 // renderedEntries are the top-level names WriteDir writes; a directory
@@ -33,25 +35,18 @@ func (p *Plan) WriteDir(dir string, extra ...File) error {
 	return writeAtomic(dir, files)
 }
 
-func writeAtomic(dir string, files []File) (err error) {
+func writeAtomic(dir string, files []File) error {
 	dir = filepath.Clean(dir)
 	exists, err := checkReplaceable(dir)
 	if err != nil {
 		return err
 	}
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("writing %s: %w", dir, err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	st, err := atomicfile.StageDir(dir)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", dir, err)
 	}
-	defer func() {
-		if err != nil {
-			_ = os.RemoveAll(tmp)
-		}
-	}()
+	defer st.Abort() // a no-op once committed
+	tmp := st.Path()
 	for _, f := range files {
 		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -72,23 +67,13 @@ func writeAtomic(dir string, files []File) (err error) {
 	}); err != nil {
 		return fmt.Errorf("writing %s: %w", dir, err)
 	}
-	if !exists {
-		if err := os.Rename(tmp, dir); err != nil {
-			return fmt.Errorf("writing %s: %w", dir, err)
+	if err := st.Commit(); err != nil {
+		if exists {
+			return fmt.Errorf("replacing %s: %w", dir, err)
 		}
-		return nil
+		return fmt.Errorf("writing %s: %w", dir, err)
 	}
-	old := tmp + ".old"
-	if err := os.Rename(dir, old); err != nil {
-		return fmt.Errorf("replacing %s: %w", dir, err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if rerr := os.Rename(old, dir); rerr != nil {
-			return fmt.Errorf("replacing %s: %w (the previous render is in %s)", dir, err, old)
-		}
-		return fmt.Errorf("replacing %s: %w", dir, err)
-	}
-	return os.RemoveAll(old)
+	return nil
 }
 
 // checkReplaceable reports whether dir exists, and refuses a dir holding

@@ -13,6 +13,8 @@ import (
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/fluxcd/pkg/tar"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
 )
 
 // Metadata describes a pulled artifact.
@@ -125,15 +127,12 @@ func extract(ctx context.Context, r io.Reader, dir string, limit int64) (int, er
 	if err != nil {
 		return 0, err
 	}
-	parent := filepath.Dir(abs)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return 0, err
-	}
-	tmp, err := os.MkdirTemp(parent, ".fluxpack-pull-")
+	st, err := atomicfile.StageDir(abs)
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(tmp) // a no-op once renamed
+	defer st.Abort() // a no-op once committed
+	tmp := st.Path()
 	files, last := 0, ""
 	count := func(name string, fi os.FileInfo) bool {
 		last = name
@@ -145,16 +144,18 @@ func extract(ctx context.Context, r io.Reader, dir string, limit int64) (int, er
 	if err := tar.Untar(r, tmp, tar.WithMaxUntarSize(int(limit)), tar.WithFilter(count)); err != nil {
 		return 0, untarError(err, tmp, abs, last)
 	}
-	if err := os.Chmod(tmp, 0o755); err != nil {
+	if err := os.Chmod(tmp, 0o755); err != nil { // whatever the archive said of "."
 		return 0, err
 	}
 	if err := ctx.Err(); err != nil { // the caller gave up meanwhile
 		return 0, err
 	}
+	// dir was checked to be empty or missing; os.Remove fails rather than
+	// delete anything written into it since.
 	if err := os.Remove(abs); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return 0, err
 	}
-	if err := os.Rename(tmp, abs); err != nil {
+	if err := st.Commit(); err != nil {
 		return 0, err
 	}
 	return files, nil

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	sigyaml "sigs.k8s.io/yaml"
 
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
@@ -353,19 +354,17 @@ func (m *Manifests) yaml(withSecret bool) ([]byte, error) {
 
 // WriteDir writes one file per object into dir (created if needed):
 // <kind>-<name>.yaml, lower case, the Secret 0600 and the others 0644.
-// Files are written to a temporary directory beside dir and renamed into
-// place, so a failure leaves none of them behind. It returns the paths.
+// Every file is staged beside its destination (internal/atomicfile) and
+// renamed into place once all are written, so a failure to encode or write
+// leaves none of them behind. It returns the paths.
 func (m *Manifests) WriteDir(dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating %s: %w", dir, err)
-	}
-	tmp, err := os.MkdirTemp(dir, ".fluxpack-outputs-")
-	if err != nil {
-		return nil, fmt.Errorf("creating a temporary directory in %s: %w", dir, err)
-	}
-	defer os.RemoveAll(tmp)
-	type file struct{ name, path string }
-	var files []file
+	var staged []*atomicfile.Staged
+	defer func() {
+		for _, st := range staged {
+			st.Abort() // a no-op once committed
+		}
+	}()
+	var names, written []string
 	for _, obj := range m.objects(true) {
 		b, err := sigyaml.Marshal(obj)
 		if err != nil {
@@ -379,22 +378,21 @@ func (m *Manifests) WriteDir(dir string) ([]string, error) {
 			kind, name, mode = "secret", o.Name, 0o600
 		}
 		base := kind + "-" + name + ".yaml"
-		for _, f := range files {
-			if f.name == base {
-				return nil, fmt.Errorf("%w: two objects would be written to %s", ErrDuplicateName, base)
-			}
+		if slices.Contains(names, base) {
+			return nil, fmt.Errorf("%w: two objects would be written to %s", ErrDuplicateName, base)
 		}
-		p := filepath.Join(tmp, base)
-		if err := os.WriteFile(p, b, mode); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", p, err)
+		dst := filepath.Join(dir, base)
+		st, err := atomicfile.Stage(dst, b, mode)
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", dst, err)
 		}
-		files = append(files, file{base, p})
+		staged = append(staged, st)
+		names = append(names, base)
 	}
-	var written []string
-	for _, f := range files {
-		dst := filepath.Join(dir, f.name)
-		if err := os.Rename(f.path, dst); err != nil {
-			return written, fmt.Errorf("moving %s into %s: %w", f.name, dir, err)
+	for i, st := range staged {
+		dst := filepath.Join(dir, names[i])
+		if err := st.Commit(); err != nil {
+			return written, fmt.Errorf("writing %s: %w", dst, err)
 		}
 		written = append(written, dst)
 	}

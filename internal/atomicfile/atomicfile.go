@@ -1,10 +1,15 @@
 // Package atomicfile writes files and directories so that a reader sees
 // either nothing, the old content, or the whole new content: never half of
-// it. Everything is written beside its destination and renamed into place.
+// it. Everything is written beside its destination and renamed into place:
+// a file with Stage or WriteFile, several files together by staging each
+// and committing them once all are written, a directory tree with StageDir.
+// It is fluxpack's one temp-then-rename writer.
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -76,4 +81,74 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// StagedDir is a directory being filled beside its destination, not yet in
+// place.
+type StagedDir struct {
+	tmp, dst string
+	done     bool
+}
+
+// StageDir creates an empty directory, mode 0755 whatever the umask, beside
+// path (whose parent is created if needed), to be filled under Path, then
+// renamed to path by Commit or removed with its contents by Abort.
+func StageDir(path string) (*StagedDir, error) {
+	path = filepath.Clean(path)
+	parent := filepath.Dir(path)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(path)+".tmp-")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		_ = os.RemoveAll(tmp)
+		return nil, err
+	}
+	return &StagedDir{tmp: tmp, dst: path}, nil
+}
+
+// Path is the staged directory, to write the files into.
+func (s *StagedDir) Path() string { return s.tmp }
+
+// Commit renames the staged directory to its destination. A directory
+// already there is replaced whole: moved aside, put back if the staged one
+// cannot take its place, and removed once it has. Callers decide beforehand
+// whether what is there may be replaced.
+func (s *StagedDir) Commit() error {
+	if s.done {
+		return nil
+	}
+	s.done = true
+	if _, err := os.Lstat(s.dst); errors.Is(err, fs.ErrNotExist) {
+		if err := os.Rename(s.tmp, s.dst); err != nil {
+			_ = os.RemoveAll(s.tmp)
+			return err
+		}
+		return nil
+	}
+	old := s.tmp + ".old"
+	if err := os.Rename(s.dst, old); err != nil {
+		_ = os.RemoveAll(s.tmp)
+		return err
+	}
+	if err := os.Rename(s.tmp, s.dst); err != nil {
+		_ = os.RemoveAll(s.tmp)
+		if rerr := os.Rename(old, s.dst); rerr != nil {
+			return fmt.Errorf("%w (the previous content is in %s)", err, old)
+		}
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// Abort removes the staged directory and its contents; after Commit it does
+// nothing.
+func (s *StagedDir) Abort() {
+	if !s.done {
+		s.done = true
+		_ = os.RemoveAll(s.tmp)
+	}
 }
