@@ -1,0 +1,99 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/internal/testutil"
+)
+
+// TestFluxRepoCommands runs the commands that read a cluster's Flux
+// repository (lint, graph, preview --cluster, import, import --argocd) on
+// the fixture repositories of packages fluxrepo and argocd, and holds what
+// they print in testdata/fluxrepo/<case>.golden. The libraries test what
+// they find; this tests the flags that reach them, the exit codes and what
+// goes to stdout and stderr.
+func TestFluxRepoCommands(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	repos := filepath.Join(root, "fluxrepo", "testdata", "repos")
+	ph := filepath.Join(repos, "platform-hierarchy")
+	phEntry := filepath.Join(ph, "clusters", "mycluster-0")
+	fx := filepath.Join(repos, "fluxcd-example")
+	mt := filepath.Join(repos, "multi-tenancy")
+	argo := filepath.Join(root, "argocd", "testdata", "app-of-apps")
+	tfVars := "ConfigMap/flux-system/eks-mycluster-0-vars"
+	stack := filepath.Join(root, "examples", "external-secrets", "platform", "stack.yaml")
+	// The tenant's own repository, which multi-tenancy syncs from: mapped
+	// to a local directory with --source.
+	devTeam := t.TempDir()
+	testutil.WriteFiles(t, devTeam, map[string]string{
+		"production/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: apps\n",
+	})
+
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string // a substring stderr must hold
+		same   string // the library's golden file (from the repository's root) stdout must equal
+	}{
+		// lint ENTRY
+		{name: "lint-entry", args: []string{"lint", phEntry, "--root", ph, "--external", tfVars}},
+		{name: "lint-entry-undeclared", args: []string{"lint", phEntry, "--root", ph}, code: cli.ExitFinding, stderr: "4 findings in", same: "fluxrepo/testdata/platform-hierarchy-undeclared-lint.golden"},
+		{name: "lint-entry-json", args: []string{"lint", phEntry, "--root", ph, "-o", "json"}, code: cli.ExitFinding},
+		{name: "lint-entry-other-source", args: []string{"lint", filepath.Join(mt, "clusters", "production"), "--root", mt}, code: cli.ExitFinding, stderr: "1 findings in", same: "fluxrepo/testdata/multi-tenancy-lint.golden"},
+		{name: "lint-entry-source", args: []string{"lint", filepath.Join(mt, "clusters", "production"), "--root", mt, "--source", "GitRepository/apps/dev-team=" + devTeam}},
+		{name: "lint-entry-bad-source", args: []string{"lint", phEntry, "--root", ph, "--source", "GitRepository/apps/dev-team"}, code: cli.ExitError, stderr: "want KIND/NAMESPACE/NAME=DIR"},
+		{name: "lint-entry-bad-external", args: []string{"lint", phEntry, "--root", ph, "--external", "eks-vars"}, code: cli.ExitError, stderr: "--external: "},
+		{name: "lint-entry-missing", args: []string{"lint", filepath.Join(ph, "clusters", "nope"), "--root", ph}, code: cli.ExitError},
+		{name: "lint-entry-and-stack", args: []string{"lint", phEntry, "-f", stack}, code: cli.ExitError, stderr: "not both"},
+		{name: "lint-nothing", args: []string{"lint"}, code: cli.ExitError, stderr: "give a Flux entry point"},
+		// graph ENTRY
+		{name: "graph-entry-mermaid", args: []string{"graph", filepath.Join(fx, "clusters", "production"), "--root", fx, "--format", "mermaid"}, same: "fluxrepo/testdata/fluxcd-example-production-graph-mermaid.golden"},
+		{name: "graph-entry-tree", args: []string{"graph", phEntry, "--root", ph}, same: "fluxrepo/testdata/platform-hierarchy-graph-tree.golden"},
+		{name: "graph-entry-dot", args: []string{"graph", filepath.Join(mt, "clusters", "production"), "--root", mt, "--format", "dot"}},
+		// preview --cluster ENTRY NAME
+		{name: "preview-cluster", args: []string{"preview", "--cluster", filepath.Join(fx, "clusters", "staging"), "--root", fx, "infra-configs"}, same: "fluxrepo/testdata/preview-infra-configs.golden"},
+		{name: "preview-cluster-vars-from", args: []string{"preview", "--cluster", phEntry, "--root", ph, "infrastructure", "--vars-from", filepath.Join(root, "fluxrepo", "testdata", "eks-mycluster-0-vars.yaml")}, same: "fluxrepo/testdata/preview-infrastructure.golden"},
+		{name: "preview-cluster-no-vars", args: []string{"preview", "--cluster", phEntry, "--root", ph, "infrastructure"}, code: cli.ExitError, stderr: "eks-mycluster-0-vars"},
+		{name: "preview-cluster-unknown", args: []string{"preview", "--cluster", phEntry, "--root", ph, "nope"}, code: cli.ExitError, stderr: `has no Kustomization "nope"`},
+		{name: "preview-cluster-no-name", args: []string{"preview", "--cluster", phEntry, "--root", ph}, code: cli.ExitError, stderr: "with --cluster, give the Kustomization's NAME"},
+		{name: "preview-cluster-and-path", args: []string{"preview", "--cluster", phEntry, "--root", ph, "infrastructure", "--path", ph}, code: cli.ExitError, stderr: "neither --path nor --kustomization-file"},
+		// import ENTRY, import --argocd DIR
+		{name: "import-entry", args: []string{"import", filepath.Join(fx, "clusters", "production"), "--root", fx}, stderr: "import: ", same: "fluxrepo/testdata/fluxcd-example-production-import.golden"},
+		{name: "import-entry-external", args: []string{"import", phEntry, "--root", ph, "--external", tfVars}, stderr: "import: ", same: "fluxrepo/testdata/platform-hierarchy-import.golden"},
+		{name: "import-argocd", args: []string{"import", "--argocd", argo}, stderr: "import: "},
+		{name: "import-argocd-apps", args: []string{"import", "--argocd", filepath.Join(argo, "apps")}, stderr: "import: "},
+		{name: "import-argocd-none", args: []string{"import", "--argocd", devTeam}, code: cli.ExitError, stderr: "none found"},
+		{name: "import-no-entry", args: []string{"import"}, code: cli.ExitError, stderr: "accepts 1 arg(s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, tt.args...)
+			assert.Equal(t, tt.code, code, "fluxpack %s: exit code; stderr:\n%s", strings.Join(tt.args, " "), stderr)
+			if tt.stderr != "" {
+				assert.Contains(t, stderr, tt.stderr)
+			}
+			if tt.same != "" {
+				want, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(tt.same)))
+				require.NoError(t, err)
+				assert.Equal(t, string(want), stdout, "stdout is what %s holds: the CLI adds nothing to the library's answer", tt.same)
+			}
+			if code == cli.ExitError {
+				assert.Empty(t, stdout, "an error prints nothing on stdout")
+			}
+			got := stdout
+			if stderr != "" {
+				got += "--- stderr ---\n" + stderr
+			}
+			got = strings.NewReplacer(devTeam, "DEVTEAM", root, "ROOT").Replace(got)
+			testutil.Golden(t, "fluxrepo/"+tt.name, []byte(got))
+		})
+	}
+}
