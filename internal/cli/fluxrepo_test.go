@@ -18,7 +18,8 @@ import (
 // the fixture repositories of packages fluxrepo and argocd, and holds what
 // they print in testdata/fluxrepo/<case>.golden. The libraries test what
 // they find; this tests the flags that reach them, the exit codes and what
-// goes to stdout and stderr.
+// goes to stdout and stderr. It also holds the repository flags given with
+// a stack file (-f): --external is applied by lint, the rest refused.
 func TestFluxRepoCommands(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	repos := filepath.Join(root, "fluxrepo", "testdata", "repos")
@@ -28,7 +29,7 @@ func TestFluxRepoCommands(t *testing.T) {
 	mt := filepath.Join(repos, "multi-tenancy")
 	argo := filepath.Join(root, "argocd", "testdata", "app-of-apps")
 	tfVars := "ConfigMap/flux-system/eks-mycluster-0-vars"
-	stack := filepath.Join(root, "examples", "external-secrets", "platform", "stack.yaml")
+	stack := filepath.Join("testdata", "stacks", "external", "stack.yaml")
 	// The tenant's own repository, which multi-tenancy syncs from: mapped
 	// to a local directory with --source.
 	devTeam := t.TempDir()
@@ -72,6 +73,16 @@ func TestFluxRepoCommands(t *testing.T) {
 		{name: "import-argocd-apps", args: []string{"import", "--argocd", filepath.Join(argo, "apps")}, stderr: "import: "},
 		{name: "import-argocd-none", args: []string{"import", "--argocd", devTeam}, code: cli.ExitError, stderr: "none found"},
 		{name: "import-no-entry", args: []string{"import"}, code: cli.ExitError, stderr: "accepts 1 arg(s)"},
+		// the repository flags with a stack file
+		{name: "lint-stack-undeclared", args: []string{"lint", "-f", stack}, code: cli.ExitFinding, stderr: "1 findings in 1 layers"},
+		{name: "lint-stack-external", args: []string{"lint", "-f", stack, "--external", "ConfigMap/flux-system/cluster-vars"}},
+		{name: "lint-stack-external-other", args: []string{"lint", "-f", stack, "--external", "ConfigMap/flux-system/other-vars"}, code: cli.ExitFinding},
+		{name: "lint-stack-bad-external", args: []string{"lint", "-f", stack, "--external", "cluster-vars"}, code: cli.ExitError, stderr: "--external: "},
+		{name: "lint-stack-source", args: []string{"lint", "-f", stack, "--source", "GitRepository/flux-system/flux-system=" + devTeam}, code: cli.ExitError, stderr: "--source applies to a Flux repository (ENTRY), not to a stack file (-f)"},
+		{name: "lint-stack-root", args: []string{"lint", "-f", stack, "--root", root, "--external", "ConfigMap/flux-system/cluster-vars"}, code: cli.ExitError, stderr: "--root applies to a Flux repository (ENTRY), not to a stack file (-f)"},
+		{name: "graph-stack-external", args: []string{"graph", "-f", stack, "--external", "ConfigMap/flux-system/cluster-vars"}, code: cli.ExitError, stderr: "--external applies to a Flux repository (ENTRY), not to a stack file (-f)"},
+		{name: "graph-stack-root-source", args: []string{"graph", "-f", stack, "--root", root, "--source", "GitRepository/flux-system/flux-system=" + devTeam}, code: cli.ExitError, stderr: "--root and --source apply to a Flux repository (ENTRY)"},
+		{name: "graph-stack", args: []string{"graph", "-f", stack, "--format", "mermaid"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

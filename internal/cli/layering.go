@@ -117,6 +117,17 @@ func (r *repoFlags) options() ([]fluxrepo.Option, error) {
 		}
 		opts = append(opts, fluxrepo.WithSource(sr, dir))
 	}
+	ext, err := r.externalRefs()
+	if err != nil {
+		return nil, err
+	}
+	if len(ext) > 0 {
+		opts = append(opts, fluxrepo.WithExternal(ext...))
+	}
+	return opts, nil
+}
+
+func (r *repoFlags) externalRefs() ([]layering.ObjectRef, error) {
 	var ext []layering.ObjectRef
 	for _, e := range r.external {
 		ref, err := layering.ParseObjectRef(e)
@@ -125,10 +136,50 @@ func (r *repoFlags) options() ([]fluxrepo.Option, error) {
 		}
 		ext = append(ext, ref)
 	}
-	if len(ext) > 0 {
-		opts = append(opts, fluxrepo.WithExternal(ext...))
+	return ext, nil
+}
+
+// stackLintOptions maps the flags to the options of linting a stack file
+// (-f): --external adds to the stack's spec.external. --root and --source
+// are refused, not ignored (see notForStack).
+func (r *repoFlags) stackLintOptions() ([]layering.LintOption, error) {
+	if err := r.notForStack(true); err != nil {
+		return nil, err
 	}
-	return opts, nil
+	ext, err := r.externalRefs()
+	if err != nil || len(ext) == 0 {
+		return nil, err
+	}
+	return []layering.LintOption{layering.WithExternal(ext...)}, nil
+}
+
+// notForStack refuses the flags that say how to read a Flux repository when
+// the command reads a stack file instead: --root and --source (a stack's
+// layers name their own sources, their paths relative to the file), and
+// --external unless the command applies it to the stack (appliesExternal).
+func (r *repoFlags) notForStack(appliesExternal bool) error {
+	var given, why []string
+	if r.root != "" {
+		given = append(given, "--root")
+	}
+	if len(r.sources) > 0 {
+		given = append(given, "--source")
+	}
+	if len(given) > 0 {
+		why = append(why, "a stack file's layers name their own sources, and their paths are relative to the file")
+	}
+	if !appliesExternal && len(r.external) > 0 {
+		given = append(given, "--external")
+		why = append(why, "a stack file declares the objects made outside it in spec.external")
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	verb := "apply"
+	if len(given) == 1 {
+		verb = "applies"
+	}
+	return fmt.Errorf("%s %s to a Flux repository (ENTRY), not to a stack file (-f): %s", strings.Join(given, " and "), verb, strings.Join(why, "; "))
 }
 
 // stackOrEntry checks that a command got a stack file or an entry point,
@@ -178,7 +229,9 @@ does, follows every Kustomization's spec.path in its source, recursively,
 and lints the whole tree; the repository itself is the source
 GitRepository/flux-system/flux-system (--source maps others), and objects
 made outside it, such as Terraform's ConfigMap of cluster variables, are
-declared with --external. With -f, lint reads a fluxpack stack file.
+declared with --external. With -f, lint reads a fluxpack stack file;
+--external adds to its spec.external, and --root and --source, which say how
+to read a repository, are refused.
 
 Lint reads files only; kustomizations pointing at URLs are findings, not
 fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
@@ -204,8 +257,14 @@ fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
 				if err != nil {
 					return err
 				}
-			} else if rep, err = layering.LintFile(cmd.Context(), string(stack)); err != nil {
-				return err
+			} else {
+				opts, err := repo.stackLintOptions()
+				if err != nil {
+					return err
+				}
+				if rep, err = layering.LintFile(cmd.Context(), string(stack), opts...); err != nil {
+					return err
+				}
 			}
 			if out == "json" {
 				if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
@@ -250,7 +309,10 @@ another.
 
   mermaid  a flowchart that renders on GitHub (critical path in red)
   dot      Graphviz
-  tree     like flux tree kustomization, one tree per layer nothing depends on`,
+  tree     like flux tree kustomization, one tree per layer nothing depends on
+
+--external, --root and --source read a repository (ENTRY); with -f they are
+refused.`,
 		Example: `  fluxpack graph clusters/production --format mermaid
   fluxpack graph -f platform/stack.yaml --format dot`,
 		Args: cobra.MaximumNArgs(1),
@@ -273,8 +335,13 @@ another.
 				if err != nil {
 					return err
 				}
-			} else if out, err = layering.GraphFile(string(stack), f); err != nil {
-				return err
+			} else {
+				if err := repo.notForStack(false); err != nil {
+					return err
+				}
+				if out, err = layering.GraphFile(string(stack), f); err != nil {
+					return err
+				}
 			}
 			_, err = cmd.OutOrStdout().Write(out)
 			return err
