@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
 // Builder collects a stack's layers. Its methods chain and never fail: bad
@@ -35,7 +37,7 @@ func New(name string, opts ...StackOption) *Builder {
 	}}
 	for _, o := range opts {
 		if o == nil {
-			b.errs = append(b.errs, errorf(ErrInvalidOption, "stack %q: nil StackOption", name))
+			b.errs = append(b.errs, errdefs.Kind(ErrInvalidOption, "stack %q: nil StackOption", name))
 			continue
 		}
 		o.applyToStack(&b.stack)
@@ -55,7 +57,7 @@ func (b *Builder) Then(name string, opts ...StepOption) *Builder {
 	if n := len(b.steps); n > 0 {
 		prev = b.steps[n-1].name
 	} else {
-		b.errs = append(b.errs, &LayerError{Layer: name, Err: errorf(ErrUnknownDependency, "Then has no previous layer to depend on; start with Layer")})
+		b.errs = append(b.errs, &LayerError{Layer: name, Err: errdefs.Kind(ErrUnknownDependency, "Then has no previous layer to depend on; start with Layer")})
 	}
 	b.add(name, "", 0, prev, opts)
 	return b
@@ -64,7 +66,7 @@ func (b *Builder) Then(name string, opts ...StepOption) *Builder {
 // Add adds the layers of a preset such as Operator.
 func (b *Builder) Add(p Preset) *Builder {
 	if p == nil {
-		b.errs = append(b.errs, errorf(ErrInvalidOption, "nil Preset"))
+		b.errs = append(b.errs, errdefs.Kind(ErrInvalidOption, "nil Preset"))
 		return b
 	}
 	p.expand(b)
@@ -100,18 +102,18 @@ func (b *Builder) graph() ([]*node, []error) {
 	st := &b.stack
 	errs = append(errs, st.errs...)
 	if msg := nameProblem(st.name); msg != "" {
-		errs = append(errs, errorf(ErrInvalidName, "stack %q: %s", st.name, msg))
+		errs = append(errs, errdefs.Kind(ErrInvalidName, "stack %q: %s", st.name, msg))
 	}
 	if msgs := validation.IsDNS1123Label(st.namespace); len(msgs) > 0 {
-		errs = append(errs, errorf(ErrInvalidName, "stack %q: invalid namespace %q: %s", st.name, st.namespace, strings.Join(msgs, "; ")))
+		errs = append(errs, errdefs.Kind(ErrInvalidName, "stack %q: invalid namespace %q: %s", st.name, st.namespace, strings.Join(msgs, "; ")))
 	}
 	switch {
 	case st.oci == nil && st.sourceRef == nil:
-		errs = append(errs, errorf(ErrInvalidOption, "stack %q: no source: use FromOCI, FromOCIRepository or FromSource", st.name))
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: no source: use FromOCI, FromOCIRepository or FromSource", st.name))
 	case st.oci != nil && !strings.HasPrefix(st.oci.URL, "oci://"):
-		errs = append(errs, errorf(ErrInvalidOption, "stack %q: invalid source url %q: want oci://HOST/REPOSITORY", st.name, st.oci.URL))
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: invalid source url %q: want oci://HOST/REPOSITORY", st.name, st.oci.URL))
 	case st.sourceRef != nil && !slices.Contains(sourceKinds, st.sourceRef.Kind):
-		errs = append(errs, errorf(ErrInvalidOption, "stack %q: invalid source kind %q: want one of %s", st.name, st.sourceRef.Kind, strings.Join(sourceKinds, ", ")))
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: invalid source kind %q: want one of %s", st.name, st.sourceRef.Kind, strings.Join(sourceKinds, ", ")))
 	}
 
 	layerErr := func(s *step, err error) {
@@ -122,14 +124,14 @@ func (b *Builder) graph() ([]*node, []error) {
 	lastOperator := ""
 	for _, s := range b.steps {
 		if msg := nameProblem(s.name); msg != "" {
-			layerErr(s, errorf(ErrInvalidName, "%s", msg))
+			layerErr(s, errdefs.Kind(ErrInvalidName, "%s", msg))
 		}
 		if first, dup := index[s.name]; dup {
 			where := ""
 			if f := nodes[first]; f.file != "" {
 				where = fmt.Sprintf(" (first at %s:%d)", f.file, f.line)
 			}
-			layerErr(s, errorf(ErrDuplicateLayer, "duplicate layer name%s", where))
+			layerErr(s, errdefs.Kind(ErrDuplicateLayer, "duplicate layer name%s", where))
 			continue
 		}
 		for _, e := range s.errs {
@@ -140,7 +142,7 @@ func (b *Builder) graph() ([]*node, []error) {
 		deps := slices.Clone(s.dependsOn)
 		if s.dependsOnOperator {
 			if lastOperator == "" {
-				layerErr(s, errorf(ErrUnknownDependency, "DependsOnOperator: no earlier layer is marked as an operator"))
+				layerErr(s, errdefs.Kind(ErrUnknownDependency, "DependsOnOperator: no earlier layer is marked as an operator"))
 			} else {
 				deps = append(deps, lastOperator)
 			}
@@ -152,7 +154,7 @@ func (b *Builder) graph() ([]*node, []error) {
 		}
 		for _, d := range sortedKeys(s.readyExpr) {
 			if !slices.Contains(n.deps, d) {
-				layerErr(s, errorf(ErrUnknownDependency, "readyExpr for %q, which is not a dependency", d))
+				layerErr(s, errdefs.Kind(ErrUnknownDependency, "readyExpr for %q, which is not a dependency", d))
 			}
 		}
 		index[s.name] = len(nodes)
@@ -164,7 +166,7 @@ func (b *Builder) graph() ([]*node, []error) {
 	for _, n := range nodes {
 		for _, d := range n.deps {
 			if _, ok := index[d]; !ok {
-				errs = append(errs, &LayerError{Layer: n.name, File: n.file, Line: n.line, Err: errorf(ErrUnknownDependency, "depends on unknown layer %q", d)})
+				errs = append(errs, &LayerError{Layer: n.name, File: n.file, Line: n.line, Err: errdefs.Kind(ErrUnknownDependency, "depends on unknown layer %q", d)})
 			}
 		}
 	}
@@ -175,7 +177,7 @@ func (b *Builder) graph() ([]*node, []error) {
 	}
 	for _, c := range cycles(names, deps) {
 		first := nodes[index[c[0]]]
-		errs = append(errs, &LayerError{Layer: first.name, File: first.file, Line: first.line, Err: errorf(ErrCycle, "dependency cycle %s", strings.Join(c, " -> "))})
+		errs = append(errs, &LayerError{Layer: first.name, File: first.file, Line: first.line, Err: errdefs.Kind(ErrCycle, "dependency cycle %s", strings.Join(c, " -> "))})
 	}
 	return nodes, errs
 }
@@ -186,25 +188,25 @@ var sourceKinds = []string{"OCIRepository", "GitRepository", "Bucket", "External
 func (b *Builder) checkStep(s *step, report func(*step, error)) {
 	explicitWait := s.wait != nil && *s.wait
 	if explicitWait && len(s.healthChecks) > 0 {
-		report(s, errorf(ErrInvalidOption, "wait: true makes Flux ignore healthChecks; drop Wait or the health checks"))
+		report(s, errdefs.Kind(ErrInvalidOption, "wait: true makes Flux ignore healthChecks; drop Wait or the health checks"))
 	}
 	if explicitWait && s.guard != nil {
-		report(s, errorf(ErrInvalidOption, "WebhookGuard uses health checks, which wait: true ignores; drop Wait"))
+		report(s, errdefs.Kind(ErrInvalidOption, "WebhookGuard uses health checks, which wait: true ignores; drop Wait"))
 	}
 	if h := s.helm; h != nil {
 		for _, e := range h.errs {
-			report(s, errorf(ErrInvalidOption, "%s", e))
+			report(s, errdefs.Kind(ErrInvalidOption, "%s", e))
 		}
 		if (h.chartRef == nil) == (h.chart == nil) {
-			report(s, errorf(ErrInvalidOption, "HelmRelease needs exactly one of ChartRef and Chart"))
+			report(s, errdefs.Kind(ErrInvalidOption, "HelmRelease needs exactly one of ChartRef and Chart"))
 		}
 		if s.path != nil {
-			report(s, errorf(ErrInvalidOption, "a HelmRelease layer takes no Path: it applies releases/%s of the rendered directory", s.name))
+			report(s, errdefs.Kind(ErrInvalidOption, "a HelmRelease layer takes no Path: it applies releases/%s of the rendered directory", s.name))
 		}
 		return
 	}
 	if s.guard != nil && len(s.healthChecks) == 0 {
-		report(s, errorf(ErrInvalidOption, "WebhookGuard replaces wait with health checks: add HealthChecks on the operator's workload"))
+		report(s, errdefs.Kind(ErrInvalidOption, "WebhookGuard replaces wait with health checks: add HealthChecks on the operator's workload"))
 	}
 }
 

@@ -16,16 +16,17 @@ var ErrInvalidPlan = errors.New("invalid layer plan")
 var ErrInvalidStack = errors.New("invalid stack file")
 
 // MaxStackSize is the largest stack file LoadStack reads: 16 MiB. A larger
-// one is an error wrapping ErrStackTooLarge.
+// one is an error wrapping ErrTooLarge.
 const MaxStackSize = inputfile.MaxSize
 
-// ErrStackTooLarge is wrapped by LoadStack's error about a stack file over
-// MaxStackSize.
-var ErrStackTooLarge = inputfile.ErrTooLarge
+// ErrTooLarge is wrapped by LoadStack's error about a stack file over
+// MaxStackSize: the value of outputs.ErrTooLarge and substitute.ErrTooLarge
+// too.
+var ErrTooLarge = errdefs.ErrTooLarge
 
 // Kinds of layer problems, for errors.Is on the Err of a *LayerError.
 var (
-	ErrInvalidName       = errors.New("invalid name")
+	ErrInvalidName       = errdefs.ErrInvalidName
 	ErrDuplicateLayer    = errors.New("duplicate layer")
 	ErrUnknownDependency = errors.New("unknown dependency")
 	ErrCycle             = errors.New("dependency cycle")
@@ -58,20 +59,6 @@ func (e *LayerError) Unwrap() error { return e.Err }
 // FileError is a problem at one line of a file: the type packages outputs,
 // substitute, fluxbuild and oci return too, so one errors.As serves all.
 type FileError = errdefs.FileError
-
-// kindError is a message that errors.Is matches against a sentinel without
-// repeating the sentinel's text.
-type kindError struct {
-	kind error
-	msg  string
-}
-
-func (e *kindError) Error() string { return e.msg }
-func (e *kindError) Unwrap() error { return e.kind }
-
-func errorf(kind error, format string, args ...any) error {
-	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
-}
 
 // joinErrs joins errs one per line, without errors.Join's nil handling.
 func joinErrs(errs []error) error { return errors.Join(errs...) }

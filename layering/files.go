@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/outputs"
 )
 
@@ -28,7 +29,7 @@ func (f funcRender) applyToRender(c *renderConfig) error { return f(c) }
 func WithOutputs(file string) RenderOption {
 	return funcRender(func(c *renderConfig) error {
 		if file == "" {
-			return errorf(ErrInvalidOption, "WithOutputs: empty file name")
+			return errdefs.Kind(ErrInvalidOption, "WithOutputs: empty file name")
 		}
 		c.outputs = file
 		return nil
@@ -42,7 +43,7 @@ func WithOutputs(file string) RenderOption {
 func WithSecretFile(file string) RenderOption {
 	return funcRender(func(c *renderConfig) error {
 		if file == "" {
-			return errorf(ErrInvalidOption, "WithSecretFile: empty file name")
+			return errdefs.Kind(ErrInvalidOption, "WithSecretFile: empty file name")
 		}
 		c.secretFile = file
 		return nil
@@ -72,7 +73,7 @@ func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 	cfg := &renderConfig{}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errorf(ErrInvalidOption, "nil RenderOption")
+			return nil, errdefs.Kind(ErrInvalidOption, "nil RenderOption")
 		}
 		if err := o.applyToRender(cfg); err != nil {
 			return nil, err
@@ -124,7 +125,7 @@ func (b *Builder) renderVars(cfg *renderConfig, out *Rendered) ([]File, []byte, 
 	vars := b.vars
 	if cfg.outputs != "" {
 		if len(vars) != 1 {
-			return nil, nil, errorf(ErrInvalidOption, "stack %q: an outputs file needs exactly one vars entry in the stack, it has %d", b.stack.name, len(vars))
+			return nil, nil, errdefs.Kind(ErrInvalidOption, "stack %q: an outputs file needs exactly one vars entry in the stack, it has %d", b.stack.name, len(vars))
 		}
 		vars = []stackVars{{Name: vars[0].Name, Outputs: cfg.outputs, file: vars[0].file, line: vars[0].line}}
 	}
@@ -186,7 +187,7 @@ func stageSecret(file, dir string, data []byte) (commit func() error, abort func
 		return fail(err)
 	}
 	if rel, err := filepath.Rel(ad, af); err == nil && filepath.IsLocal(rel) {
-		return fail(errorf(ErrInvalidOption, "it is inside the rendered directory %s, which is meant to be pushed", dir))
+		return fail(errdefs.Kind(ErrInvalidOption, "it is inside the rendered directory %s, which is meant to be pushed", dir))
 	}
 	st, err := atomicfile.Stage(af, data, 0o600)
 	if err != nil {
@@ -213,7 +214,7 @@ func (p *Plan) checkPaths(root string) error {
 		path := l.Kustomization.Spec.Path
 		fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(path)))
 		if err != nil || !fi.IsDir() {
-			errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line, Err: errorf(ErrMissingPath, "path %q is not a directory under %s", path, root)})
+			errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line, Err: errdefs.Kind(ErrMissingPath, "path %q is not a directory under %s", path, root)})
 		}
 	}
 	if len(errs) > 0 {

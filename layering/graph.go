@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
 // GraphFormat is a format Plan.Graph draws in.
@@ -28,7 +30,7 @@ func ParseGraphFormat(s string) (GraphFormat, error) {
 			return f, nil
 		}
 	}
-	return "", errorf(ErrInvalidOption, "unknown graph format %q: want one of %s", s, formatList())
+	return "", errdefs.Kind(ErrInvalidOption, "unknown graph format %q: want one of %s", s, formatList())
 }
 
 func formatList() string {
@@ -206,7 +208,7 @@ func (p *Plan) Graph(format GraphFormat) ([]byte, error) {
 		p.tree(&b)
 		fmt.Fprintf(&b, "\n%s\n", crit)
 	default:
-		return nil, errorf(ErrInvalidOption, "unknown graph format %q: want one of %s", format, formatList())
+		return nil, errdefs.Kind(ErrInvalidOption, "unknown graph format %q: want one of %s", format, formatList())
 	}
 	return b.Bytes(), nil
 }

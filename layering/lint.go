@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
@@ -124,10 +125,10 @@ func ParseObjectRef(s string) (ObjectRef, error) {
 	case 3:
 		r = ObjectRef{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
 	default:
-		return r, errorf(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
+		return r, errdefs.Kind(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
 	}
 	if slices.Contains(parts, "") {
-		return r, errorf(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
+		return r, errdefs.Kind(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
 	}
 	return r, nil
 }
@@ -139,7 +140,7 @@ func WithExternal(refs ...ObjectRef) LintOption {
 	return funcLint(func(c *lintConfig) error {
 		for _, r := range refs {
 			if r.Kind == "" || r.Name == "" {
-				return errorf(ErrInvalidOption, "external object %s: kind and name are required", r)
+				return errdefs.Kind(ErrInvalidOption, "external object %s: kind and name are required", r)
 			}
 		}
 		c.external = append(c.external, refs...)
@@ -213,7 +214,7 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 	cfg := &lintConfig{}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errorf(ErrInvalidOption, "nil LintOption")
+			return nil, errdefs.Kind(ErrInvalidOption, "nil LintOption")
 		}
 		if err := o.applyToLint(cfg); err != nil {
 			return nil, err

@@ -14,6 +14,8 @@ import (
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
 // StepOption configures one layer (Layer, Then, and the parts of a preset).
@@ -62,7 +64,7 @@ type step struct {
 }
 
 func (s *step) errorf(kind error, format string, args ...any) {
-	s.errs = append(s.errs, errorf(kind, format, args...))
+	s.errs = append(s.errs, errdefs.Kind(kind, format, args...))
 }
 
 // stack is the stack-wide settings New collects.
@@ -137,7 +139,7 @@ func (o durationOption) applyToStep(s *step) {
 
 func (o durationOption) applyToStack(s *stack) {
 	if o.d <= 0 {
-		s.errs = append(s.errs, errorf(ErrInvalidOption, "stack %q: invalid %s %s: must be positive", s.name, o.field, o.d))
+		s.errs = append(s.errs, errdefs.Kind(ErrInvalidOption, "stack %q: invalid %s %s: must be positive", s.name, o.field, o.d))
 		return
 	}
 	switch o.field {
@@ -625,7 +627,7 @@ func External(refs ...ObjectRef) StackOption {
 	return funcStack(func(s *stack) {
 		for _, r := range refs {
 			if r.Kind == "" || r.Name == "" {
-				s.errs = append(s.errs, errorf(ErrInvalidOption, "stack %q: external object %s: kind and name are required", s.name, r))
+				s.errs = append(s.errs, errdefs.Kind(ErrInvalidOption, "stack %q: external object %s: kind and name are required", s.name, r))
 				continue
 			}
 			s.external = append(s.external, r)

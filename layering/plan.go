@@ -18,6 +18,7 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
 // Plan is a platform's layers as Flux's own typed objects: a built stack,
@@ -368,7 +369,7 @@ func (p *Plan) graphProblems() []error {
 		names[i], deps[i] = l.Name, l.DependsOn
 		if f, dup := first[l.Name]; dup {
 			errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line,
-				Err: errorf(ErrDuplicateLayer, "two Kustomizations named %s (the other at %s:%d): Flux applies whichever comes last", l.Name, f.File, f.Line)})
+				Err: errdefs.Kind(ErrDuplicateLayer, "two Kustomizations named %s (the other at %s:%d): Flux applies whichever comes last", l.Name, f.File, f.Line)})
 			continue
 		}
 		first[l.Name] = l
@@ -377,13 +378,13 @@ func (p *Plan) graphProblems() []error {
 		for _, d := range l.DependsOn {
 			if _, ok := first[d]; !ok {
 				errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line,
-					Err: errorf(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready", p.kustomizationRef(d))})
+					Err: errdefs.Kind(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready", p.kustomizationRef(d))})
 			}
 		}
 	}
 	for _, c := range cycles(names, deps) {
 		l := first[c[0]]
-		errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line, Err: errorf(ErrCycle, "dependency cycle %s", strings.Join(c, " -> "))})
+		errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line, Err: errdefs.Kind(ErrCycle, "dependency cycle %s", strings.Join(c, " -> "))})
 	}
 	return errs
 }

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/substitute"
 )
@@ -130,7 +131,7 @@ func WithRename(renames map[string]string) ReadOption {
 	return readOption(func(o *readOptions) error {
 		for from, to := range renames {
 			if !substitute.ValidVarName(to) {
-				return fmt.Errorf("%w: rename %s=%s: %w %q", ErrInvalidOption, from, to, ErrInvalidName, to)
+				return fmt.Errorf("%w: rename %s=%s: %w", ErrInvalidOption, from, to, errdefs.Kind(ErrInvalidName, "invalid variable name %q", to))
 			}
 			if o.renames == nil {
 				o.renames = map[string]string{}
@@ -149,7 +150,7 @@ func WithSensitive(names ...string) ReadOption {
 	return readOption(func(o *readOptions) error {
 		for _, n := range names {
 			if n == "" {
-				return fmt.Errorf("%w: sensitive: %w: an empty output name", ErrInvalidOption, ErrInvalidName)
+				return fmt.Errorf("%w: sensitive: %w", ErrInvalidOption, errdefs.Kind(ErrInvalidName, "invalid variable name: an empty output name"))
 			}
 		}
 		o.sensitive = append(o.sensitive, names...)
@@ -274,7 +275,7 @@ func (o *Outputs) name(renames map[string]string) error {
 			out.Var = substitute.VarName(out.Name)
 		}
 		if out.Var == "" {
-			return fileErr(o.File, out.Line, fmt.Errorf("%w: an output has an empty name", ErrInvalidName))
+			return fileErr(o.File, out.Line, errdefs.Kind(ErrInvalidName, "invalid variable name: an output has an empty name"))
 		}
 	}
 	for _, from := range sortedKeys(renames) {

@@ -18,13 +18,13 @@ var (
 	ErrMalformed = errdefs.ErrMalformed
 	// ErrTooLarge: a substituteFrom source file holds more than
 	// MaxInputSize bytes.
-	ErrTooLarge = inputfile.ErrTooLarge
+	ErrTooLarge = errdefs.ErrTooLarge
 	// ErrWrongShape: a source file holds something else than ConfigMaps and
 	// Secrets.
 	ErrWrongShape = errdefs.ErrWrongShape
 	// ErrInvalidName: a variable name Flux rejects
 	// (^[_[:alpha:]][_[:alpha:][:digit:]]*$).
-	ErrInvalidName = errors.New("invalid variable name")
+	ErrInvalidName = errdefs.ErrInvalidName
 	// ErrInvalidOption: an option was given a value it cannot use.
 	ErrInvalidOption = errdefs.ErrInvalidOption
 	// ErrVarNotSet: strict substitution met a variable that no source

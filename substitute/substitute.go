@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	sigyaml "sigs.k8s.io/yaml"
 
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
@@ -398,7 +399,7 @@ func (s *Substituter) load() {
 // eval is Flux's varSubstitution.
 func (s *Substituter) eval(data []byte) ([]byte, error) {
 	if bad := InvalidVarNames(s.vars); len(bad) > 0 {
-		return nil, fmt.Errorf("%w %q: must match %s", ErrInvalidName, bad[0], VarNamePattern)
+		return nil, errdefs.Kind(ErrInvalidName, "invalid variable name %q: must match %s", bad[0], VarNamePattern)
 	}
 	out, err := envsubst.Eval(string(data), func(name string) (string, bool) {
 		v, ok := s.vars[name]

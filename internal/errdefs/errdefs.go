@@ -49,6 +49,11 @@ var (
 	// ErrDuplicateID: two objects of a build share group, version, kind,
 	// namespace and name.
 	ErrDuplicateID = errors.New("duplicate object ID")
+	// ErrInvalidName: a name Flux or Kubernetes would reject: a layer's,
+	// a namespace, a variable's (^[_[:alpha:]][_[:alpha:][:digit:]]*$).
+	ErrInvalidName = errors.New("invalid name")
+	// ErrTooLarge: an input file holds more than inputfile.MaxSize bytes.
+	ErrTooLarge = errors.New("file too large")
 )
 
 // InvalidOption returns an error wrapping ErrInvalidOption.

@@ -6,19 +6,21 @@
 package inputfile
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
 // MaxSize is the largest input file fluxpack reads whole: 16 MiB, far
 // above any stack file or `terraform output -json` of a real platform.
 const MaxSize = 16 << 20
 
-// ErrTooLarge is wrapped by the error about a file over MaxSize.
-var ErrTooLarge = errors.New("file too large")
+// ErrTooLarge is wrapped by the error about a file over MaxSize. Packages
+// layering, outputs and substitute export it too, under the same name.
+var ErrTooLarge = errdefs.ErrTooLarge
 
 // Read reads the file at path, or fails with an error wrapping ErrTooLarge
 // when it holds more than MaxSize bytes. A pipe (`--outputs <(terraform
