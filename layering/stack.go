@@ -388,16 +388,11 @@ func lineOf(n *yaml.Node, path ...any) int {
 		}
 		switch p := p.(type) {
 		case string:
-			found := false
-			for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
-				if n.Content[i].Value == p {
-					n, found = n.Content[i+1], true
-					break
-				}
-			}
-			if !found {
+			next := yamlutil.Field(n, p)
+			if next == nil {
 				return n.Line
 			}
+			n = next
 		case int:
 			if n.Kind != yaml.SequenceNode || p >= len(n.Content) {
 				return n.Line

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // manifestExts are the files Flux's kustomize build reads as manifests.
@@ -37,14 +39,14 @@ func plaintextSecret(name string, data []byte) (line int, object string) {
 		m := doc.Content[0]
 		kind, kindLine := scalar(m, "kind")
 		apiVersion, _ := scalar(m, "apiVersion")
-		if kind != "Secret" || apiVersion != "v1" || field(m, "sops") != nil {
+		if kind != "Secret" || apiVersion != "v1" || yamlutil.Field(m, "sops") != nil {
 			continue
 		}
-		if !hasPlaintextValues(field(m, "data")) && !hasPlaintextValues(field(m, "stringData")) {
+		if !hasPlaintextValues(yamlutil.Field(m, "data")) && !hasPlaintextValues(yamlutil.Field(m, "stringData")) {
 			continue
 		}
 		obj := "Secret"
-		if md := field(m, "metadata"); md != nil {
+		if md := yamlutil.Field(m, "metadata"); md != nil {
 			ns, _ := scalar(md, "namespace")
 			n, _ := scalar(md, "name")
 			obj = fmt.Sprintf("Secret/%s", n)
@@ -68,18 +70,6 @@ func hasPlaintextValues(m *kyaml.Node) bool {
 		}
 	}
 	return false
-}
-
-func field(m *kyaml.Node, key string) *kyaml.Node {
-	if m == nil || m.Kind != kyaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }
 
 func scalar(m *kyaml.Node, key string) (string, int) {

@@ -10,6 +10,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 func yamlToJSON(data []byte) ([]byte, error) { return sigyaml.YAMLToJSON(data) }
@@ -54,18 +56,10 @@ func readYAMLMap(data []byte, refuseSecretPlaceholder bool) ([]Output, error) {
 	return finish(list)
 }
 
-// yamlSyntax keeps sigyaml.v3's "line N: …" position but drops any quoted
-// input from the message, so a value never reaches an error.
+// yamlSyntax keeps a YAML syntax error's "line N: …" position but drops
+// any quoted input from the message, so a value never reaches an error.
 func yamlSyntax(err error) error {
-	msg := err.Error()
-	line := 0
-	if i := strings.Index(msg, "line "); i >= 0 {
-		rest := msg[i+len("line "):]
-		if j := strings.IndexByte(rest, ':'); j > 0 {
-			line, _ = strconv.Atoi(rest[:j])
-		}
-	}
-	return atLine(line, fmt.Errorf("%w: invalid YAML", ErrMalformed))
+	return atLine(yamlutil.ErrorLine(err), fmt.Errorf("%w: invalid YAML", ErrMalformed))
 }
 
 // nodeValue converts a YAML node to the values encoding/json decodes to,

@@ -272,11 +272,11 @@ func docs(data []byte) ([]*yaml.Node, error) {
 }
 
 func describeObject(n *yaml.Node) (string, bool) {
-	kind := lookup(n, "kind")
-	name := lookup(n, "metadata", "name")
-	ns := lookup(n, "metadata", "namespace")
-	disabled := lookup(n, "metadata", "labels", DisabledKey) == "disabled" ||
-		lookup(n, "metadata", "annotations", DisabledKey) == "disabled"
+	kind := yamlutil.Str(n, "kind")
+	name := yamlutil.Str(n, "metadata", "name")
+	ns := yamlutil.Str(n, "metadata", "namespace")
+	disabled := yamlutil.Str(n, "metadata", "labels", DisabledKey) == "disabled" ||
+		yamlutil.Str(n, "metadata", "annotations", DisabledKey) == "disabled"
 	if kind == "" {
 		return "", disabled
 	}
@@ -284,28 +284,6 @@ func describeObject(n *yaml.Node) (string, bool) {
 		return kind + "/" + ns + "/" + name, disabled
 	}
 	return kind + "/" + name, disabled
-}
-
-func lookup(n *yaml.Node, path ...string) string {
-	for _, p := range path {
-		if n.Kind != yaml.MappingNode {
-			return ""
-		}
-		var next *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == p {
-				next = n.Content[i+1]
-			}
-		}
-		if next == nil {
-			return ""
-		}
-		n = next
-	}
-	if n.Kind != yaml.ScalarNode {
-		return ""
-	}
-	return n.Value
 }
 
 func walkScalars(n *yaml.Node, fn func(n *yaml.Node, isKey bool)) {
@@ -542,11 +520,11 @@ func CheckKustomization(f File) []Finding {
 			continue
 		}
 		top := d.Content[0]
-		if lookup(top, "kind") != "Kustomization" || !strings.HasPrefix(lookup(top, "apiVersion"), "kustomize.toolkit.fluxcd.io/") {
+		if yamlutil.Str(top, "kind") != "Kustomization" || !strings.HasPrefix(yamlutil.Str(top, "apiVersion"), "kustomize.toolkit.fluxcd.io/") {
 			continue
 		}
 		obj, _ := describeObject(top)
-		sub := child(child(child(top, "spec"), "postBuild"), "substitute")
+		sub := yamlutil.Field(yamlutil.Field(yamlutil.Field(top, "spec"), "postBuild"), "substitute")
 		if sub == nil || sub.Kind != yaml.MappingNode {
 			continue
 		}
@@ -573,18 +551,6 @@ func CheckKustomization(f File) []Finding {
 	return out
 }
 
-func child(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // CheckSources reports the data keys of ConfigMaps and Secrets in f that
 // are not valid variable names; loaded by substituteFrom, any of them makes
 // Flux fail the whole Kustomization.
@@ -596,13 +562,13 @@ func CheckSources(f File) []Finding {
 			continue
 		}
 		top := d.Content[0]
-		kind := lookup(top, "kind")
+		kind := yamlutil.Str(top, "kind")
 		if kind != "ConfigMap" && kind != "Secret" {
 			continue
 		}
 		obj, _ := describeObject(top)
 		for _, field := range []string{"data", "stringData"} {
-			m := child(top, field)
+			m := yamlutil.Field(top, field)
 			if m == nil || m.Kind != yaml.MappingNode {
 				continue
 			}
