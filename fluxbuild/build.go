@@ -69,8 +69,12 @@ type Source struct {
 // that kustomize would fetch is an error wrapping ErrRemote. A problem in a
 // file is a *FileError with its line, the file joined with src.Dir;
 // Object.File is relative to src.Dir.
-func Build(ctx context.Context, src Source, ks *kustomizev1.Kustomization) ([]*Object, error) {
-	b, err := build(ctx, src, ks, false)
+func Build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, opts ...Option) ([]*Object, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	b, err := build(ctx, src, ks, false, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +100,7 @@ type built struct {
 
 // build builds ks from src; with preview, it also returns the resources
 // and the caller holds kustomizeMu.
-func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, preview bool) (_ *built, err error) {
+func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, preview bool, cfg *config) (_ *built, err error) {
 	defer func() { err = inSource(src, err) }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -122,6 +126,11 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 		return nil, fmt.Errorf("path %q: %w", p, ErrNotDirectory)
 	}
 	g, err := generate(root, dir, ks, src, preview)
+	if g != nil && cfg.log != nil {
+		for _, l := range g.skipped {
+			cfg.log.Warn(l.why, "path", filepath.Join(src.Dir, filepath.FromSlash(l.rel)))
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package fluxbuild
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -41,6 +42,14 @@ type generated struct {
 	plain bool
 	// keepData keeps the files' bytes after parsing (for a preview).
 	keepData bool
+	// skipped are the symbolic links left out, as Flux leaves them out.
+	skipped []skippedLink
+}
+
+// skippedLink is a symbolic link the generator left out, and why.
+type skippedLink struct {
+	rel string // slash-separated, relative to the source's directory
+	why string
 }
 
 // file is one manifest file the generator found and parsed.
@@ -184,6 +193,9 @@ func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore
 			if ext := filepath.Ext(p); ext != ".yaml" && ext != ".yml" {
 				continue
 			}
+			if e.Type()&fs.ModeSymlink != 0 && g.skipLink(p, packed) {
+				continue
+			}
 			if len(patterns) > 0 || packed && mayMatchDefaults(strings.TrimPrefix(p, g.dir)) {
 				if matcher == nil {
 					matcher = sourceignore.NewDefaultMatcher(patterns, domain)
@@ -216,6 +228,25 @@ func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore
 		}
 	}
 	return patterns, nil
+}
+
+// skipLink reports whether the symbolic link p is left out of the build,
+// and records why: source-controller packs regular files only, so a packed
+// source has no links at all; in another source (a tree fluxpack pushes,
+// which follows links) a link whose target does not exist is left out, as
+// push leaves it out.
+func (g *generated) skipLink(p string, packed bool) bool {
+	why := ""
+	if packed {
+		why = "skipping a symlink: source-controller leaves symlinks out of the artifact it packs"
+	} else if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+		why = "skipping a symlink whose target does not exist, as Flux leaves it out"
+	}
+	if why == "" {
+		return false
+	}
+	g.skipped = append(g.skipped, skippedLink{rel: g.relSlash(p), why: why})
+	return true
 }
 
 // kustomizationIn returns the kustomization file of dir, whose entries

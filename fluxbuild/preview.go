@@ -31,7 +31,7 @@ func Preview(ctx context.Context, src Source, ks *kustomizev1.Kustomization, opt
 	// which a kustomize build elsewhere resets: hold the build lock.
 	kustomizeMu.Lock()
 	defer kustomizeMu.Unlock()
-	b, err := build(ctx, src, ks, true)
+	b, err := build(ctx, src, ks, true, &config{})
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", name, err)
 	}
