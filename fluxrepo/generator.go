@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // An ArtifactGenerator (source.extensions.fluxcd.io, Flux ≥ 2.7) makes
@@ -61,7 +62,7 @@ func (r *reader) addGenerator(o *fluxbuild.Object) {
 		} `json:"spec"`
 	}
 	if err := decodeNode(o.Node, &spec); err != nil {
-		r.notes = append(r.notes, fmt.Sprintf("%s:%d: %s: %v", o.File, o.Line, o, err))
+		r.note(layering.RuleSource, o, "%s: %v", o, err)
 		return
 	}
 	ns := namespaceOr(o.Namespace, DefaultNamespace)

@@ -9,14 +9,20 @@ import (
 // Lint reads the tree of entry (Read) and lints it as package layering
 // lints a stack (layering.LintPlan): every rule, each finding with the file
 // and line of the object and of the Kustomization that applies it,
-// relative to the repository's root.
+// relative to the repository's root. The repository's Notes follow the
+// layers' findings.
 func Lint(ctx context.Context, entry string, opts ...Option) (*layering.Report, error) {
 	repo, err := Read(ctx, entry, opts...)
 	if err != nil {
 		return nil, err
 	}
 	defer repo.Close()
-	return layering.LintPlan(ctx, repo.Plan, repo.Root)
+	report, err := layering.LintPlan(ctx, repo.Plan, repo.Root)
+	if err != nil {
+		return nil, err
+	}
+	report.Findings = append(report.Findings, repo.Notes...)
+	return report, nil
 }
 
 // Graph reads the tree of entry and draws its Kustomizations' dependency

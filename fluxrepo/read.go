@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -43,7 +44,9 @@ const DefaultNamespace = "flux-system"
 
 // DefaultSource is the source flux bootstrap makes for the repository it
 // bootstraps from: GitRepository/flux-system/flux-system.
-var DefaultSource = SourceRef{Kind: sourcev1.GitRepositoryKind, Namespace: DefaultNamespace, Name: DefaultNamespace}
+func DefaultSource() SourceRef {
+	return SourceRef{Kind: sourcev1.GitRepositoryKind, Namespace: DefaultNamespace, Name: DefaultNamespace}
+}
 
 // SourceRef names a Flux source: KIND/NAMESPACE/NAME.
 type SourceRef struct {
@@ -75,9 +78,12 @@ type Repository struct {
 	// flux-system, or one made up for the entry when the tree has none),
 	// each with its objects already built. Files are relative to Root.
 	Plan *layering.Plan
-	// Notes say what could not be read offline, one line each, with the
-	// file and line of the Kustomization concerned.
-	Notes []string
+	// Notes are the problems of the tree that are not any one layer's:
+	// a Kustomization two parents apply (they fight over it), a
+	// Kustomization spec its parent's variables break, an
+	// ArtifactGenerator that cannot be read. Each has the file and line
+	// of the object concerned; Lint reports them with its findings.
+	Notes []layering.Finding
 
 	temps   []string
 	built   map[string]fluxbuild.Source // layer → where it was built from
@@ -88,6 +94,7 @@ type Repository struct {
 type Option interface{ applyToRead(*config) error }
 
 type config struct {
+	log      *slog.Logger // for what is left out as Flux leaves it out, or nil
 	root     string
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
@@ -120,6 +127,19 @@ func WithSource(ref SourceRef, dir string) Option {
 			return errdefs.InvalidOption("WithSource %s=%s: kind, namespace, name and directory are required", ref, dir)
 		}
 		c.sources[ref] = dir
+		return nil
+	})
+}
+
+// WithLogger logs, as warnings, what Read leaves out of the tree because
+// Flux leaves it out too (symbolic links a source does not hold), and each
+// of the repository's Notes as it is found.
+func WithLogger(l *slog.Logger) Option {
+	return funcOption(func(c *config) error {
+		if l == nil {
+			return errdefs.InvalidOption("WithLogger: nil logger")
+		}
+		c.log = l
 		return nil
 	})
 }
@@ -188,8 +208,8 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		return nil, fmt.Errorf("reading the entry point %s: it is not inside the repository %s", entry, root)
 	}
-	if _, ok := cfg.sources[DefaultSource]; !ok {
-		cfg.sources[DefaultSource] = root
+	if _, ok := cfg.sources[DefaultSource()]; !ok {
+		cfg.sources[DefaultSource()] = root
 	}
 	for ref, dir := range cfg.sources {
 		if cfg.sources[ref], err = filepath.Abs(dir); err != nil {
@@ -249,7 +269,7 @@ type reader struct {
 	layers []layering.Layer
 	byName map[string]int // layer name → index
 	queue  []int          // layers whose Kustomizations are still to follow
-	notes  []string
+	notes  []layering.Finding
 
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
@@ -259,11 +279,28 @@ type reader struct {
 	gitIgnore  map[SourceRef]string // spec.ignore of the GitRepositories of the tree
 }
 
+// note records a problem of the tree at the object o, and logs it.
+func (r *reader) note(rule layering.Rule, o *fluxbuild.Object, format string, args ...any) {
+	f := layering.Finding{Rule: rule, Object: o.String(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
+	r.notes = append(r.notes, f)
+	if r.cfg.log != nil {
+		r.cfg.log.Warn(f.String())
+	}
+}
+
+// buildOptions are the options of every build of the tree.
+func (r *reader) buildOptions() []fluxbuild.Option {
+	if r.cfg.log == nil {
+		return nil
+	}
+	return []fluxbuild.Option{fluxbuild.WithLogger(r.cfg.log)}
+}
+
 // readEntry builds the entry point as the root layer: the tree's own
 // Kustomization for it (flux bootstrap's flux-system applies the cluster's
 // folder), or one made up when there is none.
 func (r *reader) readEntry(abs, rel string, isDir bool) error {
-	src := fluxbuild.Source{Dir: r.root, Packed: DefaultSource.Kind == sourcev1.GitRepositoryKind}
+	src := fluxbuild.Source{Dir: r.root, Packed: DefaultSource().Kind == sourcev1.GitRepositoryKind}
 	var objs []*fluxbuild.Object
 	var err error
 	ks := &kustomizev1.Kustomization{
@@ -272,14 +309,14 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 		Spec: kustomizev1.KustomizationSpec{
 			Path:      "./" + strings.TrimPrefix(rel, "./"),
 			Prune:     true,
-			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource.Kind, Name: DefaultSource.Name},
+			SourceRef: kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource().Kind, Name: DefaultSource().Name},
 		},
 	}
 	if rel == "." {
 		ks.Spec.Path = "./"
 	}
 	if isDir {
-		objs, err = fluxbuild.Build(r.ctx, src, ks)
+		objs, err = fluxbuild.Build(r.ctx, src, ks, r.buildOptions()...)
 	} else {
 		objs, err = fluxbuild.ReadFile(abs, rel)
 	}
@@ -339,7 +376,7 @@ func (r *reader) expand() {
 						// finding of lint (not followed again).
 						r.layers = append(r.layers, layering.Layer{Name: first.Name, Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)})
 					} else if first.Parent != parent.Name && j != i {
-						r.notes = append(r.notes, fmt.Sprintf("%s:%d: %s is applied by two Kustomizations, %s and %s: they fight over it", o.File, o.Line, kustomizationRef(k), first.Parent, parent.Name))
+						r.note(layering.RuleGraph, o, "%s is applied by two Kustomizations, %s and %s: they fight over it", kustomizationRef(k), first.Parent, parent.Name)
 					}
 					continue
 				}
@@ -411,7 +448,7 @@ func (r *reader) place(ps []pending, last bool) []pending {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			t.objs, t.err = fluxbuild.Build(r.ctx, *t.src, t.l.Kustomization)
+			t.objs, t.err = fluxbuild.Build(r.ctx, *t.src, t.l.Kustomization, r.buildOptions()...)
 		})
 	}
 	wg.Wait()
@@ -604,7 +641,7 @@ func (r *reader) substitute(parent *kustomizev1.Kustomization, o *fluxbuild.Obje
 	}
 	if _, err := s.Resource(res); err != nil {
 		if !errors.Is(err, substitute.ErrVarNotSet) && !errors.Is(err, substitute.ErrSourceNotFound) {
-			r.notes = append(r.notes, fmt.Sprintf("%s:%d: %s: substituting its parent's variables: %v", o.File, o.Line, kustomizationRef(k), err))
+			r.note(layering.RuleVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), err)
 		}
 		return k
 	}

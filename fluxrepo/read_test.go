@@ -57,7 +57,7 @@ func TestFixtures(t *testing.T) {
 				b.WriteString(fd.String() + "\n")
 			}
 			for _, n := range repo.Notes {
-				b.WriteString("note: " + n + "\n")
+				b.WriteString("note: " + n.String() + "\n")
 			}
 			testutil.Golden(t, f.name+"-lint", []byte(b.String()))
 			for _, format := range []layering.GraphFormat{layering.GraphMermaid, layering.GraphTree} {
