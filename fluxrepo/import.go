@@ -52,7 +52,7 @@ func importPlan(repo *Repository) (*Imported, error) {
 	differ(root, "not imported: it applies the entry point (%s), as flux bootstrap does; the stack's render is what it would apply", repo.Entry)
 	var others []string
 	for _, o := range root.Objects {
-		if _, isKs := asKustomization(o); isKs || o.Kind == "GitRepository" && o.Name == DefaultSource.Name {
+		if _, isKs := asKustomization(o); isKs || o.Kind == "GitRepository" && o.Name == DefaultSource().Name {
 			continue
 		}
 		others = append(others, fmt.Sprintf("%s (%s:%d)", o, o.File, o.Line))
@@ -68,7 +68,7 @@ func importPlan(repo *Repository) (*Imported, error) {
 		}
 		names[l.Name] = l.Kustomization.Name
 	}
-	source := kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource.Kind, Name: DefaultSource.Name}
+	source := kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource().Kind, Name: DefaultSource().Name}
 	if s := root.Kustomization.Spec.SourceRef; s.Kind != "" {
 		source = s
 	}

@@ -39,9 +39,12 @@ const (
 	RuleVariables      Rule = "variables"       // ${var} problems, checked by package substitute
 )
 
-// Rules lists every rule, in the order lint's help shows them.
-var Rules = []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
-	RuleCRDPrune, RuleHelmCRDs, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables}
+// Rules lists every rule, in the order lint's help shows them. The slice
+// is the caller's: changing it changes no other caller's list.
+func Rules() []Rule {
+	return []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
+		RuleCRDPrune, RuleHelmCRDs, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables}
+}
 
 // Finding is one problem Lint found. File and Line are where it is (the
 // object's file and line, relative to the lint root, or the layer's
