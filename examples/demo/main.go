@@ -86,7 +86,7 @@ func run(ctx context.Context, out io.Writer) error {
 	// The Terraform outputs become the cluster-vars ConfigMap inside the
 	// artifact; the sensitive ones a Secret kept outside it.
 	secret := filepath.Join(work, "cluster-vars.secret.yaml")
-	if _, err := fluxpack(ctx, out, 0, "render", "-f", filepath.Join(dir, "stack.yaml"), "-o", filepath.Join(dir, "flux"), "--secret-file", secret); err != nil {
+	if _, err := fluxpack(ctx, out, 0, "render", "-f", filepath.Join(dir, "stack.yaml"), "-d", filepath.Join(dir, "flux"), "--secret-file", secret); err != nil {
 		return err
 	}
 
@@ -106,7 +106,7 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("unchanged content moved the tag: %s then %s", ref, again)
 	}
 	pulled := filepath.Join(work, "pulled")
-	if _, err := fluxpack(ctx, out, 0, "pull", url, "-o", pulled); err != nil {
+	if _, err := fluxpack(ctx, out, 0, "pull", url, "-d", pulled); err != nil {
 		return err
 	}
 	if err := sameTree(dir, pulled); err != nil {
