@@ -17,7 +17,7 @@ func Lint(ctx context.Context, entry string, opts ...Option) (*layering.Report, 
 		return nil, err
 	}
 	defer repo.Close()
-	report, err := layering.LintPlan(ctx, repo.Plan, repo.Root)
+	report, err := layering.LintPlan(ctx, repo.Plan, repo.Root, repo.lint...)
 	if err != nil {
 		return nil, err
 	}

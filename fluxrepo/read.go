@@ -85,6 +85,8 @@ type Repository struct {
 	// of the object concerned; Lint reports them with its findings.
 	Notes []layering.Finding
 
+	lint []layering.LintOption // WithLint
+
 	temps   []string
 	built   map[string]fluxbuild.Source // layer → where it was built from
 	sources func() []runtime.Object     // the tree's ConfigMaps and Secrets
@@ -94,7 +96,8 @@ type Repository struct {
 type Option interface{ applyToRead(*config) error }
 
 type config struct {
-	log      *slog.Logger // for what is left out as Flux leaves it out, or nil
+	lint     []layering.LintOption // WithLint
+	log      *slog.Logger          // for what is left out as Flux leaves it out, or nil
 	root     string
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
@@ -127,6 +130,21 @@ func WithSource(ref SourceRef, dir string) Option {
 			return errdefs.InvalidOption("WithSource %s=%s: kind, namespace, name and directory are required", ref, dir)
 		}
 		c.sources[ref] = dir
+		return nil
+	})
+}
+
+// WithLint passes options to Lint's layering.LintPlan: the charts
+// HelmReleases install (layering.WithCharts), operators lint should know
+// (layering.WithOperators). Read ignores them.
+func WithLint(opts ...layering.LintOption) Option {
+	return funcOption(func(c *config) error {
+		for _, o := range opts {
+			if o == nil {
+				return errdefs.InvalidOption("WithLint: nil LintOption")
+			}
+		}
+		c.lint = append(c.lint, opts...)
 		return nil
 	})
 }
@@ -227,6 +245,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 		repo.Plan.Name = filepath.Base(root)
 	}
 	repo.Notes = r.notes
+	repo.lint = cfg.lint
 	repo.temps, repo.built = r.temps, r.built
 	repo.sources = r.decodedSources
 	return repo, nil

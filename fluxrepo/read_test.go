@@ -34,6 +34,10 @@ var fixtures = []fixture{
 	{name: "fluxcd-example-staging", repo: "fluxcd-example", entry: "clusters/staging"},
 	{name: "fluxcd-example-production", repo: "fluxcd-example", entry: "clusters/production"},
 	{name: "multi-tenancy", repo: "multi-tenancy", entry: "clusters/production"},
+	// Seed 000/002 the Helm way: the operator's webhook is inside its
+	// chart, which lives in the repository.
+	{name: "helm-operators-naive", repo: "helm-operators", entry: "clusters/naive"},
+	{name: "helm-operators-fixed", repo: "helm-operators", entry: "clusters/fixed"},
 }
 
 func (f fixture) read(t *testing.T) *fluxrepo.Repository {

@@ -37,13 +37,14 @@ const (
 	RuleSubstituteFrom Rule = "substitute-from" // a substituteFrom source nothing creates, or a later layer does
 	RuleNoPostBuild    Rule = "no-postbuild"    // ${var} of the platform's variables in a layer without postBuild
 	RuleVariables      Rule = "variables"       // ${var} problems, checked by package substitute
+	RuleChart          Rule = "chart"           // a HelmRelease's chart does not render, as helm-controller would fail
 )
 
 // Rules lists every rule, in the order lint's help shows them. The slice
 // is the caller's: changing it changes no other caller's list.
 func Rules() []Rule {
 	return []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
-		RuleCRDPrune, RuleHelmCRDs, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables}
+		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables}
 }
 
 // Finding is one problem Lint found. File and Line are where it is (the
@@ -96,7 +97,9 @@ type Report struct {
 type LintOption interface{ applyToLint(*lintConfig) error }
 
 type lintConfig struct {
-	external []ObjectRef
+	external  []ObjectRef
+	charts    []string            // WithCharts
+	operators map[string][]string // WithOperators
 }
 
 type funcLint func(*lintConfig) error
@@ -230,6 +233,7 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 	if err := l.load(ctx); err != nil {
 		return nil, err
 	}
+	l.chartObjects(ctx)
 	l.index()
 	for _, ly := range l.layers {
 		l.checkCRDs(ly)
@@ -283,9 +287,10 @@ type lintLayer struct {
 	unknown   bool // the layer's objects could not be read: rules do not guess
 
 	// What the rules ask of the objects, computed once.
-	webhookGroups map[string]bool // groups whose webhooks the layer's configurations serve
-	release       bool            // the layer installs a HelmRelease
-	crdRelease    *object         // a HelmRelease of the layer that installs CRDs
+	webhookGroups map[string]bool    // groups whose webhooks the layer's configurations serve
+	release       bool               // the layer installs a HelmRelease
+	crdRelease    *object            // a HelmRelease of the layer that installs CRDs
+	assumed       map[string]*object // webhook groups served by a chart lint could not see, by KnownOperators: the HelmRelease
 }
 
 type linter struct {
@@ -327,6 +332,9 @@ func (l *linter) rel(file string) string {
 
 func (l *linter) objFinding(rule Rule, ly *lintLayer, o *object, format string, args ...any) {
 	f := Finding{Rule: rule, Layer: ly.Name, Object: o.ref(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
+	if o.release != nil {
+		f.Message += fmt.Sprintf(" (in the chart %s installs)", o.release.ref())
+	}
 	if ly.File != "" && (ly.File != o.File || ly.Line != o.Line) {
 		f.LayerFile, f.LayerLine = ly.File, ly.Line
 	}
@@ -487,10 +495,28 @@ func (l *linter) index() {
 			for _, g := range o.webhooks {
 				ly.webhookGroups[g] = true
 			}
+			for _, g := range o.assumed {
+				if !ly.webhookGroups[g] {
+					ly.webhookGroups[g] = true
+					if ly.assumed == nil {
+						ly.assumed = map[string]*object{}
+					}
+					ly.assumed[g] = o
+				}
+			}
+			if o.crd != nil && o.release != nil && o.release.helmCRDs != "Skip" && ly.crdRelease == nil {
+				ly.crdRelease = o.release
+			}
 			if o.helmCRDs != "" {
 				ly.release = true
-				if o.helmCRDs != "Skip" && ly.crdRelease == nil {
+				// A chart lint rendered installs CRDs only if it has
+				// some (its CRDs follow it); one it could not render may.
+				if !o.rendered && o.helmCRDs != "Skip" && ly.crdRelease == nil {
 					ly.crdRelease = o
+				}
+				if ns := yamlutil.Str(o.Node, "spec", "targetNamespace"); ns != "" && yamlutil.Str(o.Node, "spec", "install", "createNamespace") == "true" &&
+					!slices.Contains(l.namespaces[ns], ly.Name) {
+					l.namespaces[ns] = append(l.namespaces[ns], ly.Name)
 				}
 			}
 			if o.crd != nil {

@@ -17,6 +17,10 @@ type object struct {
 	crd        *crdInfo // for CustomResourceDefinitions
 	webhooks   []string // API groups whose admission a webhook configuration intercepts ("*" for all)
 	helmCRDs   string   // for HelmReleases: the install CRD policy (Create when unset)
+	rendered   bool     // for HelmReleases: lint rendered the chart; its objects follow in the layer
+	chartErr   error    // for HelmReleases: why the chart was not rendered
+	assumed    []string // for HelmReleases whose chart lint cannot get: webhook groups of KnownOperators
+	release    *object  // for objects of a chart: the HelmRelease that installs it
 	data       []string // keys of a ConfigMap's data or a Secret's data/stringData
 	secretLike bool
 

@@ -68,6 +68,10 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		var others []string
 		for _, d := range defs {
 			switch {
+			case o.release != nil && d.obj.release == o.release:
+				// Helm-controller applies a chart's CRDs before its
+				// templates, and waits until they are established.
+				ancestor = true
 			case l.isApplied(ly, d.layer):
 				ancestor = true
 			case d.layer == ly.Name:
@@ -95,7 +99,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		case slices.Contains(l.p.ExistingAPIGroups, o.group()):
 		default:
 			if rel := l.crdReleasesElsewhere(ly); len(rel) > 0 {
-				l.objFinding(RuleCRDOrder, ly, o, "no layer applied before this one defines the CRD of %s (%s); charts that install CRDs, which may define it, are in layers this one does not depend on: %s (lint does not see inside charts): depend on the one that brings it", o.Kind, o.group(), strings.Join(rel, ", "))
+				l.objFinding(RuleCRDOrder, ly, o, "no layer applied before this one defines the CRD of %s (%s); charts that may define it, which lint could not render, are in layers this one does not depend on: %s: depend on the one that brings it, or give lint the chart (--charts)", o.Kind, o.group(), strings.Join(rel, ", "))
 				continue
 			}
 			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or list the group in existingAPIGroups", o.Kind, o.group())
@@ -183,7 +187,11 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 				continue
 			}
 			seen[key] = true
-			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs", op.Name, o.group(), op.Name)
+			assumed := ""
+			if hr := op.assumed[o.group()]; hr != nil {
+				assumed = fmt.Sprintf(" (assumed from fluxpack's table of known operators, as lint cannot render the chart of %s: %v)", hr.ref(), hr.chartErr)
+			}
+			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs%s", op.Name, o.group(), op.Name, assumed)
 		}
 	}
 }
@@ -273,7 +281,7 @@ func (l *linter) checkPrune(ly *lintLayer) {
 		// Flux's own CRDs (flux bootstrap's gotk-components.yaml) are
 		// Flux's to manage; an object annotated
 		// kustomize.toolkit.fluxcd.io/prune: disabled is never pruned.
-		if o.crd != nil && !isBuiltinGroup(o.crd.group) && yamlutil.Str(o.Node, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/prune") != "disabled" {
+		if o.crd != nil && o.release == nil && !isBuiltinGroup(o.crd.group) && yamlutil.Str(o.Node, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/prune") != "disabled" {
 			l.objFinding(RuleCRDPrune, ly, o, "prune: true on a layer holding CRDs: removing the CRD from the source (or deleting the layer) deletes every %s in the cluster; use prune: false (KeepOnDelete)", o.crd.kind)
 			return
 		}
@@ -308,8 +316,9 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 		case slices.Contains(makers, ly.Name) || slices.ContainsFunc(makers, func(m string) bool { return l.isApplied(ly, m) }):
 		case len(makers) > 0:
 			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: the object is created by layer %s, which this layer does not depend on: the check races that layer; depend on it", hc.Kind, ns, hc.Name, names(makers))
-		case unknown || ly.unknown:
-			// It may be among objects lint could not read.
+		case unknown || ly.unknown || l.unseenChart(ly):
+			// It may be among objects lint could not read, or in a chart
+			// it could not render.
 		default:
 			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: no layer creates this object: the layer waits for it until its timeout and fails; fix the name, or declare it as made outside", hc.Kind, ns, hc.Name)
 		}
@@ -336,6 +345,23 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 			l.layerFinding(RuleHealthCheck, ly, "healthCheckExprs for %s %s: the layer neither applies nor health-checks an object of that kind, so the expression never runs", e.APIVersion, e.Kind)
 		}
 	}
+}
+
+// unseenChart reports whether ly or a layer applied before it installs a
+// chart lint could not render: its objects are unknown.
+func (l *linter) unseenChart(ly *lintLayer) bool {
+	seen := func(x *lintLayer) bool {
+		return !slices.ContainsFunc(x.objects, func(o *object) bool { return o.helmCRDs != "" && !o.rendered })
+	}
+	if !seen(ly) {
+		return true
+	}
+	for a := range ly.applied.all {
+		if !seen(l.layers[a]) {
+			return true
+		}
+	}
+	return false
 }
 
 // makers returns the layers that create the object, and whether some layer

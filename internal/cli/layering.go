@@ -196,11 +196,12 @@ func stackOrEntry(stack stackFlag, args []string) (string, error) {
 	return "", nil
 }
 
-func newLintCmd(*rootFlags) *cobra.Command {
+func newLintCmd(f *rootFlags) *cobra.Command {
 	var (
-		stack stackFlag
-		repo  repoFlags
-		out   outputFlag
+		stack  stackFlag
+		repo   repoFlags
+		charts chartFlags
+		out    outputFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "lint [ENTRY | -f STACK]",
@@ -217,6 +218,7 @@ and reports, with the layer, the object and file:line:
   namespace-order  an object in a namespace no layer applied before it creates
   crd-prune        prune: true on a layer holding CRDs
   helm-crds        a HelmRelease installing CRDs in the layer that uses them
+  chart            a HelmRelease whose chart does not render, as helm-controller would fail
   health-check     a health check on an object no layer (applied before) creates
   substitute-from  a substituteFrom source that nothing creates, or that races the layer
   no-postbuild     a ${var} of the platform's variables in a layer without postBuild
@@ -233,11 +235,18 @@ declared with --external. With -f, lint reads a fluxpack stack file;
 --external adds to its spec.external, and --root and --source, which say how
 to read a repository, are refused.
 
+HelmReleases' charts are rendered as helm-controller renders them (values
+merged in its order, post-renderers) when lint can have them: a chart folder in
+a source it reads, or one of the --charts folders; their CRDs, webhooks and
+namespaces count for every rule. A chart it cannot have falls back on a table
+of well-known operators (--operator adds to it), and findings that rely on it
+say the webhook is assumed.
+
 Lint reads files only; kustomizations pointing at URLs are findings, not
-fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
+fetched, and charts are not downloaded. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
 		Example: `  fluxpack lint clusters/production
   fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
-  fluxpack lint -f platform/stack.yaml`,
+  fluxpack lint -f platform/stack.yaml --charts charts/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -247,12 +256,17 @@ fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
 			if err != nil {
 				return err
 			}
+			chartOpts, err := charts.lintOptions()
+			if err != nil {
+				return err
+			}
 			var rep *layering.Report
 			if entry != "" {
 				opts, err := repo.options()
 				if err != nil {
 					return err
 				}
+				opts = append(opts, fluxrepo.WithLint(chartOpts...), fluxrepo.WithLogger(f.log))
 				rep, err = fluxrepo.Lint(cmd.Context(), entry, opts...)
 				if err != nil {
 					return err
@@ -262,7 +276,7 @@ fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
 				if err != nil {
 					return err
 				}
-				if rep, err = layering.LintFile(cmd.Context(), string(stack), opts...); err != nil {
+				if rep, err = layering.LintFile(cmd.Context(), string(stack), append(opts, chartOpts...)...); err != nil {
 					return err
 				}
 			}
@@ -287,6 +301,7 @@ fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
 	}
 	stack.bind(cmd)
 	repo.bind(cmd)
+	charts.bind(cmd)
 	out.bind(cmd)
 	return cmd
 }

@@ -1,0 +1,302 @@
+package layering
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"go.yaml.in/yaml/v3"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+)
+
+// WithCharts names folders holding charts that HelmReleases install, as
+// lint cannot download them: a chart folder <name>/ (with its Chart.yaml)
+// or a packaged <name>-<version>.tgz, found by the chart's name (the
+// HelmRelease's spec.chart.spec.chart, or the last element of the URL of
+// the OCIRepository its spec.chartRef names). A chart in a source that lint
+// reads (a GitRepository's path) needs no folder.
+func WithCharts(dirs ...string) LintOption {
+	return funcLint(func(c *lintConfig) error {
+		for _, d := range dirs {
+			fi, err := os.Stat(d)
+			if err != nil {
+				return errdefs.Kind(ErrInvalidOption, "charts folder %s: %v", d, err)
+			}
+			if !fi.IsDir() {
+				return errdefs.Kind(ErrInvalidOption, "charts folder %s: not a directory", d)
+			}
+		}
+		c.charts = append(c.charts, dirs...)
+		return nil
+	})
+}
+
+// WithOperators adds to the table of well-known operators (KnownOperators)
+// that lint falls back on when a HelmRelease's chart cannot be had: chart
+// name → the API groups whose admission webhook the chart serves.
+func WithOperators(charts map[string][]string) LintOption {
+	return funcLint(func(c *lintConfig) error {
+		if c.operators == nil {
+			c.operators = map[string][]string{}
+		}
+		for chart, groups := range charts {
+			if chart == "" || len(groups) == 0 || slices.Contains(groups, "") {
+				return errdefs.Kind(ErrInvalidOption, "operator %q: a chart name and at least one API group are required", chart)
+			}
+			c.operators[chart] = groups
+		}
+		return nil
+	})
+}
+
+// KnownOperators is the table lint falls back on when a HelmRelease's chart
+// cannot be had: the charts of widely used operators, by the chart's name,
+// and the API groups whose custom resources their admission webhooks
+// validate or mutate (from the charts' own webhook configurations). A
+// finding that relies on it says the webhook is assumed. WithOperators
+// extends it.
+func KnownOperators() map[string][]string {
+	return map[string][]string{
+		"external-secrets":       {"external-secrets.io", "generators.external-secrets.io"},
+		"cert-manager":           {"cert-manager.io", "acme.cert-manager.io"},
+		"kyverno":                {"kyverno.io"},
+		"crossplane":             {"apiextensions.crossplane.io", "pkg.crossplane.io"},
+		"karpenter":              {"karpenter.sh", "karpenter.k8s.aws"},
+		"kube-prometheus-stack":  {"monitoring.coreos.com"},
+		"prometheus-operator":    {"monitoring.coreos.com"},
+		"opentelemetry-operator": {"opentelemetry.io"},
+		"istiod":                 {"networking.istio.io", "security.istio.io", "telemetry.istio.io"},
+		"gatekeeper":             {"constraints.gatekeeper.sh", "templates.gatekeeper.sh", "mutations.gatekeeper.sh"},
+		"cloudnative-pg":         {"postgresql.cnpg.io"},
+		"strimzi-kafka-operator": {"kafka.strimzi.io"},
+	}
+}
+
+// errChartUnavailable: lint cannot get the chart offline; what is inside
+// it is unknown, which is no finding by itself.
+var errChartUnavailable = errors.New("chart not available offline")
+
+// chartObjects gives every layer the objects of the charts its HelmReleases
+// install (the chart's CRDs per install.crds, then the release's objects),
+// rendered as helm-controller renders them (fluxbuild.RenderRelease), so
+// that every rule sees CRDs, webhooks and namespaces inside charts. A
+// chart that cannot be had falls back on the table of known operators.
+func (l *linter) chartObjects(ctx context.Context) {
+	for _, ly := range l.layers {
+		var add []*object
+		for _, o := range ly.objects {
+			if o.helmCRDs == "" {
+				continue
+			}
+			objs, err := l.renderChart(ctx, ly, o)
+			switch {
+			case errors.Is(err, errChartUnavailable):
+				o.chartErr = err
+				o.assumed = l.knownOperator(o)
+			case err != nil:
+				o.chartErr = err
+				l.objFinding(RuleChart, ly, o, "%v", err)
+			default:
+				o.rendered = true
+				add = append(add, objs...)
+			}
+		}
+		ly.objects = append(ly.objects, add...)
+	}
+}
+
+// renderChart renders the chart of the HelmRelease o of layer ly.
+func (l *linter) renderChart(ctx context.Context, ly *lintLayer, o *object) ([]*object, error) {
+	var hr helmv2.HelmRelease
+	if err := decodeInto(o.Node, &hr); err != nil {
+		return nil, err
+	}
+	if hr.Namespace == "" {
+		hr.Namespace = namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace)
+	}
+	chartPath, err := l.chartPath(ly, &hr)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := fluxbuild.RenderRelease(ctx, &hr, chartPath, fluxbuild.WithValuesFrom(l.valuesSources(&hr)...))
+	if err != nil {
+		return nil, err
+	}
+	var out []*object
+	for _, b := range slices.Concat(rel.CRDs, rel.Objects) {
+		c := *b
+		c.File = l.rel(absPath(filepath.Join(chartPath, strings.TrimPrefix(filepath.FromSlash(c.File), filepath.Base(chartPath)+string(filepath.Separator)))))
+		co := lintObject(&c)
+		co.release = o
+		out = append(out, co)
+	}
+	return out, nil
+}
+
+// chartPath finds the chart of hr: in a source a layer reads (a
+// GitRepository's or Bucket's path), or by name in the WithCharts folders.
+func (l *linter) chartPath(ly *lintLayer, hr *helmv2.HelmRelease) (string, error) {
+	name, version := "", ""
+	switch {
+	case hr.Spec.ChartRef != nil:
+		ref := hr.Spec.ChartRef
+		src := l.findObject(ref.Kind, namespaceOr(ref.Namespace, hr.Namespace), ref.Name)
+		if src == nil {
+			return "", fmt.Errorf("%w: spec.chartRef %s/%s/%s: no layer creates it", errChartUnavailable, ref.Kind, namespaceOr(ref.Namespace, hr.Namespace), ref.Name)
+		}
+		switch ref.Kind {
+		case sourcev1.OCIRepositoryKind:
+			name = path.Base(yamlutil.Str(src.Node, "spec", "url"))
+			version = yamlutil.Str(src.Node, "spec", "ref", "tag")
+		case sourcev1.HelmChartKind:
+			return l.chartFromTemplate(ly, yamlutil.Str(src.Node, "spec", "chart"), yamlutil.Str(src.Node, "spec", "version"),
+				yamlutil.Str(src.Node, "spec", "sourceRef", "kind"), src.Namespace, yamlutil.Str(src.Node, "spec", "sourceRef", "name"))
+		}
+	case hr.Spec.Chart != nil:
+		s := hr.Spec.Chart.Spec
+		return l.chartFromTemplate(ly, s.Chart, s.Version, s.SourceRef.Kind, namespaceOr(s.SourceRef.Namespace, hr.Namespace), s.SourceRef.Name)
+	default:
+		return "", errors.New("neither spec.chart nor spec.chartRef is set")
+	}
+	return l.cachedChart(name, version)
+}
+
+// chartFromTemplate finds the chart of a chart template (a HelmRelease's
+// spec.chart or a HelmChart): a path in a Git or Bucket source that a
+// layer reads, or a chart of a HelmRepository by name.
+func (l *linter) chartFromTemplate(ly *lintLayer, chart, version, kind, ns, name string) (string, error) {
+	if kind == sourcev1.GitRepositoryKind || kind == sourcev1.BucketKind {
+		for _, other := range l.layers {
+			ref := other.Kustomization.Spec.SourceRef
+			if other.Source != nil && ref.Kind == kind && ref.Name == name && namespaceOr(ref.Namespace, other.Kustomization.Namespace) == ns {
+				return filepath.Join(other.Source.Dir, filepath.FromSlash(chart)), nil
+			}
+		}
+		return "", fmt.Errorf("%w: chart %s of %s/%s/%s: that source is not read offline", errChartUnavailable, chart, kind, ns, name)
+	}
+	return l.cachedChart(chart, version)
+}
+
+// cachedChart finds a chart by name in the WithCharts folders.
+func (l *linter) cachedChart(name, version string) (string, error) {
+	if len(l.cfg.charts) == 0 {
+		return "", fmt.Errorf("%w: chart %s (give a folder holding it with --charts)", errChartUnavailable, name)
+	}
+	for _, dir := range l.cfg.charts {
+		if fi, err := os.Stat(filepath.Join(dir, name, "Chart.yaml")); err == nil && !fi.IsDir() {
+			return filepath.Join(dir, name), nil
+		}
+		if version != "" {
+			if p := filepath.Join(dir, name+"-"+version+".tgz"); fileExists(p) {
+				return p, nil
+			}
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, name+"-*.tgz")); len(m) == 1 {
+			return m[0], nil
+		}
+	}
+	return "", fmt.Errorf("%w: chart %s is in none of the charts folders %s", errChartUnavailable, name, strings.Join(l.cfg.charts, ", "))
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
+}
+
+// findObject returns the object of any layer with that kind, namespace and
+// name, or nil.
+func (l *linter) findObject(kind, ns, name string) *object {
+	for _, ly := range l.layers {
+		for _, o := range ly.objects {
+			if o.Kind == kind && o.Name == name && namespaceOr(o.Namespace, ly.Kustomization.Spec.TargetNamespace) == ns {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// valuesSources are the ConfigMaps and Secrets of every layer that hr's
+// valuesFrom names, decoded.
+func (l *linter) valuesSources(hr *helmv2.HelmRelease) []client.Object {
+	var out []client.Object
+	for _, ref := range hr.Spec.ValuesFrom {
+		o := l.findObject(ref.Kind, hr.Namespace, ref.Name)
+		if o == nil {
+			continue
+		}
+		switch ref.Kind {
+		case "ConfigMap":
+			var cm corev1.ConfigMap
+			if decodeInto(o.Node, &cm) == nil {
+				cm.Namespace = hr.Namespace
+				out = append(out, &cm)
+			}
+		case "Secret":
+			var s corev1.Secret
+			if decodeInto(o.Node, &s) == nil {
+				s.Namespace = hr.Namespace
+				for k, v := range s.StringData {
+					if s.Data == nil {
+						s.Data = map[string][]byte{}
+					}
+					s.Data[k] = []byte(v) // as the API server stores stringData
+				}
+				out = append(out, &s)
+			}
+		}
+	}
+	return out
+}
+
+// knownOperator returns the API groups whose webhooks the chart of the
+// HelmRelease o serves, by the table of known operators, or nil.
+func (l *linter) knownOperator(o *object) []string {
+	name := yamlutil.Str(o.Node, "spec", "chart", "spec", "chart")
+	if name == "" {
+		if ref := yamlutil.Str(o.Node, "spec", "chartRef", "name"); ref != "" {
+			ns := namespaceOr(yamlutil.Str(o.Node, "spec", "chartRef", "namespace"), o.Namespace)
+			if src := l.findObject(yamlutil.Str(o.Node, "spec", "chartRef", "kind"), ns, ref); src != nil {
+				if u := yamlutil.Str(src.Node, "spec", "url"); u != "" {
+					name = path.Base(u)
+				} else {
+					name = yamlutil.Str(src.Node, "spec", "chart")
+				}
+			}
+		}
+	}
+	name = path.Base(name)
+	if groups, ok := l.cfg.operators[name]; ok {
+		return groups
+	}
+	return KnownOperators()[name]
+}
+
+// decodeInto decodes a YAML node into a Kubernetes object.
+func decodeInto(n *yaml.Node, into any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	return sigyaml.Unmarshal(b, into)
+}
+
+func namespaceOr(ns, def string) string {
+	if ns == "" {
+		return def
+	}
+	return ns
+}

@@ -1,0 +1,165 @@
+package layering_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// charts holds fluxbuild's test chart, secrets-operator: the External
+// Secrets CRDs in crds/, a Deployment and a validating webhook for
+// external-secrets.io in templates/.
+var charts = filepath.Join("..", "fluxbuild", "testdata", "charts")
+
+// chartTree is seed 000/002's platform with the operator installed from
+// its chart, the seed's way: a HelmRelease whose chart comes from an
+// OCIRepository.
+func chartTree(chartURL, crds string) map[string]string {
+	return map[string]string{
+		"namespaces/ns.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: external-secrets}\n",
+		"crds/crd.yaml":      crdYAML,
+		"operator/source.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata: {name: secrets-operator, namespace: flux-system}
+spec:
+  interval: 10m
+  url: ` + chartURL + `
+  ref: {tag: 0.3.1}
+  layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip, operation: copy}
+`,
+		"operator/release.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: secrets-operator, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: external-secrets
+  chartRef: {kind: OCIRepository, name: secrets-operator}
+  install: {crds: ` + crds + `}
+  valuesFrom: [{kind: ConfigMap, name: operator-values}]
+`,
+		"operator/values.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: operator-values, namespace: flux-system}\ndata:\n  values.yaml: |\n    replicaCount: 2\n",
+		"crs/store.yaml":       crYAML,
+	}
+}
+
+// The webhook race of seed 000, where people meet it: the operator is a
+// HelmRelease, and its webhook is inside the chart.
+func TestLintSeesIntoCharts(t *testing.T) {
+	naive := func() *layering.Builder {
+		return stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+			Layer("operator", layering.Path("./operator"), layering.DependsOn("namespaces"), layering.Wait()).
+			Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
+	}
+	fluxpack := func() *layering.Builder {
+		return stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+			Then("operator", layering.Path("./operator"), layering.Wait()).
+			Then("crs", layering.Path("./crs"))
+	}
+	lintWith := func(t *testing.T, b *layering.Builder, files map[string]string, opts ...layering.LintOption) []layering.Finding {
+		t.Helper()
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, files)
+		rep, err := layering.Lint(t.Context(), b, dir, opts...)
+		require.NoError(t, err)
+		return rep.Findings
+	}
+
+	t.Run("webhook inside the chart", func(t *testing.T) {
+		fs := lintWith(t, naive(), chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), layering.WithCharts(charts))
+		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "lint of seed 002's naive layout with the chart: %v", fs)
+		assert.Equal(t, "crs", fs[0].Layer)
+		assert.Equal(t, "ClusterSecretStore/vault", fs[0].Object)
+		assert.Contains(t, fs[0].Message, `operator layer "operator" serves the admission webhook of external-secrets.io`)
+		assert.NotContains(t, fs[0].Message, "assumed")
+
+		// Without the chart, lint cannot know the operator serves a
+		// webhook: a chart it does not know is not assumed to.
+		fs = lintWith(t, naive(), chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"))
+		assert.Empty(t, fs, "lint of the naive layout without the chart of an unknown operator")
+
+		fs = lintWith(t, fluxpack(), chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), layering.WithCharts(charts))
+		assert.Empty(t, fs, "lint of fluxpack's layout with the chart")
+	})
+
+	t.Run("known operator assumed", func(t *testing.T) {
+		fs := lintWith(t, naive(), chartTree("oci://ghcr.io/external-secrets/charts/external-secrets", "Skip"))
+		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "lint of the naive layout of a known operator, no chart: %v", fs)
+		assert.Contains(t, fs[0].Message, "assumed from fluxpack's table of known operators, as lint cannot render the chart of HelmRelease/flux-system/secrets-operator")
+
+		fs = lintWith(t, naive(), chartTree("oci://registry.example.com/charts/in-house", "Skip"),
+			layering.WithOperators(map[string][]string{"in-house": {"external-secrets.io"}}))
+		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "WithOperators extends the table: %v", fs)
+	})
+
+	t.Run("CRDs inside the chart", func(t *testing.T) {
+		files := chartTree("oci://registry.example.com/charts/secrets-operator", "CreateReplace")
+		delete(files, "crds/crd.yaml")
+		b := stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("operator", layering.Path("./operator"), layering.Wait()).
+			Layer("crs", layering.Path("./crs"), layering.DependsOn("namespaces"))
+		fs := lintWith(t, b, files, layering.WithCharts(charts))
+		require.Contains(t, rules(fs), layering.RuleCRDOrder, "%v", fs)
+		for _, f := range fs {
+			if f.Rule == layering.RuleCRDOrder {
+				assert.Contains(t, f.Message, `the CRD of ClusterSecretStore (external-secrets.io) is in layer "operator", which this layer does not depend on`)
+			}
+		}
+		b = stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("operator", layering.Path("./operator"), layering.Wait()).
+			Then("crs", layering.Path("./crs"))
+		assert.Empty(t, lintWith(t, b, files, layering.WithCharts(charts)), "the CRs behind the chart that brings their CRDs")
+	})
+
+	t.Run("health check on an object of the chart", func(t *testing.T) {
+		b := stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+			Then("operator", layering.Path("./operator"), layering.HealthChecks(
+				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "external-secrets-secrets-operator", Namespace: "external-secrets"})).
+			Then("crs", layering.Path("./crs"))
+		assert.Empty(t, lintWith(t, b, chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), layering.WithCharts(charts)))
+		// The release is named targetNamespace-name, and so is the chart's
+		// Deployment: a check on the HelmRelease's own name waits for nothing.
+		b = stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+			Then("operator", layering.Path("./operator"), layering.HealthChecks(
+				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "secrets-operator", Namespace: "external-secrets"})).
+			Then("crs", layering.Path("./crs"))
+		fs := lintWith(t, b, chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), layering.WithCharts(charts))
+		require.Equal(t, []layering.Rule{layering.RuleHealthCheck}, rules(fs), "%v", fs)
+	})
+
+	t.Run("chart that does not render", func(t *testing.T) {
+		files := chartTree("oci://registry.example.com/charts/secrets-operator", "Skip")
+		files["operator/values.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: operator-values, namespace: flux-system}\ndata:\n  values.yaml: |\n    image: not-a-map\n"
+		fs := lintWith(t, fluxpack(), files, layering.WithCharts(charts))
+		require.Equal(t, []layering.Rule{layering.RuleChart}, rules(fs), "%v", fs)
+		assert.Equal(t, "HelmRelease/flux-system/secrets-operator", fs[0].Object)
+		assert.Contains(t, fs[0].Message, "can't evaluate field repository")
+		assert.Equal(t, "operator/release.yaml", filepath.ToSlash(fs[0].File))
+	})
+}
+
+// A health check on what a chart lint cannot render may be right: it is
+// no finding, as for objects of a source lint cannot read.
+func TestLintHealthCheckUnseenChart(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"))
+	b := stack().Layer("namespaces", layering.Path("./namespaces")).
+		Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+		Then("operator", layering.Path("./operator"), layering.HealthChecks(
+			meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "anything", Namespace: "external-secrets"}))
+	rep, err := layering.Lint(t.Context(), b, dir)
+	require.NoError(t, err)
+	assert.Empty(t, rep.Findings)
+	rep, err = layering.Lint(t.Context(), b, dir, layering.WithCharts(charts))
+	require.NoError(t, err)
+	assert.Equal(t, []layering.Rule{layering.RuleHealthCheck}, rules(rep.Findings), "with the chart, lint sees no Deployment/external-secrets/anything")
+}
