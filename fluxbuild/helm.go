@@ -19,10 +19,13 @@ import (
 	helmrelease "helm.sh/helm/v4/pkg/release/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // ErrChartNotFound is wrapped by the error about a chart that cannot be
@@ -59,6 +62,7 @@ type ReleaseOption interface{ applyToRelease(*releaseConfig) error }
 type releaseConfig struct {
 	sources     map[client.ObjectKey]map[string]client.Object // kind → key → object
 	kubeVersion *helmcommon.KubeVersion
+	redact      bool // WithRedactedSecrets
 }
 
 type funcRelease func(*releaseConfig) error
@@ -69,17 +73,18 @@ func (f funcRelease) applyToRelease(c *releaseConfig) error { return f(c) }
 // read, as the cluster would hold them. A reference to an object not given
 // is a missing object, an error unless the reference is optional, as for
 // helm-controller.
-func WithValuesFrom(objs ...client.Object) ReleaseOption {
+func WithValuesFrom(objs ...runtime.Object) ReleaseOption {
 	return funcRelease(func(c *releaseConfig) error {
-		for _, o := range objs {
+		for _, obj := range objs {
 			var kind string
-			switch o.(type) {
+			o, _ := obj.(client.Object)
+			switch obj.(type) {
 			case *corev1.ConfigMap:
 				kind = "ConfigMap"
 			case *corev1.Secret:
 				kind = "Secret"
 			default:
-				return errdefs.InvalidOption("WithValuesFrom: %T: want a *ConfigMap or a *Secret", o)
+				return errdefs.InvalidOption("WithValuesFrom: %T: want a *ConfigMap or a *Secret", obj)
 			}
 			key := client.ObjectKey{Namespace: kind}
 			if c.sources[key] == nil {
@@ -87,6 +92,18 @@ func WithValuesFrom(objs ...client.Object) ReleaseOption {
 			}
 			c.sources[key][o.GetNamespace()+"/"+o.GetName()] = o
 		}
+		return nil
+	})
+}
+
+// WithRedactedSecrets renders with every value taken from a Secret
+// replaced by substitute.Redacted ("REDACTED"): each leaf of a values
+// document, or the whole value of a targetPath reference. The Secret's
+// values never reach the templates, so they cannot reach the output; a
+// template that needs a Secret's value to be a number, say, fails.
+func WithRedactedSecrets() ReleaseOption {
+	return funcRelease(func(c *releaseConfig) error {
+		c.redact = true
 		return nil
 	})
 }
@@ -272,6 +289,43 @@ func (r *valuesReader) Get(_ context.Context, key client.ObjectKey, obj client.O
 		src.(*corev1.ConfigMap).DeepCopyInto(dst)
 	case *corev1.Secret:
 		src.(*corev1.Secret).DeepCopyInto(dst)
+		if r.cfg.redact {
+			for k, v := range dst.Data {
+				dst.Data[k] = redactValues(v)
+			}
+		}
 	}
 	return nil
+}
+
+// redactValues replaces every leaf of a YAML values document with
+// substitute.Redacted; anything else (a scalar for a targetPath) becomes
+// Redacted whole.
+func redactValues(data []byte) []byte {
+	var doc map[string]any
+	if err := sigyaml.Unmarshal(data, &doc); err != nil || doc == nil {
+		return []byte(substitute.Redacted)
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				t[k] = walk(e)
+			}
+			return t
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+			return t
+		default:
+			return substitute.Redacted
+		}
+	}
+	out, err := sigyaml.Marshal(walk(doc))
+	if err != nil {
+		return []byte(substitute.Redacted)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package fluxbuild_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/runtime"
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
@@ -27,7 +28,7 @@ var operatorChart = filepath.Join("testdata", "charts", "secrets-operator")
 type releaseCase struct {
 	name    string
 	spec    helmv2.HelmReleaseSpec
-	sources []client.Object
+	sources []runtime.Object
 	wantErr string
 }
 
@@ -52,42 +53,42 @@ var releaseCases = []releaseCase{
 	{name: "defaults"},
 	{name: "inline-values", spec: helmv2.HelmReleaseSpec{Values: values(`{"replicaCount":3,"clusterName":"inline"}`)}},
 	{name: "values-from-configmap", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "ConfigMap", Name: "vals"}}},
-		sources: []client.Object{configMap("vals", map[string]string{"values.yaml": "clusterName: from-configmap\nreplicaCount: 2\n"})}},
+		sources: []runtime.Object{configMap("vals", map[string]string{"values.yaml": "clusterName: from-configmap\nreplicaCount: 2\n"})}},
 	{name: "values-from-key", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "ConfigMap", Name: "vals", ValuesKey: "prod.yaml"}}},
-		sources: []client.Object{configMap("vals", map[string]string{"prod.yaml": "clusterName: prod\n"})}},
+		sources: []runtime.Object{configMap("vals", map[string]string{"prod.yaml": "clusterName: prod\n"})}},
 	{name: "values-from-order", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{
 		{Kind: "ConfigMap", Name: "first"}, {Kind: "ConfigMap", Name: "second"}}},
-		sources: []client.Object{
+		sources: []runtime.Object{
 			configMap("first", map[string]string{"values.yaml": "clusterName: first\nreplicaCount: 5\n"}),
 			configMap("second", map[string]string{"values.yaml": "clusterName: second\n"})}},
 	{name: "inline-wins", spec: helmv2.HelmReleaseSpec{Values: values(`{"clusterName":"inline"}`),
 		ValuesFrom: []meta.ValuesReference{{Kind: "ConfigMap", Name: "vals"}}},
-		sources: []client.Object{configMap("vals", map[string]string{"values.yaml": "clusterName: from-configmap\nreplicaCount: 4\n"})}},
+		sources: []runtime.Object{configMap("vals", map[string]string{"values.yaml": "clusterName: from-configmap\nreplicaCount: 4\n"})}},
 	{name: "target-path", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{
 		{Kind: "ConfigMap", Name: "vars", ValuesKey: "cluster_name", TargetPath: "clusterName"}}},
-		sources: []client.Object{configMap("vars", map[string]string{"cluster_name": "mycluster-0"})}},
+		sources: []runtime.Object{configMap("vars", map[string]string{"cluster_name": "mycluster-0"})}},
 	{name: "target-path-wins-over-inline", spec: helmv2.HelmReleaseSpec{Values: values(`{"clusterName":"inline"}`),
 		ValuesFrom: []meta.ValuesReference{{Kind: "ConfigMap", Name: "vars", ValuesKey: "cluster_name", TargetPath: "clusterName"}}},
-		sources: []client.Object{configMap("vars", map[string]string{"cluster_name": "from-target-path"})}},
+		sources: []runtime.Object{configMap("vars", map[string]string{"cluster_name": "from-target-path"})}},
 	{name: "target-path-number", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{
 		{Kind: "ConfigMap", Name: "vars", ValuesKey: "replicas", TargetPath: "replicaCount"}}},
-		sources: []client.Object{configMap("vars", map[string]string{"replicas": "7"})}},
+		sources: []runtime.Object{configMap("vars", map[string]string{"replicas": "7"})}},
 	{name: "target-path-literal", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{
 		{Kind: "ConfigMap", Name: "vars", ValuesKey: "v", TargetPath: "clusterName", Literal: true}}},
-		sources: []client.Object{configMap("vars", map[string]string{"v": "a,b=c"})}},
+		sources: []runtime.Object{configMap("vars", map[string]string{"v": "a,b=c"})}},
 	{name: "secret-values", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "Secret", Name: "token", ValuesKey: "token", TargetPath: "token"}}},
-		sources: []client.Object{secret("token", map[string]string{"token": "s3cr3t"})}},
+		sources: []runtime.Object{secret("token", map[string]string{"token": "s3cr3t"})}},
 	{name: "secret-values-yaml", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "Secret", Name: "vals"}}},
-		sources: []client.Object{secret("vals", map[string]string{"values.yaml": "token: from-secret\n"})}},
+		sources: []runtime.Object{secret("vals", map[string]string{"values.yaml": "token: from-secret\n"})}},
 	{name: "optional-missing", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "ConfigMap", Name: "absent", Optional: true}}}},
 	{name: "optional-missing-key", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "ConfigMap", Name: "vals", ValuesKey: "nope", Optional: true}}},
-		sources: []client.Object{configMap("vals", map[string]string{"values.yaml": "clusterName: x\n"})}},
+		sources: []runtime.Object{configMap("vals", map[string]string{"values.yaml": "clusterName: x\n"})}},
 	{name: "missing", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "ConfigMap", Name: "absent"}}},
 		wantErr: `ConfigMap chart values reference 'flux-system/absent' with key 'values.yaml': configmaps "absent" not found`},
 	{name: "missing-key", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "Secret", Name: "vals", ValuesKey: "nope"}}},
-		sources: []client.Object{secret("vals", map[string]string{"values.yaml": "a: b\n"})}, wantErr: "reference 'flux-system/vals' with key 'nope': key not found"},
+		sources: []runtime.Object{secret("vals", map[string]string{"values.yaml": "a: b\n"})}, wantErr: "reference 'flux-system/vals' with key 'nope': key not found"},
 	{name: "values-not-yaml", spec: helmv2.HelmReleaseSpec{ValuesFrom: []meta.ValuesReference{{Kind: "ConfigMap", Name: "vals"}}},
-		sources: []client.Object{configMap("vals", map[string]string{"values.yaml": "a: [b\n"})}, wantErr: "error converting YAML to JSON"},
+		sources: []runtime.Object{configMap("vals", map[string]string{"values.yaml": "a: [b\n"})}, wantErr: "error converting YAML to JSON"},
 	{name: "crds-skip", spec: helmv2.HelmReleaseSpec{Install: &helmv2.Install{CRDs: helmv2.Skip}}},
 	{name: "crds-create-replace", spec: helmv2.HelmReleaseSpec{Install: &helmv2.Install{CRDs: helmv2.CreateReplace}}},
 	{name: "crds-invalid", spec: helmv2.HelmReleaseSpec{Install: &helmv2.Install{CRDs: "Sometimes"}}, wantErr: `spec.install.crds "Sometimes"`},
@@ -171,3 +172,19 @@ func TestRenderReleaseBadInput(t *testing.T) {
 }
 
 var _ = sigyaml.Marshal
+
+// Values from Secrets never reach the templates with WithRedactedSecrets:
+// a whole value (targetPath) and each leaf of a values document print as
+// REDACTED; ConfigMap values print as they are.
+func TestRenderReleaseRedactsSecrets(t *testing.T) {
+	for _, name := range []string{"secret-values", "secret-values-yaml"} {
+		i := slices.IndexFunc(releaseCases, func(c releaseCase) bool { return c.name == name })
+		require.GreaterOrEqual(t, i, 0)
+		tc := releaseCases[i]
+		rel, err := fluxbuild.RenderRelease(t.Context(), tc.release(), operatorChart, fluxbuild.WithValuesFrom(tc.sources...), fluxbuild.WithRedactedSecrets())
+		require.NoError(t, err, "RenderRelease of case %s, redacted", name)
+		require.Contains(t, string(rel.Manifest), "token: REDACTED")
+		require.NotContains(t, string(rel.Manifest), "s3cr3t")
+		require.NotContains(t, string(rel.Manifest), "from-secret")
+	}
+}

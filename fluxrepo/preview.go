@@ -1,11 +1,15 @@
 package fluxrepo
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -40,4 +44,33 @@ func Preview(ctx context.Context, entry, name string, readOpts []Option, opts ..
 		return fluxbuild.Preview(ctx, src, l.Kustomization, append([]substitute.RenderOption{substitute.WithSources(tree)}, opts...)...)
 	}
 	return nil, fmt.Errorf("previewing %s: the tree of %s has no Kustomization %q (it has %s)", name, entry, name, strings.Join(names, ", "))
+}
+
+// PreviewRelease reads the tree of entry and prints what helm-controller
+// would install for its HelmRelease ref, as `helm template` prints it: the
+// chart's CRDs that spec.install.crds applies, then the release's manifest
+// (fluxbuild.RenderRelease). The chart is found as lint finds it (a folder
+// of a source of the tree, or layering.WithCharts given with WithLint);
+// valuesFrom is served by the ConfigMaps and Secrets of the tree and by
+// fluxbuild.WithValuesFrom.
+func PreviewRelease(ctx context.Context, entry string, ref layering.ObjectRef, readOpts []Option, opts ...fluxbuild.ReleaseOption) ([]byte, error) {
+	repo, err := Read(ctx, entry, readOpts...)
+	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	rel, err := layering.RenderRelease(ctx, repo.Plan, repo.Root, ref, repo.lint, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("previewing %s: %w", ref, err)
+	}
+	var b bytes.Buffer
+	for _, crd := range rel.CRDs {
+		out, err := yaml.Marshal(crd.Node)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s", crd.File, out)
+	}
+	b.Write(rel.Manifest)
+	return b.Bytes(), nil
 }

@@ -14,7 +14,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/runtime"
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
@@ -118,20 +118,10 @@ func (l *linter) chartObjects(ctx context.Context) {
 	}
 }
 
-// renderChart renders the chart of the HelmRelease o of layer ly.
+// renderChart renders the chart of the HelmRelease o of layer ly, as
+// objects of the layer.
 func (l *linter) renderChart(ctx context.Context, ly *lintLayer, o *object) ([]*object, error) {
-	var hr helmv2.HelmRelease
-	if err := decodeInto(o.Node, &hr); err != nil {
-		return nil, err
-	}
-	if hr.Namespace == "" {
-		hr.Namespace = namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace)
-	}
-	chartPath, err := l.chartPath(ly, &hr)
-	if err != nil {
-		return nil, err
-	}
-	rel, err := fluxbuild.RenderRelease(ctx, &hr, chartPath, fluxbuild.WithValuesFrom(l.valuesSources(&hr)...))
+	rel, chartPath, err := l.release(ctx, ly, o)
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +134,52 @@ func (l *linter) renderChart(ctx context.Context, ly *lintLayer, o *object) ([]*
 		out = append(out, co)
 	}
 	return out, nil
+}
+
+// release renders the chart of the HelmRelease o of layer ly with the
+// ConfigMaps and Secrets of every layer, and says where the chart was.
+func (l *linter) release(ctx context.Context, ly *lintLayer, o *object, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, string, error) {
+	var hr helmv2.HelmRelease
+	if err := decodeInto(o.Node, &hr); err != nil {
+		return nil, "", err
+	}
+	if hr.Namespace == "" {
+		hr.Namespace = namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace)
+	}
+	chartPath, err := l.chartPath(ly, &hr)
+	if err != nil {
+		return nil, "", err
+	}
+	rel, err := fluxbuild.RenderRelease(ctx, &hr, chartPath, append([]fluxbuild.ReleaseOption{fluxbuild.WithValuesFrom(l.valuesSources(&hr)...)}, opts...)...)
+	return rel, chartPath, err
+}
+
+// RenderRelease renders the HelmRelease ref of a Plan as lint renders it
+// (layers read from their sources, the chart found as WithCharts says, its
+// valuesFrom served by the ConfigMaps and Secrets of every layer), for a
+// preview of what helm-controller would install.
+func RenderRelease(ctx context.Context, p *Plan, root string, ref ObjectRef, lintOpts []LintOption, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, error) {
+	cfg, err := newLintConfig(lintOpts)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	l := &linter{p: p, root: abs, cfg: cfg}
+	if err := l.load(ctx); err != nil {
+		return nil, err
+	}
+	for _, ly := range l.layers {
+		for _, o := range ly.objects {
+			if o.helmCRDs != "" && o.Kind == ref.Kind && o.Name == ref.Name && namespaceOr(o.Namespace, ly.Kustomization.Spec.TargetNamespace) == namespaceOr(ref.Namespace, p.Namespace) {
+				rel, _, err := l.release(ctx, ly, o, opts...)
+				return rel, err
+			}
+		}
+	}
+	return nil, fmt.Errorf("rendering %s: no layer applies it", ref)
 }
 
 // chartPath finds the chart of hr: in a source a layer reads (a
@@ -231,8 +267,8 @@ func (l *linter) findObject(kind, ns, name string) *object {
 
 // valuesSources are the ConfigMaps and Secrets of every layer that hr's
 // valuesFrom names, decoded.
-func (l *linter) valuesSources(hr *helmv2.HelmRelease) []client.Object {
-	var out []client.Object
+func (l *linter) valuesSources(hr *helmv2.HelmRelease) []runtime.Object {
+	var out []runtime.Object
 	for _, ref := range hr.Spec.ValuesFrom {
 		o := l.findObject(ref.Kind, hr.Namespace, ref.Name)
 		if o == nil {

@@ -216,7 +216,7 @@ func LintPlan(ctx context.Context, p *Plan, root string, opts ...LintOption) (*R
 	return lintPlan(ctx, p, p.graphProblems(), abs, opts)
 }
 
-func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts []LintOption) (*Report, error) {
+func newLintConfig(opts []LintOption) (*lintConfig, error) {
 	cfg := &lintConfig{}
 	for _, o := range opts {
 		if o == nil {
@@ -225,6 +225,14 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 		if err := o.applyToLint(cfg); err != nil {
 			return nil, err
 		}
+	}
+	return cfg, nil
+}
+
+func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts []LintOption) (*Report, error) {
+	cfg, err := newLintConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	l := &linter{p: p, root: root, cfg: cfg}
 	for _, err := range problems {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -57,6 +59,19 @@ func NewSources(objs ...runtime.Object) (*Sources, error) {
 		}
 	}
 	return s, nil
+}
+
+// Objects returns the ConfigMaps and then the Secrets s holds, each sorted
+// by namespace and name.
+func (s *Sources) Objects() []runtime.Object {
+	var out []runtime.Object
+	for _, k := range slices.Sorted(maps.Keys(s.configMaps)) {
+		out = append(out, s.configMaps[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.secrets)) {
+		out = append(out, s.secrets[k])
+	}
+	return out
 }
 
 var sourceCodecs = serializer.NewCodecFactory(func() *runtime.Scheme {

@@ -27,6 +27,7 @@ func TestFluxRepoCommands(t *testing.T) {
 	phEntry := filepath.Join(ph, "clusters", "mycluster-0")
 	fx := filepath.Join(repos, "fluxcd-example")
 	mt := filepath.Join(repos, "multi-tenancy")
+	ho := filepath.Join(repos, "helm-operators")
 	argo := filepath.Join(root, "argocd", "testdata", "app-of-apps")
 	tfVars := "ConfigMap/flux-system/eks-mycluster-0-vars"
 	stack := filepath.Join("testdata", "stacks", "external", "stack.yaml")
@@ -59,6 +60,16 @@ func TestFluxRepoCommands(t *testing.T) {
 		{name: "graph-entry-mermaid", args: []string{"graph", filepath.Join(fx, "clusters", "production"), "--root", fx, "--format", "mermaid"}, same: "fluxrepo/testdata/fluxcd-example-production-graph-mermaid.golden"},
 		{name: "graph-entry-tree", args: []string{"graph", phEntry, "--root", ph}, same: "fluxrepo/testdata/platform-hierarchy-graph-tree.golden"},
 		{name: "graph-entry-dot", args: []string{"graph", filepath.Join(mt, "clusters", "production"), "--root", mt, "--format", "dot"}},
+		// preview --cluster ENTRY HelmRelease/NAMESPACE/NAME: what
+		// helm-controller installs, Secret values redacted unless asked.
+		{name: "preview-release", args: []string{"preview", "--cluster", filepath.Join(ho, "clusters", "naive"), "--root", ho, "HelmRelease/flux-system/external-secrets"}},
+		{name: "preview-release-secret", args: []string{"preview", "--cluster", filepath.Join(ho, "clusters", "naive"), "--root", ho, "HelmRelease/external-secrets", "--vars-from", filepath.Join("testdata", "fluxrepo", "token-secret.yaml")}},
+		{name: "preview-release-show-secrets", args: []string{"preview", "--cluster", filepath.Join(ho, "clusters", "naive"), "--root", ho, "HelmRelease/external-secrets", "--vars-from", filepath.Join("testdata", "fluxrepo", "token-secret.yaml"), "--show-secrets"}},
+		{name: "preview-release-unknown", args: []string{"preview", "--cluster", filepath.Join(ho, "clusters", "naive"), "--root", ho, "HelmRelease/flux-system/nope"}, code: cli.ExitError, stderr: "HelmRelease/flux-system/nope: no layer applies it"},
+		{name: "lint-entry-helm-naive", args: []string{"lint", filepath.Join(ho, "clusters", "naive"), "--root", ho}, code: cli.ExitFinding, stderr: "1 findings in", same: "fluxrepo/testdata/helm-operators-naive-lint.golden"},
+		{name: "lint-entry-helm-fixed", args: []string{"lint", filepath.Join(ho, "clusters", "fixed"), "--root", ho}},
+		{name: "lint-bad-operator", args: []string{"lint", filepath.Join(ho, "clusters", "fixed"), "--root", ho, "--operator", "eso"}, code: cli.ExitError, stderr: "want CHART=GROUP"},
+		{name: "lint-bad-charts", args: []string{"lint", filepath.Join(ho, "clusters", "fixed"), "--root", ho, "--charts", filepath.Join(ho, "nope")}, code: cli.ExitError, stderr: "charts folder"},
 		// preview --cluster ENTRY NAME
 		{name: "preview-cluster", args: []string{"preview", "--cluster", filepath.Join(fx, "clusters", "staging"), "--root", fx, "infra-configs"}, same: "fluxrepo/testdata/preview-infra-configs.golden"},
 		{name: "preview-cluster-vars-from", args: []string{"preview", "--cluster", phEntry, "--root", ph, "infrastructure", "--vars-from", filepath.Join(root, "fluxrepo", "testdata", "eks-mycluster-0-vars.yaml")}, same: "fluxrepo/testdata/preview-infrastructure.golden"},

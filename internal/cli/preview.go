@@ -2,11 +2,14 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -15,6 +18,7 @@ func newPreviewCmd(*rootFlags) *cobra.Command {
 		dir, ksFile string
 		cluster     string
 		repo        repoFlags
+		charts      chartFlags
 		varsFrom    []string
 		strict      bool
 		showSecrets bool
@@ -47,12 +51,23 @@ directory (no kustomization file, no field that changes the build) is read
 object by object, so preview stays linear where flux build is quadratic. DIR
 is only read.
 
+With --cluster and HelmRelease/NAMESPACE/NAME (or HelmRelease/NAME in
+flux-system), preview prints what helm-controller would install for that
+HelmRelease of the tree, as helm template prints it: the chart's CRDs that
+spec.install.crds applies, then the release's manifest, the values merged in
+helm-controller's order (chart defaults, valuesFrom in order from the
+ConfigMaps and Secrets of the tree and of --vars-from, inline values) and its
+post-renderers applied. The chart is found as lint finds it (a folder of a
+source of the tree, or --charts); values from Secrets print as REDACTED
+unless --show-secrets.
+
 With --cluster, preview reads the cluster's repository as lint does
 (--source, --root apply) and previews its Kustomization NAME (or
 NAMESPACE/NAME) from its own source, an ExternalArtifact laid out from its
 generator; substituteFrom is served by the ConfigMaps and Secrets of the tree
 and by --vars-from.`,
 		Example: `  fluxpack preview --cluster clusters/production infra-configs
+  fluxpack preview --cluster clusters/production HelmRelease/flux-system/external-secrets --charts charts/
   fluxpack preview apps --path ./apps --kustomization-file clusters/prod/apps.yaml --vars-from clusters/prod/vars/configmap-cluster-vars.yaml`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,6 +78,9 @@ and by --vars-from.`,
 			opts := []substitute.RenderOption{substitute.WithVarsFrom(varsFrom...), substitute.WithStrict(strict)}
 			if !showSecrets {
 				opts = append(opts, substitute.WithRedactedSecrets())
+			}
+			if ref, ok := helmReleaseRef(name); ok && cluster != "" {
+				return previewRelease(cmd, cluster, ref, &repo, &charts, varsFrom, showSecrets)
 			}
 			if cluster != "" {
 				if name == "" || dir != "" || ksFile != "" {
@@ -103,5 +121,51 @@ and by --vars-from.`,
 	fs.BoolVar(&showSecrets, "show-secrets", false, "print the values variables take from substituteFrom Secrets (default: "+substitute.Redacted+")")
 	fs.StringVar(&cluster, "cluster", "", "a cluster's Flux entry point (such as clusters/production): preview its Kustomization NAME, read from the repository as lint reads it")
 	repo.bind(cmd)
+	charts.bind(cmd)
 	return cmd
+}
+
+// helmReleaseRef reads HelmRelease/NAMESPACE/NAME or HelmRelease/NAME.
+func helmReleaseRef(name string) (layering.ObjectRef, bool) {
+	kind, _, ok := strings.Cut(name, "/")
+	if !ok || !strings.EqualFold(kind, helmv2.HelmReleaseKind) {
+		return layering.ObjectRef{}, false
+	}
+	ref, err := layering.ParseObjectRef(name)
+	if err != nil {
+		return layering.ObjectRef{}, false
+	}
+	ref.Kind = helmv2.HelmReleaseKind
+	return ref, true
+}
+
+// previewRelease prints what helm-controller would install for the
+// HelmRelease ref of the cluster's tree.
+func previewRelease(cmd *cobra.Command, cluster string, ref layering.ObjectRef, repo *repoFlags, charts *chartFlags, varsFrom []string, showSecrets bool) error {
+	ropts, err := repo.options()
+	if err != nil {
+		return err
+	}
+	lopts, err := charts.lintOptions()
+	if err != nil {
+		return err
+	}
+	ropts = append(ropts, fluxrepo.WithLint(lopts...))
+	var opts []fluxbuild.ReleaseOption
+	if !showSecrets {
+		opts = append(opts, fluxbuild.WithRedactedSecrets())
+	}
+	if len(varsFrom) > 0 {
+		srcs, err := substitute.ReadSources(varsFrom...)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, fluxbuild.WithValuesFrom(srcs.Objects()...))
+	}
+	out, err := fluxrepo.PreviewRelease(cmd.Context(), cluster, ref, ropts, opts...)
+	if err != nil {
+		return err
+	}
+	_, err = cmd.OutOrStdout().Write(out)
+	return err
 }
