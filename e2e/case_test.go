@@ -43,9 +43,11 @@ const (
 // stack starts a layering stack whose layers read the root OCIRepository;
 // a case adds its layers (each a folder of the artifact named after it unless
 // given a Path) and Deploy renders them with package layering, as `fluxpack
-// render` does, into rootPath.
+// render` does, into rootPath (so HelmRelease layers apply
+// rootPath/releases/<layer>).
 func stack() *layering.Builder {
-	return layering.New(rootName, layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: rootName}))
+	return layering.New(rootName, layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: rootName}),
+		layering.RenderedPath("./"+rootPath))
 }
 
 // copyTree copies the folder src into dst.

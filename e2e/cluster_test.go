@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/stretchr/testify/require"
@@ -73,6 +74,7 @@ var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, sourcev1.AddToScheme, kustomizev1.AddToScheme,
+		helmv2.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
@@ -83,12 +85,13 @@ var scheme = func() *runtime.Scheme {
 
 // StartCluster starts etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler, kwok with one fake node, the Flux CRDs, source-controller,
-// kustomize-controller and a registry, and stops them all when the test ends.
+// kustomize-controller, helm-controller and a registry, and stops them all
+// when the test ends.
 // Logs of a failed test are copied to e2e/logs/<test>/.
 func StartCluster(t *testing.T) *Cluster {
 	t.Helper()
 	bins := map[string]string{}
-	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "source-controller", "kustomize-controller"} {
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "source-controller", "kustomize-controller", "helm-controller"} {
 		bins[name] = testutil.Tool(t, name)
 	}
 	c := &Cluster{t: t, Dir: t.TempDir(), broken: make(chan struct{})}
@@ -109,11 +112,12 @@ func StartCluster(t *testing.T) *Cluster {
 	c.startKwok(bins["kwok"], kubeconfig)
 
 	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fluxNamespace}})
-	for _, ctl := range []string{"source-controller", "kustomize-controller"} {
+	for _, ctl := range []string{"source-controller", "kustomize-controller", "helm-controller"} {
 		c.installCRDs(filepath.Join(resolvedDir(t, bins[ctl]), "crds"))
 	}
 	c.startSourceController(bins["source-controller"], kubeconfig)
 	c.startKustomizeController(bins["kustomize-controller"], kubeconfig)
+	c.startHelmController(bins["helm-controller"], kubeconfig)
 	c.Registry = testutil.StartDistribution(t, testutil.DistributionOptions{})
 	t.Logf("cluster up in %s (%s)", time.Since(started).Round(10*time.Millisecond), c.Dir)
 	return c
@@ -372,6 +376,19 @@ func (c *Cluster) startKustomizeController(bin, kubeconfig string) {
 	c.waitHealthy("kustomize-controller", health)
 }
 
+// startHelmController starts helm-controller, which fetches charts from
+// source-controller's storage (its advertised address) and installs them with
+// the admin kubeconfig. Like kustomize-controller it re-checks dependencies
+// and sources that are not ready every second.
+func (c *Cluster) startHelmController(bin, kubeconfig string) {
+	health := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
+	c.start("helm-controller", bin, c.controllerEnv("helm-controller", kubeconfig),
+		"--requeue-dependency=1s",
+		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
+		"--watch-all-namespaces=true", "--enable-leader-election=false")
+	c.waitHealthy("helm-controller", health)
+}
+
 func (c *Cluster) waitHealthy(name, addr string) {
 	c.poll(name+" /readyz", startDeadline, func(ctx context.Context) (bool, error) {
 		_, err := httpGet(ctx, http.DefaultClient, "http://"+addr+"/readyz", "")
@@ -429,7 +446,7 @@ func (c *Cluster) dumpObjects() {
 	defer cancel()
 	var out bytes.Buffer
 	for _, list := range []client.ObjectList{
-		&sourcev1.OCIRepositoryList{}, &kustomizev1.KustomizationList{}, &appsv1.DeploymentList{},
+		&sourcev1.OCIRepositoryList{}, &kustomizev1.KustomizationList{}, &helmv2.HelmReleaseList{}, &appsv1.DeploymentList{},
 		&corev1.PodList{}, &corev1.EventList{},
 	} {
 		if err := c.Client.List(ctx, list); err != nil {

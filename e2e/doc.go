@@ -2,10 +2,11 @@
 // e2e, run by `make e2e`) start a whole control plane on 127.0.0.1 from the
 // binaries hack/tools.sh builds into .cache: etcd, kube-apiserver,
 // kube-controller-manager and kube-scheduler, kwok (a fake node on which
-// Deployments and Pods become Ready), source-controller and
-// kustomize-controller, and a CNCF distribution registry. Each case pushes its
-// manifests with `fluxpack push`, applies only the root OCIRepository and
-// Kustomization, and watches every layer (a Flux Kustomization) until Ready.
+// Deployments and Pods become Ready), source-controller,
+// kustomize-controller and helm-controller, and a CNCF distribution registry.
+// Each case pushes its manifests with `fluxpack push`, applies only the root
+// OCIRepository and Kustomization, and watches every layer (a Flux
+// Kustomization) until Ready.
 // Every case (and each of S0's two layouts) has a cluster of its own, and
 // they run in parallel (make e2e passes -parallel), so the figures of one run
 // include the other clusters' load on the machine.
