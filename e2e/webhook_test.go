@@ -82,6 +82,14 @@ func (w *Webhook) review(rw http.ResponseWriter, r *http.Request) {
 // Requests is how many admission reviews it answered.
 func (w *Webhook) Requests() int64 { return w.requests.Load() }
 
+// URL is where the API server reaches the server, without a path (any path
+// is served): what a chart's webhook clientConfig.url starts with.
+func (w *Webhook) URL() string { return "https://" + w.addr }
+
+// CABundle is the PEM of the CA that signed the server's certificate: a
+// webhook's clientConfig.caBundle.
+func (w *Webhook) CABundle() []byte { return w.ca.certPEM }
+
 // Configuration is the ValidatingWebhookConfiguration the stand-in operator
 // ships: External Secrets' two validating webhooks, failurePolicy Fail,
 // reaching the test's server through clientConfig.url.
