@@ -294,7 +294,9 @@ func (g *generated) filterIgnored(m gitignore.Matcher, own bool) error {
 				p := filepath.Join(g.dir, e)
 				isDir, err := g.isDir(p, s.list == &g.kus.Resources)
 				if err != nil {
-					return err
+					// Flux's generator fails here too, without naming the
+					// kustomization that lists the entry.
+					return &FileError{Path: g.relSlash(g.kfile), Err: fmt.Errorf("resource %q: %w", e, err)}
 				}
 				if (own || mayMatchDefaults(e)) && m.Match(strings.Split(p, string(filepath.Separator)), isDir) {
 					ignored[p] = true

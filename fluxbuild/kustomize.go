@@ -3,6 +3,7 @@ package fluxbuild
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -127,6 +128,16 @@ func kustomizeBuild(fs filesys.FileSystem, dir string, schemas bool) (m resmap.R
 	return k.Run(fs, dir)
 }
 
+// kustomizationFile is dir's kustomization file, as kustomize finds it.
+func kustomizationFile(dir string) string {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && !fi.IsDir() {
+			return filepath.Join(dir, name)
+		}
+	}
+	return filepath.Join(dir, konfig.DefaultKustomizationFileName())
+}
+
 // checkLocal refuses kustomization entries that kustomize would fetch (URLs,
 // git repositories) and follows local ones, so a build never reaches the
 // network; and it refuses resource files kustomize would crash on.
@@ -148,8 +159,12 @@ func checkLocal(root, dir string, k *kustypes.Kustomization, seen map[string]boo
 		}
 		p := filepath.Join(dir, filepath.FromSlash(e))
 		fi, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			// kustomize fails too, without naming the kustomization.
+			return &FileError{Path: relSlash(root, kustomizationFile(dir)), Err: fmt.Errorf("resource %q: %w", e, err)}
+		}
 		if err != nil {
-			continue // missing: kustomize reports it
+			continue // kustomize reports it
 		}
 		if !fi.IsDir() {
 			// kustomize would crash on an alias inside its own anchor.

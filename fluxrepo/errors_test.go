@@ -67,6 +67,9 @@ func TestErrorsThroughReadAndBuild(t *testing.T) {
 	var pe *fs.PathError
 	require.ErrorAs(t, err, &pe, "Read: %v", err)
 	assert.Equal(t, filepath.Join(entry, "gone.yaml"), pe.Path)
+	var kfe *fluxrepo.FileError
+	require.ErrorAs(t, err, &kfe, "Read: %v", err)
+	assert.Equal(t, filepath.Join(entry, "kustomization.yaml"), kfe.Path, "the error names the kustomization that lists the missing file")
 
 	require.NoError(t, os.WriteFile(filepath.Join(entry, "kustomization.yaml"), []byte("resources: [infra.yaml]\n"), 0o644))
 	_, err = fluxrepo.Preview(t.Context(), entry, "infra", nil)
