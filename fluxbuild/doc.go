@@ -1,13 +1,15 @@
-// Package fluxbuild answers one question for the rest of fluxpack: what
+// Package fluxbuild answers two questions for the rest of fluxpack: what
 // would kustomize-controller apply for this Flux Kustomization from this
-// source tree? Preview, lint and the reading of existing Flux repositories
-// all ask it here, and nowhere else.
+// source tree, and what would helm-controller install for this HelmRelease
+// from this chart? Preview, lint and the reading of existing Flux
+// repositories all ask them here, and nowhere else.
 //
-//	objs, err := fluxbuild.Build(ctx, fluxbuild.Source{Dir: "."}, ks)
+//	objs, err := fluxbuild.Build(ctx, fluxbuild.Source{Dir: "."}, ks, fluxbuild.WithLogger(log))
 //	for _, o := range objs {
 //		fmt.Println(o.File, o.Line, o) // apps/web.yaml 3 Deployment/apps/web
 //	}
 //	yaml, err := fluxbuild.Preview(ctx, src, ks, substitute.WithVarsFrom("vars.yaml"))
+//	rel, err := fluxbuild.RenderRelease(ctx, hr, "charts/operator", fluxbuild.WithValuesFrom(secret))
 //
 // Build mirrors Flux's steps: the kustomization.yaml Flux's generator
 // writes for a directory without one (every .yaml/.yml file kustomize can
@@ -23,12 +25,30 @@
 // Objects kustomize builds keep the file and line its origin annotations
 // name.
 //
+// Build takes options (Option): WithLogger logs, as warnings, the symbolic
+// links it leaves out because Flux leaves them out too.
+//
 // Preview adds what the controller does after the build (postBuild
 // substitution, its labels, commonMetadata; package substitute) and prints
 // the objects as `flux build kustomization --dry-run` does, byte for byte
 // (TestPreviewAgainstFlux, FuzzPreviewVsFlux).
 //
-// The package reads files and never writes or touches the network: a
-// kustomization entry kustomize would fetch is an error (ErrRemote).
-// Problems in a file are *FileError with the line.
+// RenderRelease renders a HelmRelease (helm.toolkit.fluxcd.io/v2) from a
+// chart folder or .tgz as helm-controller installs it: the values merged by
+// helm-controller's own code (the chart's, spec.valuesFrom in order, then
+// spec.values), Helm's install action in client-only dry-run mode with
+// spec.releaseName, spec.targetNamespace and spec.install, then the
+// post-renderers and spec.commonMetadata. The Release holds the chart's
+// CRDs (per spec.install.crds) and the release's objects, each naming the
+// template that made it. Its options (ReleaseOption): WithValuesFrom gives
+// the ConfigMaps and Secrets valuesFrom reads, WithKubeVersion the
+// version templates see, WithRedactedSecrets replaces every value taken
+// from a Secret with "REDACTED" before the templates see it.
+//
+// The package reads files and never writes or touches the network or a
+// cluster: a kustomization entry kustomize would fetch is an error
+// (ErrRemote), a chart is never downloaded (a chart that is not where it
+// was said to be wraps ErrChartNotFound), and templates that look the
+// cluster up see nothing. Options given a value they cannot use fail with
+// ErrInvalidOption. Problems in a file are *FileError with the line.
 package fluxbuild
