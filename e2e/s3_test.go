@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/kustomize"
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,17 +25,16 @@ import (
 )
 
 // s3Layers is seed 003's hierarchy, with its health checks, built with
-// package layering: namespaces -> crds -> crossplane (health check on its
-// Deployment) -> epis (CEL health check on every EKSPodIdentity) -> security
-// -> infrastructure (also on epis) -> observability (on infrastructure and
-// security) -> apps (on infrastructure and observability).
+// package layering: namespaces -> crds -> crossplane (a HelmRelease and its
+// chart's source, health check on the HelmRelease) -> epis (CEL health check
+// on every EKSPodIdentity) -> security -> infrastructure (also on epis) ->
+// observability (on infrastructure and security) -> apps (on infrastructure
+// and observability).
 func s3Layers() *layering.Builder {
 	return stack().
 		Layer("namespaces").
 		Then("crds").
-		Then("crossplane", layering.HealthChecks(meta.NamespacedObjectKindReference{
-			APIVersion: "apps/v1", Kind: "Deployment", Name: "crossplane", Namespace: "crossplane-system",
-		})).
+		Then("crossplane", layering.HealthChecks(crossplaneHealthCheck)).
 		Then("epis", layering.HealthCheckExprs(kustomize.CustomHealthCheck{
 			APIVersion: "cloud.ogenki.io/v1alpha1", Kind: "EKSPodIdentity",
 			HealthCheckExpressions: kustomize.HealthCheckExpressions{
@@ -50,17 +50,29 @@ func s3Layers() *layering.Builder {
 		Then("apps", layering.DependsOn("infrastructure"))
 }
 
+// TestS3PlatformHierarchy deploys seed 003's hierarchy with Crossplane
+// installed the seed's way: the crossplane layer applies a HelmRelease of the
+// test's crossplane chart (pushed to the cluster's registry as an OCI chart)
+// and health-checks it, so helm-controller's wait for the crossplane
+// Deployment, held back crossplaneStartup, gates every later layer.
 func TestS3PlatformHierarchy(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t)
 	c.RunCrossplane()
+	var opened atomic.Pointer[time.Time]
+	c.RunGatedPods(crossplaneStartup, func() { now := time.Now(); opened.Store(&now) })
+	marks := c.WatchFirstReady()
+	chart, source := crossplaneSource(t, c)
 	// The cluster variables the IaC writes (seed 003's eks-mycluster-0-vars).
 	c.create(&corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "eks-mycluster-0-vars", Namespace: fluxNamespace},
 		Data:       map[string]string{"cluster_name": "mycluster-0", "domain": "priv.cloud.ogenki.io"},
 	})
-	d := Deploy(t, c, "s3", filepath.Join("testdata", "s3"), nil, s3Layers())
+	d := Deploy(t, c, "s3", filepath.Join("testdata", "s3"), map[string][]byte{"crossplane/ocirepository.yaml": source}, s3Layers())
 	d.RequireNoFailures(t)
+	started := opened.Load()
+	require.NotNil(t, started, "the crossplane pod was never gated: the HelmRelease did not wait for it")
+	requireCrossplaneGate(t, c, d, chart, marks, *started)
 
 	var gw corev1.ConfigMap
 	require.NoError(t, c.Client.Get(t.Context(), client.ObjectKey{Namespace: "infrastructure", Name: "gateway"}, &gw))
