@@ -3,6 +3,7 @@ package layering
 import (
 	"errors"
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -207,6 +208,17 @@ func (b *Builder) checkStep(s *step, report func(*step, error)) {
 	}
 	if s.guard != nil && len(s.healthChecks) == 0 {
 		report(s, errdefs.Kind(ErrInvalidOption, "WebhookGuard replaces wait with health checks: add HealthChecks on the operator's workload"))
+	}
+	// Components are relative to spec.path; Flux reads them from the
+	// source only.
+	layerPath := "./" + s.name
+	if s.path != nil {
+		layerPath = *s.path
+	}
+	for _, c := range s.components {
+		if p := path.Join(layerPath, c); p == ".." || strings.HasPrefix(p, "../") {
+			report(s, errdefs.Kind(ErrInvalidOption, "invalid component %q: relative to path %s, it leaves the source", c, layerPath))
+		}
 	}
 }
 

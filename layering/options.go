@@ -4,18 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
+	"strings"
 	"time"
-
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	helmchartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // StepOption configures one layer (Layer, Then, and the parts of a preset).
@@ -65,6 +69,40 @@ type step struct {
 
 func (s *step) errorf(kind error, format string, args ...any) {
 	s.errs = append(s.errs, errdefs.Kind(kind, format, args...))
+}
+
+// invalidf records an invalid stack option, naming the stack.
+func (s *stack) invalidf(format string, args ...any) {
+	s.errs = append(s.errs, errdefs.Kind(ErrInvalidOption, "stack %q: "+format, append([]any{s.name}, args...)...))
+}
+
+// notLabel says why name is not a DNS-1123 label (a namespace's name), or
+// returns "".
+func notLabel(name string) string { return strings.Join(validation.IsDNS1123Label(name), "; ") }
+
+// notSubdomain says why name is not a DNS-1123 subdomain (the name of most
+// objects: ConfigMaps, ServiceAccounts; an API group), or returns "".
+func notSubdomain(name string) string {
+	return strings.Join(validation.IsDNS1123Subdomain(name), "; ")
+}
+
+// notRelative says why p is not a relative, slash-separated local path, as
+// Flux's path fields take them, or returns "". With dotDot, ".." elements
+// are allowed (spec.components are relative to spec.path and may go up).
+func notRelative(p string, dotDot bool) string {
+	switch {
+	case p == "":
+		return "empty path"
+	case strings.Contains(p, "://"):
+		return "want a local path, not a URL: fluxpack builds offline"
+	case strings.Contains(p, `\`):
+		return "want a slash-separated path"
+	case path.IsAbs(p):
+		return "want a relative path"
+	case !dotDot && slices.Contains(strings.Split(p, "/"), ".."):
+		return `want a path inside the source, without ".."`
+	}
+	return ""
 }
 
 // stack is the stack-wide settings New collects.
@@ -213,14 +251,29 @@ func Namespace(ns string) StackOption {
 // outputs), then for the Secret of the same name (its sensitive outputs),
 // optional because it is applied out of band, never pushed.
 func Vars(configMaps ...string) StackOption {
-	return funcStack(func(s *stack) { s.vars = append(s.vars, configMaps...) })
+	return funcStack(func(s *stack) {
+		for _, name := range configMaps {
+			if msg := notSubdomain(name); msg != "" {
+				s.invalidf("invalid vars ConfigMap name %q: %s", name, msg)
+				continue
+			}
+			s.vars = append(s.vars, name)
+		}
+	})
 }
 
 // RenderedPath is where the rendered directory sits in the source
 // (default ./flux). HelmRelease layers are wrapped in a Kustomization whose
-// path is <RenderedPath>/releases/<layer>.
+// path is <RenderedPath>/releases/<layer>. It is relative to the source's
+// root, slash-separated, without "..".
 func RenderedPath(p string) StackOption {
-	return funcStack(func(s *stack) { s.renderedPath = p })
+	return funcStack(func(s *stack) {
+		if msg := notRelative(p, false); msg != "" {
+			s.invalidf("invalid renderedPath %q: %s", p, msg)
+			return
+		}
+		s.renderedPath = p
+	})
 }
 
 // ExistingNamespaces names namespaces that exist before the stack (created
@@ -228,7 +281,15 @@ func RenderedPath(p string) StackOption {
 // kube-system, kube-public, kube-node-lease and the stack's namespace always
 // exist.
 func ExistingNamespaces(names ...string) StackOption {
-	return funcStack(func(s *stack) { s.existingNamespaces = append(s.existingNamespaces, names...) })
+	return funcStack(func(s *stack) {
+		for _, name := range names {
+			if msg := notLabel(name); msg != "" {
+				s.invalidf("invalid existing namespace %q: %s", name, msg)
+				continue
+			}
+			s.existingNamespaces = append(s.existingNamespaces, name)
+		}
+	})
 }
 
 // --- step options ---
@@ -352,20 +413,34 @@ func HealthCheckExprs(exprs ...kustomize.CustomHealthCheck) StepOption {
 	})
 }
 
-// TargetNamespace sets spec.targetNamespace.
+// TargetNamespace sets spec.targetNamespace: the namespace of every
+// namespaced object of the layer.
 func TargetNamespace(ns string) StepOption {
-	return funcStep(func(s *step) { s.targetNamespace = ns })
+	return funcStep(func(s *step) {
+		if msg := notLabel(ns); msg != "" {
+			s.errorf(ErrInvalidOption, "invalid targetNamespace %q: %s", ns, msg)
+			return
+		}
+		s.targetNamespace = ns
+	})
 }
 
 // Substitute adds spec.postBuild.substitute variables (inline values win over
 // SubstituteFrom). Sensitive values belong in a Secret given to
-// SubstituteFrom, never here.
+// SubstituteFrom, never here. Names are Flux's variable names
+// (substitute.VarNamePattern).
 func Substitute(vars map[string]string) StepOption {
 	return funcStep(func(s *step) {
 		if s.substitute == nil {
 			s.substitute = map[string]string{}
 		}
-		maps.Copy(s.substitute, vars)
+		for _, name := range sortedKeys(vars) {
+			if !substitute.ValidVarName(name) {
+				s.errorf(ErrInvalidOption, "invalid substitute variable name %q: want %s", name, substitute.VarNamePattern)
+				continue
+			}
+			s.substitute[name] = vars[name]
+		}
 	})
 }
 
@@ -383,9 +458,19 @@ func SubstituteFrom(refs ...kustomizev1.SubstituteReference) StepOption {
 	})
 }
 
-// Components adds spec.components (paths of kustomize components).
+// Components adds spec.components: paths of kustomize components,
+// relative to the layer's spec.path (they may go up with "..", but not out
+// of the source).
 func Components(paths ...string) StepOption {
-	return funcStep(func(s *step) { s.components = append(s.components, paths...) })
+	return funcStep(func(s *step) {
+		for _, p := range paths {
+			if msg := notRelative(p, true); msg != "" {
+				s.errorf(ErrInvalidOption, "invalid component %q: %s", p, msg)
+				continue
+			}
+			s.components = append(s.components, p)
+		}
+	})
 }
 
 // Patches adds spec.patches.
@@ -417,8 +502,15 @@ func SourceRef(ref kustomizev1.CrossNamespaceSourceReference) StepOption {
 
 // ServiceAccountName sets spec.serviceAccountName: the account
 // kustomize-controller impersonates to apply the layer (multi-tenancy).
+// Kubernetes names service accounts with DNS-1123 subdomains.
 func ServiceAccountName(name string) StepOption {
-	return funcStep(func(s *step) { s.serviceAccountName = name })
+	return funcStep(func(s *step) {
+		if msg := notSubdomain(name); msg != "" {
+			s.errorf(ErrInvalidOption, "invalid serviceAccountName %q: %s", name, msg)
+			return
+		}
+		s.serviceAccountName = name
+	})
 }
 
 // Decryption sets spec.decryption: SOPS decryption of the layer's Secrets.
@@ -592,15 +684,28 @@ func ValuesFrom(refs ...helmv2.ValuesReference) HelmOption {
 	})
 }
 
-// ReleaseName sets spec.releaseName.
+// ReleaseName sets spec.releaseName, which Helm requires to be a DNS-1123
+// subdomain of at most 53 characters.
 func ReleaseName(name string) HelmOption {
-	return funcHelm(func(h *helmSpec) { h.releaseName = name })
+	return funcHelm(func(h *helmSpec) {
+		if err := helmchartutil.ValidateReleaseName(name); err != nil {
+			h.errs = append(h.errs, fmt.Sprintf("invalid releaseName %q: %v", name, err))
+			return
+		}
+		h.releaseName = name
+	})
 }
 
 // ReleaseNamespace sets spec.targetNamespace and spec.storageNamespace: where
 // the chart is installed.
 func ReleaseNamespace(ns string) HelmOption {
-	return funcHelm(func(h *helmSpec) { h.releaseNamespace = ns })
+	return funcHelm(func(h *helmSpec) {
+		if msg := notLabel(ns); msg != "" {
+			h.errs = append(h.errs, fmt.Sprintf("invalid release namespace %q: %s", ns, msg))
+			return
+		}
+		h.releaseNamespace = ns
+	})
 }
 
 // CRDs sets install.crds and upgrade.crds. The default is Create on install
@@ -637,6 +742,15 @@ func External(refs ...ObjectRef) StackOption {
 
 // ExistingAPIGroups names API groups whose CRDs exist before the stack
 // (installed by IaC, say), so lint does not ask a layer to define them.
+// An API group is a DNS-1123 subdomain (cert-manager.io).
 func ExistingAPIGroups(groups ...string) StackOption {
-	return funcStack(func(s *stack) { s.existingAPIGroups = append(s.existingAPIGroups, groups...) })
+	return funcStack(func(s *stack) {
+		for _, g := range groups {
+			if msg := notSubdomain(g); msg != "" {
+				s.invalidf("invalid existing API group %q: %s", g, msg)
+				continue
+			}
+			s.existingAPIGroups = append(s.existingAPIGroups, g)
+		}
+	})
 }
