@@ -45,6 +45,29 @@ func TestImportSeed004(t *testing.T) {
 	}
 }
 
+// The imported platform as lint and graph see it: the waves' order drawn,
+// and the layers whose sources are Argo CD's Git repositories (not
+// available offline) reported once each, their objects unknown.
+func TestImportedLintAndGraph(t *testing.T) {
+	imp, err := argocd.Import("testdata/app-of-apps")
+	require.NoError(t, err)
+	b, err := layering.ParseStack("stack.yaml", imp.Stack)
+	require.NoError(t, err)
+	plan, err := b.Build()
+	require.NoError(t, err)
+	g, err := plan.Graph(layering.GraphMermaid)
+	require.NoError(t, err)
+	testutil.Golden(t, "app-of-apps-graph-mermaid", g)
+
+	rep, err := layering.Lint(t.Context(), b, "testdata/app-of-apps")
+	require.NoError(t, err)
+	var out strings.Builder
+	for _, f := range rep.Findings {
+		out.WriteString(f.String() + "\n")
+	}
+	testutil.Golden(t, "app-of-apps-lint", []byte(out.String()))
+}
+
 func TestImportBadInput(t *testing.T) {
 	_, err := argocd.Import(t.TempDir())
 	require.ErrorContains(t, err, "none found")
