@@ -29,7 +29,7 @@ which), 2 error (bad input, unreachable registry, refused credentials).`,
 			if err := out.check(); err != nil {
 				return err
 			}
-			opts := append(options[oci.DiffOption](&reg, f.log), oci.WithIgnorePaths(ignorePaths...))
+			opts := append(reg.diffOptions(f.log), oci.WithIgnorePaths(ignorePaths...))
 			if allowSecrets {
 				opts = append(opts, oci.WithAllowSecrets())
 			}

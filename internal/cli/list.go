@@ -23,7 +23,7 @@ func newListCmd(f *rootFlags) *cobra.Command {
 			if err := out.check(); err != nil {
 				return err
 			}
-			opts := options[oci.ListOption](&reg, f.log)
+			opts := reg.listOptions(f.log)
 			if semver != "" {
 				opts = append(opts, oci.WithSemver(semver))
 			}

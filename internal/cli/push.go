@@ -50,7 +50,7 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 			if err != nil {
 				return err
 			}
-			opts := append(options[oci.PushOption](&reg, f.log), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
+			opts := append(reg.pushOptions(f.log), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
 			if source != "" {
 				opts = append(opts, oci.WithSource(source))
 			}

@@ -31,12 +31,11 @@ func (r *registryFlags) bind(cmd *cobra.Command) {
 	fs.DurationVar(&r.timeout, "timeout", 5*time.Minute, "deadline for the whole operation, retries included")
 }
 
-// options maps the flags to oci options for an operation of option type T
-// (oci.PushOption, oci.PullOption…); log gets the registry requests at debug
-// level. $FLUXPACK_CREDS and $SOURCE_DATE_EPOCH are the library's to read
-// (oci.WithEnvironment).
-func options[T any](r *registryFlags, log *slog.Logger) []T {
-	opts := []any{oci.WithLogger(log), oci.WithEnvironment()}
+// options maps the flags to oci options; log gets the registry requests at
+// debug level. $FLUXPACK_CREDS and $SOURCE_DATE_EPOCH are the library's to
+// read (oci.WithEnvironment).
+func (r *registryFlags) options(log *slog.Logger) []oci.RegistryOption {
+	opts := []oci.RegistryOption{oci.WithLogger(log), oci.WithEnvironment()}
 	if r.creds != "" {
 		opts = append(opts, oci.WithCreds(r.creds))
 	}
@@ -46,9 +45,43 @@ func options[T any](r *registryFlags, log *slog.Logger) []T {
 	if r.insecure {
 		opts = append(opts, oci.WithInsecure())
 	}
-	out := make([]T, len(opts))
-	for i, o := range opts {
-		out[i] = o.(T) // every registry option implements every operation's type
+	return opts
+}
+
+// The flags' options for each operation. Each append converts a
+// RegistryOption to the operation's option type, which the compiler checks.
+
+func (r *registryFlags) pushOptions(log *slog.Logger) (out []oci.PushOption) {
+	for _, o := range r.options(log) {
+		out = append(out, o)
+	}
+	return out
+}
+
+func (r *registryFlags) diffOptions(log *slog.Logger) (out []oci.DiffOption) {
+	for _, o := range r.options(log) {
+		out = append(out, o)
+	}
+	return out
+}
+
+func (r *registryFlags) pullOptions(log *slog.Logger) (out []oci.PullOption) {
+	for _, o := range r.options(log) {
+		out = append(out, o)
+	}
+	return out
+}
+
+func (r *registryFlags) tagOptions(log *slog.Logger) (out []oci.TagOption) {
+	for _, o := range r.options(log) {
+		out = append(out, o)
+	}
+	return out
+}
+
+func (r *registryFlags) listOptions(log *slog.Logger) (out []oci.ListOption) {
+	for _, o := range r.options(log) {
+		out = append(out, o)
 	}
 	return out
 }
