@@ -3,6 +3,7 @@
 package inputfile
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"sync"
@@ -124,7 +125,7 @@ func open(name string) (int, error) {
 // package os does.
 func ignoringEINTR(fn func() error) error {
 	for {
-		if err := fn(); err != syscall.EINTR {
+		if err := fn(); !errors.Is(err, syscall.EINTR) {
 			return err
 		}
 	}
