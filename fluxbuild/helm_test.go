@@ -61,7 +61,6 @@ func TestRenderReleaseBadInput(t *testing.T) {
 	require.ErrorIs(t, err, fluxbuild.ErrInvalidOption)
 }
 
-
 // Values from Secrets never reach the templates with WithRedactedSecrets:
 // a whole value (targetPath) and each leaf of a values document print as
 // REDACTED; ConfigMap values print as they are.

@@ -146,7 +146,7 @@ func (l *linter) release(ctx context.Context, ly *lintLayer, o *object, opts ...
 	if hr.Namespace == "" {
 		hr.Namespace = namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace)
 	}
-	chartPath, err := l.chartPath(ly, &hr)
+	chartPath, err := l.chartPath(&hr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -184,7 +184,7 @@ func RenderRelease(ctx context.Context, p *Plan, root string, ref ObjectRef, lin
 
 // chartPath finds the chart of hr: in a source a layer reads (a
 // GitRepository's or Bucket's path), or by name in the WithCharts folders.
-func (l *linter) chartPath(ly *lintLayer, hr *helmv2.HelmRelease) (string, error) {
+func (l *linter) chartPath(hr *helmv2.HelmRelease) (string, error) {
 	name, version := "", ""
 	switch {
 	case hr.Spec.ChartRef != nil:
@@ -198,12 +198,12 @@ func (l *linter) chartPath(ly *lintLayer, hr *helmv2.HelmRelease) (string, error
 			name = path.Base(yamlutil.Str(src.Node, "spec", "url"))
 			version = yamlutil.Str(src.Node, "spec", "ref", "tag")
 		case sourcev1.HelmChartKind:
-			return l.chartFromTemplate(ly, yamlutil.Str(src.Node, "spec", "chart"), yamlutil.Str(src.Node, "spec", "version"),
+			return l.chartFromTemplate(yamlutil.Str(src.Node, "spec", "chart"), yamlutil.Str(src.Node, "spec", "version"),
 				yamlutil.Str(src.Node, "spec", "sourceRef", "kind"), src.Namespace, yamlutil.Str(src.Node, "spec", "sourceRef", "name"))
 		}
 	case hr.Spec.Chart != nil:
 		s := hr.Spec.Chart.Spec
-		return l.chartFromTemplate(ly, s.Chart, s.Version, s.SourceRef.Kind, namespaceOr(s.SourceRef.Namespace, hr.Namespace), s.SourceRef.Name)
+		return l.chartFromTemplate(s.Chart, s.Version, s.SourceRef.Kind, namespaceOr(s.SourceRef.Namespace, hr.Namespace), s.SourceRef.Name)
 	default:
 		return "", errors.New("neither spec.chart nor spec.chartRef is set")
 	}
@@ -213,7 +213,7 @@ func (l *linter) chartPath(ly *lintLayer, hr *helmv2.HelmRelease) (string, error
 // chartFromTemplate finds the chart of a chart template (a HelmRelease's
 // spec.chart or a HelmChart): a path in a Git or Bucket source that a
 // layer reads, or a chart of a HelmRepository by name.
-func (l *linter) chartFromTemplate(ly *lintLayer, chart, version, kind, ns, name string) (string, error) {
+func (l *linter) chartFromTemplate(chart, version, kind, ns, name string) (string, error) {
 	if kind == sourcev1.GitRepositoryKind || kind == sourcev1.BucketKind {
 		for _, other := range l.layers {
 			ref := other.Kustomization.Spec.SourceRef
