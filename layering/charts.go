@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -40,6 +41,32 @@ func WithCharts(dirs ...string) LintOption {
 			}
 		}
 		c.charts = append(c.charts, dirs...)
+		return nil
+	})
+}
+
+// ChartFetcher fetches a chart from an OCI registry, for lint to render a
+// chart in none of the WithCharts folders. url is the chart's oci://host/repo
+// (without tag), tag its version as the registry tags it; path is a local
+// packaged chart (.tgz). Package oci's ChartFetcher is one; layering itself
+// never reaches the network.
+type ChartFetcher interface {
+	FetchChart(ctx context.Context, url, tag string) (path string, err error)
+}
+
+// WithChartFetcher lets lint fetch with f the OCI charts that are in none
+// of the WithCharts folders: the chart of an OCIRepository that a
+// HelmRelease's spec.chartRef names (spec.url at spec.ref.tag), and a chart
+// of a HelmRepository of spec.type oci (spec.url/CHART at the version). A
+// chart f cannot fetch is unavailable, as offline: no finding by itself,
+// and the table of known operators applies. Without it, lint fetches no
+// chart.
+func WithChartFetcher(f ChartFetcher) LintOption {
+	return funcLint(func(c *lintConfig) error {
+		if f == nil {
+			return errdefs.Kind(ErrInvalidOption, "chart fetcher: nil")
+		}
+		c.fetcher = f
 		return nil
 	})
 }
@@ -146,7 +173,7 @@ func (l *linter) release(ctx context.Context, ly *lintLayer, o *object, opts ...
 	if hr.Namespace == "" {
 		hr.Namespace = namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace)
 	}
-	chartPath, err := l.chartPath(&hr)
+	chartPath, err := l.chartPath(ctx, &hr)
 	if err != nil {
 		return nil, "", err
 	}
@@ -183,8 +210,9 @@ func RenderRelease(ctx context.Context, p *Plan, root string, ref ObjectRef, lin
 }
 
 // chartPath finds the chart of hr: in a source a layer reads (a
-// GitRepository's or Bucket's path), or by name in the WithCharts folders.
-func (l *linter) chartPath(hr *helmv2.HelmRelease) (string, error) {
+// GitRepository's or Bucket's path), by name in the WithCharts folders, or
+// fetched from its OCI registry with the WithChartFetcher fetcher.
+func (l *linter) chartPath(ctx context.Context, hr *helmv2.HelmRelease) (string, error) {
 	name, version := "", ""
 	switch {
 	case hr.Spec.ChartRef != nil:
@@ -195,15 +223,21 @@ func (l *linter) chartPath(hr *helmv2.HelmRelease) (string, error) {
 		}
 		switch ref.Kind {
 		case sourcev1.OCIRepositoryKind:
-			name = path.Base(yamlutil.Str(src.Node, "spec", "url"))
+			u := yamlutil.Str(src.Node, "spec", "url")
+			name = path.Base(u)
 			version = yamlutil.Str(src.Node, "spec", "ref", "tag")
+			p, err := l.cachedChart(name, version)
+			if err == nil {
+				return p, nil
+			}
+			return l.fetchChart(ctx, u, ociRepositoryTag(src), err)
 		case sourcev1.HelmChartKind:
-			return l.chartFromTemplate(yamlutil.Str(src.Node, "spec", "chart"), yamlutil.Str(src.Node, "spec", "version"),
+			return l.chartFromTemplate(ctx, yamlutil.Str(src.Node, "spec", "chart"), yamlutil.Str(src.Node, "spec", "version"),
 				yamlutil.Str(src.Node, "spec", "sourceRef", "kind"), src.Namespace, yamlutil.Str(src.Node, "spec", "sourceRef", "name"))
 		}
 	case hr.Spec.Chart != nil:
 		s := hr.Spec.Chart.Spec
-		return l.chartFromTemplate(s.Chart, s.Version, s.SourceRef.Kind, namespaceOr(s.SourceRef.Namespace, hr.Namespace), s.SourceRef.Name)
+		return l.chartFromTemplate(ctx, s.Chart, s.Version, s.SourceRef.Kind, namespaceOr(s.SourceRef.Namespace, hr.Namespace), s.SourceRef.Name)
 	default:
 		return "", errors.New("neither spec.chart nor spec.chartRef is set")
 	}
@@ -212,8 +246,9 @@ func (l *linter) chartPath(hr *helmv2.HelmRelease) (string, error) {
 
 // chartFromTemplate finds the chart of a chart template (a HelmRelease's
 // spec.chart or a HelmChart): a path in a Git or Bucket source that a
-// layer reads, or a chart of a HelmRepository by name.
-func (l *linter) chartFromTemplate(chart, version, kind, ns, name string) (string, error) {
+// layer reads, or a chart of a HelmRepository by name, fetched from the
+// registry of an OCI HelmRepository when no charts folder holds it.
+func (l *linter) chartFromTemplate(ctx context.Context, chart, version, kind, ns, name string) (string, error) {
 	if kind == sourcev1.GitRepositoryKind || kind == sourcev1.BucketKind {
 		for _, other := range l.layers {
 			ref := other.Kustomization.Spec.SourceRef
@@ -223,7 +258,65 @@ func (l *linter) chartFromTemplate(chart, version, kind, ns, name string) (strin
 		}
 		return "", fmt.Errorf("%w: chart %s of %s/%s/%s: that source is not read offline", errChartUnavailable, chart, kind, ns, name)
 	}
-	return l.cachedChart(chart, version)
+	p, err := l.cachedChart(chart, version)
+	if err == nil || kind != sourcev1.HelmRepositoryKind {
+		return p, err
+	}
+	repo := l.findObject(kind, ns, name)
+	if repo == nil || yamlutil.Str(repo.Node, "spec", "type") != sourcev1.HelmRepositoryTypeOCI {
+		return "", err
+	}
+	u := strings.TrimSuffix(yamlutil.Str(repo.Node, "spec", "url"), "/") + "/" + chart
+	return l.fetchChart(ctx, u, chartTag(version), err)
+}
+
+// fetchChart fetches the chart at url (oci://host/repo) and tag with the
+// WithChartFetcher fetcher, as the charts folders do not hold it (notFound
+// says so); without a fetcher, or for a chart it cannot fetch, notFound
+// stands, with the reason.
+func (l *linter) fetchChart(ctx context.Context, url, tag string, notFound error) (string, error) {
+	if l.cfg.fetcher == nil || !errors.Is(notFound, errChartUnavailable) || !strings.HasPrefix(url, ociScheme) {
+		return "", notFound
+	}
+	if tag == "" {
+		return "", fmt.Errorf("%w: chart %s: no tag to fetch (a semver range or digest is resolved by Flux, not lint)", errChartUnavailable, url)
+	}
+	p, err := l.cfg.fetcher.FetchChart(ctx, url, tag)
+	if err != nil {
+		return "", fmt.Errorf("%w, and fetching it failed: %w", errChartUnavailable, err)
+	}
+	return p, nil
+}
+
+// ociScheme prefixes the URL of an OCIRepository, and of a HelmRepository
+// of spec.type oci.
+const ociScheme = "oci://"
+
+// ociRepositoryTag is the tag of the OCIRepository src that lint can
+// fetch: spec.ref.tag, or latest when spec.ref names nothing; "" when
+// spec.ref.digest or spec.ref.semver, which take precedence, is set.
+func ociRepositoryTag(src *object) string {
+	if yamlutil.Str(src.Node, "spec", "ref", "digest") != "" || yamlutil.Str(src.Node, "spec", "ref", "semver") != "" {
+		return ""
+	}
+	if tag := yamlutil.Str(src.Node, "spec", "ref", "tag"); tag != "" {
+		return tag
+	}
+	return "latest"
+}
+
+// chartVersion is one semantic version, as a chart's version is; anything
+// else in a chart template's spec.version (empty, "*", "1.x", ">=1.2") is
+// a range that source-controller resolves against the registry's tags.
+var chartVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
+// chartTag is the tag under which Helm pushes the chart version v (a "+"
+// of build metadata becomes "_"), or "" when v is not one version.
+func chartTag(v string) string {
+	if !chartVersion.MatchString(v) {
+		return ""
+	}
+	return strings.ReplaceAll(v, "+", "_")
 }
 
 // cachedChart finds a chart by name in the WithCharts folders.

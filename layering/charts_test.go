@@ -1,7 +1,11 @@
 package layering_test
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/fluxcd/pkg/apis/meta"
@@ -162,4 +166,109 @@ func TestLintHealthCheckUnseenChart(t *testing.T) {
 	rep, err = layering.Lint(t.Context(), b, dir, layering.WithCharts(charts))
 	require.NoError(t, err)
 	assert.Equal(t, []layering.Rule{layering.RuleHealthCheck}, rules(rep.Findings), "with the chart, lint sees no Deployment/external-secrets/anything")
+}
+
+// fakeFetcher serves the charts of the charts folder by the last element
+// of their URL, or fails with err; it records what it was asked.
+type fakeFetcher struct {
+	err   error
+	mu    sync.Mutex
+	asked []string
+}
+
+func (f *fakeFetcher) FetchChart(_ context.Context, url, tag string) (string, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, url+":"+tag)
+	f.mu.Unlock()
+	if f.err != nil {
+		return "", f.err
+	}
+	return filepath.Join(charts, url[strings.LastIndex(url, "/")+1:]), nil
+}
+
+// With a chart fetcher, lint renders the OCI charts no folder holds: the
+// webhook inside the chart is seen, as with --charts.
+func TestLintFetchesCharts(t *testing.T) {
+	naive := stack().Layer("namespaces", layering.Path("./namespaces")).
+		Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+		Layer("operator", layering.Path("./operator"), layering.DependsOn("namespaces"), layering.Wait()).
+		Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
+	lint := func(t *testing.T, files map[string]string, opts ...layering.LintOption) []layering.Finding {
+		t.Helper()
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, files)
+		rep, err := layering.Lint(t.Context(), naive, dir, opts...)
+		require.NoError(t, err)
+		return rep.Findings
+	}
+	const url = "oci://registry.example.com/charts/secrets-operator"
+
+	t.Run("chartRef to an OCIRepository", func(t *testing.T) {
+		assert.Empty(t, lint(t, chartTree(url, "Skip")), "lint without fetcher or chart of an unknown operator")
+		f := &fakeFetcher{}
+		fs := lint(t, chartTree(url, "Skip"), layering.WithChartFetcher(f))
+		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "lint with a fetcher: %v", fs)
+		assert.Contains(t, fs[0].Message, `operator layer "operator" serves the admission webhook of external-secrets.io`)
+		assert.NotContains(t, fs[0].Message, "assumed")
+		assert.Equal(t, []string{url + ":0.3.1"}, f.asked)
+	})
+
+	t.Run("charts folder first", func(t *testing.T) {
+		f := &fakeFetcher{}
+		fs := lint(t, chartTree(url, "Skip"), layering.WithCharts(charts), layering.WithChartFetcher(f))
+		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "%v", fs)
+		assert.Empty(t, f.asked, "the fetcher asked for a chart of the charts folders")
+	})
+
+	t.Run("spec.chart of an OCI HelmRepository", func(t *testing.T) {
+		files := chartTree(url, "Skip")
+		files["operator/source.yaml"] = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: charts, namespace: flux-system}
+spec: {type: oci, interval: 10m, url: "oci://registry.example.com/charts"}
+`
+		release := func(version string) string {
+			return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: secrets-operator, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: external-secrets
+  chart:
+    spec: {chart: secrets-operator, version: "` + version + `", sourceRef: {kind: HelmRepository, name: charts}}
+`
+		}
+		files["operator/release.yaml"] = release("0.3.1")
+		f := &fakeFetcher{}
+		fs := lint(t, files, layering.WithChartFetcher(f))
+		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "%v", fs)
+		assert.Equal(t, []string{url + ":0.3.1"}, f.asked)
+
+		// A range is source-controller's to resolve: nothing is fetched.
+		files["operator/release.yaml"] = release("0.3.x")
+		f = &fakeFetcher{}
+		assert.Empty(t, lint(t, files, layering.WithChartFetcher(f)))
+		assert.Empty(t, f.asked, "the fetcher asked for a version range")
+	})
+
+	t.Run("fetch error", func(t *testing.T) {
+		boom := errors.New("pulling chart oci://registry.example.com/charts/secrets-operator:0.3.1: connection refused")
+		f := &fakeFetcher{err: boom}
+		assert.Empty(t, lint(t, chartTree(url, "Skip"), layering.WithChartFetcher(f)), "a chart that cannot be fetched is no finding")
+		assert.NotEmpty(t, f.asked)
+
+		// A known operator is assumed, and the finding says why.
+		known := "oci://ghcr.io/external-secrets/charts/external-secrets"
+		fs := lint(t, chartTree(known, "Skip"), layering.WithChartFetcher(&fakeFetcher{err: boom}))
+		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "%v", fs)
+		assert.Contains(t, fs[0].Message, "assumed from fluxpack's table of known operators")
+		assert.Contains(t, fs[0].Message, boom.Error())
+	})
+
+	t.Run("nil fetcher", func(t *testing.T) {
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, chartTree(url, "Skip"))
+		_, err := layering.Lint(t.Context(), naive, dir, layering.WithChartFetcher(nil))
+		require.ErrorIs(t, err, layering.ErrInvalidOption)
+	})
 }

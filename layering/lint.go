@@ -100,6 +100,7 @@ type lintConfig struct {
 	external  []ObjectRef
 	charts    []string            // WithCharts
 	operators map[string][]string // WithOperators
+	fetcher   ChartFetcher        // WithChartFetcher
 }
 
 type funcLint func(*lintConfig) error
