@@ -237,13 +237,14 @@ to read a repository, are refused.
 
 HelmReleases' charts are rendered as helm-controller renders them (values
 merged in its order, post-renderers) when lint can have them: a chart folder in
-a source it reads, or one of the --charts folders; their CRDs, webhooks and
+a source it reads, one of the --charts folders, or with --charts online its
+OCI registry (pulled with the registry flags); their CRDs, webhooks and
 namespaces count for every rule. A chart it cannot have falls back on a table
 of well-known operators (--operator adds to it), and findings that rely on it
 say the webhook is assumed.
 
-Lint reads files only; kustomizations pointing at URLs are findings, not
-fetched, and charts are not downloaded. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
+Lint reads files only, but for the charts --charts online pulls;
+kustomizations pointing at URLs are findings, not fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
 		Example: `  fluxpack lint clusters/production
   fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
   fluxpack lint -f platform/stack.yaml --charts charts/`,
@@ -256,10 +257,11 @@ fetched, and charts are not downloaded. Exit 0 clean, 1 findings, 2 an input tha
 			if err != nil {
 				return err
 			}
-			chartOpts, err := charts.lintOptions()
+			ctx, chartOpts, done, err := charts.lintOptions(cmd.Context(), f.log)
 			if err != nil {
 				return err
 			}
+			defer done()
 			var rep *layering.Report
 			if entry != "" {
 				opts, err := repo.options()
@@ -267,7 +269,7 @@ fetched, and charts are not downloaded. Exit 0 clean, 1 findings, 2 an input tha
 					return err
 				}
 				opts = append(opts, fluxrepo.WithLint(chartOpts...), fluxrepo.WithLogger(f.log))
-				rep, err = fluxrepo.Lint(cmd.Context(), entry, opts...)
+				rep, err = fluxrepo.Lint(ctx, entry, opts...)
 				if err != nil {
 					return err
 				}
@@ -276,7 +278,7 @@ fetched, and charts are not downloaded. Exit 0 clean, 1 findings, 2 an input tha
 				if err != nil {
 					return err
 				}
-				if rep, err = layering.LintFile(cmd.Context(), string(stack), append(opts, chartOpts...)...); err != nil {
+				if rep, err = layering.LintFile(ctx, string(stack), append(opts, chartOpts...)...); err != nil {
 					return err
 				}
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -13,7 +14,7 @@ import (
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
-func newPreviewCmd(*rootFlags) *cobra.Command {
+func newPreviewCmd(f *rootFlags) *cobra.Command {
 	var (
 		dir, ksFile string
 		cluster     string
@@ -80,7 +81,7 @@ and by --vars-from.`,
 				opts = append(opts, substitute.WithRedactedSecrets())
 			}
 			if ref, ok := helmReleaseRef(name); ok && cluster != "" {
-				return previewRelease(cmd, cluster, ref, &repo, &charts, varsFrom, showSecrets)
+				return previewRelease(cmd, f.log, cluster, ref, &repo, &charts, varsFrom, showSecrets)
 			}
 			if cluster != "" {
 				if name == "" || dir != "" || ksFile != "" {
@@ -141,15 +142,16 @@ func helmReleaseRef(name string) (layering.ObjectRef, bool) {
 
 // previewRelease prints what helm-controller would install for the
 // HelmRelease ref of the cluster's tree.
-func previewRelease(cmd *cobra.Command, cluster string, ref layering.ObjectRef, repo *repoFlags, charts *chartFlags, varsFrom []string, showSecrets bool) error {
+func previewRelease(cmd *cobra.Command, log *slog.Logger, cluster string, ref layering.ObjectRef, repo *repoFlags, charts *chartFlags, varsFrom []string, showSecrets bool) error {
 	ropts, err := repo.options()
 	if err != nil {
 		return err
 	}
-	lopts, err := charts.lintOptions()
+	ctx, lopts, done, err := charts.lintOptions(cmd.Context(), log)
 	if err != nil {
 		return err
 	}
+	defer done()
 	ropts = append(ropts, fluxrepo.WithLint(lopts...))
 	var opts []fluxbuild.ReleaseOption
 	if !showSecrets {
@@ -162,7 +164,7 @@ func previewRelease(cmd *cobra.Command, cluster string, ref layering.ObjectRef, 
 		}
 		opts = append(opts, fluxbuild.WithValuesFrom(srcs.Objects()...))
 	}
-	out, err := fluxrepo.PreviewRelease(cmd.Context(), cluster, ref, ropts, opts...)
+	out, err := fluxrepo.PreviewRelease(ctx, cluster, ref, ropts, opts...)
 	if err != nil {
 		return err
 	}
