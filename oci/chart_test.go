@@ -6,41 +6,21 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/oci"
 )
 
-// pushChart packages fluxbuild's test chart, secrets-operator, and pushes
-// it to host/charts/secrets-operator:0.3.1 as helm push does (a config of
-// oci.ChartConfigMediaType, one layer of oci.ChartContentMediaType). It
-// returns the packaged chart's bytes.
+// pushChart pushes fluxbuild's test chart to host/charts/secrets-operator:0.3.1
+// as helm push writes it, and returns the packaged chart's bytes.
 func pushChart(t *testing.T, host string) []byte {
 	t.Helper()
-	ch, err := loader.Load(filepath.Join("..", "fluxbuild", "testdata", "charts", "secrets-operator"))
-	require.NoError(t, err)
-	tgz, err := chartutil.Save(ch, t.TempDir())
-	require.NoError(t, err)
-	data, err := os.ReadFile(tgz)
-	require.NoError(t, err)
-
-	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), oci.ChartConfigMediaType)
-	img, err = mutate.Append(img, mutate.Addendum{Layer: static.NewLayer(data, oci.ChartContentMediaType), MediaType: oci.ChartContentMediaType})
-	require.NoError(t, err)
-	ref, err := name.ParseReference(host + "/charts/secrets-operator:0.3.1")
-	require.NoError(t, err)
-	require.NoError(t, remote.Write(ref, img))
-	return data
+	return testutil.PushChart(t, testutil.TestChart(t), host+"/charts/secrets-operator:0.3.1")
 }
 
 func TestPullChart(t *testing.T) {

@@ -6,20 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/oci"
 )
 
 // TestLintChartsOnline lints package fluxrepo's helm-operators repository
@@ -30,18 +21,7 @@ func TestLintChartsOnline(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // where --charts online pulls the charts
 	reg := testutil.NewRegistry(t)
-	ch, err := loader.Load(filepath.Join(testutil.RepoRoot(t), "fluxbuild", "testdata", "charts", "secrets-operator"))
-	require.NoError(t, err)
-	tgz, err := chartutil.Save(ch, t.TempDir())
-	require.NoError(t, err)
-	data, err := os.ReadFile(tgz)
-	require.NoError(t, err)
-	img := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), oci.ChartConfigMediaType)
-	img, err = mutate.Append(img, mutate.Addendum{Layer: static.NewLayer(data, oci.ChartContentMediaType), MediaType: oci.ChartContentMediaType})
-	require.NoError(t, err)
-	ref, err := name.ParseReference(reg.Host + "/charts/secrets-operator:0.3.1")
-	require.NoError(t, err)
-	require.NoError(t, remote.Write(ref, img))
+	testutil.PushChart(t, testutil.TestChart(t), reg.Host+"/charts/secrets-operator:0.3.1")
 
 	files := testutil.ReadFiles(t, filepath.Join(testutil.RepoRoot(t), "fluxrepo", "testdata", "repos", "helm-operators"))
 	for f := range files {
