@@ -272,3 +272,20 @@ spec:
 		require.ErrorIs(t, err, layering.ErrInvalidOption)
 	})
 }
+
+// A webhook configuration the layer applies outweighs the table: the
+// finding is not "assumed" when the layer says for certain.
+func TestLintAssumedOnlyWithoutWebhook(t *testing.T) {
+	dir := t.TempDir()
+	files := chartTree("oci://ghcr.io/external-secrets/charts/external-secrets", "Skip")
+	files["operator/webhook.yaml"] = webhookYAML
+	testutil.WriteFiles(t, dir, files)
+	b := stack().Layer("namespaces", layering.Path("./namespaces")).
+		Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+		Layer("operator", layering.Path("./operator"), layering.DependsOn("namespaces"), layering.Wait()).
+		Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
+	rep, err := layering.Lint(t.Context(), b, dir)
+	require.NoError(t, err)
+	require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(rep.Findings), "%v", rep.Findings)
+	assert.NotContains(t, rep.Findings[0].Message, "assumed")
+}

@@ -299,7 +299,7 @@ type lintLayer struct {
 	webhookGroups map[string]bool    // groups whose webhooks the layer's configurations serve
 	release       bool               // the layer installs a HelmRelease
 	crdRelease    *object            // a HelmRelease of the layer that installs CRDs
-	assumed       map[string]*object // webhook groups served by a chart lint could not see, by KnownOperators: the HelmRelease
+	assumed       map[string]*object // webhook groups only KnownOperators says the layer serves: the HelmRelease of the chart lint could not see
 }
 
 type linter struct {
@@ -505,11 +505,10 @@ func (l *linter) index() {
 				ly.webhookGroups[g] = true
 			}
 			for _, g := range o.assumed {
-				if !ly.webhookGroups[g] {
-					ly.webhookGroups[g] = true
-					if ly.assumed == nil {
-						ly.assumed = map[string]*object{}
-					}
+				if ly.assumed == nil {
+					ly.assumed = map[string]*object{}
+				}
+				if _, seen := ly.assumed[g]; !seen {
 					ly.assumed[g] = o
 				}
 			}
@@ -536,6 +535,15 @@ func (l *linter) index() {
 			if o.Kind == "Namespace" && o.APIVersion == "v1" && !slices.Contains(l.namespaces[o.Name], ly.Name) {
 				l.namespaces[o.Name] = append(l.namespaces[o.Name], ly.Name)
 			}
+		}
+		// Groups the table of known operators assumes serve only where no
+		// webhook configuration the layer applies says so for certain.
+		for g := range ly.assumed {
+			if ly.webhookGroups[g] {
+				delete(ly.assumed, g)
+				continue
+			}
+			ly.webhookGroups[g] = true
 		}
 	}
 }
