@@ -42,7 +42,8 @@ func TestDepcheck(t *testing.T) {
 		}
 	}
 	for _, imp := range list("-f", `{{join .Imports " "}}`, pkg) {
-		if imp == "net" || strings.HasPrefix(imp, "net/") || imp == "os/exec" {
+		// net/url only parses (the wake receiver's URL): it calls nothing.
+		if (imp == "net" || strings.HasPrefix(imp, "net/")) && imp != "net/url" || imp == "os/exec" {
 			t.Errorf("layering imports %s", imp)
 		}
 	}

@@ -87,3 +87,33 @@ func ExampleOperator() {
 	// external-secrets-crs dependsOn=[external-secrets-operator] prune=true wait=true retry=1m0s helm=false
 	// install.crds: Skip
 }
+
+// In stock Flux a layer waiting for another is polled every 30s; with
+// WakeDependents, notification-controller requests its reconcile the moment
+// the other is Ready. The objects go to wake.yaml; the Secret they read is
+// applied out of band.
+func ExampleWakeDependents() {
+	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1"),
+		layering.WakeDependents(layering.ReceiverURL("http://webhook-receiver.flux-system.svc.cluster.local."))).
+		Layer("crds").
+		Then("operator", layering.MarkOperator()).
+		Then("crs", layering.DependsOnOperator()).
+		Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	w := plan.Wake
+	fmt.Println(w.Provider.Kind, w.Provider.Spec.Type, "->", w.Receiver.Kind, w.Receiver.Spec.Type)
+	fmt.Println(w.Receiver.Spec.ResourceFilter)
+	secret, err := w.Secret("", "a-token-of-32-random-characters!")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(secret.Name, string(secret.Data["address"])[:60])
+	// Output:
+	// Provider generic-hmac -> Receiver generic-hmac
+	// req.involvedObject.kind == 'Kustomization' && req.involvedObject.namespace == 'flux-system' && req.involvedObject.name in {'operator': ['crds'], 'crs': ['operator']}[res.metadata.name]
+	// platform-wake http://webhook-receiver.flux-system.svc.cluster.local./hook/
+}

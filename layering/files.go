@@ -1,9 +1,18 @@
 package layering
 
 import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -15,8 +24,9 @@ import (
 type RenderOption interface{ applyToRender(*renderConfig) error }
 
 type renderConfig struct {
-	outputs    string
-	secretFile string
+	outputs     string
+	secretFile  string
+	receiverURL string
 }
 
 type funcRender func(*renderConfig) error
@@ -50,6 +60,19 @@ func WithSecretFile(file string) RenderOption {
 	})
 }
 
+// WithReceiverURL sets where notification-controller reaches its webhook
+// receiver, for the wake Secret of a stack with wake (WakeDependents):
+// instead of the stack's receiverURL or DefaultReceiverURL.
+func WithReceiverURL(u string) RenderOption {
+	return funcRender(func(c *renderConfig) error {
+		if msg := checkReceiverURL(u); msg != "" {
+			return errdefs.Kind(ErrInvalidOption, "WithReceiverURL: invalid receiver URL %q: %s", u, msg)
+		}
+		c.receiverURL = u
+		return nil
+	})
+}
+
 // Rendered is what RenderFile wrote.
 type Rendered struct {
 	Plan *Plan
@@ -60,6 +83,10 @@ type Rendered struct {
 	// LeftOut names the sensitive outputs (variable names, never values)
 	// that were not written because no WithSecretFile was given.
 	LeftOut []string
+	// WakeLeftOut is true when the stack wakes dependents but no
+	// WithSecretFile was given for the wake Secret: without it the layers
+	// poll, as in a stack without wake.
+	WakeLeftOut bool
 }
 
 // RenderFile reads a stack file, builds it, checks that every layer's path
@@ -68,6 +95,9 @@ type Rendered struct {
 // the ConfigMap of its plain outputs to vars/configmap-<name>.yaml (listed
 // in kustomization.yaml, so the root Kustomization applies it with the
 // layers), and the Secret of its sensitive ones to WithSecretFile's file.
+// A stack with wake (WakeDependents) adds the wake Secret to that file: its
+// token is the one the file holds already, so rendering again changes
+// nothing, or a new random one.
 // Any problem is an error and nothing is written.
 func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 	cfg := &renderConfig{}
@@ -98,6 +128,20 @@ func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 	files, err := plan.files(extra)
 	if err != nil {
 		return nil, err
+	}
+	if plan.Wake != nil {
+		if cfg.secretFile == "" {
+			out.WakeLeftOut = true
+		} else {
+			data, err := wakeSecret(plan.Wake, cfg)
+			if err != nil {
+				return nil, err
+			}
+			if len(secrets) > 0 {
+				secrets = append(secrets, "---\n"...)
+			}
+			secrets = append(secrets, data...)
+		}
 	}
 	commit, abort := func() error { return nil }, func() {}
 	if cfg.secretFile != "" && len(secrets) > 0 {
@@ -234,4 +278,55 @@ func GraphFile(path string, format GraphFormat) ([]byte, error) {
 		return nil, err
 	}
 	return plan.Graph(format)
+}
+
+// wakeSecret renders the wake Secret, with the token of the one
+// cfg.secretFile holds already, if any.
+func wakeSecret(w *Wake, cfg *renderConfig) ([]byte, error) {
+	token, err := existingToken(cfg.secretFile, w.Receiver.Namespace, w.Receiver.Name)
+	if err != nil {
+		return nil, err
+	}
+	if token == "" {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("making the wake token: %w", err)
+		}
+		token = hex.EncodeToString(b)
+	}
+	s, err := w.Secret(cfg.receiverURL, token)
+	if err != nil {
+		return nil, err
+	}
+	return marshal(s)
+}
+
+// existingToken is the token of Secret namespace/name in file, or "" when
+// the file does not exist or holds no such Secret.
+func existingToken(file, namespace, name string) (string, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading the wake token from %s: %w", file, err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var s corev1.Secret
+		err := dec.Decode(&s)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading the wake token from %s: %w", file, err)
+		}
+		if s.Kind == "Secret" && s.Name == name && s.Namespace == namespace {
+			if t := string(s.Data["token"]); t != "" {
+				return t, nil
+			}
+			return s.StringData["token"], nil
+		}
+	}
+	return "", nil
 }

@@ -120,6 +120,7 @@ type stack struct {
 	existingAPIGroups                []string
 	external                         []ObjectRef
 	fluxDefaults                     bool
+	wake                             *wakeConfig
 }
 
 // Defaults, written out in every Kustomization so none is implicit.

@@ -40,6 +40,9 @@ type Plan struct {
 	// External are objects made outside the platform before it (by
 	// Terraform, say) that a substituteFrom or health check may name.
 	External []ObjectRef
+	// Wake are the objects that wake each layer's dependents when it
+	// becomes Ready (WakeDependents), or nil.
+	Wake *Wake
 
 	file string      // the stack file, for findings about the stack
 	dir  string      // where the stack's vars outputs are relative to
@@ -115,6 +118,9 @@ func (b *Builder) emit(nodes []*node) *Plan {
 	}
 	for _, n := range nodes {
 		p.Layers = append(p.Layers, b.emitLayer(n, srcRef))
+	}
+	if st.wake != nil {
+		p.Wake = p.emitWake(st.wake.receiverURL)
 	}
 	return p
 }
@@ -274,8 +280,9 @@ type File struct {
 
 // Files returns the rendered files in a fixed order: kustomization.yaml,
 // source.yaml (when the stack has its own OCIRepository), layers/<layer>.yaml
-// for each layer and releases/<layer>/helmrelease.yaml for HelmRelease
-// layers. The bytes depend only on the Plan.
+// for each layer, releases/<layer>/helmrelease.yaml for HelmRelease layers
+// and wake.yaml (the Plan's Wake objects, when it has them). The bytes
+// depend only on the Plan.
 func (p *Plan) Files() ([]File, error) { return p.files(nil) }
 
 // WriteTo writes the rendered files to w as one stream, each file after a
@@ -326,6 +333,18 @@ func (p *Plan) files(extra []File) ([]File, error) {
 				return nil, err
 			}
 		}
+	}
+	if w := p.Wake; w != nil {
+		var docs [][]byte
+		for _, obj := range []any{w.Provider, w.Alert, w.Receiver} {
+			data, err := marshal(obj)
+			if err != nil {
+				return nil, fmt.Errorf("rendering wake.yaml: %w", err)
+			}
+			docs = append(docs, data)
+		}
+		files = append(files, File{Path: "wake.yaml", Data: bytes.Join(docs, []byte("---\n"))})
+		resources = append(resources, "wake.yaml")
 	}
 	for _, f := range extra {
 		files = append(files, f)

@@ -56,6 +56,7 @@ type stackSpec struct {
 	FluxDefaults       bool                                       `json:"fluxDefaults,omitempty"`
 	External           []ObjectRef                                `json:"external,omitempty"`
 	Vars               []stackVars                                `json:"vars,omitempty"`
+	Wake               *stackWake                                 `json:"wake,omitempty"`
 	Layers             []stackLayer                               `json:"layers"`
 }
 
@@ -77,6 +78,12 @@ type stackSource struct {
 	Interval           *metav1.Duration                    `json:"interval,omitempty"`
 	Timeout            *metav1.Duration                    `json:"timeout,omitempty"`
 	Ignore             *string                             `json:"ignore,omitempty"`
+}
+
+// stackWake turns WakeDependents on: `wake: {}`, or with the receiver's
+// URL.
+type stackWake struct {
+	ReceiverURL string `json:"receiverURL,omitempty"`
 }
 
 // stackVars is a vars entry of a stack file: the ConfigMap Name that
@@ -493,6 +500,13 @@ func (d *decoder) builder(doc *yaml.Node, st *stackDoc) *Builder {
 	}
 	for _, v := range sp.Vars {
 		opts = append(opts, Vars(v.Name))
+	}
+	if w := sp.Wake; w != nil {
+		var wo []WakeOption
+		if w.ReceiverURL != "" {
+			wo = append(wo, ReceiverURL(w.ReceiverURL))
+		}
+		opts = append(opts, WakeDependents(wo...))
 	}
 	b := New(st.Metadata.Name, opts...)
 	b.file = d.file

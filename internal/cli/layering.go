@@ -19,8 +19,8 @@ func (s *stackFlag) bind(cmd *cobra.Command) {
 
 func newRenderCmd(f *rootFlags) *cobra.Command {
 	var (
-		stack                stackFlag
-		dir, outputs, secret string
+		stack                             stackFlag
+		dir, outputs, secret, receiverURL string
 	)
 	cmd := &cobra.Command{
 		Use:   "render -f STACK -d DIR [--outputs FILE] [--secret-file FILE]",
@@ -41,6 +41,17 @@ DIR: DIR is meant to be pushed, a plaintext Secret must not be; apply it out of
 band or encrypt it with SOPS); without --secret-file they are left out, and
 their names (never their values) are logged.
 
+A stack with spec.wake also gets wake.yaml: a notification-controller
+Provider, Alert and Receiver that request a reconcile of a layer's dependents
+the moment it becomes Ready, so that stock Flux does not leave them polling
+every --requeue-dependency (30s). They read the wake Secret (a token, and the
+Receiver's URL, which holds a digest of the token), which goes to
+--secret-file like the vars Secret; rendering again keeps its token.
+--receiver-url says where notification-controller reaches its webhook receiver
+(default: the stack's wake.receiverURL, else
+http://webhook-receiver.flux-system.svc.cluster.local). Without the Secret in
+the cluster the layers poll, as without wake.
+
 DIR is replaced atomically, and only if it is empty or holds a previous render.
 A stack with any problem (unknown field, invalid name, cycle, unknown
 dependency, missing path, unreadable outputs) is refused with every problem
@@ -57,6 +68,9 @@ listed, and nothing is written. Prints the files written.`,
 			if secret != "" {
 				opts = append(opts, layering.WithSecretFile(secret))
 			}
+			if receiverURL != "" {
+				opts = append(opts, layering.WithReceiverURL(receiverURL))
+			}
 			r, err := layering.RenderFile(string(stack), dir, opts...)
 			if err != nil {
 				return err
@@ -64,6 +78,9 @@ listed, and nothing is written. Prints the files written.`,
 			f.log.Info("rendered", "stack", r.Plan.Name, "layers", len(r.Plan.Layers), "dir", dir)
 			if len(r.LeftOut) > 0 {
 				f.log.Warn("sensitive outputs left out: give --secret-file to write their Secret", "outputs", strings.Join(r.LeftOut, ","))
+			}
+			if r.WakeLeftOut {
+				f.log.Warn("wake Secret left out: give --secret-file to write it; without it the layers poll their dependencies")
 			}
 			var b strings.Builder
 			for _, file := range r.Files {
@@ -80,7 +97,8 @@ listed, and nothing is written. Prints the files written.`,
 	_ = cmd.MarkFlagRequired("file")
 	cmd.Flags().StringVarP(&dir, "output-dir", "d", "", "directory to write the manifests to")
 	cmd.Flags().StringVar(&outputs, "outputs", "", "IaC outputs file for the stack's vars entry, instead of the one the stack names")
-	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) to, outside the output directory")
+	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) and the wake Secret to, outside the output directory")
+	cmd.Flags().StringVar(&receiverURL, "receiver-url", "", "where notification-controller reaches its webhook receiver, for the wake Secret of a stack with spec.wake")
 	_ = cmd.MarkFlagRequired("output-dir")
 	keepOldOutput(cmd, "output-dir")
 	return cmd

@@ -1,0 +1,144 @@
+package layering_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	notifyv1 "github.com/fluxcd/notification-controller/api/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// The wake objects of a chain with a fan-in: one Provider, Alert and
+// Receiver, the Alert listening to every layer something depends on, the
+// Receiver reconciling every layer that depends on something, and only
+// when the event's layer is one of its dependencies.
+func TestWakeDependents(t *testing.T) {
+	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1"), layering.WakeDependents()).
+		Layer("namespaces").
+		Then("crds").
+		Layer("sources").
+		Layer("operator", layering.DependsOn("crds", "sources"), layering.MarkOperator()).
+		Then("crs", layering.DependsOnOperator()).
+		Build()
+	require.NoError(t, err)
+	require.NotNil(t, plan.Wake)
+	assert.Equal(t, layering.DefaultReceiverURL, plan.Wake.ReceiverURL)
+
+	var sources []string
+	for _, s := range plan.Wake.Alert.Spec.EventSources {
+		sources = append(sources, s.Kind+"/"+s.Name)
+	}
+	assert.Equal(t, []string{"Kustomization/namespaces", "Kustomization/crds", "Kustomization/sources", "Kustomization/operator"}, sources,
+		"the layers something depends on, and no other")
+	var woken []string
+	for _, r := range plan.Wake.Receiver.Spec.Resources {
+		woken = append(woken, r.Kind+"/"+r.Name)
+	}
+	assert.Equal(t, []string{"Kustomization/crds", "Kustomization/operator", "Kustomization/crs"}, woken)
+	assert.Equal(t, "req.involvedObject.kind == 'Kustomization' && req.involvedObject.namespace == 'flux-system' && "+
+		"req.involvedObject.name in {'crds': ['namespaces'], 'operator': ['crds', 'sources'], 'crs': ['operator']}[res.metadata.name]",
+		plan.Wake.Receiver.Spec.ResourceFilter)
+
+	files, err := plan.Files()
+	require.NoError(t, err)
+	byPath := map[string]string{}
+	for _, f := range files {
+		byPath[f.Path] = string(f.Data)
+	}
+	require.Contains(t, byPath, "wake.yaml")
+	assert.Contains(t, byPath["kustomization.yaml"], "- wake.yaml\n", "the root applies the wake objects with the layers")
+	testutil.Golden(t, "wake", []byte(byPath["wake.yaml"]))
+	for p, data := range byPath {
+		assert.NotContains(t, data, "/hook/", "%s holds the receiver's URL, which is as good as its token", p)
+	}
+
+	// The Secret: the token, and the Receiver's URL under the given base,
+	// as notification-controller computes it.
+	token := strings.Repeat("t0ken", 8)
+	s, err := plan.Wake.Secret("http://127.0.0.1:9292/", token)
+	require.NoError(t, err)
+	assert.Equal(t, "platform-wake", s.Name)
+	assert.Equal(t, "flux-system", s.Namespace)
+	assert.Equal(t, token, string(s.Data["token"]))
+	r := notifyv1.Receiver{}
+	r.Name, r.Namespace = "platform-wake", "flux-system"
+	assert.Equal(t, "http://127.0.0.1:9292"+r.GetWebhookPath(token), string(s.Data["address"]))
+
+	_, err = plan.Wake.Secret("", "short")
+	require.ErrorIs(t, err, layering.ErrInvalidOption)
+	assert.ErrorContains(t, err, "Secret/flux-system/platform-wake: the token must be at least 16 characters")
+	_, err = plan.Wake.Secret("ftp://x", token)
+	assert.ErrorContains(t, err, `invalid receiver URL "ftp://x"`)
+}
+
+// Without dependencies there is nothing to wake; a bad receiver URL is a
+// Build error, as every option's.
+func TestWakeDependentsEdges(t *testing.T) {
+	plan, err := layering.New("platform", layering.FromOCI("oci://r.example.com/p", "v1"), layering.WakeDependents()).Layer("a").Layer("b").Build()
+	require.NoError(t, err)
+	assert.Nil(t, plan.Wake)
+
+	_, err = layering.New("platform", layering.WakeDependents(layering.ReceiverURL("webhook-receiver"), nil)).Layer("a").Build()
+	require.ErrorIs(t, err, layering.ErrInvalidOption)
+	assert.ErrorContains(t, err, `invalid receiver URL "webhook-receiver": the scheme must be http or https`)
+	assert.ErrorContains(t, err, "WakeDependents: nil WakeOption")
+}
+
+// A stack file with wake renders wake.yaml and adds the wake Secret to the
+// secret file, keeping its token when rendered again; without a secret file
+// the Secret is left out, and said so.
+func TestRenderFileWake(t *testing.T) {
+	stackDir := renderableStack(t)
+	stackFile := filepath.Join(stackDir, "stack.yaml")
+	data, err := os.ReadFile(stackFile)
+	require.NoError(t, err)
+	withWake := strings.Replace(string(data), "  layers:\n", "  wake: {receiverURL: http://webhook-receiver.flux-system.svc.cluster.local.}\n  layers:\n", 1)
+	require.NoError(t, os.WriteFile(stackFile, []byte(withWake), 0o644))
+
+	out := filepath.Join(t.TempDir(), "out")
+	r, err := layering.RenderFile(stackFile, out)
+	require.NoError(t, err)
+	assert.True(t, r.WakeLeftOut)
+	assert.Contains(t, r.Files, "wake.yaml")
+
+	secretFile := filepath.Join(t.TempDir(), "secrets.yaml")
+	r, err = layering.RenderFile(stackFile, out, layering.WithSecretFile(secretFile))
+	require.NoError(t, err)
+	assert.False(t, r.WakeLeftOut)
+	first := wakeSecretOf(t, secretFile)
+	assert.Len(t, first.Data["token"], 64, "32 random bytes, hex")
+	assert.True(t, strings.HasPrefix(string(first.Data["address"]), "http://webhook-receiver.flux-system.svc.cluster.local./hook/"), "%s", first.Data["address"])
+
+	r, err = layering.RenderFile(stackFile, out, layering.WithSecretFile(secretFile), layering.WithReceiverURL("http://127.0.0.1:9292"))
+	require.NoError(t, err)
+	again := wakeSecretOf(t, secretFile)
+	assert.Equal(t, first.Data["token"], again.Data["token"], "rendering again keeps the token")
+	assert.True(t, strings.HasPrefix(string(again.Data["address"]), "http://127.0.0.1:9292/hook/"))
+	for name, data := range testutil.ReadFiles(t, out) {
+		assert.NotContains(t, data, string(first.Data["token"]), "the token reached %s", name)
+	}
+
+	_, err = layering.RenderFile(stackFile, out, layering.WithReceiverURL("127.0.0.1:9292"))
+	require.ErrorIs(t, err, layering.ErrInvalidOption)
+}
+
+// wakeSecretOf is the wake Secret of a secret file (the vars Secret first).
+func wakeSecretOf(t *testing.T, file string) corev1.Secret {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	docs := strings.Split(string(data), "\n---\n")
+	require.Len(t, docs, 2, "the vars Secret and the wake Secret")
+	var s corev1.Secret
+	require.NoError(t, sigyaml.Unmarshal([]byte(docs[1]), &s))
+	require.Equal(t, "external-secrets-wake", s.Name)
+	return s
+}
