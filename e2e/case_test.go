@@ -5,6 +5,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -40,12 +41,19 @@ const (
 	tag      = "main"
 )
 
-// stack starts a layering stack whose layers read the root OCIRepository;
-// a case adds its layers (each a folder of the artifact named after it unless
-// given a Path) and Deploy renders them with package layering, as `fluxpack
-// render` does, into rootPath (so HelmRelease layers apply
+// stack starts fluxpack's layout: a layering stack whose layers read the
+// root OCIRepository and wake their dependents (WakeDependents); a case adds
+// its layers (each a folder of the artifact named after it unless given a
+// Path) and Deploy renders them with package layering, as `fluxpack render`
+// does, into rootPath (so HelmRelease layers apply
 // rootPath/releases/<layer>).
 func stack() *layering.Builder {
+	return layering.New(rootName, layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: rootName}),
+		layering.RenderedPath("./"+rootPath), layering.WakeDependents())
+}
+
+// handStack is stack without wake: a layout as people write it by hand.
+func handStack() *layering.Builder {
 	return layering.New(rootName, layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: rootName}),
 		layering.RenderedPath("./"+rootPath))
 }
@@ -158,6 +166,13 @@ func Deploy(t *testing.T, c *Cluster, name, tree string, files map[string][]byte
 	plan, err := layers.Build()
 	require.NoError(t, err, "building the layers of %s", name)
 	require.NoError(t, plan.WriteDir(filepath.Join(dir, rootPath)))
+	if plan.Wake != nil {
+		// Out of band, as render's secret file: the token, and the
+		// cluster's receiver URL.
+		secret, err := plan.Wake.Secret(c.ReceiverURL, rand.Text())
+		require.NoError(t, err)
+		c.create(secret)
+	}
 	return DeployDir(t, c, name, dir, layerNames(plan))
 }
 
@@ -281,12 +296,71 @@ func exists(ctx context.Context, c *Cluster, apiVersion, kind, namespace, name s
 	return err == nil, err
 }
 
-// summary collects one line per case and the per-layer tables for
-// writeSummary.
+// summary collects one line per case, the runs of each layout in each Mode,
+// and the per-layer tables for writeSummary.
 var summary struct {
 	sync.Mutex
 	lines  map[string]string
-	tables map[string]string // by title, printed sorted (cases run in parallel)
+	runs   map[string]map[string]run // by title ("S0 fluxpack"), then Mode name
+	tables map[string]string         // by title, printed sorted (cases run in parallel)
+}
+
+// run is one layout's figures in one Mode, with a note (the failure a naive
+// layout shows, say).
+type run struct {
+	Figures Figures
+	Note    string
+}
+
+// goalRatio is issue 17's goal: a layout in stock Flux reaches all Ready
+// within this factor of the time it takes with --requeue-dependency=1s.
+const goalRatio = 1.5
+
+// recordRun records the figures and table of one layout's run in the
+// cluster's Mode; title is "<case> <layout>".
+func recordRun(title string, d *Deployment, note string) {
+	summary.Lock()
+	if summary.runs == nil {
+		summary.runs = map[string]map[string]run{}
+	}
+	if summary.runs[title] == nil {
+		summary.runs[title] = map[string]run{}
+	}
+	summary.runs[title][d.c.Mode.Name] = run{d.Figures, note}
+	summary.Unlock()
+	recordTable(title+" ("+d.c.Mode.Name+" flags)", d)
+}
+
+// runLine is the summary line of one layout: each Mode's figures, stock
+// first, and the ratio of the stock time to the fast one.
+func runLine(runs map[string]run) string {
+	var parts []string
+	for _, m := range modes {
+		r, ok := runs[m.Name]
+		if !ok {
+			continue
+		}
+		flags := "stock flags"
+		if m.RequeueDependency != "" {
+			flags = "--requeue-dependency=" + m.RequeueDependency
+		}
+		part := fmt.Sprintf("%s: %s", flags, figuresLine(r.Figures))
+		if r.Note != "" {
+			part += " (" + r.Note + ")"
+		}
+		parts = append(parts, part)
+	}
+	st, okS := runs[Stock.Name]
+	fa, okF := runs[Fast.Name]
+	if okS && okF && fa.Figures.Ready > 0 {
+		ratio := st.Figures.Ready.Seconds() / fa.Figures.Ready.Seconds()
+		verdict := "holds"
+		if ratio > goalRatio {
+			verdict = "MISSED"
+		}
+		parts = append(parts, fmt.Sprintf("stock/fast %.2f (goal ≤ %.1f: %s)", ratio, goalRatio, verdict))
+	}
+	return strings.Join(parts, " | ")
 }
 
 // recordSummary records the summary line of a case.
@@ -319,10 +393,13 @@ func figuresLine(f Figures) string {
 func writeSummary() error {
 	summary.Lock()
 	defer summary.Unlock()
-	if len(summary.lines) == 0 {
+	if len(summary.runs) == 0 && len(summary.lines) == 0 {
 		return nil
 	}
 	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(summary.runs)) {
+		fmt.Fprintf(&b, "%s %s\n", k, runLine(summary.runs[k]))
+	}
 	for _, k := range slices.Sorted(maps.Keys(summary.lines)) {
 		fmt.Fprintf(&b, "%s %s\n", k, summary.lines[k])
 	}

@@ -21,6 +21,8 @@ import (
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	notifyv1 "github.com/fluxcd/notification-controller/api/v1"
+	notifyv1beta3 "github.com/fluxcd/notification-controller/api/v1beta3"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -48,7 +50,7 @@ const fluxNamespace = "flux-system"
 // measurements: a healthy run is far below each.
 const (
 	startDeadline     = 2 * time.Minute // one component to become ready
-	reconcileDeadline = 4 * time.Minute // a case's layers to become Ready
+	reconcileDeadline = 8 * time.Minute // a case's layers to become Ready (stock flags: 30s per edge without wake)
 )
 
 // Cluster is a control plane with Flux, running on 127.0.0.1 for one test.
@@ -63,6 +65,14 @@ type Cluster struct {
 	Client client.WithWatch
 	// Registry is a real registry server (plain HTTP on loopback).
 	Registry *testutil.Distribution
+	// Mode is how the Flux controllers were started.
+	Mode Mode
+	// ReceiverURL is where notification-controller's webhook receiver
+	// answers (what a wake Secret's address starts with).
+	ReceiverURL string
+	// eventsURL is notification-controller's event endpoint, which the
+	// other controllers post their events to, as in a Flux install.
+	eventsURL string
 
 	broken     chan struct{}
 	brokenOnce sync.Once
@@ -74,7 +84,7 @@ var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, sourcev1.AddToScheme, kustomizev1.AddToScheme,
-		helmv2.AddToScheme,
+		helmv2.AddToScheme, notifyv1.AddToScheme, notifyv1beta3.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			panic(err)
@@ -83,18 +93,48 @@ var scheme = func() *runtime.Scheme {
 	return s
 }()
 
+// Mode is how a cluster's Flux controllers are started: Stock is what users
+// run (every flag at its default: kustomize- and helm-controller poll a
+// dependency that is not Ready every 30s); Fast sets
+// --requeue-dependency=1s on both, as a platform team may, and as the e2e
+// did until issue 17. Every case runs in both.
+type Mode struct {
+	Name string
+	// RequeueDependency is the --requeue-dependency flag, or "" for the
+	// controllers' default.
+	RequeueDependency string
+}
+
+var (
+	Stock = Mode{Name: "stock"}
+	Fast  = Mode{Name: "fast", RequeueDependency: "1s"}
+	modes = []Mode{Stock, Fast}
+)
+
+// forEachMode runs f as a parallel subtest per Mode, stock first.
+func forEachMode(t *testing.T, f func(t *testing.T, m Mode)) {
+	t.Helper()
+	for _, m := range modes {
+		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel()
+			f(t, m)
+		})
+	}
+}
+
 // StartCluster starts etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler, kwok with one fake node, the Flux CRDs, source-controller,
-// kustomize-controller, helm-controller and a registry, and stops them all
-// when the test ends.
+// kustomize-controller, helm-controller and notification-controller (the
+// first three posting their events to the last, as in a Flux install),
+// started as m says, and a registry, and stops them all when the test ends.
 // Logs of a failed test are copied to e2e/logs/<test>/.
-func StartCluster(t *testing.T) *Cluster {
+func StartCluster(t *testing.T, m Mode) *Cluster {
 	t.Helper()
 	bins := map[string]string{}
-	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "source-controller", "kustomize-controller", "helm-controller"} {
+	for _, name := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok", "source-controller", "kustomize-controller", "helm-controller", "notification-controller"} {
 		bins[name] = testutil.Tool(t, name)
 	}
-	c := &Cluster{t: t, Dir: t.TempDir(), broken: make(chan struct{})}
+	c := &Cluster{t: t, Dir: t.TempDir(), broken: make(chan struct{}), Mode: m}
 	t.Cleanup(c.keepLogs) // registered after TempDir: runs before its removal, after the processes stop
 	started := time.Now()
 
@@ -112,14 +152,15 @@ func StartCluster(t *testing.T) *Cluster {
 	c.startKwok(bins["kwok"], kubeconfig)
 
 	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fluxNamespace}})
-	for _, ctl := range []string{"source-controller", "kustomize-controller", "helm-controller"} {
+	for _, ctl := range []string{"source-controller", "kustomize-controller", "helm-controller", "notification-controller"} {
 		c.installCRDs(filepath.Join(resolvedDir(t, bins[ctl]), "crds"))
 	}
+	c.startNotificationController(bins["notification-controller"], kubeconfig)
 	c.startSourceController(bins["source-controller"], kubeconfig)
 	c.startKustomizeController(bins["kustomize-controller"], kubeconfig)
 	c.startHelmController(bins["helm-controller"], kubeconfig)
 	c.Registry = testutil.StartDistribution(t, testutil.DistributionOptions{})
-	t.Logf("cluster up in %s (%s)", time.Since(started).Round(10*time.Millisecond), c.Dir)
+	t.Logf("cluster (%s flags) up in %s (%s)", m.Name, time.Since(started).Round(10*time.Millisecond), c.Dir)
 	return c
 }
 
@@ -363,29 +404,52 @@ func (c *Cluster) startSourceController(bin, kubeconfig string) {
 	c.start("source-controller", bin, c.controllerEnv("source-controller", kubeconfig),
 		"--storage-path="+c.path("storage"), "--storage-addr="+storage, "--storage-adv-addr="+storage,
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
-		"--watch-all-namespaces=true", "--enable-leader-election=false")
+		"--watch-all-namespaces=true", "--enable-leader-election=false", "--events-addr="+c.eventsURL)
 	c.waitHealthy("source-controller", health)
+}
+
+// startNotificationController starts notification-controller with its
+// event endpoint and webhook receiver on loopback (in a cluster: the
+// notification-controller and webhook-receiver Services).
+func (c *Cluster) startNotificationController(bin, kubeconfig string) {
+	health := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
+	events := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
+	receiver := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
+	c.start("notification-controller", bin, c.controllerEnv("notification-controller", kubeconfig),
+		"--events-addr="+events, "--receiverAddr="+receiver,
+		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
+		"--watch-all-namespaces=true", "--enable-leader-election=false")
+	c.waitHealthy("notification-controller", health)
+	c.eventsURL, c.ReceiverURL = "http://"+events+"/", "http://"+receiver
+}
+
+// modeFlags are the flags m adds to kustomize- and helm-controller.
+func (c *Cluster) modeFlags() []string {
+	if c.Mode.RequeueDependency == "" {
+		return nil
+	}
+	return []string{"--requeue-dependency=" + c.Mode.RequeueDependency}
 }
 
 func (c *Cluster) startKustomizeController(bin, kubeconfig string) {
 	health := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
 	c.start("kustomize-controller", bin, c.controllerEnv("kustomize-controller", kubeconfig),
-		"--requeue-dependency=1s", "--no-remote-bases=true",
-		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
-		"--watch-all-namespaces=true", "--enable-leader-election=false")
+		append(c.modeFlags(), "--no-remote-bases=true",
+			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
+			"--watch-all-namespaces=true", "--enable-leader-election=false", "--events-addr="+c.eventsURL)...)
 	c.waitHealthy("kustomize-controller", health)
 }
 
 // startHelmController starts helm-controller, which fetches charts from
 // source-controller's storage (its advertised address) and installs them with
 // the admin kubeconfig. Like kustomize-controller it re-checks dependencies
-// and sources that are not ready every second.
+// and sources that are not ready every --requeue-dependency (the Mode's).
 func (c *Cluster) startHelmController(bin, kubeconfig string) {
 	health := fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(c.t))
 	c.start("helm-controller", bin, c.controllerEnv("helm-controller", kubeconfig),
-		"--requeue-dependency=1s",
-		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
-		"--watch-all-namespaces=true", "--enable-leader-election=false")
+		append(c.modeFlags(),
+			fmt.Sprintf("--metrics-addr=127.0.0.1:%d", testutil.FreePort(c.t)), "--health-addr="+health,
+			"--watch-all-namespaces=true", "--enable-leader-election=false", "--events-addr="+c.eventsURL)...)
 	c.waitHealthy("helm-controller", health)
 }
 

@@ -46,7 +46,7 @@ var releaseChart = filepath.Join("..", "fluxbuild", "testdata", "charts", "secre
 // helm-controller too.
 func TestHelmMatchesController(t *testing.T) {
 	t.Parallel()
-	c := StartCluster(t)
+	c := StartCluster(t, Stock)
 	chart := pushChart(t, c, releaseChart)
 	c.create(chart.Source())
 	// Every release starts from the chart's artifact.

@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,16 +33,14 @@ const repoEntry = "clusters/e2e"
 // resources waiting for the CRDs only).
 func TestRepository(t *testing.T) {
 	t.Parallel()
-	var line [2]string
-	t.Cleanup(func() {
-		if line[0] != "" && line[1] != "" {
-			recordSummary("R0", line[0]+" | "+line[1])
-		}
-	})
-	for i, variant := range []string{"clean", "racy"} {
+	forEachMode(t, testRepository)
+}
+
+func testRepository(t *testing.T, m Mode) {
+	for _, variant := range []string{"clean", "racy"} {
 		t.Run(variant, func(t *testing.T) {
 			t.Parallel()
-			c, hook, files := startS0(t)
+			c, hook, files := startS0(t, m)
 			dir := t.TempDir()
 			copyTree(t, filepath.Join("testdata", "repos", "platform"), dir)
 			// The operator's webhook is the test's server.
@@ -91,15 +88,11 @@ func TestRepository(t *testing.T) {
 				var cm corev1.ConfigMap
 				require.NoError(t, c.Client.Get(t.Context(), client.ObjectKey{Namespace: "external-secrets", Name: "settings"}, &cm))
 				require.Equal(t, "e2e-cluster", cm.Data["cluster"], "the apps layer's ConfigMap carries the cluster folder's variables")
-				line[i] = "clean: lint 0 findings; " + figuresLine(d.Figures)
+				recordRun("R0 clean", d, "lint 0 findings; the repository as written, no wake")
 			} else {
-				crs := d.Layers["crs"]
-				require.Positive(t, crs.Failures, "the racy repository did not fail: the webhook race lint flagged was not reproduced")
-				msg := webhookFailure(append(crs.Messages, crs.WarningNotes...))
-				require.True(t, strings.Contains(msg, "connection refused"), "no failure of crs says `failed calling webhook … connection refused`: %v", crs.Messages)
-				line[i] = "racy: lint webhook-order on crs; " + figuresLine(d.Figures) + " (" + msg + ")"
+				note := requireNaiveRace(t, d, m, "namespaces", "crds", "operator", "apps", rootName)
+				recordRun("R0 racy", d, "lint webhook-order on crs; "+note)
 			}
-			recordTable("R0 "+variant, d)
 		})
 	}
 }

@@ -50,7 +50,7 @@ var s0HelmLayouts = map[string]func(operator ...layering.HelmOption) *layering.B
 			Layer("crs", layering.DependsOnOperator())
 	},
 	"naive": func(operator ...layering.HelmOption) *layering.Builder {
-		return stack().
+		return handStack().
 			Layer("sources").
 			Layer("namespaces").
 			Then("crds").
@@ -65,8 +65,8 @@ var s0HelmLayouts = map[string]func(operator ...layering.HelmOption) *layering.B
 // chart's CRDs, the chart's OCIRepository) and the operator's HelmRelease
 // options: the chart, CRDs skipped, the release, and inline values that point
 // the chart's webhook at the test's server and close its pod's gate.
-func startS0Helm(t *testing.T) (*Cluster, *Webhook, Chart, string, []layering.HelmOption) {
-	c := StartCluster(t)
+func startS0Helm(t *testing.T, m Mode) (*Cluster, *Webhook, Chart, string, []layering.HelmOption) {
+	c := StartCluster(t, m)
 	hook := NewWebhook(t)
 	c.RunGatedPods(operatorStartup, hook.Serve)
 	chart := pushChart(t, c, esoChart)
@@ -91,43 +91,27 @@ func startS0Helm(t *testing.T) (*Cluster, *Webhook, Chart, string, []layering.He
 
 func TestS0Helm(t *testing.T) {
 	t.Parallel()
-	var line [2]string
-	t.Cleanup(func() {
-		if line[0] != "" && line[1] != "" {
-			recordSummary("S0 (Helm)", line[0]+" | "+line[1])
-		}
-	})
+	forEachMode(t, testS0Helm)
+}
 
+func testS0Helm(t *testing.T, m Mode) {
 	t.Run("fluxpack", func(t *testing.T) {
 		t.Parallel()
-		c, hook, chart, tree, operator := startS0Helm(t)
+		c, hook, chart, tree, operator := startS0Helm(t, m)
 		d := Deploy(t, c, "s0helm", tree, nil, s0HelmLayouts["fluxpack"](operator...))
 		d.RequireNoFailures(t)
 		assert.Positive(t, hook.Requests(), "the webhook never validated a CR")
 		requireRelease(t, c, chart, hook)
-		line[0] = "fluxpack: " + figuresLine(d.Figures)
-		recordTable("S0 (Helm) fluxpack", d)
+		recordRun("S0 (Helm) fluxpack", d, "")
 	})
 
 	t.Run("naive", func(t *testing.T) {
 		t.Parallel()
-		c, hook, chart, tree, operator := startS0Helm(t)
+		c, hook, chart, tree, operator := startS0Helm(t, m)
 		d := Deploy(t, c, "s0helm", tree, nil, s0HelmLayouts["naive"](operator...))
-		crs := d.Layers["crs"]
-		require.Positive(t, crs.Failures, "the naive layout did not fail: the webhook race was not reproduced")
-		var seen bool
-		for _, m := range append(crs.Messages, crs.WarningNotes...) {
-			if strings.Contains(m, "failed calling webhook") && strings.Contains(m, "connection refused") {
-				seen = true
-			}
-		}
-		require.True(t, seen, "no failure of the naive crs layer says `failed calling webhook … connection refused`: %v %v", crs.Messages, crs.WarningNotes)
-		for _, name := range []string{"sources", "namespaces", "crds", "operator", rootName} {
-			require.Zero(t, d.Layers[name].Failures, "layer %q: %v", name, d.Layers[name].Messages)
-		}
+		note := requireNaiveRace(t, d, m, "sources", "namespaces", "crds", "operator", rootName)
 		requireRelease(t, c, chart, hook)
-		line[1] = "naive: " + figuresLine(d.Figures) + " (" + webhookFailure(crs.Messages) + ")"
-		recordTable("S0 (Helm) naive", d)
+		recordRun("S0 (Helm) naive", d, note)
 	})
 }
 

@@ -5,6 +5,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigyaml "sigs.k8s.io/yaml"
 
@@ -31,7 +34,11 @@ const s1Secret = "e2e-s3cr3t-9f1c2b7a-never-in-a-configmap"
 // Karpenter's Helm values ConfigMap; every layer substitutes the variables.
 func TestS1IaCBridge(t *testing.T) {
 	t.Parallel()
-	c := StartCluster(t)
+	forEachMode(t, testS1)
+}
+
+func testS1(t *testing.T, m Mode) {
+	c := StartCluster(t, m)
 	dir, private := t.TempDir(), t.TempDir()
 	copyTree(t, filepath.Join("testdata", "s1"), dir)
 	// Terraform's outputs hold the sensitive value: they stay out of the
@@ -42,21 +49,24 @@ func TestS1IaCBridge(t *testing.T) {
 	outputs := filepath.Join(private, "terraform.json")
 	secretFile := filepath.Join(private, "cluster-vars.secret.yaml")
 	fluxpack(t, "render", "-f", filepath.Join(dir, "stack.yaml"), "--outputs", outputs,
-		"-d", filepath.Join(dir, rootPath), "--secret-file", secretFile)
+		"-d", filepath.Join(dir, rootPath), "--secret-file", secretFile, "--receiver-url", c.ReceiverURL)
 	fluxpack(t, "outputs", outputs, "--name", "cluster-vars", "--namespace", fluxNamespace,
 		"--values-map", filepath.Join(private, "values-map.yaml"), "-d", filepath.Join(private, "outputs"))
 	values, err := os.ReadFile(filepath.Join(private, "outputs", "configmap-karpenter-values.yaml"))
 	require.NoError(t, err)
 	writeFiles(t, dir, map[string][]byte{"karpenter/karpenter-values.yaml": values})
 
-	// The Secret goes to the cluster out of band, never into the artifact.
-	raw, err := os.ReadFile(secretFile)
-	require.NoError(t, err)
-	var secret corev1.Secret
-	require.NoError(t, sigyaml.Unmarshal(raw, &secret))
-	require.Equal(t, "cluster-vars", secret.Name)
-	c.create(&secret)
+	// The Secrets (the sensitive outputs', the wake token's) go to the
+	// cluster out of band, never into the artifact.
+	secrets := readSecrets(t, secretFile)
+	require.Len(t, secrets, 2)
+	require.Equal(t, "cluster-vars", secrets[0].Name)
+	require.Equal(t, "addons-wake", secrets[1].Name)
+	for i := range secrets {
+		c.create(&secrets[i])
+	}
 	requireNotInTree(t, dir, s1Secret)
+	requireNotInTree(t, dir, string(secrets[1].Data["token"]))
 
 	b, err := layering.LoadStack(filepath.Join(dir, "stack.yaml"))
 	require.NoError(t, err)
@@ -109,8 +119,26 @@ func TestS1IaCBridge(t *testing.T) {
 	assert.Equal(t, s1Secret, string(appSecret.Data["AUTHENTIK_SECRET_KEY"]))
 	requireNoConfigMapHolds(ctx, t, c, s1Secret)
 
-	recordSummary("S1", "fluxpack: "+figuresLine(d.Figures))
-	recordTable("S1 fluxpack", d)
+	recordRun("S1 fluxpack", d, "")
+}
+
+// readSecrets reads the Secrets of a YAML stream.
+func readSecrets(t *testing.T, file string) []corev1.Secret {
+	t.Helper()
+	f, err := os.Open(file)
+	require.NoError(t, err)
+	defer f.Close()
+	dec := k8syaml.NewYAMLOrJSONDecoder(f, 4096)
+	var out []corev1.Secret
+	for {
+		var s corev1.Secret
+		err := dec.Decode(&s)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err, "reading %s", file)
+		out = append(out, s)
+	}
 }
 
 // requireNotInTree fails if any file under dir contains value.

@@ -48,7 +48,11 @@ const s1HelmValuesMap = `configMaps:
 // HelmRepository) the test serves on 127.0.0.1.
 func TestS1Helm(t *testing.T) {
 	t.Parallel()
-	c := StartCluster(t)
+	forEachMode(t, testS1Helm)
+}
+
+func testS1Helm(t *testing.T, m Mode) {
+	c := StartCluster(t, m)
 	charts := serveHelmRepository(t, karpenterChart)
 
 	dir, private := t.TempDir(), t.TempDir()
@@ -138,6 +142,5 @@ func TestS1Helm(t *testing.T) {
 		assert.False(t, strings.Contains(string(b), s1Secret), "%T %s holds the sensitive output", obj, obj.GetName())
 	}
 
-	recordSummary("S1 (Helm)", "fluxpack: "+figuresLine(d.Figures))
-	recordTable("S1 (Helm) fluxpack", d)
+	recordRun("S1 (Helm) fluxpack", d, "")
 }

@@ -30,8 +30,8 @@ import (
 // on every EKSPodIdentity) -> security -> infrastructure (also on epis) ->
 // observability (on infrastructure and security) -> apps (on infrastructure
 // and observability).
-func s3Layers() *layering.Builder {
-	return stack().
+func s3Layers(base func() *layering.Builder) *layering.Builder {
+	return base().
 		Layer("namespaces").
 		Then("crds").
 		Then("crossplane", layering.HealthChecks(crossplaneHealthCheck)).
@@ -57,7 +57,24 @@ func s3Layers() *layering.Builder {
 // Deployment, held back crossplaneStartup, gates every later layer.
 func TestS3PlatformHierarchy(t *testing.T) {
 	t.Parallel()
-	c := StartCluster(t)
+	forEachMode(t, func(t *testing.T, m Mode) {
+		t.Run("fluxpack", func(t *testing.T) {
+			t.Parallel()
+			testS3(t, m, "fluxpack", stack)
+		})
+		if m == Stock {
+			// The same layers without wake, in stock Flux only: what the
+			// wake objects save (each edge polled every 30s).
+			t.Run("without-wake", func(t *testing.T) {
+				t.Parallel()
+				testS3(t, m, "without wake", handStack)
+			})
+		}
+	})
+}
+
+func testS3(t *testing.T, m Mode, layout string, base func() *layering.Builder) {
+	c := StartCluster(t, m)
 	c.RunCrossplane()
 	var opened atomic.Pointer[time.Time]
 	c.RunGatedPods(crossplaneStartup, func() { now := time.Now(); opened.Store(&now) })
@@ -68,7 +85,7 @@ func TestS3PlatformHierarchy(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "eks-mycluster-0-vars", Namespace: fluxNamespace},
 		Data:       map[string]string{"cluster_name": "mycluster-0", "domain": "priv.cloud.ogenki.io"},
 	})
-	d := Deploy(t, c, "s3", filepath.Join("testdata", "s3"), map[string][]byte{"crossplane/ocirepository.yaml": source}, s3Layers())
+	d := Deploy(t, c, "s3", filepath.Join("testdata", "s3"), map[string][]byte{"crossplane/ocirepository.yaml": source}, s3Layers(base))
 	d.RequireNoFailures(t)
 	started := opened.Load()
 	require.NotNil(t, started, "the crossplane pod was never gated: the HelmRelease did not wait for it")
@@ -78,8 +95,7 @@ func TestS3PlatformHierarchy(t *testing.T) {
 	require.NoError(t, c.Client.Get(t.Context(), client.ObjectKey{Namespace: "infrastructure", Name: "gateway"}, &gw))
 	require.Equal(t, map[string]string{"gatewayClassName": "cilium-tailscale", "hostname": "*.priv.cloud.ogenki.io"}, gw.Data)
 
-	recordSummary("S3", "fluxpack: "+figuresLine(d.Figures))
-	recordTable("S3 fluxpack", d)
+	recordRun("S3 "+layout, d, "")
 }
 
 // RunCrossplane plays Crossplane for the EKSPodIdentity stand-ins: once the

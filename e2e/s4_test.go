@@ -24,9 +24,10 @@ func s4Layers() *layering.Builder {
 
 func TestS4ArgoCDWaves(t *testing.T) {
 	t.Parallel()
-	c := StartCluster(t)
-	d := Deploy(t, c, "s4", filepath.Join("testdata", "s4"), nil, s4Layers())
-	d.RequireNoFailures(t)
-	recordSummary("S4", "fluxpack: "+figuresLine(d.Figures))
-	recordTable("S4 fluxpack", d)
+	forEachMode(t, func(t *testing.T, m Mode) {
+		c := StartCluster(t, m)
+		d := Deploy(t, c, "s4", filepath.Join("testdata", "s4"), nil, s4Layers())
+		d.RequireNoFailures(t)
+		recordRun("S4 fluxpack", d, "")
+	})
 }

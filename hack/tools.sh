@@ -3,8 +3,8 @@
 # module proxy, into the git-ignored .cache (keyed by version, so a rerun costs
 # nothing). Usage: hack/tools.sh [registry|etcd|kubernetes|kwok|
 # source-controller|kustomize-controller|helm-controller|notification-controller|
-# e2e ...]; "e2e" is what the e2e cases run (all but registry, golangci-lint
-# and notification-controller).
+# e2e ...]; "e2e" is what the e2e cases run (all but registry and
+# golangci-lint).
 #
 # Every binary lands in .cache/tools/<name>-<version>/ and is linked from
 # .cache/bin/<name>, where internal/testutil.Tool finds it. The Flux CRDs are
@@ -190,9 +190,8 @@ for tool in "$@"; do
       build_flux source-controller "$SOURCE_CONTROLLER_VERSION" "${SOURCE_CONTROLLER_REPLACES[@]}"
       build_flux kustomize-controller "$KUSTOMIZE_CONTROLLER_VERSION" "${KUSTOMIZE_CONTROLLER_REPLACES[@]}"
       build_flux helm-controller "$HELM_CONTROLLER_VERSION" "${HELM_CONTROLLER_REPLACES[@]}"
-      # notification-controller is not built here: no case runs it yet, and
-      # it costs about 6 minutes of a cold build (hack/tools.sh
-      # notification-controller builds it).
+      # Every cluster runs it: stock Flux's way to wake dependents (issue 17).
+      build_flux notification-controller "$NOTIFICATION_CONTROLLER_VERSION" "${NOTIFICATION_CONTROLLER_REPLACES[@]}"
       ;;
     *) echo "tools: unknown tool $tool" >&2; exit 2 ;;
   esac
