@@ -27,6 +27,7 @@ type renderConfig struct {
 	outputs     string
 	secretFile  string
 	receiverURL string
+	secretDir   string // RenderFleet's
 }
 
 type funcRender func(*renderConfig) error
@@ -113,6 +114,23 @@ func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
+	r, err := b.prepare(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return r.write(dir, cfg)
+}
+
+// prepared is a stack rendered in memory: its files, and the Secrets for
+// the secret file.
+type prepared struct {
+	out     *Rendered
+	files   []File
+	secrets []byte
+}
+
+// prepare renders a loaded stack in memory, failing on any problem.
+func (b *Builder) prepare(cfg *renderConfig) (*prepared, error) {
 	plan, err := b.Build()
 	if err != nil {
 		return nil, err
@@ -143,6 +161,14 @@ func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 			secrets = append(secrets, data...)
 		}
 	}
+	return &prepared{out: out, files: files, secrets: secrets}, nil
+}
+
+// write writes a prepared stack to dir and its Secrets to the secret
+// file, both or neither.
+func (r *prepared) write(dir string, cfg *renderConfig) (*Rendered, error) {
+	out, files, secrets := r.out, r.files, r.secrets
+	var err error
 	commit, abort := func() error { return nil }, func() {}
 	if cfg.secretFile != "" && len(secrets) > 0 {
 		if commit, abort, err = stageSecret(cfg.secretFile, dir, secrets); err != nil {

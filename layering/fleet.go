@@ -1,0 +1,404 @@
+package layering
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+)
+
+// ClusterPlaceholder is what a fleet's artifact URL template holds for the
+// cluster's name: oci://registry.example.com/platform/{{cluster}}:main, or
+// one repository with a tag per cluster, oci://registry.example.com/platform:{{cluster}}.
+const ClusterPlaceholder = "{{cluster}}"
+
+// Fleet is one stack on many clusters: each cluster gets the stack's
+// layers, with its own IaC outputs, its own artifact and the few
+// differences real fleets have (layers off, a layer's interval, timeout or
+// patches, extra variables, extra layers). Build one with NewFleet and
+// Cluster, or LoadFleet from a fleet file (kind Fleet); like a Builder it
+// never panics, and Check (or Stack) returns every problem.
+type Fleet struct {
+	name     string
+	file     string // the fleet file, for errors; "" for a fleet built in Go
+	stack    func() (*Builder, error)
+	artifact string
+	clusters []*clusterSpec
+	errs     []error
+}
+
+// clusterSpec is one cluster of a Fleet.
+type clusterSpec struct {
+	name       string
+	file       string
+	line       int
+	artifact   string
+	outputs    string
+	disable    []string
+	overrides  []layerOverride
+	substitute map[string]string
+	extra      []extraLayer
+	errs       []error
+}
+
+type layerOverride struct {
+	layer string
+	opts  []StepOption
+}
+
+type extraLayer struct {
+	name string
+	line int
+	opts []StepOption
+}
+
+// ClusterOption configures one cluster of a Fleet. Only this package
+// implements it.
+type ClusterOption interface{ applyToCluster(*clusterSpec) }
+
+type funcCluster func(*clusterSpec)
+
+func (f funcCluster) applyToCluster(c *clusterSpec) { f(c) }
+
+// NewFleet starts a fleet called name. stack makes the stack every cluster
+// runs, afresh for each (say func() (*Builder, error) { return
+// LoadStack("stack.yaml") }); artifact is the URL each cluster's artifact is
+// pushed to, with ClusterPlaceholder for the cluster's name (a cluster may
+// set its own with ClusterArtifact).
+func NewFleet(name string, stack func() (*Builder, error), artifact string) *Fleet {
+	f := &Fleet{name: name, stack: stack, artifact: artifact}
+	if stack == nil {
+		f.errs = append(f.errs, errdefs.Kind(ErrInvalidOption, "fleet %q: no stack", name))
+	}
+	if msg := nameProblem(name); msg != "" {
+		f.errs = append(f.errs, errdefs.Kind(ErrInvalidName, "fleet %q: %s", name, msg))
+	}
+	return f
+}
+
+// Cluster adds a cluster running the fleet's stack, as opts change it.
+func (f *Fleet) Cluster(name string, opts ...ClusterOption) *Fleet {
+	f.addCluster(name, "", 0, opts)
+	return f
+}
+
+func (f *Fleet) addCluster(name, file string, line int, opts []ClusterOption) *clusterSpec {
+	c := &clusterSpec{name: name, file: file, line: line}
+	for _, o := range opts {
+		if o == nil {
+			c.errs = append(c.errs, errdefs.Kind(ErrInvalidOption, "nil ClusterOption"))
+			continue
+		}
+		o.applyToCluster(c)
+	}
+	f.clusters = append(f.clusters, c)
+	return c
+}
+
+// ClusterArtifact sets the cluster's artifact URL instead of the fleet's
+// template.
+func ClusterArtifact(url string) ClusterOption {
+	return funcCluster(func(c *clusterSpec) { c.artifact = url })
+}
+
+// ClusterOutputs reads the stack's vars entry from this IaC outputs file
+// (the stack must have exactly one vars entry), as WithOutputs does.
+func ClusterOutputs(file string) ClusterOption {
+	return funcCluster(func(c *clusterSpec) {
+		if file == "" {
+			c.errs = append(c.errs, errdefs.Kind(ErrInvalidOption, "ClusterOutputs: empty file name"))
+			return
+		}
+		c.outputs = file
+	})
+}
+
+// Disable leaves layers out of the cluster. A layer that depends on one of
+// them depends on what it depended on instead, so the order holds.
+func Disable(layers ...string) ClusterOption {
+	return funcCluster(func(c *clusterSpec) { c.disable = append(c.disable, layers...) })
+}
+
+// Override applies opts to one of the stack's layers on this cluster (its
+// Interval, Timeout, Patches, say).
+func Override(layer string, opts ...StepOption) ClusterOption {
+	return funcCluster(func(c *clusterSpec) { c.overrides = append(c.overrides, layerOverride{layer, opts}) })
+}
+
+// ExtraVars adds postBuild substitute values to every layer of the cluster
+// (a layer's own values of the same name win).
+func ExtraVars(vars map[string]string) ClusterOption {
+	return funcCluster(func(c *clusterSpec) {
+		if c.substitute == nil {
+			c.substitute = map[string]string{}
+		}
+		maps.Copy(c.substitute, vars)
+	})
+}
+
+// ExtraLayer adds a layer to the cluster only, after the stack's.
+func ExtraLayer(name string, opts ...StepOption) ClusterOption {
+	return funcCluster(func(c *clusterSpec) { c.extra = append(c.extra, extraLayer{name: name, opts: opts}) })
+}
+
+// Name is the fleet's name.
+func (f *Fleet) Name() string { return f.name }
+
+// Clusters are the clusters' names, in declaration order.
+func (f *Fleet) Clusters() []string {
+	names := make([]string, len(f.clusters))
+	for i, c := range f.clusters {
+		names[i] = c.name
+	}
+	return names
+}
+
+// Check returns every problem of the fleet and of each cluster's stack, as
+// Build would, or nil.
+func (f *Fleet) Check() error {
+	errs := slices.Clone(f.errs)
+	if len(f.clusters) == 0 {
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "fleet %q: no clusters", f.name))
+	}
+	for _, c := range f.clusters {
+		if _, err := f.Stack(c.name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return joinErrs(errs)
+}
+
+// ClusterError is a problem of one cluster of a fleet.
+type ClusterError struct {
+	Cluster string
+	File    string // the fleet file and the cluster's line, when known
+	Line    int
+	Err     error
+}
+
+func (e *ClusterError) Error() string {
+	where := ""
+	if e.File != "" {
+		where = e.File + ":"
+		if e.Line > 0 {
+			where += fmt.Sprintf("%d:", e.Line)
+		}
+		where += " "
+	}
+	return fmt.Sprintf("%scluster %q: %v", where, e.Cluster, e.Err)
+}
+
+func (e *ClusterError) Unwrap() error { return e.Err }
+
+func (f *Fleet) cluster(name string) (*clusterSpec, error) {
+	var found *clusterSpec
+	for _, c := range f.clusters {
+		if c.name != name {
+			continue
+		}
+		if found != nil {
+			return nil, &ClusterError{Cluster: name, File: c.file, Line: c.line,
+				Err: errdefs.Kind(ErrDuplicateLayer, "declared twice (first at line %d)", found.line)}
+		}
+		found = c
+	}
+	if found == nil {
+		return nil, errdefs.Kind(ErrInvalidOption, "fleet %q has no cluster %q", f.name, name)
+	}
+	return found, nil
+}
+
+// Artifact is the URL the cluster's artifact is pushed to.
+func (f *Fleet) Artifact(cluster string) (string, error) {
+	c, err := f.cluster(cluster)
+	if err != nil {
+		return "", err
+	}
+	return c.artifactURL(f.artifact)
+}
+
+func (c *clusterSpec) artifactURL(template string) (string, error) {
+	u := c.artifact
+	if u == "" {
+		if template == "" {
+			return "", c.errorf(ErrInvalidOption, "no artifact URL: set the fleet's or the cluster's")
+		}
+		if !strings.Contains(template, ClusterPlaceholder) {
+			return "", c.errorf(ErrInvalidOption, "the fleet's artifact URL %q has no %s: every cluster would push to one tag", template, ClusterPlaceholder)
+		}
+		u = strings.ReplaceAll(template, ClusterPlaceholder, c.name)
+	}
+	if !strings.HasPrefix(u, "oci://") {
+		return "", c.errorf(ErrInvalidOption, "invalid artifact URL %q: want oci://HOST/REPOSITORY:TAG", u)
+	}
+	if _, tag := splitTag(u); tag == "" {
+		return "", c.errorf(ErrInvalidOption, "artifact URL %q has no tag", u)
+	}
+	return u, nil
+}
+
+func (c *clusterSpec) errorf(kind error, format string, args ...any) error {
+	return &ClusterError{Cluster: c.name, File: c.file, Line: c.line, Err: errdefs.Kind(kind, format, args...)}
+}
+
+// splitTag splits oci://host/repo:tag into oci://host/repo and tag ("" when
+// the URL has none).
+func splitTag(u string) (string, string) {
+	slash := strings.LastIndex(u, "/")
+	if i := strings.LastIndex(u, ":"); i > slash && slash >= 0 {
+		return u[:i], u[i+1:]
+	}
+	return u, ""
+}
+
+// Stack returns the cluster's stack: the fleet's, with the cluster's
+// artifact as its OCIRepository (when the stack has its own), its outputs
+// file, its layers off or changed, its variables and its extra layers.
+// Every problem is returned, each naming the cluster.
+func (f *Fleet) Stack(cluster string) (*Builder, error) {
+	b, err := f.resolve(cluster)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := b.Build(); err != nil {
+		c, _ := f.cluster(cluster)
+		return nil, &ClusterError{Cluster: c.name, File: c.file, Line: c.line, Err: err}
+	}
+	return b, nil
+}
+
+// resolve is Stack without the stack's own Build problems, which lint
+// reports as findings.
+func (f *Fleet) resolve(cluster string) (*Builder, error) {
+	c, err := f.cluster(cluster)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	if msg := nameProblem(c.name); msg != "" {
+		errs = append(errs, c.errorf(ErrInvalidName, "%s", msg))
+	}
+	for _, e := range c.errs {
+		errs = append(errs, &ClusterError{Cluster: c.name, File: c.file, Line: c.line, Err: e})
+	}
+	url, err := c.artifactURL(f.artifact)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if f.stack == nil {
+		return nil, joinErrs(append(errs, errdefs.Kind(ErrInvalidOption, "fleet %q: no stack", f.name)))
+	}
+	b, err := f.stack()
+	if err != nil {
+		return nil, joinErrs(append(errs, fmt.Errorf("fleet %q: %w", f.name, err)))
+	}
+	if url != "" && b.stack.oci != nil {
+		repo, tag := splitTag(url)
+		b.stack.oci.URL = repo
+		ref := sourcev1.OCIRepositoryRef{Tag: tag}
+		b.stack.oci.Reference = &ref
+	}
+	if c.outputs != "" {
+		if len(b.vars) != 1 {
+			errs = append(errs, c.errorf(ErrInvalidOption, "outputs %s: the stack needs exactly one vars entry, it has %d", c.outputs, len(b.vars)))
+		} else {
+			out := c.outputs
+			if c.file != "" && !filepath.IsAbs(out) {
+				out = filepath.Join(filepath.Dir(c.file), filepath.FromSlash(out))
+			}
+			if abs, err := filepath.Abs(out); err == nil {
+				out = abs
+			}
+			b.vars[0].Outputs = out
+		}
+	}
+	for _, name := range c.disable {
+		if !b.remove(name) {
+			errs = append(errs, c.errorf(ErrUnknownDependency, "disable: the stack has no layer %q", name))
+		}
+	}
+	for _, o := range c.overrides {
+		s := b.step(o.layer)
+		if s == nil {
+			errs = append(errs, c.errorf(ErrUnknownDependency, "layers: the stack has no layer %q", o.layer))
+			continue
+		}
+		for _, opt := range o.opts {
+			if opt == nil {
+				errs = append(errs, c.errorf(ErrInvalidOption, "layers.%s: nil StepOption", o.layer))
+				continue
+			}
+			opt.applyToStep(s)
+		}
+	}
+	for _, x := range c.extra {
+		line := x.line
+		if line == 0 {
+			line = c.line
+		}
+		b.add(x.name, c.file, line, "", x.opts)
+	}
+	if len(c.substitute) > 0 {
+		for _, s := range b.steps {
+			merged := maps.Clone(c.substitute)
+			maps.Copy(merged, s.substitute)
+			s.substitute = merged
+		}
+	}
+	if len(errs) > 0 {
+		return nil, joinErrs(errs)
+	}
+	return b, nil
+}
+
+// step is the layer called name, or nil.
+func (b *Builder) step(name string) *step {
+	for _, s := range b.steps {
+		if s.name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// remove takes the layer called name out of the stack; the layers that
+// depended on it depend on its dependencies instead (and on the operator
+// before it, if it was the one they waited for). It reports whether the
+// stack had the layer.
+func (b *Builder) remove(name string) bool {
+	i := slices.IndexFunc(b.steps, func(s *step) bool { return s.name == name })
+	if i < 0 {
+		return false
+	}
+	gone := b.steps[i]
+	b.steps = slices.Delete(b.steps, i, i+1)
+	inherited := slices.Clone(gone.dependsOn)
+	if gone.dependsOnOperator {
+		// Resolved as Build would: the last operator before it.
+		for _, s := range slices.Backward(b.steps[:i]) {
+			if s.operator {
+				inherited = append(inherited, s.name)
+				break
+			}
+		}
+	}
+	for _, s := range b.steps {
+		j := slices.Index(s.dependsOn, name)
+		if j < 0 {
+			continue
+		}
+		s.dependsOn = slices.Delete(s.dependsOn, j, j+1)
+		for _, d := range inherited {
+			if !slices.Contains(s.dependsOn, d) {
+				s.dependsOn = append(s.dependsOn, d)
+			}
+		}
+		delete(s.readyExpr, name)
+	}
+	return true
+}

@@ -1,0 +1,178 @@
+package layering
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+)
+
+// WithSecretDir writes each cluster's Secrets (sensitive outputs, wake) to
+// dir/<cluster>.secret.yaml, mode 0600, for RenderFleet; dir must lie
+// outside the rendered directory.
+func WithSecretDir(dir string) RenderOption {
+	return funcRender(func(c *renderConfig) error {
+		if dir == "" {
+			return errdefs.Kind(ErrInvalidOption, "WithSecretDir: empty directory name")
+		}
+		c.secretDir = dir
+		return nil
+	})
+}
+
+// ClusterRendered is what RenderFleet wrote for one cluster.
+type ClusterRendered struct {
+	Cluster string
+	// Dir is dir/<cluster>, as RenderFile writes a stack's output.
+	Dir string
+	*Rendered
+}
+
+// RenderFleet renders every cluster of f to dir/<cluster>/ as RenderFile
+// renders a stack (its own OCIRepository, vars ConfigMap and wake objects),
+// with each cluster's Secrets in WithSecretDir's dir. Every cluster is
+// rendered in memory first: a problem in any of them is an error naming the
+// cluster, and nothing is written. Each cluster's directory is then
+// replaced atomically; directories of clusters no longer in the fleet are
+// left alone. WithOutputs and WithSecretFile are refused (the fleet says
+// each cluster's outputs; the Secrets go to WithSecretDir).
+func RenderFleet(f *Fleet, dir string, opts ...RenderOption) ([]ClusterRendered, error) {
+	cfg := &renderConfig{}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errdefs.Kind(ErrInvalidOption, "nil RenderOption")
+		}
+		if err := o.applyToRender(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.outputs != "" || cfg.secretFile != "" {
+		return nil, errdefs.Kind(ErrInvalidOption, "fleet %q: WithOutputs and WithSecretFile are per stack: a fleet names each cluster's outputs, and WithSecretDir takes the Secrets", f.name)
+	}
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	type job struct {
+		name string
+		cfg  *renderConfig
+		prep *prepared
+	}
+	var jobs []job
+	var errs []error
+	for _, name := range f.Clusters() {
+		b, err := f.Stack(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cc := *cfg
+		if cfg.secretDir != "" {
+			cc.secretFile = filepath.Join(cfg.secretDir, name+".secret.yaml")
+		}
+		p, err := b.prepare(&cc)
+		if err != nil {
+			errs = append(errs, &ClusterError{Cluster: name, File: f.file, Err: err})
+			continue
+		}
+		jobs = append(jobs, job{name, &cc, p})
+	}
+	if len(errs) > 0 {
+		return nil, joinErrs(errs)
+	}
+	out := make([]ClusterRendered, 0, len(jobs))
+	for _, j := range jobs {
+		cd := filepath.Join(dir, j.name)
+		r, err := j.prep.write(cd, j.cfg)
+		if err != nil {
+			return out, &ClusterError{Cluster: j.name, File: f.file, Err: err}
+		}
+		out = append(out, ClusterRendered{Cluster: j.name, Dir: cd, Rendered: r})
+	}
+	return out, nil
+}
+
+// FleetReport is the lint of every cluster of a fleet: the findings all
+// clusters share once, the rest per cluster.
+type FleetReport struct {
+	// Shared are the findings every cluster has.
+	Shared []Finding `json:"shared"`
+	// Clusters are each cluster's report without the shared findings, in
+	// the fleet's order.
+	Clusters []ClusterReport `json:"clusters"`
+}
+
+// ClusterReport is one cluster's part of a FleetReport.
+type ClusterReport struct {
+	Cluster string `json:"cluster"`
+	*Report
+}
+
+// Findings counts every finding, the shared ones once.
+func (r *FleetReport) Findings() int {
+	n := len(r.Shared)
+	for _, c := range r.Clusters {
+		n += len(c.Report.Findings)
+	}
+	return n
+}
+
+// LintFleet lints every cluster's resolved stack as Lint lints a stack. A
+// fleet that cannot be resolved (an unknown layer to disable, a bad
+// artifact URL) is an error; what Lint finds in a cluster's stack is
+// findings.
+func LintFleet(ctx context.Context, f *Fleet, opts ...LintOption) (*FleetReport, error) {
+	if len(f.errs) > 0 || len(f.clusters) == 0 {
+		return nil, f.Check()
+	}
+	rep := &FleetReport{}
+	var errs []error
+	for _, name := range f.Clusters() {
+		b, err := f.resolve(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r, err := Lint(ctx, b, "", opts...)
+		if err != nil {
+			return nil, fmt.Errorf("fleet %q: cluster %q: %w", f.name, name, err)
+		}
+		rep.Clusters = append(rep.Clusters, ClusterReport{Cluster: name, Report: r})
+	}
+	if len(errs) > 0 {
+		return nil, joinErrs(errs)
+	}
+	// A finding every cluster has is reported once.
+	count := map[string]int{}
+	for _, c := range rep.Clusters {
+		seen := map[string]bool{}
+		for _, fd := range c.Report.Findings {
+			if k := fd.String(); !seen[k] {
+				seen[k] = true
+				count[k]++
+			}
+		}
+	}
+	if len(rep.Clusters) > 1 {
+		for i, c := range rep.Clusters {
+			var own []Finding
+			for _, fd := range c.Report.Findings {
+				if count[fd.String()] == len(rep.Clusters) {
+					if i == 0 {
+						rep.Shared = append(rep.Shared, fd)
+					}
+					continue
+				}
+				own = append(own, fd)
+			}
+			r := *c.Report
+			r.Findings = slices.Clip(own)
+			rep.Clusters[i].Report = &r
+		}
+	}
+	if rep.Shared == nil {
+		rep.Shared = []Finding{}
+	}
+	return rep, nil
+}
