@@ -36,8 +36,9 @@ type archiver struct {
 	onFile func(name string, mode int64, data []byte)
 	// handoff, when set, receives every file this pass read, for a
 	// compressing pass.
-	handoff *handoff
-	size    int64 // bytes of file content archived so far
+	handoff  *handoff
+	size     int64 // bytes of file content archived so far
+	streamed int64 // bytes of the tar stream contentDigest hashed
 }
 
 // MaxArtifactSize bounds the content of an artifact: the sizes of its files
@@ -334,13 +335,28 @@ func (a *archiver) fileErr(e entry, err error) error {
 }
 
 // contentDigest hashes the uncompressed tar stream of t: the cheap identity
-// of an artifact's content, compared before anything is sent.
+// of an artifact's content, compared before anything is sent. It leaves the
+// stream's length in a.streamed.
 func (a *archiver) contentDigest(t *tree) (v1.Hash, error) {
 	h := sha256.New()
-	if err := a.writeTar(t, h); err != nil {
+	n := &countWriter{w: h}
+	if err := a.writeTar(t, n); err != nil {
 		return v1.Hash{}, err
 	}
+	a.streamed = n.n
 	return hashOf(h), nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // compressing is a layer being archived and compressed by a pass of its own.

@@ -30,10 +30,11 @@
 //     for byte what `flux build artifact` makes of it.
 //   - Push only what changed. Push hashes the uncompressed tar stream and
 //     compares it with the dev.fluxpack.content.digest annotation of the tag's
-//     layer (or, for artifacts pushed by other tools, the layer digest). Same
-//     content: nothing is uploaded and the tag does not move, even when the
-//     revision differs, so a commit that did not touch the platform does not
-//     roll a new revision to every cluster.
+//     layer (or, for artifacts pushed by other tools, with the hash of their
+//     layer's uncompressed stream, downloaded: never with gzip bytes, which
+//     depend on the compressor). Same content: nothing is uploaded and the
+//     tag does not move, even when the revision differs, so a commit that did
+//     not touch the platform does not roll a new revision to every cluster.
 //   - Tags last. Blobs go first, then the manifest under its tag, then extra
 //     tags, so an interrupted push never leaves a tag on an incomplete
 //     artifact.

@@ -1,6 +1,8 @@
 package oci_test
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,6 +136,71 @@ func TestPushedByFluxPulledByFluxpack(t *testing.T) {
 	d, err := oci.Diff(t.Context(), dir, "oci://"+reg.Host+"/platform:v1")
 	require.NoError(t, err)
 	assert.Equal(t, oci.Identical, d.Status)
+}
+
+// TestPushRecognisesContentOfOtherCompressors pushes over artifacts whose
+// layer holds the same tar stream as fluxpack's but other gzip bytes and no
+// content digest annotation, as flux push artifact built by another Go
+// release writes them: Push hashes their uncompressed stream and finds the
+// content unchanged, and a stream that differs, even by its end, changed.
+func TestPushRecognisesContentOfOtherCompressors(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	art, err := oci.Build(dir, oci.WithRevision("main@sha1:aaaa"))
+	require.NoError(t, err)
+	fastest := func(w io.Writer) io.WriteCloser {
+		z, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		require.NoError(t, err)
+		return z
+	}
+	other := encodedArtifact(t, art, fastest, false)
+	otherLayer, err := other.Layers()
+	require.NoError(t, err)
+	otherDigest, err := otherLayer[0].Digest()
+	require.NoError(t, err)
+	require.NotEqual(t, art.LayerDigest, otherDigest, "the test needs other gzip bytes")
+
+	pushed := pushImage(t, reg.Host+"/platform:v1", other)
+	reg.Reset()
+	res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1", oci.WithRevision("main@sha1:bbbb"))
+	require.NoError(t, err)
+	assert.False(t, res.Pushed, "same tar stream, other gzip bytes")
+	assert.Equal(t, pushed, res.Digest)
+	assert.Zero(t, reg.BlobUploads())
+	for _, r := range reg.Requests() {
+		assert.True(t, strings.HasPrefix(r, "GET ") || strings.HasPrefix(r, "HEAD "), "unchanged push sent %s", r)
+	}
+	assert.Equal(t, pushed, tagDigest(t, reg.Host+"/platform:v1"))
+
+	t.Run("a longer stream", func(t *testing.T) {
+		// The same stream with one more block of zeros after its end: a tar
+		// reader sees the same files, the stream is not the same.
+		padded := func(w io.Writer) io.WriteCloser { return &padWriter{WriteCloser: gzip.NewWriter(w)} }
+		pushImage(t, reg.Host+"/platform:padded", encodedArtifact(t, art, padded, false))
+		res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:padded", oci.WithRevision("main@sha1:aaaa"))
+		require.NoError(t, err)
+		assert.True(t, res.Pushed)
+	})
+	t.Run("other content", func(t *testing.T) {
+		changed := t.TempDir()
+		testutil.WriteFiles(t, changed, platformFiles)
+		require.NoError(t, os.WriteFile(filepath.Join(changed, "a.yaml"), []byte("kind: Namespace\n"), 0o644))
+		res, err := oci.Push(t.Context(), changed, "oci://"+reg.Host+"/platform:v1", oci.WithRevision("main@sha1:cccc"))
+		require.NoError(t, err)
+		assert.True(t, res.Pushed)
+		assert.Equal(t, res.Digest, tagDigest(t, reg.Host+"/platform:v1"))
+	})
+}
+
+// padWriter writes 512 zero bytes more before it closes.
+type padWriter struct{ io.WriteCloser }
+
+func (p *padWriter) Close() error {
+	if _, err := p.Write(make([]byte, 512)); err != nil {
+		return err
+	}
+	return p.WriteCloser.Close()
 }
 
 func TestDiff(t *testing.T) {
