@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -201,6 +202,57 @@ func (p *padWriter) Close() error {
 		return err
 	}
 	return p.WriteCloser.Close()
+}
+
+// TestPushOverTheOldEncoding pushes over an artifact as fluxpack pushed it
+// before its layer was gzipped by klauspost/compress: the same tar stream
+// through the standard library's gzip.NewWriter, the content digest
+// annotation on the layer. Push tells unchanged content by that annotation,
+// so a change of compressor moves no tag: nothing is uploaded, no layer is
+// even downloaded, and the tag stays where it was.
+func TestPushOverTheOldEncoding(t *testing.T) {
+	dir := t.TempDir()
+	writeGoldenTree(t, dir)
+	art, err := oci.Build(dir, goldenOptions()...)
+	require.NoError(t, err)
+	stdlib := func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) }
+	// The old encoding under another Go release: other gzip bytes.
+	otherRelease := func(w io.Writer) io.WriteCloser {
+		z, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		require.NoError(t, err)
+		return z
+	}
+	for _, tt := range []struct {
+		name     string
+		compress func(io.Writer) io.WriteCloser
+		other    bool // the gzip bytes differ from klauspost/compress's
+	}{
+		{"compress/gzip of this Go release", stdlib, false},
+		{"other gzip bytes", otherRelease, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := testutil.NewRegistry(t)
+			old := pushImage(t, reg.Host+"/platform:v1", encodedArtifact(t, art, tt.compress, true))
+			switch {
+			case tt.other:
+				require.NotEqual(t, art.Digest.String(), old, "the test needs other gzip bytes")
+			case strings.HasPrefix(runtime.Version(), "go1.27."):
+				assert.Equal(t, art.Digest.String(), old, "Go 1.27's compress/gzip writes what klauspost/compress v1.19.2 does: the switch moved no digest")
+			}
+
+			reg.Reset()
+			res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1", oci.WithRevision("main@sha1:fedcba9876543210fedcba9876543210fedcba98"))
+			require.NoError(t, err)
+			assert.False(t, res.Pushed, "same tree over the old encoding")
+			assert.Equal(t, old, res.Digest)
+			assert.Zero(t, reg.BlobUploads(), "blob uploads")
+			for _, r := range reg.Requests() {
+				assert.True(t, strings.HasPrefix(r, "GET ") || strings.HasPrefix(r, "HEAD "), "unchanged push sent %s", r)
+				assert.NotContains(t, r, "/blobs/", "told by the annotation, without reading the layer")
+			}
+			assert.Equal(t, old, tagDigest(t, reg.Host+"/platform:v1"), "the tag did not move")
+		})
+	}
 }
 
 func TestDiff(t *testing.T) {
