@@ -2,7 +2,6 @@ package oci
 
 import (
 	"archive/tar"
-	"compress/gzip"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -12,8 +11,10 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/klauspost/compress/gzip"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
@@ -36,8 +37,9 @@ type archiver struct {
 	onFile func(name string, mode int64, data []byte)
 	// handoff, when set, receives every file this pass read, for a
 	// compressing pass.
-	handoff *handoff
-	size    int64 // bytes of file content archived so far
+	handoff  *handoff
+	size     int64 // bytes of file content archived so far
+	streamed int64 // bytes of the tar stream contentDigest hashed
 }
 
 // MaxArtifactSize bounds the content of an artifact: the sizes of its files
@@ -334,13 +336,28 @@ func (a *archiver) fileErr(e entry, err error) error {
 }
 
 // contentDigest hashes the uncompressed tar stream of t: the cheap identity
-// of an artifact's content, compared before anything is sent.
+// of an artifact's content, compared before anything is sent. It leaves the
+// stream's length in a.streamed.
 func (a *archiver) contentDigest(t *tree) (v1.Hash, error) {
 	h := sha256.New()
-	if err := a.writeTar(t, h); err != nil {
+	n := &countWriter{w: h}
+	if err := a.writeTar(t, n); err != nil {
 		return v1.Hash{}, err
 	}
+	a.streamed = n.n
 	return hashOf(h), nil
+}
+
+// countWriter counts the bytes written through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // compressing is a layer being archived and compressed by a pass of its own.
@@ -368,12 +385,10 @@ func (c *compressing) discard() {
 	c.out.close()
 }
 
-// startCompress archives t on other goroutines and gzips the stream at
-// gzip's default level with an empty header: byte for byte what
-// fluxcd/pkg/tar writes for a tree with normal modes. The files are read
-// ahead by writeTar's readers while the writing goroutine compresses, so
-// reading and compressing use separate cores. With spill, a big layer is kept
-// in a temporary file (see chunks).
+// startCompress archives t on other goroutines and gzips the stream (see
+// newGzip). The files are read ahead by writeTar's readers while the writing
+// goroutine compresses, so reading and compressing use separate cores. With
+// spill, a big layer is kept in a temporary file (see chunks).
 //
 // With h, the files come from the pass that hands them over through h
 // instead: Push hashes the tree at reading speed while this pass runs at
@@ -384,9 +399,12 @@ func (a *archiver) startCompress(t *tree, spill bool, h *handoff) *compressing {
 	go func() {
 		defer close(c.done)
 		content := sha256.New()
-		gz := gzip.NewWriter(io.MultiWriter(&c.out, c.zhash))
+		gz, err := newGzip(io.MultiWriter(&c.out, c.zhash))
+		if err != nil {
+			c.err = err
+			return
+		}
 		tarTo := io.MultiWriter(content, abortWriter{gz, c.abort})
-		var err error
 		if h != nil {
 			err = a.writeTarFrom(t, tarTo, h)
 		} else {
@@ -398,6 +416,29 @@ func (a *archiver) startCompress(t *tree, spill bool, h *handoff) *compressing {
 		c.content, c.err = hashOf(content), err
 	}()
 	return c
+}
+
+// gzipLevel is the layer's compression level: 6, compress/gzip's default,
+// which fluxcd/pkg/tar and so `flux build artifact` use.
+const gzipLevel = 6
+
+// newGzip returns the layer's compressor: github.com/klauspost/compress's
+// gzip at the version go.mod pins, not the standard library's, whose output
+// changes with the Go release that builds fluxpack (Go 1.27's differs from
+// Go 1.26's), so the layer's bytes depend on the tree and go.mod alone.
+// klauspost/compress v1.19.2 writes what Go 1.27's compress/gzip writes at
+// this level; TestBuildGoldenDigests fails if its output changes. The header
+// is compress/gzip's with nothing set, as fluxcd/pkg/tar writes it: no name,
+// comment or extra field, no mtime, no level hint, OS unknown (255). ModTime
+// is set to the Unix epoch, which writes an MTIME of 0: left at the zero
+// time.Time, klauspost would write that time's seconds, truncated.
+func newGzip(w io.Writer) (*gzip.Writer, error) {
+	gz, err := gzip.NewWriterLevel(w, gzipLevel)
+	if err != nil {
+		return nil, fmt.Errorf("creating gzip writer: %w", err)
+	}
+	gz.ModTime = time.Unix(0, 0)
+	return gz, nil
 }
 
 var errAborted = errors.New("compression aborted")

@@ -35,10 +35,15 @@ type Artifact struct {
 	// Digest is the manifest's digest: what a tag points at and what
 	// OCIRepository reports as <tag>@<digest>.
 	Digest v1.Hash
-	// LayerDigest is the digest of the compressed layer. For a tree whose
-	// modes are already normal it equals what `flux build artifact` makes.
+	// LayerDigest is the digest of the compressed layer: the tar stream
+	// gzipped by the klauspost/compress version go.mod pins, whatever Go
+	// release built fluxpack. It equals what `flux build artifact` makes
+	// only when that flux's compressor writes the same bytes (a flux built
+	// with Go 1.27).
 	LayerDigest v1.Hash
-	// ContentDigest is the digest of the uncompressed tar stream.
+	// ContentDigest is the digest of the uncompressed tar stream. For a
+	// tree whose modes are already normal, the stream is byte for byte the
+	// one `flux build artifact` makes.
 	ContentDigest v1.Hash
 	// Files counts the regular files in the layer.
 	Files int

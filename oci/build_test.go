@@ -2,12 +2,16 @@ package oci_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,15 +33,26 @@ var platformFiles = map[string]string{
 	"a.yaml":                    "kind: ConfigMap\n",
 }
 
-func fluxBuildDigest(t *testing.T, dir string) string {
+// fluxBuild returns the digest of the layer fluxcd/pkg/oci's Client.Build
+// (`flux build artifact`) makes of dir, and of its uncompressed tar stream.
+func fluxBuild(t *testing.T, dir string) (layer, stream string) {
 	t.Helper()
 	tgz := filepath.Join(t.TempDir(), "artifact.tgz")
 	require.NoError(t, fluxoci.NewClient(nil).Build(tgz, dir, oci.DefaultIgnorePaths()))
 	b, err := os.ReadFile(tgz)
 	require.NoError(t, err)
-	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	require.NoError(t, err)
+	h := sha256.New()
+	_, err = io.Copy(h, zr)
+	require.NoError(t, err)
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(b)), fmt.Sprintf("sha256:%x", h.Sum(nil))
 }
 
+// TestBuildLayerIsFluxs holds fluxpack's tar stream to Flux's, byte for
+// byte. The gzip bytes around it are the same only when Flux's compressor
+// writes what fluxpack's does: fluxcd/pkg/oci uses compress/gzip, whose
+// output is the Go release's; Go 1.27's is klauspost/compress v1.19.2's.
 func TestBuildLayerIsFluxs(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, platformFiles)
@@ -46,8 +61,70 @@ func TestBuildLayerIsFluxs(t *testing.T) {
 
 	art, err := oci.Build(dir)
 	require.NoError(t, err)
-	assert.Equal(t, fluxBuildDigest(t, dir), art.LayerDigest.String(), "layer digest of fluxpack vs fluxcd/pkg/oci Client.Build")
+	fluxLayer, fluxStream := fluxBuild(t, dir)
+	assert.Equal(t, fluxStream, art.ContentDigest.String(), "tar stream of fluxpack vs fluxcd/pkg/oci Client.Build")
+	if strings.HasPrefix(runtime.Version(), "go1.27.") {
+		assert.Equal(t, fluxLayer, art.LayerDigest.String(), "layer digest of fluxpack vs fluxcd/pkg/oci Client.Build built with %s", runtime.Version())
+	}
 	assert.Equal(t, len(platformFiles)+1, art.Files)
+}
+
+// goldenTree is the fixed tree of TestBuildGoldenDigests: files at the root
+// and in nested directories, an executable and a file a umask left 0600.
+var goldenTree = map[string]string{
+	"kustomization.yaml":                  "resources: [namespaces, apps/podinfo]\n",
+	"namespaces/apps.yaml":                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n",
+	"apps/podinfo/deployment.yaml":        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: podinfo\n  namespace: apps\nspec:\n  replicas: 2\n",
+	"apps/podinfo/config/values.yaml":     "replicaCount: 2\nui:\n  message: hello\n",
+	"apps/podinfo/hooks/check-rollout.sh": "#!/bin/sh\nkubectl -n apps rollout status deploy/podinfo\n",
+}
+
+// writeGoldenTree writes goldenTree under dir with its mode bits.
+func writeGoldenTree(t *testing.T, dir string) {
+	t.Helper()
+	testutil.WriteFiles(t, dir, goldenTree)
+	require.NoError(t, os.Chmod(filepath.Join(dir, "apps", "podinfo", "hooks", "check-rollout.sh"), 0o755))
+	require.NoError(t, os.Chmod(filepath.Join(dir, "apps", "podinfo", "config", "values.yaml"), 0o600))
+}
+
+// goldenOptions is the metadata of TestBuildGoldenDigests' artifact.
+func goldenOptions() []oci.BuildOption {
+	return []oci.BuildOption{
+		oci.WithSource("https://example.com/acme/platform.git"),
+		oci.WithRevision("main@sha1:0123456789abcdef0123456789abcdef01234567"),
+		oci.WithCreated(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)),
+	}
+}
+
+// TestBuildGoldenDigests pins the digests of a fixed tree: the tar stream's
+// (content), the compressed layer's and the manifest's. The layer and the
+// manifest change whenever the compressor's output does, so a compressor that
+// changes under fluxpack (a new Go release, a new module version) fails here
+// before it gives every tag a new digest. Rewrite with -update only for a
+// change meant to move every digest.
+func TestBuildGoldenDigests(t *testing.T) {
+	dir := t.TempDir()
+	writeGoldenTree(t, dir)
+	art, err := oci.Build(dir, goldenOptions()...)
+	require.NoError(t, err)
+	layers, err := art.Image.Layers()
+	require.NoError(t, err)
+	require.Len(t, layers, 1)
+	size, err := layers[0].Size()
+	require.NoError(t, err)
+	got := fmt.Sprintf("content  %s\nlayer    %s (%d bytes)\nmanifest %s\n", art.ContentDigest, art.LayerDigest, size, art.Digest)
+	testutil.Golden(t, "build-digests", []byte(got))
+
+	// The gzip header of fluxcd/pkg/tar and `flux build artifact`: deflate,
+	// no flags (no name, comment or extra field), no mtime, no level hint
+	// (the default level), OS unknown (255).
+	rc, err := layers[0].Compressed()
+	require.NoError(t, err)
+	defer rc.Close()
+	header := make([]byte, 10)
+	_, err = io.ReadFull(rc, header)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, header, "gzip header")
 }
 
 func TestBuildIsReproducible(t *testing.T) {

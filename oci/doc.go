@@ -24,16 +24,22 @@
 //   - Reproducible. Modes are normalised (directories, the root included, and
 //     executables 0755; other files 0644), owners and times are zeroed, the
 //     walk is lexical and created is the Unix epoch unless WithCreated or
-//     WithGitDefaults gives a time, always in UTC. So the same tree with the
-//     same metadata gives the same manifest digest on any machine, umask or
-//     time zone. For a tree whose modes are already normal, the layer is byte
-//     for byte what `flux build artifact` makes of it.
+//     WithGitDefaults gives a time, always in UTC, and the layer is gzipped by
+//     the github.com/klauspost/compress version go.mod pins, not by the Go
+//     release's compress/gzip. So the same tree with the same metadata gives
+//     the same manifest digest on any machine, umask, time zone or Go
+//     release. For a tree whose modes are already normal, the tar stream is
+//     byte for byte what `flux build artifact` makes of it; the gzip bytes
+//     are too only when that flux's compressor writes what fluxpack's does
+//     (a flux built with Go 1.27: its compress/gzip writes what
+//     klauspost/compress v1.19.2 writes).
 //   - Push only what changed. Push hashes the uncompressed tar stream and
 //     compares it with the dev.fluxpack.content.digest annotation of the tag's
-//     layer (or, for artifacts pushed by other tools, the layer digest). Same
-//     content: nothing is uploaded and the tag does not move, even when the
-//     revision differs, so a commit that did not touch the platform does not
-//     roll a new revision to every cluster.
+//     layer (or, for artifacts pushed by other tools, with the hash of their
+//     layer's uncompressed stream, downloaded: never with gzip bytes, which
+//     depend on the compressor). Same content: nothing is uploaded and the
+//     tag does not move, even when the revision differs, so a commit that did
+//     not touch the platform does not roll a new revision to every cluster.
 //   - Tags last. Blobs go first, then the manifest under its tag, then extra
 //     tags, so an interrupted push never leaves a tag on an incomplete
 //     artifact.

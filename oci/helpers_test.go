@@ -1,6 +1,8 @@
 package oci_test
 
 import (
+	"bytes"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,7 +14,12 @@ import (
 	"github.com/fluxcd/pkg/tar"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/oci"
@@ -90,4 +97,49 @@ func mustTag(t *testing.T, s string) name.Tag {
 	tag, err := name.NewTag(s)
 	require.NoError(t, err)
 	return tag
+}
+
+// encodedArtifact is art with its tar stream compressed by compress instead
+// of fluxpack's compressor, assembled as fluxcd/pkg/oci and oci.Build
+// assemble it (same config, media types and annotations), with the content
+// digest annotation on the layer only when annotate is set: what another
+// tool, or an older fluxpack, would have pushed for the same tree.
+func encodedArtifact(t *testing.T, art *oci.Artifact, compress func(io.Writer) io.WriteCloser, annotate bool) v1.Image {
+	t.Helper()
+	layers, err := art.Image.Layers()
+	require.NoError(t, err)
+	rc, err := layers[0].Uncompressed()
+	require.NoError(t, err)
+	stream, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	require.NoError(t, rc.Close())
+	var gz bytes.Buffer
+	w := compress(&gz)
+	_, err = w.Write(stream)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+
+	cfg, err := art.Image.ConfigFile()
+	require.NoError(t, err)
+	img, err := mutate.ConfigFile(empty.Image, cfg)
+	require.NoError(t, err)
+	img = mutate.MediaType(img, types.OCIManifestSchema1)
+	img = mutate.ConfigMediaType(img, oci.ConfigMediaType)
+	img = mutate.Annotations(img, art.Annotations).(v1.Image)
+	var layerAnnotations map[string]string
+	if annotate {
+		layerAnnotations = map[string]string{oci.ContentDigestAnnotation: art.ContentDigest.String()}
+	}
+	img, err = mutate.Append(img, mutate.Addendum{Layer: static.NewLayer(gz.Bytes(), oci.ContentMediaType), Annotations: layerAnnotations})
+	require.NoError(t, err)
+	return img
+}
+
+// pushImage pushes img to ref (host/repository:tag) and returns its digest.
+func pushImage(t *testing.T, ref string, img v1.Image) string {
+	t.Helper()
+	require.NoError(t, remote.Write(mustTag(t, ref), img))
+	d, err := img.Digest()
+	require.NoError(t, err)
+	return d.String()
 }

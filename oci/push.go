@@ -2,9 +2,12 @@ package oci
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"slices"
@@ -107,8 +110,14 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("reading %s: %w", URL(tag), g.err)
 	}
-	if existing != nil && remoteContentDigest(existing) == content.String() {
-		return unchanged(tag, existing, o, ro)
+	if existing != nil {
+		same, err := holdsContent(tag, existing, content, a.streamed, ro)
+		if err != nil {
+			return nil, err
+		}
+		if same {
+			return unchanged(tag, existing, o, ro)
+		}
 	}
 	if compressing == nil {
 		compressing = (&archiver{display: dir}).startCompress(t, true, nil)
@@ -120,11 +129,6 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	}
 	if compressedContent != content {
 		return nil, fmt.Errorf("%s changed while being read: push again", dir)
-	}
-	if existing != nil && remoteLayerDigest(existing) == layerDigest.String() {
-		// Same layer, pushed by a tool that does not annotate the content
-		// digest (flux push artifact).
-		return unchanged(tag, existing, o, ro)
 	}
 	art, err := newArtifact(dir, t, o, &memLayer{data: compressed, digest: layerDigest, content: content})
 	if err != nil {
@@ -205,11 +209,41 @@ func remoteContentDigest(desc *remote.Descriptor) string {
 	return ""
 }
 
-func remoteLayerDigest(desc *remote.Descriptor) string {
-	if l := fluxLayer(desc); l != nil {
-		return l.Digest.String()
+// holdsContent reports whether the Flux artifact desc, at tag, holds the
+// tar stream of digest content and length size. An artifact fluxpack pushed
+// says so in its ContentDigestAnnotation. For one pushed by another tool
+// (flux push artifact), its layer is downloaded and the uncompressed stream
+// hashed, no further than one byte past size: its gzip bytes depend on the
+// compressor that wrote them (compress/flate's output changes between Go
+// releases), so comparing layer digests would take the same content for a
+// change.
+func holdsContent(tag name.Tag, desc *remote.Descriptor, content v1.Hash, size int64, ro []remote.Option) (bool, error) {
+	l := fluxLayer(desc)
+	if l == nil {
+		return false, nil
 	}
-	return ""
+	if d, ok := l.Annotations[ContentDigestAnnotation]; ok {
+		return d == content.String(), nil
+	}
+	blob, err := remote.Layer(tag.Context().Digest(l.Digest.String()), ro...)
+	if err != nil {
+		return false, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
+	}
+	rc, err := blob.Compressed()
+	if err != nil {
+		return false, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
+	}
+	defer rc.Close()
+	zr, err := gzip.NewReader(rc)
+	if err != nil {
+		return false, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, io.LimitReader(zr, size+1))
+	if err != nil {
+		return false, fmt.Errorf("reading layer of %s: %w", URL(tag), err)
+	}
+	return n == size && hashOf(h) == content, nil
 }
 
 // isNotFound reports whether err says the tag or repository does not exist.

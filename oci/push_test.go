@@ -1,8 +1,11 @@
 package oci_test
 
 import (
+	"compress/gzip"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -134,6 +137,122 @@ func TestPushedByFluxPulledByFluxpack(t *testing.T) {
 	d, err := oci.Diff(t.Context(), dir, "oci://"+reg.Host+"/platform:v1")
 	require.NoError(t, err)
 	assert.Equal(t, oci.Identical, d.Status)
+}
+
+// TestPushRecognisesContentOfOtherCompressors pushes over artifacts whose
+// layer holds the same tar stream as fluxpack's but other gzip bytes and no
+// content digest annotation, as flux push artifact built by another Go
+// release writes them: Push hashes their uncompressed stream and finds the
+// content unchanged, and a stream that differs, even by its end, changed.
+func TestPushRecognisesContentOfOtherCompressors(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	art, err := oci.Build(dir, oci.WithRevision("main@sha1:aaaa"))
+	require.NoError(t, err)
+	fastest := func(w io.Writer) io.WriteCloser {
+		z, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		require.NoError(t, err)
+		return z
+	}
+	other := encodedArtifact(t, art, fastest, false)
+	otherLayer, err := other.Layers()
+	require.NoError(t, err)
+	otherDigest, err := otherLayer[0].Digest()
+	require.NoError(t, err)
+	require.NotEqual(t, art.LayerDigest, otherDigest, "the test needs other gzip bytes")
+
+	pushed := pushImage(t, reg.Host+"/platform:v1", other)
+	reg.Reset()
+	res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1", oci.WithRevision("main@sha1:bbbb"))
+	require.NoError(t, err)
+	assert.False(t, res.Pushed, "same tar stream, other gzip bytes")
+	assert.Equal(t, pushed, res.Digest)
+	assert.Zero(t, reg.BlobUploads())
+	for _, r := range reg.Requests() {
+		assert.True(t, strings.HasPrefix(r, "GET ") || strings.HasPrefix(r, "HEAD "), "unchanged push sent %s", r)
+	}
+	assert.Equal(t, pushed, tagDigest(t, reg.Host+"/platform:v1"))
+
+	t.Run("a longer stream", func(t *testing.T) {
+		// The same stream with one more block of zeros after its end: a tar
+		// reader sees the same files, the stream is not the same.
+		padded := func(w io.Writer) io.WriteCloser { return &padWriter{WriteCloser: gzip.NewWriter(w)} }
+		pushImage(t, reg.Host+"/platform:padded", encodedArtifact(t, art, padded, false))
+		res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:padded", oci.WithRevision("main@sha1:aaaa"))
+		require.NoError(t, err)
+		assert.True(t, res.Pushed)
+	})
+	t.Run("other content", func(t *testing.T) {
+		changed := t.TempDir()
+		testutil.WriteFiles(t, changed, platformFiles)
+		require.NoError(t, os.WriteFile(filepath.Join(changed, "a.yaml"), []byte("kind: Namespace\n"), 0o644))
+		res, err := oci.Push(t.Context(), changed, "oci://"+reg.Host+"/platform:v1", oci.WithRevision("main@sha1:cccc"))
+		require.NoError(t, err)
+		assert.True(t, res.Pushed)
+		assert.Equal(t, res.Digest, tagDigest(t, reg.Host+"/platform:v1"))
+	})
+}
+
+// padWriter writes 512 zero bytes more before it closes.
+type padWriter struct{ io.WriteCloser }
+
+func (p *padWriter) Close() error {
+	if _, err := p.Write(make([]byte, 512)); err != nil {
+		return err
+	}
+	return p.WriteCloser.Close()
+}
+
+// TestPushOverTheOldEncoding pushes over an artifact as fluxpack pushed it
+// before its layer was gzipped by klauspost/compress: the same tar stream
+// through the standard library's gzip.NewWriter, the content digest
+// annotation on the layer. Push tells unchanged content by that annotation,
+// so a change of compressor moves no tag: nothing is uploaded, no layer is
+// even downloaded, and the tag stays where it was.
+func TestPushOverTheOldEncoding(t *testing.T) {
+	dir := t.TempDir()
+	writeGoldenTree(t, dir)
+	art, err := oci.Build(dir, goldenOptions()...)
+	require.NoError(t, err)
+	stdlib := func(w io.Writer) io.WriteCloser { return gzip.NewWriter(w) }
+	// The old encoding under another Go release: other gzip bytes.
+	otherRelease := func(w io.Writer) io.WriteCloser {
+		z, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		require.NoError(t, err)
+		return z
+	}
+	for _, tt := range []struct {
+		name     string
+		compress func(io.Writer) io.WriteCloser
+		other    bool // the gzip bytes differ from klauspost/compress's
+	}{
+		{"compress/gzip of this Go release", stdlib, false},
+		{"other gzip bytes", otherRelease, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := testutil.NewRegistry(t)
+			old := pushImage(t, reg.Host+"/platform:v1", encodedArtifact(t, art, tt.compress, true))
+			switch {
+			case tt.other:
+				require.NotEqual(t, art.Digest.String(), old, "the test needs other gzip bytes")
+			case strings.HasPrefix(runtime.Version(), "go1.27."):
+				assert.Equal(t, art.Digest.String(), old, "Go 1.27's compress/gzip writes what klauspost/compress v1.19.2 does: the switch moved no digest")
+			}
+
+			reg.Reset()
+			res, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:v1", oci.WithRevision("main@sha1:fedcba9876543210fedcba9876543210fedcba98"))
+			require.NoError(t, err)
+			assert.False(t, res.Pushed, "same tree over the old encoding")
+			assert.Equal(t, old, res.Digest)
+			assert.Zero(t, reg.BlobUploads(), "blob uploads")
+			for _, r := range reg.Requests() {
+				assert.True(t, strings.HasPrefix(r, "GET ") || strings.HasPrefix(r, "HEAD "), "unchanged push sent %s", r)
+				assert.NotContains(t, r, "/blobs/", "told by the annotation, without reading the layer")
+			}
+			assert.Equal(t, old, tagDigest(t, reg.Host+"/platform:v1"), "the tag did not move")
+		})
+	}
 }
 
 func TestDiff(t *testing.T) {

@@ -91,7 +91,7 @@ const (
 // shows how the time grows.
 var rows = []row{
 	{work: "build layer, " + tree, ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
-		peer: peer(bench("Flux Client.Build", "BenchmarkBuild/flux", perOp)), note: "same digest (checked)"},
+		peer: peer(bench("Flux Client.Build", "BenchmarkBuild/flux", perOp)), note: "same tar stream (checked)"},
 	{work: "", ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
 		peer: peer(bench("floor: compress/gzip -6 of the tar", "BenchmarkFloor/gzip-stdlib", perOp))},
 	{work: "", ours: bench("fluxpack Build", "BenchmarkBuild/fluxpack", perOp),
