@@ -93,6 +93,75 @@ func RenderFleet(f *Fleet, dir string, opts ...RenderOption) ([]ClusterRendered,
 	return out, nil
 }
 
+// RenderCluster renders one cluster of f into dir (which it replaces, as
+// RenderFile does), with its Secrets left out (Rendered.LeftOut,
+// WakeLeftOut say which): what is pushed for the cluster.
+func (f *Fleet) RenderCluster(cluster, dir string) (*Rendered, error) {
+	b, err := f.Stack(cluster)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &renderConfig{}
+	p, err := b.prepare(cfg)
+	if err != nil {
+		return nil, &ClusterError{Cluster: cluster, File: f.file, Err: err}
+	}
+	return p.write(dir, cfg)
+}
+
+// StackDir is the directory of the cluster's stack file (the root its
+// layer paths are relative to) and RenderedPath where the stack renders
+// its Kustomizations in an artifact, relative to that directory.
+func (f *Fleet) StackDir(cluster string) (dir, renderedPath string, err error) {
+	b, err := f.Stack(cluster)
+	if err != nil {
+		return "", "", err
+	}
+	if b.dir == "" {
+		return "", "", errdefs.Kind(ErrInvalidOption, "fleet %q: cluster %q: the stack has no directory (it was not read from a file)", f.name, cluster)
+	}
+	return b.dir, b.stack.renderedPath, nil
+}
+
+// Inputs are the files the fleet reads that must never be pushed: the
+// fleet file and every IaC outputs file of the stack and the clusters
+// (they hold sensitive values). Paths are absolute.
+func (f *Fleet) Inputs() ([]string, error) {
+	var files []string
+	add := func(p string) {
+		if abs, err := filepath.Abs(p); err == nil && !slices.Contains(files, abs) {
+			files = append(files, abs)
+		}
+	}
+	if f.file != "" {
+		add(f.file)
+	}
+	for _, name := range f.Clusters() {
+		b, err := f.resolve(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range b.vars {
+			if v.Outputs == "" {
+				continue
+			}
+			p := v.Outputs
+			if !filepath.IsAbs(p) && b.dir != "" {
+				p = filepath.Join(b.dir, filepath.FromSlash(p))
+			}
+			add(p)
+		}
+		if b0, err := f.stack(); err == nil {
+			for _, v := range b0.vars {
+				if v.Outputs != "" && b0.dir != "" {
+					add(filepath.Join(b0.dir, filepath.FromSlash(v.Outputs)))
+				}
+			}
+		}
+	}
+	return files, nil
+}
+
 // FleetReport is the lint of every cluster of a fleet: the findings all
 // clusters share once, the rest per cluster.
 type FleetReport struct {

@@ -121,6 +121,9 @@ func assemble(layer *memLayer, annotations map[string]string, created time.Time)
 func (o *options) metadata(dir string) (map[string]string, time.Time) {
 	source, revision, created := o.source, o.revision, o.created
 	if o.gitDefaults {
+		if o.gitDir != "" {
+			dir = o.gitDir
+		}
 		g := readGit(dir, revision)
 		if source == "" {
 			source = g.source

@@ -370,7 +370,16 @@ func TestBuildGitDefaults(t *testing.T) {
 	assert.Equal(t, "1970-01-02T00:00:00Z", art.Annotations["org.opencontainers.image.created"])
 
 	// Outside a checkout nothing is filled in.
-	art, err = oci.Build(t.TempDir(), oci.WithGitDefaults())
+	outside := t.TempDir()
+	testutil.WriteFiles(t, outside, map[string]string{"a.yaml": "kind: ConfigMap\n"})
+	art, err = oci.Build(outside, oci.WithGitDefaults())
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"org.opencontainers.image.created": "1970-01-01T00:00:00Z"}, art.Annotations)
+
+	// Unless WithGitDir names a checkout to read (a copy's origin).
+	art, err = oci.Build(outside, oci.WithGitDefaults(), oci.WithGitDir(filepath.Join(dir, "deploy")))
+	require.NoError(t, err)
+	assert.Equal(t, "trunk@sha1:"+commit, art.Annotations["org.opencontainers.image.revision"])
+	_, err = oci.Build(outside, oci.WithGitDir(""))
+	require.ErrorIs(t, err, oci.ErrInvalidOption)
 }

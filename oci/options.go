@@ -116,6 +116,7 @@ type options struct {
 	source, revision string
 	created          *time.Time
 	gitDefaults      bool
+	gitDir           string // WithGitDir
 	annotations      map[string]string
 	ignorePaths      []string
 	allowSecrets     bool
@@ -224,6 +225,19 @@ func WithCreated(t time.Time) ArtifactOption {
 func WithGitDefaults() ArtifactOption {
 	return artifactOpt{func(o *options) error {
 		o.gitDefaults = true
+		return nil
+	}}
+}
+
+// WithGitDir makes WithGitDefaults read the Git checkout holding dir
+// instead of the pushed directory: for a directory laid out elsewhere
+// (package fleet's copy of a stack) from files of a checkout.
+func WithGitDir(dir string) ArtifactOption {
+	return artifactOpt{func(o *options) error {
+		if dir == "" {
+			return errdefs.Kind(ErrInvalidOption, "WithGitDir: empty directory")
+		}
+		o.gitDir = dir
 		return nil
 	}}
 }

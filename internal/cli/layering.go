@@ -19,11 +19,12 @@ func (s *stackFlag) bind(cmd *cobra.Command) {
 
 func newRenderCmd(f *rootFlags) *cobra.Command {
 	var (
-		stack                             stackFlag
-		dir, outputs, secret, receiverURL string
+		stack                                        stackFlag
+		fleetFile                                    fleetFlag
+		dir, outputs, secret, secretDir, receiverURL string
 	)
 	cmd := &cobra.Command{
-		Use:   "render -f STACK -d DIR [--outputs FILE] [--secret-file FILE]",
+		Use:   "render (-f STACK | --fleet FLEET) -d DIR [--outputs FILE] [--secret-file FILE | --secret-dir DIR]",
 		Short: "Render a stack file as Flux manifests: one Kustomization per layer, the OCIRepository and the vars ConfigMap",
 		Long: `Render builds the stack file and writes, to DIR: kustomization.yaml,
 source.yaml (the stack's OCIRepository), layers/<layer>.yaml (a Flux
@@ -52,15 +53,31 @@ Receiver's URL, which holds a digest of the token), which goes to
 http://webhook-receiver.flux-system.svc.cluster.local). Without the Secret in
 the cluster the layers poll, as without wake.
 
+With --fleet, every cluster of the fleet file is rendered, each to
+DIR/<cluster>/ as above (its own OCIRepository, vars ConfigMap, wake), each
+cluster's Secrets to --secret-dir/<cluster>.secret.yaml; every cluster is
+rendered in memory before any is written.
+
 DIR is replaced atomically, and only if it is empty or holds a previous render.
 A stack with any problem (unknown field, invalid name, cycle, unknown
 dependency, missing path, unreadable outputs) is refused with every problem
 listed, and nothing is written. Prints the files written.`,
 		Example: `  fluxpack render -f platform/stack.yaml -d platform/flux
   terraform output -json > outputs.json
-  fluxpack render -f platform/stack.yaml --outputs outputs.json --secret-file ../cluster-vars.secret.yaml -d platform/flux`,
+  fluxpack render -f platform/stack.yaml --outputs outputs.json --secret-file ../cluster-vars.secret.yaml -d platform/flux
+  fluxpack render --fleet platform/fleet.yaml --secret-dir ../secrets -d out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case (stack == "") == (fleetFile == ""):
+				return fmt.Errorf("give a stack file with -f or a fleet file with --fleet")
+			case fleetFile != "" && (outputs != "" || secret != ""):
+				return fmt.Errorf("--outputs and --secret-file are per stack: a fleet names each cluster's outputs; use --secret-dir")
+			case fleetFile != "":
+				return renderFleet(cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL)
+			case secretDir != "":
+				return fmt.Errorf("--secret-dir is for --fleet; use --secret-file")
+			}
 			var opts []layering.RenderOption
 			if outputs != "" {
 				opts = append(opts, layering.WithOutputs(outputs))
@@ -94,8 +111,9 @@ listed, and nothing is written. Prints the files written.`,
 		},
 	}
 	stack.bind(cmd)
-	_ = cmd.MarkFlagRequired("file")
+	fleetFile.bind(cmd)
 	cmd.Flags().StringVarP(&dir, "output-dir", "d", "", "directory to write the manifests to")
+	cmd.Flags().StringVar(&secretDir, "secret-dir", "", "with --fleet: directory to write each cluster's Secrets to, outside the output directory")
 	cmd.Flags().StringVar(&outputs, "outputs", "", "IaC outputs file for the stack's vars entry, instead of the one the stack names")
 	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) and the wake Secret to, outside the output directory")
 	cmd.Flags().StringVar(&receiverURL, "receiver-url", "", "where notification-controller reaches its webhook receiver, for the wake Secret of a stack with spec.wake")
@@ -216,13 +234,14 @@ func stackOrEntry(stack stackFlag, args []string) (string, error) {
 
 func newLintCmd(f *rootFlags) *cobra.Command {
 	var (
-		stack  stackFlag
-		repo   repoFlags
-		charts chartFlags
-		out    outputFlag
+		stack     stackFlag
+		fleetFile fleetFlag
+		repo      repoFlags
+		charts    chartFlags
+		out       outputFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "lint [ENTRY | -f STACK]",
+		Use:   "lint [ENTRY | -f STACK | --fleet FLEET]",
 		Short: "Find the orders that race, in a stack file or in the Flux repository a cluster runs",
 		Long: `Lint reads every layer's manifests (the build kustomize-controller would do)
 and reports, with the layer, the object and file:line:
@@ -251,7 +270,9 @@ GitRepository/flux-system/flux-system (--source maps others), and objects
 made outside it, such as Terraform's ConfigMap of cluster variables, are
 declared with --external. With -f, lint reads a fluxpack stack file;
 --external adds to its spec.external, and --root and --source, which say how
-to read a repository, are refused.
+to read a repository, are refused. With --fleet, lint reads a fleet file and
+lints every cluster's stack: a finding all clusters share is printed once
+("all clusters: …"), the others with their cluster ("cluster prod: …").
 
 HelmReleases' charts are rendered as helm-controller renders them (values
 merged in its order, post-renderers) when lint can have them: a chart folder in
@@ -271,15 +292,29 @@ kustomizations pointing at URLs are findings, not fetched. Exit 0 clean, 1 findi
 			if err := out.check(); err != nil {
 				return err
 			}
-			entry, err := stackOrEntry(stack, args)
-			if err != nil {
-				return err
+			if fleetFile != "" && (stack != "" || len(args) > 0) {
+				return fmt.Errorf("give one of ENTRY, -f STACK and --fleet FLEET")
+			}
+			var entry string
+			if fleetFile == "" {
+				var err error
+				if entry, err = stackOrEntry(stack, args); err != nil {
+					return err
+				}
 			}
 			ctx, chartOpts, done, err := charts.lintOptions(cmd.Context(), f.log)
 			if err != nil {
 				return err
 			}
 			defer done()
+			if fleetFile != "" {
+				opts, err := repo.stackLintOptions()
+				if err != nil {
+					return err
+				}
+				cmd.SetContext(ctx)
+				return lintFleet(cmd, string(fleetFile), out, append(opts, chartOpts...))
+			}
 			var rep *layering.Report
 			if entry != "" {
 				opts, err := repo.options()
@@ -320,6 +355,7 @@ kustomizations pointing at URLs are findings, not fetched. Exit 0 clean, 1 findi
 		},
 	}
 	stack.bind(cmd)
+	fleetFile.bind(cmd)
 	repo.bind(cmd)
 	charts.bind(cmd)
 	out.bind(cmd)

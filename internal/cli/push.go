@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/oci"
 )
 
@@ -19,9 +20,11 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		ignorePaths  []string
 		allowSecrets bool
 		force        bool
+		fleetFile    fleetFlag
+		jobs         int
 	)
 	cmd := &cobra.Command{
-		Use:   "push DIR oci://HOST/REPOSITORY:TAG",
+		Use:   "push (DIR oci://HOST/REPOSITORY:TAG | --fleet FLEET)",
 		Short: "Push a directory as a Flux artifact, unless the tag already holds the same content",
 		Long: `Push archives DIR as a Flux artifact (what flux push artifact makes) and pushes
 it to the tag, for an OCIRepository to reconcile.
@@ -39,12 +42,30 @@ with no file left (an empty artifact would make Flux prune all it applied) or
 with over 100 MiB of file content (oci.MaxArtifactSize, what pull and Flux's
 untar accept).
 
-Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
-		Example: `  fluxpack push ./platform oci://ghcr.io/acme/platform:$(git rev-parse --short HEAD) --tag latest`,
-		Args:    cobra.ExactArgs(2),
+Prints host/repository@sha256:… (or JSON with -o json) on stdout.
+
+With --fleet, every cluster of the fleet file is rendered and its artifact
+(the stack's folder, less the fleet's inputs such as the IaC outputs files,
+with the cluster's render at the stack's renderedPath) pushed to the
+cluster's URL, --jobs clusters at a time; each is skipped when its tag holds
+the same content. One line per cluster: "CLUSTER pushed|unchanged
+host/repository@sha256:…" or "CLUSTER failed: why" (JSON with -o json); one
+cluster's failure does not stop the others, and the exit code is 0 only
+when none failed.`,
+		Example: `  fluxpack push ./platform oci://ghcr.io/acme/platform:$(git rev-parse --short HEAD) --tag latest
+  fluxpack push --fleet platform/fleet.yaml --jobs 8 -o json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if fleetFile != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(2)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
 				return err
+			}
+			if fleetFile != "" && (len(tags) > 0 || force) {
+				return fmt.Errorf("--tag and --force are for one artifact, not --fleet")
 			}
 			ann, err := parseKeyValues("annotation", annotations)
 			if err != nil {
@@ -66,13 +87,17 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 			if force {
 				opts = append(opts, oci.WithForce())
 			}
-			if isTerminal(cmd.ErrOrStderr()) {
+			if isTerminal(cmd.ErrOrStderr()) && fleetFile == "" {
 				opts = append(opts, oci.WithProgress(func(p oci.Progress) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "\ruploading %d/%d bytes", p.Written, p.Total)
 				}))
 			}
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
+			if fleetFile != "" {
+				cmd.SetContext(ctx)
+				return pushFleet(cmd, f.log, string(fleetFile), jobs, out, opts)
+			}
 
 			res, err := oci.Push(ctx, args[0], args[1], opts...)
 			if err != nil {
@@ -100,5 +125,7 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 	fs.StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax (after the defaults: "+joinComma(oci.DefaultIgnorePaths())+")")
 	fs.BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets in the artifact")
 	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
+	fleetFile.bind(cmd)
+	fs.IntVar(&jobs, "jobs", fleet.DefaultJobs, "with --fleet: clusters rendered and pushed at once")
 	return cmd
 }

@@ -1,0 +1,143 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fluxpack/fluxpack/fleet"
+	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+// fleetFlag is --fleet, the fleet file of render, lint and push.
+type fleetFlag string
+
+func (s *fleetFlag) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar((*string)(s), "fleet", "", "fleet file (apiVersion fluxpack.dev/v1alpha1, kind Fleet): every cluster of it")
+}
+
+// renderFleet is render --fleet: out/<cluster>/ per cluster, each
+// cluster's Secrets in secretDir.
+func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string) error {
+	f, err := layering.LoadFleet(file)
+	if err != nil {
+		return err
+	}
+	var opts []layering.RenderOption
+	if secretDir != "" {
+		opts = append(opts, layering.WithSecretDir(secretDir))
+	}
+	if receiverURL != "" {
+		opts = append(opts, layering.WithReceiverURL(receiverURL))
+	}
+	rs, err := layering.RenderFleet(f, dir, opts...)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, r := range rs {
+		log.Info("rendered", "cluster", r.Cluster, "layers", len(r.Plan.Layers), "dir", r.Dir)
+		if len(r.LeftOut) > 0 {
+			log.Warn("sensitive outputs left out: give --secret-dir to write their Secret", "cluster", r.Cluster, "outputs", strings.Join(r.LeftOut, ","))
+		}
+		if r.WakeLeftOut {
+			log.Warn("wake Secret left out: give --secret-dir to write it; without it the layers poll their dependencies", "cluster", r.Cluster)
+		}
+		for _, p := range r.Files {
+			b.WriteString(r.Cluster + "/" + p + "\n")
+		}
+		if r.SecretFile != "" {
+			b.WriteString(r.SecretFile + "\n")
+		}
+	}
+	_, err = fmt.Fprint(w, b.String())
+	return err
+}
+
+// lintFleet is lint --fleet: the findings every cluster shares once, then
+// each cluster's own.
+func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []layering.LintOption) error {
+	f, err := layering.LoadFleet(file)
+	if err != nil {
+		return err
+	}
+	rep, err := layering.LintFleet(cmd.Context(), f, opts...)
+	if err != nil {
+		return err
+	}
+	if out == "json" {
+		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		for _, fd := range rep.Shared {
+			b.WriteString("all clusters: " + fd.String() + "\n")
+		}
+		for _, c := range rep.Clusters {
+			for _, fd := range c.Report.Findings {
+				b.WriteString("cluster " + c.Cluster + ": " + fd.String() + "\n")
+			}
+		}
+		if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
+			return err
+		}
+	}
+	if n := rep.Findings(); n > 0 {
+		return &FindingError{Msg: fmt.Sprintf("%d findings in %d clusters", n, len(rep.Clusters))}
+	}
+	return nil
+}
+
+// pushFleet is push --fleet: a line per cluster (or JSON), exit 0 when
+// every cluster is pushed or unchanged.
+func pushFleet(cmd *cobra.Command, log *slog.Logger, file string, jobs int, out outputFlag, pushOpts []oci.PushOption) error {
+	f, err := layering.LoadFleet(file)
+	if err != nil {
+		return err
+	}
+	opts := []fleet.Option{fleet.WithPushOptions(pushOpts...), fleet.WithLogger(log)}
+	if jobs != 0 {
+		opts = append(opts, fleet.Jobs(jobs))
+	}
+	res, err := fleet.Push(cmd.Context(), f, opts...)
+	if res == nil {
+		return err
+	}
+	if out == "json" {
+		if werr := writeJSON(cmd.OutOrStdout(), res); werr != nil {
+			return werr
+		}
+	} else {
+		var b strings.Builder
+		for _, r := range res {
+			switch r.Status {
+			case fleet.Failed:
+				fmt.Fprintf(&b, "%s failed: %s\n", r.Cluster, r.Error)
+			default:
+				repo := strings.TrimPrefix(r.URL, oci.Scheme)
+				if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+					repo = repo[:i] // host/repository, without the tag
+				}
+				fmt.Fprintf(&b, "%s %s %s@%s\n", r.Cluster, r.Status, oci.RedactURL(repo), r.Digest)
+			}
+		}
+		if _, werr := fmt.Fprint(cmd.OutOrStdout(), b.String()); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		var failed int
+		for _, r := range res {
+			if r.Status == fleet.Failed {
+				failed++
+			}
+		}
+		return fmt.Errorf("%d of %d clusters failed (each line says why)", failed, len(res))
+	}
+	return nil
+}
