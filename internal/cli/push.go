@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,8 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		ignorePaths  []string
 		allowSecrets bool
 		force        bool
+		sign         string
+		key          string
 	)
 	cmd := &cobra.Command{
 		Use:   "push DIR oci://HOST/REPOSITORY:TAG",
@@ -38,6 +41,13 @@ Kubernetes Secret makes the push fail unless --allow-secrets. So does a tree
 with no file left (an empty artifact would make Flux prune all it applied) or
 with over 100 MiB of file content (oci.MaxArtifactSize, what pull and Flux's
 untar accept).
+
+--sign cosign --key KEY signs the artifact before any tag points at it, in
+the format source-controller verifies with a public key (spec.verify.provider
+cosign): KEY is a file or env://VAR holding cosign's encrypted key
+($COSIGN_PASSWORD decrypts it) or a plain PEM private key (openssl genpkey).
+A push that finds the tag unchanged checks the signature is still there and
+adds it if not. If signing fails, no tag moves.
 
 Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 		Example: `  fluxpack push ./platform oci://ghcr.io/acme/platform:$(git rev-parse --short HEAD) --tag latest`,
@@ -66,6 +76,16 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 			if force {
 				opts = append(opts, oci.WithForce())
 			}
+			switch {
+			case sign == "cosign" && key != "":
+				opts = append(opts, oci.WithCosignKey(key, []byte(os.Getenv("COSIGN_PASSWORD"))))
+			case sign == "cosign":
+				return fmt.Errorf("--sign cosign needs --key")
+			case sign != "":
+				return fmt.Errorf("invalid --sign %q: want cosign", sign)
+			case key != "":
+				return fmt.Errorf("--key needs --sign cosign")
+			}
 			if isTerminal(cmd.ErrOrStderr()) {
 				opts = append(opts, oci.WithProgress(func(p oci.Progress) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "\ruploading %d/%d bytes", p.Written, p.Total)
@@ -79,9 +99,12 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 				return err
 			}
 			if res.Pushed {
-				f.log.Info("pushed", "url", args[1], "digest", res.Digest, "tags", res.Tags)
+				f.log.Info("pushed", "url", args[1], "digest", res.Digest, "tags", res.Tags, "signed", res.Signed)
 			} else {
 				f.log.Info("unchanged: the tag already holds this content", "url", args[1], "digest", res.Digest)
+				if res.Signed {
+					f.log.Info("signature added: the artifact had none made with the key", "url", args[1], "digest", res.Digest)
+				}
 			}
 			if out == "json" {
 				return writeJSON(cmd.OutOrStdout(), res)
@@ -100,5 +123,7 @@ Prints host/repository@sha256:… (or JSON with -o json) on stdout.`,
 	fs.StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax (after the defaults: "+joinComma(oci.DefaultIgnorePaths())+")")
 	fs.BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets in the artifact")
 	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
+	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key)`)
+	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key)")
 	return cmd
 }
