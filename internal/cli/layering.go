@@ -21,6 +21,7 @@ func newRenderCmd(f *rootFlags) *cobra.Command {
 	var (
 		stack                             stackFlag
 		dir, outputs, secret, receiverURL string
+		verifyKey                         string
 	)
 	cmd := &cobra.Command{
 		Use:   "render -f STACK -d DIR [--outputs FILE] [--secret-file FILE]",
@@ -52,6 +53,12 @@ Receiver's URL, which holds a digest of the token), which goes to
 http://webhook-receiver.flux-system.svc.cluster.local). Without the Secret in
 the cluster the layers poll, as without wake.
 
+A stack whose source verifies signatures (source.verify: {provider: cosign,
+secretRef: {name: cosign-pub}}) makes source-controller refuse an artifact
+that is unsigned, signed by another key or moved since signing; --verify-key
+cosign.pub writes the Secret it names, holding the key as cosign.pub, to
+--secret-file: it must be in the cluster before the artifact, never in it.
+
 DIR is replaced atomically, and only if it is empty or holds a previous render.
 A stack with any problem (unknown field, invalid name, cycle, unknown
 dependency, missing path, unreadable outputs) is refused with every problem
@@ -70,6 +77,9 @@ listed, and nothing is written. Prints the files written.`,
 			}
 			if receiverURL != "" {
 				opts = append(opts, layering.WithReceiverURL(receiverURL))
+			}
+			if verifyKey != "" {
+				opts = append(opts, layering.WithVerifyKey(verifyKey))
 			}
 			r, err := layering.RenderFile(string(stack), dir, opts...)
 			if err != nil {
@@ -98,6 +108,7 @@ listed, and nothing is written. Prints the files written.`,
 	cmd.Flags().StringVarP(&dir, "output-dir", "d", "", "directory to write the manifests to")
 	cmd.Flags().StringVar(&outputs, "outputs", "", "IaC outputs file for the stack's vars entry, instead of the one the stack names")
 	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) and the wake Secret to, outside the output directory")
+	cmd.Flags().StringVar(&verifyKey, "verify-key", "", "cosign public key (PEM) whose Secret, named by the stack's source.verify.secretRef, goes to --secret-file")
 	cmd.Flags().StringVar(&receiverURL, "receiver-url", "", "where notification-controller reaches its webhook receiver, for the wake Secret of a stack with spec.wake")
 	_ = cmd.MarkFlagRequired("output-dir")
 	keepOldOutput(cmd, "output-dir")
