@@ -107,4 +107,3 @@ func waitVerification(t *testing.T, c *Cluster, key client.ObjectKey) (ready, ve
 	})
 	return ready, verified
 }
-
