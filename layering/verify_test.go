@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
@@ -54,7 +54,7 @@ func TestRenderVerify(t *testing.T) {
 	var found bool
 	for _, doc := range strings.Split(string(stream), "\n---\n") {
 		var s corev1.Secret
-		require.NoError(t, yaml.Unmarshal([]byte(doc), &s))
+		require.NoError(t, sigyaml.Unmarshal([]byte(doc), &s))
 		if s.Name == "cosign-pub" {
 			found = true
 			assert.Equal(t, "flux-system", s.Namespace)
