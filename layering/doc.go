@@ -41,6 +41,12 @@
 //     <RenderedPath>/releases/<layer> of the source: push the rendered
 //     directory with the platform's manifests, at RenderedPath.
 //
+// Verify sets the OCIRepository's spec.verify (stack file: source.verify),
+// so source-controller refuses an artifact that is not signed with the key
+// before any layer applies it; Plan.VerifySecret (RenderFile:
+// WithVerifyKey) renders the Secret holding the cosign public key as
+// cosign.pub, for the secret file, never the rendered directory.
+//
 // Lint reads each layer's manifests as kustomize-controller builds them and
 // reports the races the seeds ran into (see Lint). Graph draws the DAG.
 //

@@ -28,6 +28,7 @@ type renderConfig struct {
 	secretFile  string
 	receiverURL string
 	secretDir   string // RenderFleet's
+	verifyKey   string
 }
 
 type funcRender func(*renderConfig) error
@@ -99,6 +100,8 @@ type Rendered struct {
 // A stack with wake (WakeDependents) adds the wake Secret to that file: its
 // token is the one the file holds already, so rendering again changes
 // nothing, or a new random one.
+// WithVerifyKey adds the Secret of the public key the stack's source
+// verifies with (source.verify) to that file too.
 // Any problem is an error and nothing is written.
 func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 	cfg := &renderConfig{}
@@ -160,6 +163,19 @@ func (b *Builder) prepare(cfg *renderConfig) (*prepared, error) {
 			}
 			secrets = append(secrets, data...)
 		}
+	}
+	if cfg.verifyKey != "" {
+		if cfg.secretFile == "" {
+			return nil, errdefs.Kind(ErrInvalidOption, "WithVerifyKey: the verification Secret goes to the secret file, outside the pushed directory: give WithSecretFile")
+		}
+		data, err := verifySecret(plan, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if len(secrets) > 0 {
+			secrets = append(secrets, "---\n"...)
+		}
+		secrets = append(secrets, data...)
 	}
 	return &prepared{out: out, files: files, secrets: secrets}, nil
 }

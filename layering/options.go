@@ -121,6 +121,7 @@ type stack struct {
 	external                         []ObjectRef
 	fluxDefaults                     bool
 	wake                             *wakeConfig
+	verify                           *sourcev1.OCIRepositoryVerification
 }
 
 // Defaults, written out in every Kustomization so none is implicit.

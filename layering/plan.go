@@ -110,6 +110,9 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		if spec.Reference == nil {
 			spec.Reference = &sourcev1.OCIRepositoryRef{Tag: "latest"}
 		}
+		if st.verify != nil {
+			spec.Verify = st.verify.DeepCopy()
+		}
 		p.Source = &sourcev1.OCIRepository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
 			ObjectMeta: metav1.ObjectMeta{Name: st.name, Namespace: st.namespace},

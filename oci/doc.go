@@ -65,7 +65,19 @@
 // ErrSpecialFile, ErrPlaintextSecret, ErrEmptyTree, ErrTooBig and
 // ErrInvalidOption can be tested with errors.Is.
 //
+// Signing. WithCosignKey signs a pushed artifact with a cosign key (cosign's
+// encrypted format, or a plain PEM key) in the format source-controller's
+// cosign verifier reads with a public key: a simple-signing payload naming
+// the manifest digest, signed with SHA-256, under the repository's
+// sha256-<hex>.sig tag (no transparency log, no sigstore bundle). The
+// artifact is signed before any tag points at it, so a tag never moves to
+// an unsigned artifact; an unchanged push checks that a signature made with
+// the key is there and adds it if not (Result.Signed). Verify checks the
+// signatures of a tag with a public key as source-controller does (offline,
+// IgnoreTlog) and answers Verified, Unsigned or BadSignature.
+//
 // This package knows nothing of layers, Kustomizations or variables (see
-// packages layering and substitute), does not sign artifacts, and does not log
-// in to cloud providers.
+// packages layering and substitute), does no keyless (Fulcio/Rekor) or KMS
+// signing of its own (WithCosignSigner takes any sigstore signer), and does
+// not log in to cloud providers.
 package oci

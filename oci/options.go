@@ -20,6 +20,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
@@ -41,6 +42,8 @@ type (
 	TagOption interface{ applyTag(*options) error }
 	// ListOption configures List.
 	ListOption interface{ applyList(*options) error }
+	// VerifyOption configures Verify.
+	VerifyOption interface{ applyVerify(*options) error }
 
 	// ArtifactOption says what the artifact holds: Build and Push.
 	ArtifactOption interface {
@@ -61,6 +64,7 @@ type (
 		PullOption
 		TagOption
 		ListOption
+		VerifyOption
 	}
 	// SharedOption works with every operation.
 	SharedOption interface {
@@ -77,27 +81,31 @@ type (
 	pushOpt     struct{ apply func(*options) error }
 	registryOpt struct{ apply func(*options) error }
 	listOpt     struct{ apply func(*options) error }
+	verifyOpt   struct{ apply func(*options) error }
 	sharedOpt   struct{ apply func(*options) error }
 )
 
-func (o artifactOpt) applyBuild(x *options) error { return o.apply(x) }
-func (o artifactOpt) applyPush(x *options) error  { return o.apply(x) }
-func (o treeOpt) applyBuild(x *options) error     { return o.apply(x) }
-func (o treeOpt) applyPush(x *options) error      { return o.apply(x) }
-func (o treeOpt) applyDiff(x *options) error      { return o.apply(x) }
-func (o pushOpt) applyPush(x *options) error      { return o.apply(x) }
-func (o registryOpt) applyPush(x *options) error  { return o.apply(x) }
-func (o registryOpt) applyDiff(x *options) error  { return o.apply(x) }
-func (o registryOpt) applyPull(x *options) error  { return o.apply(x) }
-func (o registryOpt) applyTag(x *options) error   { return o.apply(x) }
-func (o registryOpt) applyList(x *options) error  { return o.apply(x) }
-func (o listOpt) applyList(x *options) error      { return o.apply(x) }
-func (o sharedOpt) applyBuild(x *options) error   { return o.apply(x) }
-func (o sharedOpt) applyPush(x *options) error    { return o.apply(x) }
-func (o sharedOpt) applyDiff(x *options) error    { return o.apply(x) }
-func (o sharedOpt) applyPull(x *options) error    { return o.apply(x) }
-func (o sharedOpt) applyTag(x *options) error     { return o.apply(x) }
-func (o sharedOpt) applyList(x *options) error    { return o.apply(x) }
+func (o artifactOpt) applyBuild(x *options) error  { return o.apply(x) }
+func (o artifactOpt) applyPush(x *options) error   { return o.apply(x) }
+func (o treeOpt) applyBuild(x *options) error      { return o.apply(x) }
+func (o treeOpt) applyPush(x *options) error       { return o.apply(x) }
+func (o treeOpt) applyDiff(x *options) error       { return o.apply(x) }
+func (o pushOpt) applyPush(x *options) error       { return o.apply(x) }
+func (o registryOpt) applyPush(x *options) error   { return o.apply(x) }
+func (o registryOpt) applyDiff(x *options) error   { return o.apply(x) }
+func (o registryOpt) applyPull(x *options) error   { return o.apply(x) }
+func (o registryOpt) applyTag(x *options) error    { return o.apply(x) }
+func (o registryOpt) applyList(x *options) error   { return o.apply(x) }
+func (o registryOpt) applyVerify(x *options) error { return o.apply(x) }
+func (o listOpt) applyList(x *options) error       { return o.apply(x) }
+func (o verifyOpt) applyVerify(x *options) error   { return o.apply(x) }
+func (o sharedOpt) applyBuild(x *options) error    { return o.apply(x) }
+func (o sharedOpt) applyPush(x *options) error     { return o.apply(x) }
+func (o sharedOpt) applyDiff(x *options) error     { return o.apply(x) }
+func (o sharedOpt) applyPull(x *options) error     { return o.apply(x) }
+func (o sharedOpt) applyTag(x *options) error      { return o.apply(x) }
+func (o sharedOpt) applyList(x *options) error     { return o.apply(x) }
+func (o sharedOpt) applyVerify(x *options) error   { return o.apply(x) }
 
 var (
 	_ ArtifactOption = artifactOpt{}
@@ -105,6 +113,7 @@ var (
 	_ PushOption     = pushOpt{}
 	_ RegistryOption = registryOpt{}
 	_ ListOption     = listOpt{}
+	_ VerifyOption   = verifyOpt{}
 	_ SharedOption   = sharedOpt{}
 )
 
@@ -122,8 +131,12 @@ type options struct {
 	allowSecrets     bool
 
 	// The push.
-	tags  []string
-	force bool
+	tags   []string
+	force  bool
+	signer signature.Signer // WithCosignKey, WithCosignSigner
+
+	// Verify.
+	verifier signature.Verifier
 
 	// The registry.
 	auth      authn.Authenticator

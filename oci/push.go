@@ -31,6 +31,10 @@ type Result struct {
 	// Pushed is false when the tag already held the same content, so nothing
 	// was uploaded and the tag did not move.
 	Pushed bool `json:"pushed"`
+	// Signed is true when the call wrote a signature (WithCosignKey): the
+	// pushed artifact's, or, for content the tag already held, one that
+	// was missing.
+	Signed bool `json:"signed,omitempty"`
 }
 
 // Ref returns host/repository@digest.
@@ -42,7 +46,9 @@ func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
 // even if the source or revision differ. WithForce pushes anyway.
 //
 // Blobs go first and tags last, so an interrupted push never leaves a tag
-// pointing at an incomplete artifact. Failed requests are retried (see
+// pointing at an incomplete artifact. With WithCosignKey the artifact is
+// signed before any tag points at it, and an unchanged tag's artifact is
+// signed if no signature made with the key is found (Result.Signed). Failed requests are retried (see
 // WithRetry); ctx bounds the whole push.
 func Push(ctx context.Context, dir, url string, opts ...PushOption) (*Result, error) {
 	o, err := collect(opts, func(x PushOption, o *options) error { return x.applyPush(o) })
@@ -116,7 +122,7 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 			return nil, err
 		}
 		if same {
-			return unchanged(tag, existing, o, ro)
+			return unchanged(ctx, tag, existing, o, ro)
 		}
 	}
 	if compressing == nil {
@@ -134,10 +140,26 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := remote.Write(tag, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
-		return nil, err
-	}
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: art.Digest.String(), Pushed: true}
+	if o.signer == nil {
+		if err := remote.Write(tag, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
+			return nil, err
+		}
+	} else {
+		// The artifact goes up under its digest, is signed, and only then
+		// tagged: the tag never points at an unsigned artifact.
+		d := tag.Context().Digest(art.Digest.String())
+		if err := remote.Write(d, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
+			return nil, err
+		}
+		if err := signDigest(ctx, d, o.signer, ro); err != nil {
+			return nil, err
+		}
+		res.Signed = true
+		if err := remote.Tag(tag, art.Image, ro...); err != nil {
+			return nil, fmt.Errorf("tagging %s: %w", URL(tag), err)
+		}
+	}
 	for _, extra := range o.tags {
 		if extra == tag.TagStr() {
 			continue
@@ -153,10 +175,19 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 // errForced stands in for the tag lookup WithForce skips.
 var errForced = errors.New("forced")
 
-// unchanged reports that tag already holds the content, and points the
-// extra tags at what it holds where they point elsewhere.
-func unchanged(tag name.Tag, existing *remote.Descriptor, o *options, ro []remote.Option) (*Result, error) {
+// unchanged reports that tag already holds the content, signs what it holds
+// unless a signature made with the signer's key is there already (with
+// WithCosignKey), and points the extra tags at it where they point
+// elsewhere.
+func unchanged(ctx context.Context, tag name.Tag, existing *remote.Descriptor, o *options, ro []remote.Option) (*Result, error) {
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: existing.Digest.String()}
+	if o.signer != nil {
+		signed, err := ensureSigned(ctx, tag.Context().Digest(existing.Digest.String()), o.signer, o, ro)
+		if err != nil {
+			return nil, err
+		}
+		res.Signed = signed
+	}
 	for _, extra := range o.tags {
 		if extra == tag.TagStr() {
 			continue

@@ -22,6 +22,7 @@ func newRenderCmd(f *rootFlags) *cobra.Command {
 		stack                                        stackFlag
 		fleetFile                                    fleetFlag
 		dir, outputs, secret, secretDir, receiverURL string
+		verifyKey                                    string
 	)
 	cmd := &cobra.Command{
 		Use:   "render (-f STACK | --fleet FLEET) -d DIR [--outputs FILE] [--secret-file FILE | --secret-dir DIR]",
@@ -53,6 +54,12 @@ Receiver's URL, which holds a digest of the token), which goes to
 http://webhook-receiver.flux-system.svc.cluster.local). Without the Secret in
 the cluster the layers poll, as without wake.
 
+A stack whose source verifies signatures (source.verify: {provider: cosign,
+secretRef: {name: cosign-pub}}) makes source-controller refuse an artifact
+that is unsigned, signed by another key or moved since signing; --verify-key
+cosign.pub writes the Secret it names, holding the key as cosign.pub, to
+--secret-file: it must be in the cluster before the artifact, never in it.
+
 With --fleet, every cluster of the fleet file is rendered, each to
 DIR/<cluster>/ as above (its own OCIRepository, vars ConfigMap, wake), each
 cluster's Secrets to --secret-dir/<cluster>.secret.yaml; every cluster is
@@ -74,7 +81,7 @@ listed, and nothing is written. Prints the files written.`,
 			case fleetFile != "" && (outputs != "" || secret != ""):
 				return fmt.Errorf("--outputs and --secret-file are per stack: a fleet names each cluster's outputs; use --secret-dir")
 			case fleetFile != "":
-				return renderFleet(cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL)
+				return renderFleet(cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL, verifyKey)
 			case secretDir != "":
 				return fmt.Errorf("--secret-dir is for --fleet; use --secret-file")
 			}
@@ -87,6 +94,9 @@ listed, and nothing is written. Prints the files written.`,
 			}
 			if receiverURL != "" {
 				opts = append(opts, layering.WithReceiverURL(receiverURL))
+			}
+			if verifyKey != "" {
+				opts = append(opts, layering.WithVerifyKey(verifyKey))
 			}
 			r, err := layering.RenderFile(string(stack), dir, opts...)
 			if err != nil {
@@ -116,6 +126,7 @@ listed, and nothing is written. Prints the files written.`,
 	cmd.Flags().StringVar(&secretDir, "secret-dir", "", "with --fleet: directory to write each cluster's Secrets to, outside the output directory")
 	cmd.Flags().StringVar(&outputs, "outputs", "", "IaC outputs file for the stack's vars entry, instead of the one the stack names")
 	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) and the wake Secret to, outside the output directory")
+	cmd.Flags().StringVar(&verifyKey, "verify-key", "", "cosign public key (PEM) whose Secret, named by the stack's source.verify.secretRef, goes to --secret-file")
 	cmd.Flags().StringVar(&receiverURL, "receiver-url", "", "where notification-controller reaches its webhook receiver, for the wake Secret of a stack with spec.wake")
 	_ = cmd.MarkFlagRequired("output-dir")
 	keepOldOutput(cmd, "output-dir")

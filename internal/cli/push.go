@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +23,8 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		force        bool
 		fleetFile    fleetFlag
 		jobs         int
+		sign         string
+		key          string
 	)
 	cmd := &cobra.Command{
 		Use:   "push (DIR oci://HOST/REPOSITORY:TAG | --fleet FLEET)",
@@ -41,6 +44,13 @@ Kubernetes Secret makes the push fail unless --allow-secrets. So does a tree
 with no file left (an empty artifact would make Flux prune all it applied) or
 with over 100 MiB of file content (oci.MaxArtifactSize, what pull and Flux's
 untar accept).
+
+--sign cosign --key KEY signs the artifact before any tag points at it, in
+the format source-controller verifies with a public key (spec.verify.provider
+cosign): KEY is a file or env://VAR holding cosign's encrypted key
+($COSIGN_PASSWORD decrypts it) or a plain PEM private key (openssl genpkey).
+A push that finds the tag unchanged checks the signature is still there and
+adds it if not. If signing fails, no tag moves.
 
 Prints host/repository@sha256:… (or JSON with -o json) on stdout.
 
@@ -87,6 +97,16 @@ when none failed.`,
 			if force {
 				opts = append(opts, oci.WithForce())
 			}
+			switch {
+			case sign == "cosign" && key != "":
+				opts = append(opts, oci.WithCosignKey(key, []byte(os.Getenv("COSIGN_PASSWORD"))))
+			case sign == "cosign":
+				return fmt.Errorf("--sign cosign needs --key")
+			case sign != "":
+				return fmt.Errorf("invalid --sign %q: want cosign", sign)
+			case key != "":
+				return fmt.Errorf("--key needs --sign cosign")
+			}
 			if isTerminal(cmd.ErrOrStderr()) && fleetFile == "" {
 				opts = append(opts, oci.WithProgress(func(p oci.Progress) {
 					fmt.Fprintf(cmd.ErrOrStderr(), "\ruploading %d/%d bytes", p.Written, p.Total)
@@ -104,9 +124,12 @@ when none failed.`,
 				return err
 			}
 			if res.Pushed {
-				f.log.Info("pushed", "url", args[1], "digest", res.Digest, "tags", res.Tags)
+				f.log.Info("pushed", "url", args[1], "digest", res.Digest, "tags", res.Tags, "signed", res.Signed)
 			} else {
 				f.log.Info("unchanged: the tag already holds this content", "url", args[1], "digest", res.Digest)
+				if res.Signed {
+					f.log.Info("signature added: the artifact had none made with the key", "url", args[1], "digest", res.Digest)
+				}
 			}
 			if out == "json" {
 				return writeJSON(cmd.OutOrStdout(), res)
@@ -127,5 +150,7 @@ when none failed.`,
 	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
 	fleetFile.bind(cmd)
 	fs.IntVar(&jobs, "jobs", fleet.DefaultJobs, "with --fleet: clusters rendered and pushed at once")
+	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key)`)
+	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key)")
 	return cmd
 }

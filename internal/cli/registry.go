@@ -86,6 +86,13 @@ func (r *registryFlags) listOptions(log *slog.Logger) (out []oci.ListOption) {
 	return out
 }
 
+func (r *registryFlags) verifyOptions(log *slog.Logger) (out []oci.VerifyOption) {
+	for _, o := range r.options(log) {
+		out = append(out, o)
+	}
+	return out
+}
+
 func (r *registryFlags) context(ctx context.Context) (context.Context, context.CancelFunc) {
 	if r.timeout <= 0 {
 		return context.WithCancel(ctx)

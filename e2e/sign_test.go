@@ -1,0 +1,109 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// TestSignedArtifactVerified (V0) holds fluxpack's cosign signatures to a
+// real source-controller verifying with the public key (spec.verify,
+// provider cosign, the key in a Secret as layering renders it): an artifact
+// fluxpack signed becomes Ready and SourceVerified; an unsigned one, one
+// signed with another key and one whose tag moved to unsigned content after
+// signing are refused.
+func TestSignedArtifactVerified(t *testing.T) {
+	c := StartCluster(t, Stock)
+	keys := t.TempDir()
+	key, pub := testutil.CosignKeyPair(t, keys, "e2e-pass")
+	otherKey, _ := testutil.PKCS8KeyPair(t, keys, "other", false)
+	t.Setenv("COSIGN_PASSWORD", "e2e-pass")
+
+	// The public key's Secret, as `fluxpack render --verify-key` writes it.
+	plan, err := layering.New("signed", layering.FromOCI("oci://"+c.Registry.Host+"/signed", tag),
+		layering.Verify("cosign", "cosign-pub"), layering.Namespace(fluxNamespace)).Layer("apps").Build()
+	require.NoError(t, err)
+	pem, err := os.ReadFile(pub)
+	require.NoError(t, err)
+	secret, err := plan.VerifySecret(pem)
+	require.NoError(t, err)
+	c.create(secret)
+
+	tree := func(content string) string {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string][]byte{"apps/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: signed\n  namespace: default\ndata:\n  v: " + content + "\n")})
+		return dir
+	}
+	cases := []struct {
+		name    string
+		prepare func(name string)
+		want    metav1.ConditionStatus
+	}{
+		{"signed", func(name string) {
+			res := push(t, c, tree("a"), name, "--sign", "cosign", "--key", key)
+			require.True(t, res.Signed)
+		}, metav1.ConditionTrue},
+		{"unsigned", func(name string) { push(t, c, tree("b"), name) }, metav1.ConditionFalse},
+		{"other-key", func(name string) { push(t, c, tree("c"), name, "--sign", "cosign", "--key", otherKey) }, metav1.ConditionFalse},
+		{"moved", func(name string) {
+			push(t, c, tree("d"), name, "--sign", "cosign", "--key", key)
+			moved := push(t, c, tree("e"), name)
+			require.True(t, moved.Pushed, "the tag moved to unsigned content")
+		}, metav1.ConditionFalse},
+	}
+	var line []string
+	for _, tt := range cases {
+		name := "verify-" + tt.name
+		tt.prepare(name)
+		src := plan.Source.DeepCopy()
+		src.Name = name
+		src.Spec.URL = fmt.Sprintf("oci://%s/%s", c.Registry.Host, name)
+		src.Spec.Insecure = true // plain HTTP on loopback
+		c.create(src)
+
+		ready, verified := waitVerification(t, c, client.ObjectKeyFromObject(src))
+		assert.Equal(t, tt.want, ready.Status, "%s: Ready: %s", name, ready.Message)
+		assert.Equal(t, tt.want, verified.Status, "%s: SourceVerified: %s", name, verified.Message)
+		if tt.want == metav1.ConditionFalse {
+			assert.Equal(t, sourcev1.VerificationError, verified.Reason, "%s: SourceVerified reason", name)
+		}
+		line = append(line, fmt.Sprintf("%s: Ready=%s Verified=%s (%s)", tt.name, ready.Status, verified.Status, verified.Reason))
+	}
+	recordSummary("V0", "source-controller verifies fluxpack's cosign signatures: "+strings.Join(line, "; "))
+}
+
+// waitVerification waits until source-controller has decided on the
+// OCIRepository, and returns its Ready and SourceVerified conditions.
+func waitVerification(t *testing.T, c *Cluster, key client.ObjectKey) (ready, verified metav1.Condition) {
+	t.Helper()
+	c.poll("OCIRepository/"+key.String()+" to be verified", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		var got sourcev1.OCIRepository
+		if err := c.Client.Get(ctx, key, &got); err != nil {
+			return false, err
+		}
+		r := apimeta.FindStatusCondition(got.Status.Conditions, meta.ReadyCondition)
+		v := apimeta.FindStatusCondition(got.Status.Conditions, sourcev1.SourceVerifiedCondition)
+		if r == nil || v == nil || r.ObservedGeneration != got.Generation || r.Status == metav1.ConditionUnknown {
+			return false, nil
+		}
+		ready, verified = *r, *v
+		return true, nil
+	})
+	return ready, verified
+}

@@ -1,0 +1,60 @@
+package cli_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+)
+
+func TestSignAndVerify(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, tree)
+	keys := t.TempDir()
+	key, pub := testutil.CosignKeyPair(t, keys, "hunter2")
+	_, otherPub := testutil.PKCS8KeyPair(t, keys, "other", false)
+	url := "oci://" + reg.Host + "/platform"
+	t.Setenv("COSIGN_PASSWORD", "hunter2")
+
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   string // prefix
+		inStderr string
+	}{
+		{"push signed", []string{"push", dir, url + ":v1", "--sign", "cosign", "--key", key, "--source", "s", "--revision", "r"}, 0, reg.Host + "/platform@sha256:", "signed=true"},
+		{"verify", []string{"verify", url + ":v1", "--key", pub}, 0, "verified: " + reg.Host + "/platform@sha256:", ""},
+		{"verify another key", []string{"verify", url + ":v1", "--key", otherPub}, 1, "invalid: ", "has no signature made with"},
+		{"push unsigned", []string{"push", dir, url + ":v2", "--source", "s", "--revision", "r2", "--force"}, 0, reg.Host, ""},
+		{"verify unsigned", []string{"verify", url + ":v2", "--key", pub}, 1, "unsigned: ", "is not signed"},
+		{"push unchanged adds the signature", []string{"push", dir, url + ":v2", "--sign", "cosign", "--key", key}, 0, reg.Host, "signature added"},
+		{"verify after", []string{"verify", url + ":v2", "--key", pub}, 0, "verified: ", ""},
+		{"verify missing tag", []string{"verify", url + ":nope", "--key", pub}, 2, "", "oci://" + reg.Host + "/platform:nope"},
+		{"verify bad key file", []string{"verify", url + ":v1", "--key", filepath.Join(keys, "none.pub")}, 2, "", "WithCosignPublicKey"},
+		{"verify without key", []string{"verify", url + ":v1"}, 2, "", "--key is required"},
+		{"sign without key", []string{"push", dir, url + ":v3", "--sign", "cosign"}, 2, "", "--sign cosign needs --key"},
+		{"unknown signer", []string{"push", dir, url + ":v3", "--sign", "gpg", "--key", key}, 2, "", `invalid --sign "gpg"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, tt.args...)
+			assert.Equal(t, tt.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(tt.args, " "), stderr)
+			assert.True(t, strings.HasPrefix(stdout, tt.stdout), "stdout %q, want prefix %q", stdout, tt.stdout)
+			assert.Contains(t, stderr, tt.inStderr)
+			assert.NotContains(t, stdout+stderr, "hunter2", "the password printed")
+		})
+	}
+
+	// A wrong password: exit 2, no tag, the password never printed.
+	t.Setenv("COSIGN_PASSWORD", "wrong-pass")
+	stdout, stderr, code := run(t, "push", dir, url+":v9", "--sign", "cosign", "--key", key)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "decrypting private key")
+	assert.NotContains(t, stdout+stderr, "wrong-pass")
+	_, stderr, code = run(t, "verify", url+":v9", "--key", pub)
+	assert.Equal(t, 2, code, "verify of the tag a failed signed push would have written: %s", stderr)
+}

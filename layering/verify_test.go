@@ -1,0 +1,114 @@
+package layering_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// verifyingStack is renderableStack with source.verify.
+func verifyingStack(t *testing.T) string {
+	t.Helper()
+	dir := renderableStack(t)
+	p := filepath.Join(dir, "stack.yaml")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	s := strings.Replace(string(data), "  source: {url: oci://registry.example.com/platform, tag: v1}",
+		"  source: {url: oci://registry.example.com/platform, tag: v1, verify: {provider: cosign, secretRef: {name: cosign-pub}}}", 1)
+	require.NotEqual(t, string(data), s, "the stack's source line")
+	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	return dir
+}
+
+func TestRenderVerify(t *testing.T) {
+	dir := verifyingStack(t)
+	_, pub := testutil.CosignKeyPair(t, t.TempDir(), "pw")
+	out := filepath.Join(t.TempDir(), "out")
+	secretFile := filepath.Join(t.TempDir(), "vars.secret.yaml")
+
+	r, err := layering.RenderFile(filepath.Join(dir, "stack.yaml"), out, layering.WithSecretFile(secretFile), layering.WithVerifyKey(pub))
+	require.NoError(t, err)
+	require.NotNil(t, r.Plan.Source)
+	assert.Equal(t, &sourcev1.OCIRepositoryVerification{Provider: "cosign", SecretRef: r.Plan.Source.Spec.Verify.SecretRef}, r.Plan.Source.Spec.Verify)
+	src, err := os.ReadFile(filepath.Join(out, "source.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(src), "verify:\n    provider: cosign\n    secretRef:\n      name: cosign-pub\n", "source.yaml")
+
+	// The key's Secret is in the secret file, beside the vars Secret, and
+	// nowhere in the pushed directory.
+	pem, err := os.ReadFile(pub)
+	require.NoError(t, err)
+	stream, err := os.ReadFile(secretFile)
+	require.NoError(t, err)
+	var found bool
+	for _, doc := range strings.Split(string(stream), "\n---\n") {
+		var s corev1.Secret
+		require.NoError(t, sigyaml.Unmarshal([]byte(doc), &s))
+		if s.Name == "cosign-pub" {
+			found = true
+			assert.Equal(t, "flux-system", s.Namespace)
+			assert.Equal(t, map[string][]byte{"cosign.pub": pem}, s.Data)
+		}
+	}
+	assert.True(t, found, "Secret cosign-pub in %s:\n%s", secretFile, stream)
+	for _, f := range r.Files {
+		data, err := os.ReadFile(filepath.Join(out, f))
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), "cosign-pub\n  namespace", "the key's Secret in the pushed %s", f)
+		assert.NotContains(t, string(data), "PUBLIC KEY", "the key in the pushed %s", f)
+	}
+
+	// Problems.
+	_, err = layering.RenderFile(filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"), layering.WithVerifyKey(pub))
+	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey without WithSecretFile")
+	_, err = layering.RenderFile(filepath.Join(renderableStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyKey(pub))
+	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey for a stack without source.verify")
+	garbage := filepath.Join(t.TempDir(), "x.pub")
+	require.NoError(t, os.WriteFile(garbage, []byte("nope"), 0o600))
+	_, err = layering.RenderFile(filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyKey(garbage))
+	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey with no PEM public key")
+	assert.Contains(t, err.Error(), "Secret/flux-system/cosign-pub")
+}
+
+func TestVerifyOption(t *testing.T) {
+	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1"), layering.Verify("cosign", "cosign-pub")).
+		Layer("crds").Build()
+	require.NoError(t, err)
+	require.NotNil(t, plan.Source.Spec.Verify)
+	assert.Equal(t, "cosign", plan.Source.Spec.Verify.Provider)
+	assert.Equal(t, "cosign-pub", plan.Source.Spec.Verify.SecretRef.Name)
+	_, pub := testutil.PKCS8KeyPair(t, t.TempDir(), "k", false)
+	pem, err := os.ReadFile(pub)
+	require.NoError(t, err)
+	s, err := plan.VerifySecret(pem)
+	require.NoError(t, err)
+	assert.Equal(t, "cosign-pub", s.Name)
+	assert.Equal(t, pem, s.Data[layering.CosignPublicKeyKey])
+
+	for _, tt := range []struct {
+		name string
+		opts []layering.StackOption
+	}{
+		{"bad provider", []layering.StackOption{layering.FromOCI("oci://r/p", "v1"), layering.Verify("gpg", "k")}},
+		{"bad secret name", []layering.StackOption{layering.FromOCI("oci://r/p", "v1"), layering.Verify("cosign", "Bad_Name")}},
+		{"no OCIRepository", []layering.StackOption{layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository", Name: "flux-system"}), layering.Verify("cosign", "k")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := layering.New("platform", tt.opts...).Layer("crds").Build()
+			require.ErrorIs(t, err, layering.ErrInvalidOption, "Build with %s", tt.name)
+		})
+	}
+}

@@ -1,0 +1,201 @@
+package oci
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/secure-systems-lab/go-securesystemslib/encrypted"
+	"github.com/sigstore/cosign/v3/pkg/cosign"
+	"github.com/sigstore/cosign/v3/pkg/oci/mutate"
+	ociremote "github.com/sigstore/cosign/v3/pkg/oci/remote"
+	"github.com/sigstore/cosign/v3/pkg/oci/static"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/signature"
+	sigopts "github.com/sigstore/sigstore/pkg/signature/options"
+	"github.com/sigstore/sigstore/pkg/signature/payload"
+)
+
+// EnvKeyPrefix marks a key reference that names an environment variable
+// holding the PEM key instead of a file: env://COSIGN_PRIVATE_KEY, as in
+// cosign's --key.
+const EnvKeyPrefix = "env://"
+
+// WithCosignKey signs the pushed artifact with the private key keyRef names:
+// a file, or env://VAR for a variable holding it. The key is cosign's
+// encrypted format (`cosign generate-key-pair`), decrypted with password, or
+// an unencrypted PEM key (PKCS#8 as `openssl genpkey` writes it, or SEC 1 /
+// PKCS#1): ECDSA, RSA or Ed25519. The signature is made with SHA-256, which
+// is what source-controller and `cosign verify --key` check with. The key
+// is read when the option is applied; neither it nor the password appears
+// in an error.
+//
+// KMS, PKCS#11 and Kubernetes key references are not read: load such a key
+// with sigstore's libraries and give it to WithCosignSigner.
+func WithCosignKey(keyRef string, password []byte) PushOption {
+	return pushOpt{func(o *options) error {
+		sv, err := LoadCosignKey(keyRef, password)
+		if err != nil {
+			return fmt.Errorf("%s: %w", "WithCosignKey", err)
+		}
+		o.signer = sv
+		return nil
+	}}
+}
+
+// WithCosignSigner signs the pushed artifact with s, as WithCosignKey does.
+// Its public key must be one source-controller can load (ECDSA, RSA or
+// Ed25519) and it must sign with SHA-256 for source-controller to accept
+// the signature.
+func WithCosignSigner(s signature.Signer) PushOption {
+	return pushOpt{func(o *options) error {
+		if s == nil {
+			return fmt.Errorf("%s: nil signer", "WithCosignSigner")
+		}
+		o.signer = s
+		return nil
+	}}
+}
+
+// LoadCosignKey loads the private key keyRef names (a file or env://VAR) as
+// WithCosignKey does.
+func LoadCosignKey(keyRef string, password []byte) (signature.SignerVerifier, error) {
+	raw, err := readKeyRef(keyRef)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(raw)
+	if block == nil {
+		return nil, fmt.Errorf("reading private key %s: no PEM block", keyRef)
+	}
+	var key crypto.PrivateKey
+	switch block.Type {
+	case cosign.CosignPrivateKeyPemType, cosign.SigstorePrivateKeyPemType:
+		der, err := encrypted.Decrypt(block.Bytes, password)
+		if err != nil {
+			// The library's message says nothing of the password itself.
+			return nil, fmt.Errorf("decrypting private key %s (is $COSIGN_PASSWORD right?): %w", keyRef, err)
+		}
+		key, err = x509.ParsePKCS8PrivateKey(der)
+		if err != nil {
+			return nil, fmt.Errorf("parsing private key %s: %w", keyRef, err)
+		}
+	case "PUBLIC KEY":
+		return nil, fmt.Errorf("reading private key %s: it holds a public key", keyRef)
+	default:
+		key, err = cryptoutils.UnmarshalPEMToPrivateKey(raw, cryptoutils.SkipPassword)
+		if err != nil {
+			return nil, fmt.Errorf("parsing private key %s (PEM type %q): %w", keyRef, block.Type, err)
+		}
+	}
+	sv, err := signature.LoadSignerVerifier(key, crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("loading private key %s: %w", keyRef, err)
+	}
+	return sv, nil
+}
+
+// LoadCosignPublicKey loads the PEM public key keyRef names (a file or
+// env://VAR), as source-controller loads each *.pub of its verification
+// Secret: SHA-256.
+func LoadCosignPublicKey(keyRef string) (signature.Verifier, error) {
+	raw, err := readKeyRef(keyRef)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := cryptoutils.UnmarshalPEMToPublicKey(raw)
+	if err != nil {
+		return nil, fmt.Errorf("parsing public key %s: %w", keyRef, err)
+	}
+	v, err := signature.LoadVerifier(pub, crypto.SHA256)
+	if err != nil {
+		return nil, fmt.Errorf("loading public key %s: %w", keyRef, err)
+	}
+	return v, nil
+}
+
+// readKeyRef reads a file or, for env://VAR, the variable.
+func readKeyRef(keyRef string) ([]byte, error) {
+	if keyRef == "" {
+		return nil, errors.New("empty key reference")
+	}
+	if v, ok := strings.CutPrefix(keyRef, EnvKeyPrefix); ok {
+		s, set := os.LookupEnv(v)
+		if v == "" || !set || s == "" {
+			return nil, fmt.Errorf("reading key %s: $%s is not set", keyRef, v)
+		}
+		return []byte(s), nil
+	}
+	if strings.Contains(keyRef, "://") {
+		return nil, fmt.Errorf("reading key %s: only files and env://VAR are supported (KMS keys: use WithCosignSigner)", keyRef)
+	}
+	raw, err := os.ReadFile(keyRef)
+	if err != nil {
+		return nil, fmt.Errorf("reading key: %w", err)
+	}
+	return raw, nil
+}
+
+// signDigest signs the manifest at d with cosign's key-based signature
+// format: a simple-signing payload naming the digest, signed, attached to
+// the sha256-<hex>.sig tag of the repository beside the signatures already
+// there. That is where source-controller's cosign verifier, and `cosign
+// verify --key`, look when the artifact has no sigstore bundle.
+func signDigest(ctx context.Context, d name.Digest, s signature.Signer, ro []remote.Option) error {
+	body, err := payload.Cosign{Image: d}.MarshalJSON()
+	if err != nil {
+		return fmt.Errorf("signing %s: %w", URL(d), err)
+	}
+	sig, err := s.SignMessage(bytes.NewReader(body), sigopts.WithContext(ctx))
+	if err != nil {
+		return fmt.Errorf("signing %s: %w", URL(d), err)
+	}
+	ociSig, err := static.NewSignature(body, base64.StdEncoding.EncodeToString(sig))
+	if err != nil {
+		return fmt.Errorf("signing %s: %w", URL(d), err)
+	}
+	copts := []ociremote.Option{ociremote.WithRemoteOptions(ro...)}
+	se, err := ociremote.SignedEntity(d, copts...)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", URL(d), err)
+	}
+	se, err = mutate.AttachSignatureToEntity(se, ociSig)
+	if err != nil {
+		return fmt.Errorf("signing %s: %w", URL(d), err)
+	}
+	if err := ociremote.WriteSignatures(d.Context(), se, copts...); err != nil {
+		st, _ := ociremote.SignatureTag(d, copts...)
+		return fmt.Errorf("writing the signature of %s to %s: %w", URL(d), URL(st), err)
+	}
+	return nil
+}
+
+// ensureSigned signs d unless it already has a signature that verifies with
+// s's public key, and reports whether it signed.
+func ensureSigned(ctx context.Context, d name.Digest, s signature.Signer, o *options, ro []remote.Option) (bool, error) {
+	pub, err := s.PublicKey()
+	if err != nil {
+		return false, fmt.Errorf("reading the signer's public key: %w", err)
+	}
+	v, err := signature.LoadVerifier(pub, crypto.SHA256)
+	if err != nil {
+		return false, fmt.Errorf("reading the signer's public key: %w", err)
+	}
+	status, _, _, err := verifyDigest(ctx, d, v, o, ro)
+	if err != nil {
+		return false, err
+	}
+	if status == Verified {
+		return false, nil
+	}
+	return true, signDigest(ctx, d, s, ro)
+}
