@@ -44,6 +44,9 @@ type (
 	ListOption interface{ applyList(*options) error }
 	// VerifyOption configures Verify.
 	VerifyOption interface{ applyVerify(*options) error }
+	// PromoteOption configures Promote: registry options, and the key
+	// that the promoted artifact's signature must verify with.
+	PromoteOption interface{ applyPromote(*options) error }
 
 	// ArtifactOption says what the artifact holds: Build and Push.
 	ArtifactOption interface {
@@ -65,6 +68,13 @@ type (
 		TagOption
 		ListOption
 		VerifyOption
+		PromoteOption
+	}
+	// KeyOption is the key a signature must verify with: Verify and
+	// Promote.
+	KeyOption interface {
+		VerifyOption
+		PromoteOption
 	}
 	// SharedOption works with every operation.
 	SharedOption interface {
@@ -85,27 +95,30 @@ type (
 	sharedOpt   struct{ apply func(*options) error }
 )
 
-func (o artifactOpt) applyBuild(x *options) error  { return o.apply(x) }
-func (o artifactOpt) applyPush(x *options) error   { return o.apply(x) }
-func (o treeOpt) applyBuild(x *options) error      { return o.apply(x) }
-func (o treeOpt) applyPush(x *options) error       { return o.apply(x) }
-func (o treeOpt) applyDiff(x *options) error       { return o.apply(x) }
-func (o pushOpt) applyPush(x *options) error       { return o.apply(x) }
-func (o registryOpt) applyPush(x *options) error   { return o.apply(x) }
-func (o registryOpt) applyDiff(x *options) error   { return o.apply(x) }
-func (o registryOpt) applyPull(x *options) error   { return o.apply(x) }
-func (o registryOpt) applyTag(x *options) error    { return o.apply(x) }
-func (o registryOpt) applyList(x *options) error   { return o.apply(x) }
-func (o registryOpt) applyVerify(x *options) error { return o.apply(x) }
-func (o listOpt) applyList(x *options) error       { return o.apply(x) }
-func (o verifyOpt) applyVerify(x *options) error   { return o.apply(x) }
-func (o sharedOpt) applyBuild(x *options) error    { return o.apply(x) }
-func (o sharedOpt) applyPush(x *options) error     { return o.apply(x) }
-func (o sharedOpt) applyDiff(x *options) error     { return o.apply(x) }
-func (o sharedOpt) applyPull(x *options) error     { return o.apply(x) }
-func (o sharedOpt) applyTag(x *options) error      { return o.apply(x) }
-func (o sharedOpt) applyList(x *options) error     { return o.apply(x) }
-func (o sharedOpt) applyVerify(x *options) error   { return o.apply(x) }
+func (o artifactOpt) applyBuild(x *options) error   { return o.apply(x) }
+func (o artifactOpt) applyPush(x *options) error    { return o.apply(x) }
+func (o treeOpt) applyBuild(x *options) error       { return o.apply(x) }
+func (o treeOpt) applyPush(x *options) error        { return o.apply(x) }
+func (o treeOpt) applyDiff(x *options) error        { return o.apply(x) }
+func (o pushOpt) applyPush(x *options) error        { return o.apply(x) }
+func (o registryOpt) applyPush(x *options) error    { return o.apply(x) }
+func (o registryOpt) applyDiff(x *options) error    { return o.apply(x) }
+func (o registryOpt) applyPull(x *options) error    { return o.apply(x) }
+func (o registryOpt) applyTag(x *options) error     { return o.apply(x) }
+func (o registryOpt) applyList(x *options) error    { return o.apply(x) }
+func (o registryOpt) applyVerify(x *options) error  { return o.apply(x) }
+func (o listOpt) applyList(x *options) error        { return o.apply(x) }
+func (o verifyOpt) applyVerify(x *options) error    { return o.apply(x) }
+func (o verifyOpt) applyPromote(x *options) error   { return o.apply(x) }
+func (o registryOpt) applyPromote(x *options) error { return o.apply(x) }
+func (o sharedOpt) applyPromote(x *options) error   { return o.apply(x) }
+func (o sharedOpt) applyBuild(x *options) error     { return o.apply(x) }
+func (o sharedOpt) applyPush(x *options) error      { return o.apply(x) }
+func (o sharedOpt) applyDiff(x *options) error      { return o.apply(x) }
+func (o sharedOpt) applyPull(x *options) error      { return o.apply(x) }
+func (o sharedOpt) applyTag(x *options) error       { return o.apply(x) }
+func (o sharedOpt) applyList(x *options) error      { return o.apply(x) }
+func (o sharedOpt) applyVerify(x *options) error    { return o.apply(x) }
 
 var (
 	_ ArtifactOption = artifactOpt{}

@@ -47,7 +47,7 @@ func (r *VerifyResult) Ref() string { return r.Repository + "@" + r.Digest }
 
 // WithCosignPublicKey verifies with the PEM public key keyRef names: a file
 // or env://VAR (LoadCosignPublicKey).
-func WithCosignPublicKey(keyRef string) VerifyOption {
+func WithCosignPublicKey(keyRef string) KeyOption {
 	return verifyOpt{func(o *options) error {
 		v, err := LoadCosignPublicKey(keyRef)
 		if err != nil {
@@ -59,7 +59,7 @@ func WithCosignPublicKey(keyRef string) VerifyOption {
 }
 
 // WithCosignVerifier verifies with v, as WithCosignPublicKey does.
-func WithCosignVerifier(v signature.Verifier) VerifyOption {
+func WithCosignVerifier(v signature.Verifier) KeyOption {
 	return verifyOpt{func(o *options) error {
 		if v == nil {
 			return fmt.Errorf("%s: nil verifier", "WithCosignVerifier")

@@ -85,3 +85,39 @@ func TestFleetCommands(t *testing.T) {
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, `"extra"`)
 }
+
+// promote moves prod's tag to staging's artifact, by cluster name with
+// --fleet or by URL and tag, and refuses what does not verify.
+func TestPromoteCommand(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := fleetDir(t, reg.Host)
+	file := filepath.Join(dir, "fleet.yaml")
+	_, stderr, code := run(t, "push", "--fleet", file, "--insecure-registry")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	staging, _, code := run(t, "list", "oci://"+reg.Host+"/platform/staging", "--insecure-registry")
+	require.Equal(t, cli.ExitOK, code)
+
+	stdout, stderr, code := run(t, "promote", "--fleet", file, "prod", "--from", "staging", "--insecure-registry")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.True(t, strings.HasPrefix(stdout, reg.Host+"/platform/prod:main@sha256:"), stdout)
+	assert.Contains(t, stderr, "promoted: the tag moved")
+	digest := strings.TrimSpace(stdout[strings.Index(stdout, "@")+1:])
+	assert.Contains(t, staging, digest, "prod now holds staging's artifact")
+
+	stdout, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:main", "--from", "oci://"+reg.Host+"/platform/staging:main", "--insecure-registry", "-o", "json")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.Contains(t, stdout, `"pushed": false`)
+	assert.Contains(t, stderr, "unchanged: the tag already holds the artifact")
+
+	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:v2", "--from", "main", "--insecure-registry")
+	require.Equal(t, cli.ExitOK, code, stderr)
+
+	_, pub := testutil.CosignKeyPair(t, t.TempDir(), "pw")
+	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:v3", "--from", "main", "--insecure-registry", "--key", pub)
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, "is unsigned: not verified")
+
+	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:main")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, "--from is required")
+}

@@ -79,6 +79,13 @@ func (r *registryFlags) tagOptions(log *slog.Logger) (out []oci.TagOption) {
 	return out
 }
 
+func (r *registryFlags) promoteOptions(log *slog.Logger) (out []oci.PromoteOption) {
+	for _, o := range r.options(log) {
+		out = append(out, o)
+	}
+	return out
+}
+
 func (r *registryFlags) listOptions(log *slog.Logger) (out []oci.ListOption) {
 	for _, o := range r.options(log) {
 		out = append(out, o)

@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+func newPromoteCmd(f *rootFlags) *cobra.Command {
+	var (
+		reg       registryFlags
+		out       outputFlag
+		from, key string
+		fleetFile fleetFlag
+	)
+	cmd := &cobra.Command{
+		Use:   "promote (oci://HOST/REPOSITORY:TAG | --fleet FLEET CLUSTER) --from SOURCE",
+		Short: "Move a tag to the artifact another tag holds: staging to prod, without rebuilding",
+		Long: `Promote points the tag of the URL at the artifact --from names, as it is:
+the "dev → staging → prod" move without rendering or pushing again. --from is
+an oci:// URL (by tag or digest) or a tag of the same repository. With
+--fleet, the argument and --from are clusters of the fleet file and their
+artifact URLs come from it.
+
+With --key (a cosign public key: a file or env://VAR) the artifact must
+verify first, as source-controller will check it, else nothing moves.
+Into another repository the artifact is copied with its signature, the tag
+last. When the tag already holds the artifact nothing is written.
+
+Prints host/repository:tag@sha256:… (or JSON with -o json); the log says
+whether the tag moved.`,
+		Example: `  fluxpack promote oci://ghcr.io/acme/platform:prod --from staging --key cosign.pub
+  fluxpack promote oci://ghcr.io/acme/platform/prod:main --from oci://ghcr.io/acme/platform/staging:main
+  fluxpack promote --fleet platform/fleet.yaml prod --from staging`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			if from == "" {
+				return fmt.Errorf("--from is required")
+			}
+			to, src := args[0], from
+			if fleetFile != "" {
+				fl, err := layering.LoadFleet(string(fleetFile))
+				if err != nil {
+					return err
+				}
+				if to, err = fl.Artifact(args[0]); err != nil {
+					return err
+				}
+				if src, err = fl.Artifact(from); err != nil {
+					return err
+				}
+			} else if !strings.HasPrefix(src, oci.Scheme) {
+				// A tag of the destination's repository.
+				repo := to
+				if i := strings.LastIndex(repo, ":"); i > strings.LastIndex(repo, "/") {
+					repo = repo[:i]
+				}
+				src = repo + ":" + src
+			}
+			opts := reg.promoteOptions(f.log)
+			if key != "" {
+				opts = append(opts, oci.WithCosignPublicKey(key))
+			}
+			ctx, cancel := reg.context(cmd.Context())
+			defer cancel()
+			res, err := oci.Promote(ctx, src, to, opts...)
+			if err != nil {
+				return err
+			}
+			if res.Pushed {
+				f.log.Info("promoted: the tag moved", "from", oci.RedactURL(src), "to", oci.RedactURL(to), "digest", res.Digest)
+			} else {
+				f.log.Info("unchanged: the tag already holds the artifact", "to", oci.RedactURL(to), "digest", res.Digest)
+			}
+			if out == "json" {
+				return writeJSON(cmd.OutOrStdout(), res)
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s:%s@%s\n", res.Repository, res.Tag, res.Digest)
+			return err
+		},
+	}
+	reg.bind(cmd)
+	out.bind(cmd)
+	fleetFile.bind(cmd)
+	cmd.Flags().StringVar(&from, "from", "", "the artifact to promote: an oci:// URL, a tag of the same repository, or with --fleet a cluster")
+	cmd.Flags().StringVar(&key, "key", "", "cosign public key the artifact must verify with first: a file or env://VAR")
+	return cmd
+}

@@ -1,0 +1,113 @@
+package oci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// ErrNotVerified is wrapped by Promote's error when the artifact to promote
+// does not verify with the key it was given.
+var ErrNotVerified = errors.New("not verified")
+
+// Promote points the tag of to (oci://host/repository:tag) at the artifact
+// from names (by tag or digest): the "dev → staging → prod" move, without
+// rebuilding. The source is resolved once, so the tag ends on the digest
+// checked. With WithCosignPublicKey the artifact must verify first (as
+// source-controller would check it), else nothing moves and the error wraps
+// ErrNotVerified. Within one repository only the tag is written; into
+// another repository the manifest and its blobs are copied first (mounted
+// where the registry allows) with its cosign signature, and the tag last,
+// so the tag never points at an incomplete artifact. When to's tag already
+// holds the digest, nothing is written and Result.Pushed is false.
+func Promote(ctx context.Context, from, to string, opts ...PromoteOption) (*Result, error) {
+	o, err := collect(opts, func(x PromoteOption, o *options) error { return x.applyPromote(o) })
+	if err != nil {
+		return nil, fmt.Errorf("promoting %s to %s: %w", redactRef(from), redactRef(to), err)
+	}
+	res, err := guard(ctx, func() (*Result, error) { return promote(ctx, from, to, o) })
+	if err != nil {
+		return nil, fmt.Errorf("promoting %s to %s: %w", redactRef(from), redactRef(to), err)
+	}
+	return res, nil
+}
+
+func promote(ctx context.Context, from, to string, o *options) (*Result, error) {
+	src, err := parseRef(from, o)
+	if err != nil {
+		return nil, err
+	}
+	dstRef, err := parseRef(to, o)
+	if err != nil {
+		return nil, err
+	}
+	dst, ok := dstRef.(name.Tag)
+	rest := strings.TrimPrefix(to, Scheme)
+	if !ok || !strings.Contains(rest[strings.LastIndex(rest, "/")+1:], ":") {
+		return nil, fmt.Errorf("%w: %s: promote moves a tag: give oci://HOST/REPOSITORY:TAG", ErrInvalidOption, redactRef(to))
+	}
+	ro := o.remoteOptions(ctx)
+	desc, err := remote.Get(src, ro...)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", URL(src), err)
+	}
+	digest := src.Context().Digest(desc.Digest.String())
+	res := &Result{Repository: dst.Context().Name(), Tag: dst.TagStr(), Tags: []string{dst.TagStr()}, Digest: desc.Digest.String()}
+	if o.verifier != nil {
+		status, _, reason, err := verifyDigest(ctx, digest, o.verifier, o, ro)
+		if err != nil {
+			return nil, err
+		}
+		if status != Verified {
+			return nil, fmt.Errorf("%s is %s: %w (%s)", URL(digest), status, ErrNotVerified, reason)
+		}
+	}
+	if cur, err := remote.Head(dst, ro...); err == nil && cur.Digest == desc.Digest {
+		return res, nil // already there
+	} else if err != nil && !isNotFound(err) {
+		return nil, fmt.Errorf("reading %s: %w", URL(dst), err)
+	}
+	if src.Context().String() != dst.Context().String() {
+		if err := copyArtifact(digest, dst.Context().Digest(desc.Digest.String()), desc, ro); err != nil {
+			return nil, err
+		}
+	}
+	if err := remote.Tag(dst, desc, ro...); err != nil {
+		return nil, fmt.Errorf("tagging %s: %w", URL(dst), err)
+	}
+	res.Pushed = true
+	return res, nil
+}
+
+// copyArtifact copies the artifact src into dst's repository by digest,
+// blobs first, and its cosign signature tag (sha256-<hex>.sig), which
+// source-controller looks for in the repository it reads.
+func copyArtifact(src, dst name.Digest, desc *remote.Descriptor, ro []remote.Option) error {
+	img, err := desc.Image()
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", URL(src), err)
+	}
+	if err := remote.Write(dst, img, ro...); err != nil {
+		return fmt.Errorf("copying %s to %s: %w", URL(src), URL(dst), err)
+	}
+	sigTag := strings.Replace(src.DigestStr(), ":", "-", 1) + ".sig"
+	sig, err := remote.Get(src.Context().Tag(sigTag), ro...)
+	switch {
+	case isNotFound(err):
+		return nil // unsigned
+	case err != nil:
+		return fmt.Errorf("reading the signature of %s: %w", URL(src), err)
+	}
+	sigImg, err := sig.Image()
+	if err != nil {
+		return fmt.Errorf("reading the signature of %s: %w", URL(src), err)
+	}
+	if err := remote.Write(dst.Context().Tag(sigTag), sigImg, ro...); err != nil {
+		return fmt.Errorf("copying the signature of %s: %w", URL(src), err)
+	}
+	return nil
+}

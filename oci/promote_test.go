@@ -1,0 +1,71 @@
+package oci_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+// Promote moves a tag to what another tag holds, in one repository or
+// across repositories (with the signature), checks the signature when asked,
+// and writes nothing when the tag is already there.
+func TestPromote(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	key, pub := testutil.CosignKeyPair(t, t.TempDir(), "s3cret")
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	staging := "oci://" + reg.Host + "/platform/staging:main"
+	signed, err := oci.Push(t.Context(), dir, staging, oci.WithCosignKey(key, []byte("s3cret")), oci.WithTags("v2"))
+	require.NoError(t, err)
+
+	// Tag to tag in one repository.
+	res, err := oci.Promote(t.Context(), staging, "oci://"+reg.Host+"/platform/staging:prod")
+	require.NoError(t, err)
+	assert.True(t, res.Pushed)
+	assert.Equal(t, signed.Digest, tagDigest(t, reg.Host+"/platform/staging:prod"))
+
+	// Into another repository, checked, with the signature beside it.
+	prod := "oci://" + reg.Host + "/platform/prod:main"
+	res, err = oci.Promote(t.Context(), staging, prod, oci.WithCosignPublicKey(pub))
+	require.NoError(t, err)
+	assert.True(t, res.Pushed)
+	assert.Equal(t, reg.Host+"/platform/prod", res.Repository)
+	assert.Equal(t, signed.Digest, res.Digest)
+	assert.Equal(t, oci.Verified, verifyStatus(t, prod, pub).Status, "the signature came along")
+	pulled := t.TempDir()
+	_, err = oci.Pull(t.Context(), prod, pulled)
+	require.NoError(t, err)
+	assert.Equal(t, testutil.ReadFiles(t, dir), testutil.ReadFiles(t, pulled))
+
+	// Already there: nothing written.
+	reg.Reset()
+	res, err = oci.Promote(t.Context(), staging, prod)
+	require.NoError(t, err)
+	assert.False(t, res.Pushed)
+	for _, r := range reg.Requests() {
+		assert.False(t, strings.HasPrefix(r, "PUT ") || strings.HasPrefix(r, "POST "), "an idle promote wrote %s", r)
+	}
+
+	// An unsigned artifact is not promoted when a key is given.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "extra.yaml"), []byte("kind: Namespace\n"), 0o644))
+	_, err = oci.Push(t.Context(), dir, staging)
+	require.NoError(t, err)
+	_, err = oci.Promote(t.Context(), staging, prod, oci.WithCosignPublicKey(pub))
+	require.ErrorIs(t, err, oci.ErrNotVerified)
+	assert.ErrorContains(t, err, "is unsigned")
+	assert.Equal(t, signed.Digest, tagDigest(t, reg.Host+"/platform/prod:main"), "a refused promote moved the tag")
+
+	_, err = oci.Promote(t.Context(), staging, "oci://"+reg.Host+"/platform/prod")
+	require.ErrorIs(t, err, oci.ErrInvalidOption)
+	assert.ErrorContains(t, err, "promote moves a tag")
+	_, err = oci.Promote(t.Context(), "oci://"+reg.Host+"/platform/none:main", prod)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "reading oci://"+reg.Host+"/platform/none:main")
+}
