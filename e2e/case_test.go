@@ -119,10 +119,16 @@ func revision(res oci.Result) string { return res.Tag + "@" + res.Digest }
 // and the root Kustomization applying the layers' Kustomizations at path.
 func applyRoot(t *testing.T, c *Cluster, name, path string) {
 	t.Helper()
+	applyRootAt(t, c, fmt.Sprintf("oci://%s/%s", c.Registry.Host, name), tag, path)
+}
+
+// applyRootAt is applyRoot for any repository URL and tag.
+func applyRootAt(t *testing.T, c *Cluster, url, tag, path string) {
+	t.Helper()
 	c.create(&sourcev1.OCIRepository{
 		ObjectMeta: metav1.ObjectMeta{Name: rootName, Namespace: fluxNamespace},
 		Spec: sourcev1.OCIRepositorySpec{
-			URL:       fmt.Sprintf("oci://%s/%s", c.Registry.Host, name),
+			URL:       url,
 			Reference: &sourcev1.OCIRepositoryRef{Tag: tag},
 			Interval:  &metav1.Duration{Duration: 10 * time.Minute},
 			Insecure:  true, // plain HTTP on loopback
