@@ -19,6 +19,7 @@ import (
 // Status is what a push did for one cluster.
 type Status string
 
+// The statuses of a cluster's push.
 const (
 	Pushed    Status = "pushed"    // the tag moved to a new artifact
 	Unchanged Status = "unchanged" // the tag held the same content: nothing uploaded, the tag did not move

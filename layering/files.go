@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 
 	corev1 "k8s.io/api/core/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -353,7 +353,7 @@ func existingToken(file, namespace, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reading the wake token from %s: %w", file, err)
 	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		var s corev1.Secret
 		err := dec.Decode(&s)
