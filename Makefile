@@ -54,7 +54,7 @@ release: ## Build dist/: flux-pack archives for linux and darwin (amd64, arm64),
 tools: ## Build the real third-party servers the tests use into .cache (once)
 	hack/tools.sh registry
 
-e2e-tools: ## Build etcd, Kubernetes, kwok and the Flux controllers into .cache (once)
+e2e-tools: ## Build etcd, Kubernetes, kwok, the Flux controllers and the flux CLI into .cache (once)
 	hack/tools.sh registry e2e
 
 # E2E_RUN selects cases, e.g. make e2e E2E_RUN=S0 (a go test -run pattern).

@@ -3,8 +3,8 @@
 # module proxy, into the git-ignored .cache (keyed by version, so a rerun costs
 # nothing). Usage: hack/tools.sh [registry|etcd|kubernetes|kwok|
 # source-controller|kustomize-controller|helm-controller|notification-controller|
-# flux|e2e ...]; "e2e" is what the e2e cases run (all but registry,
-# golangci-lint and flux).
+# flux|e2e ...]; "e2e" is what the e2e cases run (all but registry and
+# golangci-lint).
 #
 # Every binary lands in .cache/tools/<name>-<version>/ and is linked from
 # .cache/bin/<name>, where internal/testutil.Tool finds it. The Flux CRDs are
@@ -15,6 +15,9 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FLUXPACK_CACHE:-$root/.cache}
 mkdir -p "$cache/bin" "$cache/tools" "$cache/src" "$cache/crds"
+# Links name the real folder: a worktree's .cache is often a link to the main
+# checkout's, and must not leave links into a worktree that goes away.
+cache=$(cd "$cache" && pwd -P)
 
 REGISTRY_VERSION=v3.1.2             # CNCF distribution
 GOLANGCI_LINT_VERSION=v2.15.0       # github.com/golangci/golangci-lint/v2
@@ -220,6 +223,8 @@ for tool in "$@"; do
       build_flux helm-controller "$HELM_CONTROLLER_VERSION" "${HELM_CONTROLLER_REPLACES[@]}"
       # Every cluster runs it: stock Flux's way to wake dependents (issue 17).
       build_flux notification-controller "$NOTIFICATION_CONTROLLER_VERSION" "${NOTIFICATION_CONTROLLER_REPLACES[@]}"
+      # TestFluxPlugin installs and runs fluxpack through it (issue 18).
+      build_flux_cli
       ;;
     *) echo "tools: unknown tool $tool" >&2; exit 2 ;;
   esac

@@ -2,7 +2,6 @@ package cli_test
 
 import (
 	"bytes"
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,12 +25,12 @@ func TestNameFor(t *testing.T) {
 // As the Flux CLI plugin, usage lines name the command as typed after flux.
 func TestMainAsPluginUsage(t *testing.T) {
 	var out, errOut bytes.Buffer
-	code := cli.MainAs(context.Background(), "flux pack", "v1.2.3", []string{"lint", "--help"}, &out, &errOut)
+	code := cli.MainAs(t.Context(), "flux pack", "v1.2.3", []string{"lint", "--help"}, &out, &errOut)
 	require.Equal(t, cli.ExitOK, code, errOut.String())
 	require.Contains(t, out.String(), "\n  flux pack lint [ENTRY | -f STACK] [flags]\n")
 
 	out.Reset()
-	code = cli.MainAs(context.Background(), "flux pack", "v1.2.3", []string{"version"}, &out, &errOut)
+	code = cli.MainAs(t.Context(), "flux pack", "v1.2.3", []string{"version"}, &out, &errOut)
 	require.Equal(t, cli.ExitOK, code)
 	require.Equal(t, "v1.2.3\n", out.String())
 }
