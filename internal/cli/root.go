@@ -45,6 +45,9 @@ resources, infrastructure, apps) as race-free Flux Kustomizations, turns IaC
 outputs into postBuild variables, and pushes the manifests as OCI artifacts
 that Flux's OCIRepository reconciles.
 
+Installed as flux-pack in the flux CLI's plugin directory (flux plugin
+install pack), it runs as "flux pack".
+
 Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
 		Version:       version,
 		SilenceUsage:  true,
