@@ -28,8 +28,8 @@ import (
 // on 127.0.0.1; the real flux CLI (hack/tools.sh flux) installs it with
 // `flux plugin install pack` from that catalog ($FLUXCD_PLUGIN_CATALOG) into
 // a fresh $HOME, verifying the archive's checksum, and then runs it as
-// `flux pack version` and `flux pack lint`, whose output and exit codes
-// must be fluxpack's own. A tampered archive must be refused.
+// `flux pack version`, `flux pack lint` and completion, whose output and
+// exit codes must be fluxpack's own. A tampered archive must be refused.
 func TestFluxPlugin(t *testing.T) {
 	t.Parallel()
 	flux := testutil.Tool(t, "flux")
@@ -109,6 +109,11 @@ func TestFluxPlugin(t *testing.T) {
 	out, _, code = fluxCmd(home, "pack", "lint", "--help")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "flux pack lint [ENTRY | -f STACK]")
+
+	// Shell completion of flux pack asks flux-pack (cobra's __complete).
+	out, _, code = fluxCmd(home, "__complete", "pack", "li")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "lint\t")
 
 	// A served archive that is not the one the manifest names is refused.
 	archive := filepath.Join(dist, res.Artifacts[0].Name)
