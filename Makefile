@@ -41,10 +41,20 @@ bench: tools ## Benchmark fluxpack beside Flux's own code; print the ratio table
 build: ## Build bin/fluxpack with the version stamped in
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/fluxpack ./cmd/fluxpack
 
+flux-pack: ## Build bin/flux-pack: fluxpack as the Flux CLI plugin `flux pack` (copy it to ~/.fluxcd/plugins)
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/flux-pack ./cmd/fluxpack
+
+# Where the release archives are downloaded from; the plugin manifest's urls.
+RELEASE_URL ?= https://github.com/fluxpack/fluxpack/releases/download/$(VERSION)/
+
+release: ## Build dist/: flux-pack archives for linux and darwin (amd64, arm64), checksums.txt, the plugin manifest pack.yaml, catalog.yaml
+	rm -rf dist
+	$(GO) run ./hack/release -version $(VERSION) -base-url $(RELEASE_URL) -d dist
+
 tools: ## Build the real third-party servers the tests use into .cache (once)
 	hack/tools.sh registry
 
-e2e-tools: ## Build etcd, Kubernetes, kwok and the Flux controllers into .cache (once)
+e2e-tools: ## Build etcd, Kubernetes, kwok, the Flux controllers and the flux CLI into .cache (once)
 	hack/tools.sh registry e2e
 
 # E2E_RUN selects cases, e.g. make e2e E2E_RUN=S0 (a go test -run pattern).
@@ -68,6 +78,9 @@ lint: lint-tools ## Check formatting, go vet, golangci-lint (importas, errorlint
 lint-tools: ## Build golangci-lint into .cache (once)
 	hack/tools.sh golangci-lint
 
+flux-tool: ## Build the real flux CLI into .cache (once; make e2e-tools includes it)
+	hack/tools.sh flux
+
 fmt: ## Format the Go sources
 	gofmt -w $$(git ls-files '*.go')
 
@@ -88,4 +101,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test fuzz bench build tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help
+.PHONY: demo test fuzz bench build flux-pack release flux-tool tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help

@@ -3,7 +3,7 @@
 # module proxy, into the git-ignored .cache (keyed by version, so a rerun costs
 # nothing). Usage: hack/tools.sh [registry|etcd|kubernetes|kwok|
 # source-controller|kustomize-controller|helm-controller|notification-controller|
-# e2e ...]; "e2e" is what the e2e cases run (all but registry and
+# flux|e2e ...]; "e2e" is what the e2e cases run (all but registry and
 # golangci-lint).
 #
 # Every binary lands in .cache/tools/<name>-<version>/ and is linked from
@@ -15,6 +15,9 @@ export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${FLUXPACK_CACHE:-$root/.cache}
 mkdir -p "$cache/bin" "$cache/tools" "$cache/src" "$cache/crds"
+# Links name the real folder: a worktree's .cache is often a link to the main
+# checkout's, and must not leave links into a worktree that goes away.
+cache=$(cd "$cache" && pwd -P)
 
 REGISTRY_VERSION=v3.1.2             # CNCF distribution
 GOLANGCI_LINT_VERSION=v2.15.0       # github.com/golangci/golangci-lint/v2
@@ -35,6 +38,8 @@ HELM_CONTROLLER_VERSION=v1.6.4      # github.com/fluxcd/helm-controller
 HELM_CONTROLLER_REPLACES=()
 NOTIFICATION_CONTROLLER_VERSION=v1.9.3 # github.com/fluxcd/notification-controller
 NOTIFICATION_CONTROLLER_REPLACES=()
+# The flux CLI, for the plugin test (flux plugin install, flux pack ...).
+FLUX_VERSION=v2.9.5                 # github.com/fluxcd/flux2/v2
 
 log() { echo "tools: $*" >&2; }
 
@@ -171,11 +176,37 @@ build_flux() {
   ln -sfn "$dir/crds" "$cache/crds/$name"
 }
 
+# build_flux_cli builds the flux CLI from github.com/fluxcd/flux2/v2. Its
+# go.mod has a replace (go install refuses it), so the module is copied out
+# and built in place. cmd/flux embeds the install manifests that flux2's
+# release bundles from the controllers' releases (not in the module); a
+# placeholder stands in, so this flux runs every command but install and
+# bootstrap, which fluxpack's tests do not use.
+build_flux_cli() {
+  local dir=$cache/tools/flux-$FLUX_VERSION
+  if [ ! -x "$dir/flux" ]; then
+    log "building the flux CLI $FLUX_VERSION (a few minutes, once)"
+    local mdir src=$cache/src/flux-$FLUX_VERSION
+    mdir=$(moddir "github.com/fluxcd/flux2/v2@$FLUX_VERSION")
+    rm -rf "$src" && mkdir -p "$(dirname "$src")"
+    cp -r "$mdir" "$src" && chmod -R u+w "$src"
+    mkdir -p "$src/cmd/flux/manifests"
+    echo "# placeholder: built by fluxpack's hack/tools.sh without the install manifests" \
+      >"$src/cmd/flux/manifests/placeholder.yaml"
+    mkdir -p "$dir"
+    (cd "$src" && CGO_ENABLED=0 timed flux go build -mod=mod -trimpath \
+      -ldflags "-X main.VERSION=${FLUX_VERSION#v}" -o "$dir/flux.tmp" ./cmd/flux)
+    mv "$dir/flux.tmp" "$dir/flux"
+  fi
+  link flux "$dir"
+}
+
 [ $# -gt 0 ] || set -- registry
 for tool in "$@"; do
   case $tool in
     registry) build_registry ;;
     golangci-lint) build_golangci_lint ;;
+    flux) build_flux_cli ;;
     etcd) build_etcd ;;
     kubernetes) build_kubernetes ;;
     kwok) build_kwok ;;
@@ -192,6 +223,8 @@ for tool in "$@"; do
       build_flux helm-controller "$HELM_CONTROLLER_VERSION" "${HELM_CONTROLLER_REPLACES[@]}"
       # Every cluster runs it: stock Flux's way to wake dependents (issue 17).
       build_flux notification-controller "$NOTIFICATION_CONTROLLER_VERSION" "${NOTIFICATION_CONTROLLER_REPLACES[@]}"
+      # TestFluxPlugin installs and runs fluxpack through it (issue 18).
+      build_flux_cli
       ;;
     *) echo "tools: unknown tool $tool" >&2; exit 2 ;;
   esac

@@ -1,5 +1,6 @@
 // Command fluxpack renders a platform's bootstrap order as Flux manifests and
 // ships them as OCI artifacts. See the README and docs/cli for the commands.
+// Installed as flux-pack it is the Flux CLI plugin `flux pack`.
 package main
 
 import (
@@ -16,7 +17,7 @@ var version = "dev"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Main(ctx, version, os.Args[1:], os.Stdout, os.Stderr)
+	code := cli.MainAs(ctx, cli.NameFor(os.Args[0]), version, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -43,6 +44,9 @@ func NewRoot(version string) *cobra.Command {
 resources, infrastructure, apps) as race-free Flux Kustomizations, turns IaC
 outputs into postBuild variables, and pushes the manifests as OCI artifacts
 that Flux's OCIRepository reconciles.
+
+Installed as flux-pack in the flux CLI's plugin directory (flux plugin
+install pack), it runs as "flux pack".
 
 Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
 		Version:       version,
@@ -96,10 +100,32 @@ func newVersionCmd(version string) *cobra.Command {
 	}
 }
 
+// PluginBinary is fluxpack's name as a Flux CLI plugin: `flux pack ARGS`
+// runs flux-pack ARGS from the flux CLI's plugin directory.
+const PluginBinary = "flux-pack"
+
+// NameFor is the command name help and usage lines show for a binary run as
+// argv0: "flux pack" for flux-pack, else "fluxpack".
+func NameFor(argv0 string) string {
+	if strings.TrimSuffix(filepath.Base(argv0), ".exe") == PluginBinary {
+		return "flux pack"
+	}
+	return "fluxpack"
+}
+
 // Main runs fluxpack with args and returns the process exit code. Errors are
 // printed once, to stderr, prefixed with "fluxpack: ".
 func Main(ctx context.Context, version string, args []string, stdout, stderr io.Writer) int {
+	return MainAs(ctx, "fluxpack", version, args, stdout, stderr)
+}
+
+// MainAs is Main with the command name usage lines show (NameFor), so that
+// run as a Flux CLI plugin the help says "flux pack lint", not "fluxpack lint".
+func MainAs(ctx context.Context, name, version string, args []string, stdout, stderr io.Writer) int {
 	root := NewRoot(version)
+	if name != root.Name() {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: name}
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
