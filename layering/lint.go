@@ -47,21 +47,43 @@ func Rules() []Rule {
 		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables}
 }
 
-// Finding is one problem Lint found. File and Line are where it is (the
-// object's file and line, relative to the lint root, or the layer's
+// Severity says what a Finding means for lint's verdict.
+type Severity string
+
+// Severities. Errors and warnings fail lint (fluxpack lint exits 1); hints
+// do not.
+const (
+	// SeverityError: the platform races, or Flux fails a layer.
+	SeverityError Severity = "error"
+	// SeverityWarning: Flux applies something other than what was meant
+	// (a variable retyped, say). It fails lint as an error does.
+	SeverityWarning Severity = "warning"
+	// SeverityHint: nothing is wrong, but the platform could do better.
+	// It does not fail lint.
+	SeverityHint Severity = "hint"
+)
+
+// Finding is one problem (or hint) Lint found. File and Line are where it
+// is (the object's file and line, relative to the lint root, or the layer's
 // declaration); LayerFile and LayerLine are where the layer is declared
 // (the stack file, or the file of a repository's Kustomization) when that
-// is another place. Both are empty for a layer declared in Go.
+// is another place. Both are empty for a layer declared in Go. Severity
+// says whether it fails lint (Fails); an empty Severity is an error.
 type Finding struct {
-	Rule      Rule   `json:"rule"`
-	Layer     string `json:"layer,omitempty"`
-	Object    string `json:"object,omitempty"` // Kind/namespace/name
-	File      string `json:"file,omitempty"`
-	Line      int    `json:"line,omitempty"`
-	LayerFile string `json:"layerFile,omitempty"`
-	LayerLine int    `json:"layerLine,omitempty"`
-	Message   string `json:"message"`
+	Rule      Rule     `json:"rule"`
+	Severity  Severity `json:"severity,omitempty"`
+	Layer     string   `json:"layer,omitempty"`
+	Object    string   `json:"object,omitempty"` // Kind/namespace/name
+	File      string   `json:"file,omitempty"`
+	Line      int      `json:"line,omitempty"`
+	LayerFile string   `json:"layerFile,omitempty"`
+	LayerLine int      `json:"layerLine,omitempty"`
+	Message   string   `json:"message"`
 }
+
+// Fails reports whether the finding fails lint: an error or a warning,
+// not a hint.
+func (f Finding) Fails() bool { return f.Severity != SeverityHint }
 
 func (f Finding) String() string {
 	var b strings.Builder
@@ -86,11 +108,23 @@ func (f Finding) String() string {
 	return b.String()
 }
 
-// Report is what Lint found.
+// Report is what Lint found: the findings that fail lint first, then the
+// hints.
 type Report struct {
 	Layers   int       `json:"layers"`
 	Objects  int       `json:"objects"`
 	Findings []Finding `json:"findings"`
+}
+
+// Failing counts the findings that fail lint (Finding.Fails).
+func (r *Report) Failing() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Fails() {
+			n++
+		}
+	}
+	return n
 }
 
 // LintOption configures Lint and LintPlan. Only this package implements it.
@@ -255,6 +289,11 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 	if err := l.checkVariables(ctx); err != nil {
 		return nil, err
 	}
+	for i := range l.findings {
+		if l.findings[i].Severity == "" {
+			l.findings[i].Severity = SeverityError
+		}
+	}
 	rep := &Report{Layers: len(l.layers), Findings: l.findings}
 	for _, ly := range l.layers {
 		rep.Objects += len(ly.objects)
@@ -265,6 +304,9 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i], rep.Findings[j]
+		if fa, fb := a.Fails(), b.Fails(); fa != fb {
+			return fa
+		}
 		if oa, ob := order[a.Layer], order[b.Layer]; oa != ob {
 			return oa < ob
 		}

@@ -294,7 +294,10 @@ of well-known operators (--operator adds to it), and findings that rely on it
 say the webhook is assumed.
 
 Lint reads files only, but for the charts --charts online pulls;
-kustomizations pointing at URLs are findings, not fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
+kustomizations pointing at URLs are findings, not fetched. Hints are printed
+after the findings, marked "hint:" (severity "hint" with -o json), and do not
+fail lint. Exit 0 clean or only hints, 1 findings, 2 an input that cannot be
+read.`,
 		Example: `  fluxpack lint clusters/production
   fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
   fluxpack lint -f platform/stack.yaml --charts charts/`,
@@ -359,8 +362,19 @@ kustomizations pointing at URLs are findings, not fetched. Exit 0 clean, 1 findi
 					return err
 				}
 			}
-			if n := len(rep.Findings); n > 0 {
-				return &FindingError{Msg: fmt.Sprintf("%d findings in %d layers, %d objects", n, rep.Layers, rep.Objects)}
+			hints := len(rep.Findings) - rep.Failing()
+			if n := rep.Failing(); n > 0 {
+				msg := fmt.Sprintf("%d findings in %d layers, %d objects", n, rep.Layers, rep.Objects)
+				switch {
+				case hints == 1:
+					msg += " (and 1 hint)"
+				case hints > 1:
+					msg += fmt.Sprintf(" (and %d hints)", hints)
+				}
+				return &FindingError{Msg: msg}
+			}
+			if hints > 0 {
+				f.log.Info("no findings, only hints", "hints", hints, "layers", rep.Layers, "objects", rep.Objects)
 			}
 			return nil
 		},
