@@ -117,3 +117,24 @@ func ExampleWakeDependents() {
 	// req.involvedObject.kind == 'Kustomization' && req.involvedObject.namespace == 'flux-system' && req.involvedObject.name in {'operator': ['crds'], 'crs': ['operator']}[res.metadata.name]
 	// platform-wake http://webhook-receiver.flux-system.svc.cluster.local./hook/
 }
+
+// The critical path and what its dependsOn edges cost in stock Flux,
+// which polls a layer's dependencies every --requeue-dependency.
+func ExampleCriticalPath_Latency() {
+	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1")).
+		Layer("namespaces").Then("crds").Then("operator").Then("crs").
+		Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	crit := plan.CriticalPath()
+	fmt.Println(crit)
+	fmt.Println(crit.Edges(), crit.Polling)
+	fmt.Println(crit.Latency())
+	// Output:
+	// critical path: namespaces -> crds -> operator -> crs (4 layers, worst case 20m0s of timeouts)
+	// 3 1m30s
+	// up to 3 × 30s = 1m30s of dependency polling in stock Flux (--requeue-dependency=30s): kustomize-controller does not watch dependencies, it looks at a layer whose dependsOn is not Ready again only after that long
+}
+

@@ -401,7 +401,9 @@ Kustomizations of a cluster's repository (ENTRY, as lint reads it): each layer
 with its kind (Kustomization or HelmRelease) and how it becomes Ready (wait,
 health checks, no wait), the Kustomization that applies it (dashed), and the
 critical path: the longest chain of layers that become Ready one after
-another.
+another, with what its dependsOn edges cost a bootstrap in stock Flux: up to
+--requeue-dependency (30s) each, as kustomize-controller looks at a
+Kustomization whose dependencies are not Ready again only after that long.
 
   mermaid  a flowchart that renders on GitHub (critical path in red)
   dot      Graphviz
