@@ -38,13 +38,14 @@ const (
 	RuleNoPostBuild    Rule = "no-postbuild"    // ${var} of the platform's variables in a layer without postBuild
 	RuleVariables      Rule = "variables"       // ${var} problems, checked by package substitute
 	RuleChart          Rule = "chart"           // a HelmRelease's chart does not render, as helm-controller would fail
+	RuleMerge          Rule = "merge"           // a hint: layers that could be one Kustomization, saving dependency polling
 )
 
 // Rules lists every rule, in the order lint's help shows them. The slice
 // is the caller's: changing it changes no other caller's list.
 func Rules() []Rule {
 	return []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
-		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables}
+		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleMerge}
 }
 
 // Severity says what a Finding means for lint's verdict.
@@ -58,8 +59,8 @@ const (
 	// SeverityWarning: Flux applies something other than what was meant
 	// (a variable retyped, say). It fails lint as an error does.
 	SeverityWarning Severity = "warning"
-	// SeverityHint: nothing is wrong, but the platform could do better.
-	// It does not fail lint.
+	// SeverityHint: nothing is wrong, but the platform could do better
+	// (RuleMerge). It does not fail lint.
 	SeverityHint Severity = "hint"
 )
 
@@ -79,6 +80,8 @@ type Finding struct {
 	LayerFile string   `json:"layerFile,omitempty"`
 	LayerLine int      `json:"layerLine,omitempty"`
 	Message   string   `json:"message"`
+	// Merge is what a RuleMerge hint proposes, nil for other rules.
+	Merge *Merge `json:"merge,omitempty"`
 }
 
 // Fails reports whether the finding fails lint: an error or a warning,
@@ -125,6 +128,18 @@ func (r *Report) Failing() int {
 		}
 	}
 	return n
+}
+
+// Merges returns what the report's RuleMerge hints propose, in their
+// order: the layers that could be one Kustomization each.
+func (r *Report) Merges() []Merge {
+	var out []Merge
+	for _, f := range r.Findings {
+		if f.Merge != nil {
+			out = append(out, *f.Merge)
+		}
+	}
+	return out
 }
 
 // LintOption configures Lint and LintPlan. Only this package implements it.
@@ -288,6 +303,9 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 	l.checkOperators()
 	if err := l.checkVariables(ctx); err != nil {
 		return nil, err
+	}
+	if len(problems) == 0 {
+		l.checkMerges()
 	}
 	for i := range l.findings {
 		if l.findings[i].Severity == "" {

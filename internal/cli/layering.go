@@ -272,6 +272,12 @@ and reports, with the layer, the object and file:line:
   no-postbuild     a ${var} of the platform's variables in a layer without postBuild
   variables        a ${var} Flux would fail on or retype (package substitute's
                    checks), against the layer's own postBuild sources
+  merge            (a hint) layers that could be one Kustomization with no
+                   race: kustomize-controller applies CRDs, Namespaces and
+                   ClusterRoles first and waits until CRDs are established,
+                   so a dependsOn to such a layer (or to one nobody waits
+                   for) only costs time: up to --requeue-dependency (30s in
+                   stock Flux) per edge of the critical path
 
 ENTRY is a Flux entry point: the folder (or file) kustomize-controller
 applies for a cluster, typically clusters/<name>. Lint builds it as Flux
@@ -294,10 +300,10 @@ of well-known operators (--operator adds to it), and findings that rely on it
 say the webhook is assumed.
 
 Lint reads files only, but for the charts --charts online pulls;
-kustomizations pointing at URLs are findings, not fetched. Hints are printed
-after the findings, marked "hint:" (severity "hint" with -o json), and do not
-fail lint. Exit 0 clean or only hints, 1 findings, 2 an input that cannot be
-read.`,
+kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
+printed after the findings, marked "hint:" (severity "hint" with -o json), and
+do not fail lint. Exit 0 clean or only hints, 1 findings, 2 an input that
+cannot be read.`,
 		Example: `  fluxpack lint clusters/production
   fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
   fluxpack lint -f platform/stack.yaml --charts charts/`,
