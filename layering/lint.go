@@ -244,9 +244,15 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 		return nil, err
 	}
 	if b.dir != "" && root == b.dir {
-		// Name the files of a stack file's layers as the user reaches them.
+		// Name the files of a stack file's layers as the user reaches them;
+		// the files that declare layers (the stack file, a fleet file's
+		// extra layers) are named so already.
+		declared := map[string]bool{b.file: true}
+		for _, ly := range p.Layers {
+			declared[ly.File] = true
+		}
 		for i, f := range rep.Findings {
-			if f.File != "" && f.File != b.file {
+			if f.File != "" && !declared[f.File] {
 				rep.Findings[i].File = filepath.ToSlash(filepath.Join(b.dir, filepath.FromSlash(f.File)))
 			}
 		}
