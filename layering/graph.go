@@ -60,6 +60,10 @@ type CriticalPath struct {
 	// the path: each of its len(Layers)-1 dependsOn edges costs up to
 	// DefaultRequeueDependency.
 	Polling time.Duration
+	// Woken is true when the Plan wakes dependents (Plan.Wake): each edge
+	// then costs one event through notification-controller, and Polling
+	// only when events are lost.
+	Woken bool
 }
 
 func (c CriticalPath) String() string {
@@ -70,11 +74,16 @@ func (c CriticalPath) String() string {
 func (c CriticalPath) Edges() int { return max(len(c.Layers)-1, 0) }
 
 // Latency says what the path's dependsOn edges cost a bootstrap in stock
-// Flux: up to DefaultRequeueDependency each.
+// Flux: up to DefaultRequeueDependency each, or one event each when the
+// Plan wakes dependents.
 func (c CriticalPath) Latency() string {
 	n := c.Edges()
 	if n == 0 {
 		return "no dependsOn edge on the critical path: no dependency polling"
+	}
+	if c.Woken {
+		return fmt.Sprintf("dependents are woken by events (wake): each of the %d dependsOn edges costs one event through notification-controller, not up to %s of dependency polling (--requeue-dependency=%s, %s in all, only if events are lost)",
+			n, DefaultRequeueDependency, DefaultRequeueDependency, c.Polling)
 	}
 	return fmt.Sprintf("up to %d × %s = %s of dependency polling in stock Flux (--requeue-dependency=%s): kustomize-controller does not watch dependencies, it looks at a layer whose dependsOn is not Ready again only after that long",
 		n, DefaultRequeueDependency, c.Polling, DefaultRequeueDependency)
@@ -118,6 +127,7 @@ func (p *Plan) CriticalPath() CriticalPath {
 	}
 	slices.Reverse(c.Layers)
 	c.Polling = time.Duration(c.Edges()) * DefaultRequeueDependency
+	c.Woken = p.Wake != nil
 	return c
 }
 

@@ -547,9 +547,16 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 // saving says what the merge saves in stock Flux; longest is the longest
 // chain of edges inside the group.
 func (m *Merge) saving(crit CriticalPath, longest int) string {
-	if m.CriticalEdges == 0 {
+	switch {
+	case m.CriticalEdges == 0 && crit.Woken:
+		return fmt.Sprintf("The critical path (%s) stays as long; the merge saves %s before %q is Ready, each an event of the stack's wake (up to --requeue-dependency=%s if one is lost), not bootstrap time",
+			strings.Join(crit.Layers, " -> "), edges(longest), m.Into(), DefaultRequeueDependency)
+	case m.CriticalEdges == 0:
 		return fmt.Sprintf("The critical path (%s) stays as long; in stock Flux the merge saves up to %s of dependency polling before %q is Ready (%s × --requeue-dependency=%s), not bootstrap time",
 			strings.Join(crit.Layers, " -> "), time.Duration(longest)*DefaultRequeueDependency, m.Into(), edges(longest), DefaultRequeueDependency)
+	case crit.Woken:
+		return fmt.Sprintf("The critical path loses %s: with the stack's wake, each costs one event through notification-controller (up to --requeue-dependency=%s if the event is lost)",
+			edges(m.CriticalEdges), DefaultRequeueDependency)
 	}
 	return fmt.Sprintf("Saves up to %s of dependency polling in stock Flux: the critical path loses %s × --requeue-dependency=%s",
 		time.Duration(m.CriticalEdges)*DefaultRequeueDependency, edges(m.CriticalEdges), DefaultRequeueDependency)

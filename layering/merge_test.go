@@ -224,3 +224,14 @@ func TestMergeHintOffCriticalPath(t *testing.T) {
 		{Layers: []string{"namespaces", "config", "crs"}, Edges: 2},
 	}, merges)
 }
+
+// With wake, an edge costs an event, not polling: the hint says so.
+func TestMergeHintWake(t *testing.T) {
+	b := layering.New("platform", layering.FromOCI(registry, "v1"), layering.WakeDependents()).
+		Layer("namespaces", layering.Path("./namespaces")).
+		Then("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("crs", layering.Path("./crs-ns"))
+	hints := mergeHints(t, b, mergeTree)
+	require.Len(t, hints, 1)
+	assert.Contains(t, hints[0].Message, "The critical path loses 2 dependsOn edges: with the stack's wake, each costs one event through notification-controller (up to --requeue-dependency=30s if the event is lost)")
+}
