@@ -45,7 +45,8 @@ func formatList() string {
 // kustomize-controller (and helm-controller): how long a Kustomization
 // whose dependsOn is not Ready waits before it looks again. The controller
 // does not watch dependencies, so each dependsOn edge a bootstrap goes
-// through costs up to this much.
+// through costs up to this much (FluxPatch shortens it, where Flux may be
+// changed).
 const DefaultRequeueDependency = 30 * time.Second
 
 // CriticalPath is the longest chain of dependencies of a Plan: the layers

@@ -409,7 +409,8 @@ health checks, no wait), the Kustomization that applies it (dashed), and the
 critical path: the longest chain of layers that become Ready one after
 another, with what its dependsOn edges cost a bootstrap in stock Flux: up to
 --requeue-dependency (30s) each, as kustomize-controller looks at a
-Kustomization whose dependencies are not Ready again only after that long.
+Kustomization whose dependencies are not Ready again only after that long
+(fluxpack flux-patch shortens it, where you may change Flux).
 
   mermaid  a flowchart that renders on GitHub (critical path in red)
   dot      Graphviz
