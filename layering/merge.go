@@ -10,6 +10,7 @@ import (
 	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
@@ -186,7 +187,7 @@ func (l *linter) mergeInfo(ly *lintLayer, parents map[string]bool) *mergeInfo {
 	}
 	key := spec.DeepCopy()
 	key.DependsOn, key.Path, key.PostBuild = nil, "", nil
-	key.Interval, key.RetryInterval, key.Timeout = kustomizev1.KustomizationSpec{}.Interval, nil, nil
+	key.Interval, key.RetryInterval, key.Timeout = metav1.Duration{}, nil, nil
 	key.Prune, key.Wait, key.HealthChecks, key.HealthCheckExprs = false, false, nil, nil
 	if key.SourceRef.Namespace == "" {
 		key.SourceRef.Namespace = ly.Kustomization.Namespace
