@@ -20,11 +20,18 @@ func ExampleLint() {
 	}
 	fmt.Printf("%d layers, %d objects\n", report.Layers, report.Objects)
 	for _, f := range report.Findings {
-		fmt.Println(f)
+		if f.Fails() {
+			fmt.Println(f)
+		}
+	}
+	// The hints: layers that could be one Kustomization.
+	for _, m := range report.Merges() {
+		fmt.Printf("merge %v into %q: the critical path loses %d dependsOn edges\n", m.Layers, m.Into(), m.CriticalEdges)
 	}
 	// Output:
 	// 5 layers, 14 objects
 	// infrastructure/crs/clustersecretstore.yaml:1: layer "crs" (clusters/naive/infrastructure.yaml:42): ClusterSecretStore/vault-backend: operator layer "operator" serves the admission webhook of external-secrets.io, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on "operator", not just on the CRDs [webhook-order]
+	// merge [crds crs] into "crs": the critical path loses 1 dependsOn edges
 }
 
 // Read follows the tree from its entry point: flux bootstrap's

@@ -2,6 +2,7 @@ package fluxrepo
 
 import (
 	"context"
+	"slices"
 
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -10,7 +11,7 @@ import (
 // lints a stack (layering.LintPlan): every rule, each finding with the file
 // and line of the object and of the Kustomization that applies it,
 // relative to the repository's root. The repository's Notes follow the
-// layers' findings.
+// layers' findings, before the hints.
 func Lint(ctx context.Context, entry string, opts ...Option) (*layering.Report, error) {
 	repo, err := Read(ctx, entry, opts...)
 	if err != nil {
@@ -21,7 +22,11 @@ func Lint(ctx context.Context, entry string, opts ...Option) (*layering.Report, 
 	if err != nil {
 		return nil, err
 	}
-	report.Findings = append(report.Findings, repo.Notes...)
+	hints := slices.IndexFunc(report.Findings, func(f layering.Finding) bool { return !f.Fails() })
+	if hints < 0 {
+		hints = len(report.Findings)
+	}
+	report.Findings = slices.Insert(report.Findings, hints, repo.Notes...)
 	return report, nil
 }
 

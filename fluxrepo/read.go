@@ -300,7 +300,7 @@ type reader struct {
 
 // note records a problem of the tree at the object o, and logs it.
 func (r *reader) note(rule layering.Rule, o *fluxbuild.Object, format string, args ...any) {
-	f := layering.Finding{Rule: rule, Object: o.String(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
+	f := layering.Finding{Rule: rule, Severity: layering.SeverityError, Object: o.String(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
 	r.notes = append(r.notes, f)
 	if r.cfg.log != nil {
 		r.cfg.log.Warn(f.String())

@@ -1,6 +1,7 @@
 package layering_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -116,4 +117,85 @@ func ExampleWakeDependents() {
 	// Provider generic-hmac -> Receiver generic-hmac
 	// req.involvedObject.kind == 'Kustomization' && req.involvedObject.namespace == 'flux-system' && req.involvedObject.name in {'operator': ['crds'], 'crs': ['operator']}[res.metadata.name]
 	// platform-wake http://webhook-receiver.flux-system.svc.cluster.local./hook/
+}
+
+// The critical path and what its dependsOn edges cost in stock Flux,
+// which polls a layer's dependencies every --requeue-dependency.
+func ExampleCriticalPath_Latency() {
+	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1")).
+		Layer("namespaces").Then("crds").Then("operator").Then("crs").
+		Build()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	crit := plan.CriticalPath()
+	fmt.Println(crit)
+	fmt.Println(crit.Edges(), crit.Polling)
+	fmt.Println(crit.Latency())
+	// Output:
+	// critical path: namespaces -> crds -> operator -> crs (4 layers, worst case 20m0s of timeouts)
+	// 3 1m30s
+	// up to 3 × 30s = 1m30s of dependency polling in stock Flux (--requeue-dependency=30s): kustomize-controller does not watch dependencies, it looks at a layer whose dependsOn is not Ready again only after that long
+}
+
+// Namespaces, then CRDs, then custom resources no webhook checks: lint
+// finds nothing wrong, and hints that one Kustomization would do, as
+// kustomize-controller applies Namespaces and CRDs first and waits until
+// the CRDs are established. Each dependsOn edge it removes from the
+// critical path saves up to --requeue-dependency (30s) in stock Flux.
+func ExampleReport_Merges() {
+	b := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1")).
+		Layer("namespaces").
+		Then("crds", layering.KeepOnDelete()).
+		Then("crs")
+	rep, err := layering.Lint(context.Background(), b, "testdata/merge")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("failing findings:", rep.Failing())
+	for _, m := range rep.Merges() {
+		fmt.Printf("merge %v into %q: %d edges, the critical path loses %d: up to %s\n",
+			m.Layers, m.Into(), m.Edges, m.CriticalEdges, time.Duration(m.CriticalEdges)*layering.DefaultRequeueDependency)
+	}
+	// Output:
+	// failing findings: 0
+	// merge [namespaces crds crs] into "crs": 2 edges, the critical path loses 2: up to 1m0s
+}
+
+// For a Flux you may change: the patch that makes kustomize-controller
+// look at a Kustomization's dependencies every 5s instead of 30s, as the
+// kustomization.yaml of flux bootstrap's flux-system folder.
+func ExampleFluxPatch() {
+	o := layering.DefaultFluxPatchOptions()
+	o.Controllers = []layering.FluxController{layering.KustomizeController}
+	out, err := layering.FluxPatch(o)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(string(out))
+
+	o.RequeueDependency = 100 * time.Millisecond
+	_, err = layering.FluxPatch(o)
+	fmt.Println(err)
+	// Output:
+	// # flux-system/kustomization.yaml as flux bootstrap writes it, with patches that
+	// # set --requeue-dependency=5s on kustomize-controller.
+	// # Optional (rendered by fluxpack): if yours has patches already, add these.
+	// apiVersion: kustomize.config.k8s.io/v1beta1
+	// kind: Kustomization
+	// patches:
+	// - patch: |
+	//     - op: add
+	//       path: /spec/template/spec/containers/0/args/-
+	//       value: --requeue-dependency=5s
+	//   target:
+	//     kind: Deployment
+	//     name: kustomize-controller
+	// resources:
+	// - gotk-components.yaml
+	// - gotk-sync.yaml
+	// writing the Flux patch: requeue dependency 100ms: must be at least 1s
 }

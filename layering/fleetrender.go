@@ -187,6 +187,21 @@ func (r *FleetReport) Findings() int {
 	return n
 }
 
+// Failing counts the findings that fail lint (Finding.Fails), the shared
+// ones once: Findings less the hints.
+func (r *FleetReport) Failing() int {
+	n := 0
+	for _, f := range r.Shared {
+		if f.Fails() {
+			n++
+		}
+	}
+	for _, c := range r.Clusters {
+		n += c.Report.Failing()
+	}
+	return n
+}
+
 // LintFleet lints every cluster's resolved stack as Lint lints a stack. A
 // fleet that cannot be resolved (an unknown layer to disable, a bad
 // artifact URL) is an error; what Lint finds in a cluster's stack is

@@ -41,6 +41,14 @@ func formatList() string {
 	return strings.Join(s, ", ")
 }
 
+// DefaultRequeueDependency is the --requeue-dependency of stock Flux's
+// kustomize-controller (and helm-controller): how long a Kustomization
+// whose dependsOn is not Ready waits before it looks again. The controller
+// does not watch dependencies, so each dependsOn edge a bootstrap goes
+// through costs up to this much (FluxPatch shortens it, where Flux may be
+// changed).
+const DefaultRequeueDependency = 30 * time.Second
+
 // CriticalPath is the longest chain of dependencies of a Plan: the layers
 // that must become Ready one after the other, first to last.
 type CriticalPath struct {
@@ -49,10 +57,37 @@ type CriticalPath struct {
 	// reconcile may take in the worst case before the last layer starts
 	// failing, retries aside.
 	Timeout time.Duration
+	// Polling is how long stock Flux may spend polling dependencies along
+	// the path: each of its len(Layers)-1 dependsOn edges costs up to
+	// DefaultRequeueDependency.
+	Polling time.Duration
+	// Woken is true when the Plan wakes dependents (Plan.Wake): each edge
+	// then costs one event through notification-controller, and Polling
+	// only when events are lost.
+	Woken bool
 }
 
 func (c CriticalPath) String() string {
 	return fmt.Sprintf("critical path: %s (%d layers, worst case %s of timeouts)", strings.Join(c.Layers, " -> "), len(c.Layers), c.Timeout)
+}
+
+// Edges is the number of dependsOn edges along the path.
+func (c CriticalPath) Edges() int { return max(len(c.Layers)-1, 0) }
+
+// Latency says what the path's dependsOn edges cost a bootstrap in stock
+// Flux: up to DefaultRequeueDependency each, or one event each when the
+// Plan wakes dependents.
+func (c CriticalPath) Latency() string {
+	n := c.Edges()
+	if n == 0 {
+		return "no dependsOn edge on the critical path: no dependency polling"
+	}
+	if c.Woken {
+		return fmt.Sprintf("dependents are woken by events (wake): each of the %d dependsOn edges costs one event through notification-controller, not up to %s of dependency polling (--requeue-dependency=%s, %s in all, only if events are lost)",
+			n, DefaultRequeueDependency, DefaultRequeueDependency, c.Polling)
+	}
+	return fmt.Sprintf("up to %d × %s = %s of dependency polling in stock Flux (--requeue-dependency=%s): kustomize-controller does not watch dependencies, it looks at a layer whose dependsOn is not Ready again only after that long",
+		n, DefaultRequeueDependency, c.Polling, DefaultRequeueDependency)
 }
 
 // CriticalPath returns the Plan's longest dependency chain; ties go to the
@@ -92,6 +127,8 @@ func (p *Plan) CriticalPath() CriticalPath {
 		c.Timeout += l.Kustomization.GetTimeout() // Flux's default when unset
 	}
 	slices.Reverse(c.Layers)
+	c.Polling = time.Duration(c.Edges()) * DefaultRequeueDependency
+	c.Woken = p.Wake != nil
 	return c
 }
 
@@ -177,7 +214,7 @@ func (p *Plan) Graph(format GraphFormat) ([]byte, error) {
 		if len(critLinks) > 0 {
 			fmt.Fprintf(&b, "  linkStyle %s stroke:#d73a49,stroke-width:3px\n", strings.Join(critLinks, ","))
 		}
-		fmt.Fprintf(&b, "%%%% %s\n", crit)
+		fmt.Fprintf(&b, "%%%% %s\n%%%% %s\n", crit, crit.Latency())
 	case GraphDot:
 		fmt.Fprintf(&b, "digraph %q {\n  rankdir=LR;\n  node [shape=box];\n", p.Name)
 		for _, l := range p.Layers {
@@ -203,10 +240,10 @@ func (p *Plan) Graph(format GraphFormat) ([]byte, error) {
 				fmt.Fprintf(&b, "  %q -> %q%s;\n", d, l.Name, extra)
 			}
 		}
-		fmt.Fprintf(&b, "  label=%q;\n}\n", crit.String())
+		fmt.Fprintf(&b, "  label=%q;\n}\n", crit.String()+"\n"+crit.Latency())
 	case GraphTree:
 		p.tree(&b)
-		fmt.Fprintf(&b, "\n%s\n", crit)
+		fmt.Fprintf(&b, "\n%s\n%s\n", crit, crit.Latency())
 	default:
 		return nil, errdefs.Kind(ErrInvalidOption, "unknown graph format %q: want one of %s", format, formatList())
 	}

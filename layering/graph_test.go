@@ -91,3 +91,36 @@ func TestGraphMermaidForGitHub(t *testing.T) {
 		})
 	}
 }
+
+// The critical path's latency: up to --requeue-dependency per edge in
+// stock Flux, one event per edge when the stack wakes its dependents; every
+// format says it under the critical path.
+func TestCriticalPathLatency(t *testing.T) {
+	build := func(opts ...layering.StackOption) *layering.Plan {
+		plan, err := layering.New("platform", append([]layering.StackOption{layering.FromOCI(registry, "v1")}, opts...)...).
+			Layer("namespaces").Then("crds").Then("operator").Then("crs").
+			Build()
+		require.NoError(t, err)
+		return plan
+	}
+	polled := build().CriticalPath()
+	assert.Equal(t, 3, polled.Edges())
+	assert.Equal(t, 3*layering.DefaultRequeueDependency, polled.Polling)
+	assert.False(t, polled.Woken)
+	assert.Contains(t, polled.Latency(), "up to 3 × 30s = 1m30s of dependency polling in stock Flux (--requeue-dependency=30s)")
+
+	plan := build(layering.WakeDependents())
+	woken := plan.CriticalPath()
+	assert.True(t, woken.Woken)
+	assert.Equal(t, 3*layering.DefaultRequeueDependency, woken.Polling, "the polling is still what a lost event costs")
+	assert.Contains(t, woken.Latency(), "dependents are woken by events (wake): each of the 3 dependsOn edges costs one event through notification-controller, not up to 30s of dependency polling")
+	for _, f := range layering.GraphFormats() {
+		g, err := plan.Graph(f)
+		require.NoError(t, err)
+		assert.Contains(t, string(g), "woken by events", "format %s", f)
+	}
+
+	single, err := layering.New("platform", layering.FromOCI(registry, "v1")).Layer("apps").Build()
+	require.NoError(t, err)
+	assert.Equal(t, "no dependsOn edge on the critical path: no dependency polling", single.CriticalPath().Latency())
+}

@@ -38,30 +38,55 @@ const (
 	RuleNoPostBuild    Rule = "no-postbuild"    // ${var} of the platform's variables in a layer without postBuild
 	RuleVariables      Rule = "variables"       // ${var} problems, checked by package substitute
 	RuleChart          Rule = "chart"           // a HelmRelease's chart does not render, as helm-controller would fail
+	RuleMerge          Rule = "merge"           // a hint: layers that could be one Kustomization, saving dependency polling
 )
 
 // Rules lists every rule, in the order lint's help shows them. The slice
 // is the caller's: changing it changes no other caller's list.
 func Rules() []Rule {
 	return []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
-		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables}
+		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleMerge}
 }
 
-// Finding is one problem Lint found. File and Line are where it is (the
-// object's file and line, relative to the lint root, or the layer's
+// Severity says what a Finding means for lint's verdict.
+type Severity string
+
+// Severities. Errors and warnings fail lint (fluxpack lint exits 1); hints
+// do not.
+const (
+	// SeverityError: the platform races, or Flux fails a layer.
+	SeverityError Severity = "error"
+	// SeverityWarning: Flux applies something other than what was meant
+	// (a variable retyped, say). It fails lint as an error does.
+	SeverityWarning Severity = "warning"
+	// SeverityHint: nothing is wrong, but the platform could do better
+	// (RuleMerge). It does not fail lint.
+	SeverityHint Severity = "hint"
+)
+
+// Finding is one problem (or hint) Lint found. File and Line are where it
+// is (the object's file and line, relative to the lint root, or the layer's
 // declaration); LayerFile and LayerLine are where the layer is declared
 // (the stack file, or the file of a repository's Kustomization) when that
-// is another place. Both are empty for a layer declared in Go.
+// is another place. Both are empty for a layer declared in Go. Severity
+// says whether it fails lint (Fails); an empty Severity is an error.
 type Finding struct {
-	Rule      Rule   `json:"rule"`
-	Layer     string `json:"layer,omitempty"`
-	Object    string `json:"object,omitempty"` // Kind/namespace/name
-	File      string `json:"file,omitempty"`
-	Line      int    `json:"line,omitempty"`
-	LayerFile string `json:"layerFile,omitempty"`
-	LayerLine int    `json:"layerLine,omitempty"`
-	Message   string `json:"message"`
+	Rule      Rule     `json:"rule"`
+	Severity  Severity `json:"severity,omitempty"`
+	Layer     string   `json:"layer,omitempty"`
+	Object    string   `json:"object,omitempty"` // Kind/namespace/name
+	File      string   `json:"file,omitempty"`
+	Line      int      `json:"line,omitempty"`
+	LayerFile string   `json:"layerFile,omitempty"`
+	LayerLine int      `json:"layerLine,omitempty"`
+	Message   string   `json:"message"`
+	// Merge is what a RuleMerge hint proposes, nil for other rules.
+	Merge *Merge `json:"merge,omitempty"`
 }
+
+// Fails reports whether the finding fails lint: an error or a warning,
+// not a hint.
+func (f Finding) Fails() bool { return f.Severity != SeverityHint }
 
 func (f Finding) String() string {
 	var b strings.Builder
@@ -86,11 +111,35 @@ func (f Finding) String() string {
 	return b.String()
 }
 
-// Report is what Lint found.
+// Report is what Lint found: the findings that fail lint first, then the
+// hints.
 type Report struct {
 	Layers   int       `json:"layers"`
 	Objects  int       `json:"objects"`
 	Findings []Finding `json:"findings"`
+}
+
+// Failing counts the findings that fail lint (Finding.Fails).
+func (r *Report) Failing() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Fails() {
+			n++
+		}
+	}
+	return n
+}
+
+// Merges returns what the report's RuleMerge hints propose, in their
+// order: the layers that could be one Kustomization each.
+func (r *Report) Merges() []Merge {
+	var out []Merge
+	for _, f := range r.Findings {
+		if f.Merge != nil {
+			out = append(out, *f.Merge)
+		}
+	}
+	return out
 }
 
 // LintOption configures Lint and LintPlan. Only this package implements it.
@@ -195,9 +244,15 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 		return nil, err
 	}
 	if b.dir != "" && root == b.dir {
-		// Name the files of a stack file's layers as the user reaches them.
+		// Name the files of a stack file's layers as the user reaches them;
+		// the files that declare layers (the stack file, a fleet file's
+		// extra layers) are named so already.
+		declared := map[string]bool{b.file: true}
+		for _, ly := range p.Layers {
+			declared[ly.File] = true
+		}
 		for i, f := range rep.Findings {
-			if f.File != "" && f.File != b.file {
+			if f.File != "" && !declared[f.File] {
 				rep.Findings[i].File = filepath.ToSlash(filepath.Join(b.dir, filepath.FromSlash(f.File)))
 			}
 		}
@@ -255,6 +310,14 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 	if err := l.checkVariables(ctx); err != nil {
 		return nil, err
 	}
+	if len(problems) == 0 {
+		l.checkMerges()
+	}
+	for i := range l.findings {
+		if l.findings[i].Severity == "" {
+			l.findings[i].Severity = SeverityError
+		}
+	}
 	rep := &Report{Layers: len(l.layers), Findings: l.findings}
 	for _, ly := range l.layers {
 		rep.Objects += len(ly.objects)
@@ -265,6 +328,9 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 	}
 	sort.SliceStable(rep.Findings, func(i, j int) bool {
 		a, b := rep.Findings[i], rep.Findings[j]
+		if fa, fb := a.Fails(), b.Fails(); fa != fb {
+			return fa
+		}
 		if oa, ob := order[a.Layer], order[b.Layer]; oa != ob {
 			return oa < ob
 		}

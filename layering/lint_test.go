@@ -114,7 +114,7 @@ func lint(t *testing.T, b *layering.Builder, files map[string]string) []layering
 	testutil.WriteFiles(t, dir, files)
 	rep, err := layering.Lint(t.Context(), b, dir)
 	require.NoError(t, err)
-	return rep.Findings
+	return failing(rep)
 }
 
 func rules(fs []layering.Finding) []layering.Rule {

@@ -52,7 +52,7 @@ func TestLintVariables(t *testing.T) {
 			rep, err := layering.Lint(t.Context(), tt.b, dir)
 			require.NoError(t, err)
 			var got []string
-			for _, f := range rep.Findings {
+			for _, f := range failing(rep) {
 				require.Equal(t, layering.RuleVariables, f.Rule, "%s", f)
 				got = append(got, fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message))
 			}
@@ -188,7 +188,7 @@ func TestLintVariablesSubstitute(t *testing.T) {
 			rep, err := layering.LintFile(t.Context(), filepath.Join(dir, "stack.yaml"))
 			require.NoError(t, err)
 			var got []string
-			for _, f := range rep.Findings {
+			for _, f := range failing(rep) {
 				if f.Rule == layering.RuleNamespaceOrder {
 					continue
 				}

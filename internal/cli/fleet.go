@@ -90,8 +90,16 @@ func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []layering.
 			return err
 		}
 	}
-	if n := rep.Findings(); n > 0 {
-		return &FindingError{Msg: fmt.Sprintf("%d findings in %d clusters", n, len(rep.Clusters))}
+	hints := rep.Findings() - rep.Failing()
+	if n := rep.Failing(); n > 0 {
+		msg := fmt.Sprintf("%d findings in %d clusters", n, len(rep.Clusters))
+		switch {
+		case hints == 1:
+			msg += " (and 1 hint)"
+		case hints > 1:
+			msg += fmt.Sprintf(" (and %d hints)", hints)
+		}
+		return &FindingError{Msg: msg}
 	}
 	return nil
 }

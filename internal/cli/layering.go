@@ -272,6 +272,12 @@ and reports, with the layer, the object and file:line:
   no-postbuild     a ${var} of the platform's variables in a layer without postBuild
   variables        a ${var} Flux would fail on or retype (package substitute's
                    checks), against the layer's own postBuild sources
+  merge            (a hint) layers that could be one Kustomization with no
+                   race: kustomize-controller applies CRDs, Namespaces and
+                   ClusterRoles first and waits until CRDs are established,
+                   so a dependsOn to such a layer (or to one nobody waits
+                   for) only costs time: up to --requeue-dependency (30s in
+                   stock Flux) per edge of the critical path
 
 ENTRY is a Flux entry point: the folder (or file) kustomize-controller
 applies for a cluster, typically clusters/<name>. Lint builds it as Flux
@@ -294,7 +300,10 @@ of well-known operators (--operator adds to it), and findings that rely on it
 say the webhook is assumed.
 
 Lint reads files only, but for the charts --charts online pulls;
-kustomizations pointing at URLs are findings, not fetched. Exit 0 clean, 1 findings, 2 an input that cannot be read.`,
+kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
+printed after the findings, marked "hint:" (severity "hint" with -o json), and
+do not fail lint. Exit 0 clean or only hints, 1 findings, 2 an input that
+cannot be read.`,
 		Example: `  fluxpack lint clusters/production
   fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
   fluxpack lint -f platform/stack.yaml --charts charts/`,
@@ -359,8 +368,19 @@ kustomizations pointing at URLs are findings, not fetched. Exit 0 clean, 1 findi
 					return err
 				}
 			}
-			if n := len(rep.Findings); n > 0 {
-				return &FindingError{Msg: fmt.Sprintf("%d findings in %d layers, %d objects", n, rep.Layers, rep.Objects)}
+			hints := len(rep.Findings) - rep.Failing()
+			if n := rep.Failing(); n > 0 {
+				msg := fmt.Sprintf("%d findings in %d layers, %d objects", n, rep.Layers, rep.Objects)
+				switch {
+				case hints == 1:
+					msg += " (and 1 hint)"
+				case hints > 1:
+					msg += fmt.Sprintf(" (and %d hints)", hints)
+				}
+				return &FindingError{Msg: msg}
+			}
+			if hints > 0 {
+				f.log.Info("no findings, only hints", "hints", hints, "layers", rep.Layers, "objects", rep.Objects)
 			}
 			return nil
 		},
@@ -387,7 +407,10 @@ Kustomizations of a cluster's repository (ENTRY, as lint reads it): each layer
 with its kind (Kustomization or HelmRelease) and how it becomes Ready (wait,
 health checks, no wait), the Kustomization that applies it (dashed), and the
 critical path: the longest chain of layers that become Ready one after
-another.
+another, with what its dependsOn edges cost a bootstrap in stock Flux: up to
+--requeue-dependency (30s) each, as kustomize-controller looks at a
+Kustomization whose dependencies are not Ready again only after that long
+(fluxpack flux-patch shortens it, where you may change Flux).
 
   mermaid  a flowchart that renders on GitHub (critical path in red)
   dot      Graphviz

@@ -1,0 +1,187 @@
+package layering
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/kustomize"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+)
+
+// PatchFormat is a format FluxPatch writes in.
+type PatchFormat string
+
+// Patch formats: the two ways people install Flux and patch its
+// controllers.
+const (
+	// PatchBootstrap is the kustomization.yaml of flux bootstrap's
+	// flux-system folder (gotk-components.yaml, gotk-sync.yaml) with
+	// patches, as Flux's bootstrap customization documents it.
+	PatchBootstrap PatchFormat = "bootstrap"
+	// PatchFluxInstance is a FluxInstance of flux-operator
+	// (fluxcd.controlplane.io/v1) holding the patches in
+	// spec.kustomize.patches, to merge into the cluster's FluxInstance.
+	PatchFluxInstance PatchFormat = "fluxinstance"
+)
+
+// PatchFormats lists the formats FluxPatch writes.
+func PatchFormats() []PatchFormat { return []PatchFormat{PatchBootstrap, PatchFluxInstance} }
+
+// ParsePatchFormat reads a format's name, as --format takes it.
+func ParsePatchFormat(s string) (PatchFormat, error) {
+	for _, f := range PatchFormats() {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", errdefs.Kind(ErrInvalidOption, "unknown patch format %q: want bootstrap or fluxinstance", s)
+}
+
+// FluxController names a Flux controller whose Deployment FluxPatch
+// patches: the two that poll dependencies every --requeue-dependency.
+type FluxController string
+
+// The controllers that take --requeue-dependency.
+const (
+	KustomizeController FluxController = "kustomize-controller"
+	HelmController      FluxController = "helm-controller"
+)
+
+// MinRequeueDependency is the shortest --requeue-dependency FluxPatch
+// sets. A shorter one makes every waiting Kustomization poll the API server
+// many times a second.
+const MinRequeueDependency = time.Second
+
+// FluxPatchOptions say what FluxPatch writes. Build them from
+// DefaultFluxPatchOptions; Validate says what is wrong with them.
+type FluxPatchOptions struct {
+	// RequeueDependency is the --requeue-dependency to set: at least
+	// MinRequeueDependency.
+	RequeueDependency time.Duration
+	// Controllers are the Deployments to patch, each once.
+	Controllers []FluxController
+	// Format is what FluxPatch writes.
+	Format PatchFormat
+}
+
+// DefaultFluxPatchOptions patches kustomize-controller and helm-controller
+// to look at dependencies every 5s, as a flux bootstrap kustomization.yaml.
+func DefaultFluxPatchOptions() FluxPatchOptions {
+	return FluxPatchOptions{
+		RequeueDependency: 5 * time.Second,
+		Controllers:       []FluxController{KustomizeController, HelmController},
+		Format:            PatchBootstrap,
+	}
+}
+
+// Validate reports every problem of the options at once (each wrapping
+// ErrInvalidOption), or nil.
+func (o FluxPatchOptions) Validate() error {
+	var errs []error
+	if o.RequeueDependency < MinRequeueDependency {
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "requeue dependency %s: must be at least %s", o.RequeueDependency, MinRequeueDependency))
+	}
+	if len(o.Controllers) == 0 {
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "no controller to patch: want %s, %s or both", KustomizeController, HelmController))
+	}
+	for i, c := range o.Controllers {
+		switch {
+		case c != KustomizeController && c != HelmController:
+			errs = append(errs, errdefs.Kind(ErrInvalidOption, "controller %q: only %s and %s take --requeue-dependency", c, KustomizeController, HelmController))
+		case slices.Contains(o.Controllers[:i], c):
+			errs = append(errs, errdefs.Kind(ErrInvalidOption, "controller %q: given twice", c))
+		}
+	}
+	if !slices.Contains(PatchFormats(), o.Format) {
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "unknown patch format %q: want bootstrap or fluxinstance", o.Format))
+	}
+	return joinErrs(errs)
+}
+
+// jsonPatchOp is one RFC 6902 operation.
+type jsonPatchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value string `json:"value"`
+}
+
+// FluxPatch writes the patch that sets --requeue-dependency on Flux's
+// controllers, for users who control their Flux installation. In stock Flux
+// a Kustomization (or HelmRelease) whose dependencies are not Ready is
+// looked at again only after --requeue-dependency, 30s by default
+// (DefaultRequeueDependency); the patch appends the flag to the first
+// container's args of each controller's Deployment, and the controller,
+// which parses its flags with pflag, takes the last value given.
+//
+// It is optional: fluxpack's own answer in stock Flux is to wake dependents
+// through notification-controller (WakeDependents) and to need fewer edges
+// (lint's RuleMerge hints). Use it where you may change Flux itself:
+// PatchBootstrap writes flux-system/kustomization.yaml as flux bootstrap
+// writes it, with the patches (add them to yours if it has patches
+// already); PatchFluxInstance writes the FluxInstance of flux-operator
+// whose spec.kustomize.patches to merge into the cluster's.
+func FluxPatch(o FluxPatchOptions) ([]byte, error) {
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("writing the Flux patch: %w", err)
+	}
+	flag := "--requeue-dependency=" + o.RequeueDependency.String()
+	var patches []kustomize.Patch
+	for _, c := range o.Controllers {
+		op, err := sigyaml.Marshal([]jsonPatchOp{{Op: "add", Path: "/spec/template/spec/containers/0/args/-", Value: flag}})
+		if err != nil {
+			return nil, fmt.Errorf("writing the patch of Deployment/flux-system/%s: %w", c, err)
+		}
+		patches = append(patches, kustomize.Patch{Patch: string(op), Target: &kustomize.Selector{Kind: "Deployment", Name: string(c)}})
+	}
+	names := make([]string, len(o.Controllers))
+	for i, c := range o.Controllers {
+		names[i] = string(c)
+	}
+	var header string
+	var obj any
+	switch o.Format {
+	case PatchBootstrap:
+		header = fmt.Sprintf("# flux-system/kustomization.yaml as flux bootstrap writes it, with patches that\n"+
+			"# set %s on %s.\n"+
+			"# Optional (rendered by fluxpack): if yours has patches already, add these.\n", flag, strings.Join(names, " and "))
+		obj = struct {
+			APIVersion string            `json:"apiVersion"`
+			Kind       string            `json:"kind"`
+			Resources  []string          `json:"resources"`
+			Patches    []kustomize.Patch `json:"patches"`
+		}{"kustomize.config.k8s.io/v1beta1", "Kustomization", []string{"gotk-components.yaml", "gotk-sync.yaml"}, patches}
+	case PatchFluxInstance:
+		header = fmt.Sprintf("# For a Flux that flux-operator installs: merge spec.kustomize.patches into\n"+
+			"# your FluxInstance. They set %s on %s.\n"+
+			"# Optional (rendered by fluxpack).\n", flag, strings.Join(names, " and "))
+		type kustomizeSpec struct {
+			Patches []kustomize.Patch `json:"patches"`
+		}
+		type spec struct {
+			Kustomize kustomizeSpec `json:"kustomize"`
+		}
+		obj = struct {
+			metav1.TypeMeta `json:",inline"`
+			Metadata        metav1.ObjectMeta `json:"metadata"`
+			Spec            spec              `json:"spec"`
+		}{
+			TypeMeta: metav1.TypeMeta{APIVersion: "fluxcd.controlplane.io/v1", Kind: "FluxInstance"},
+			Metadata: metav1.ObjectMeta{Name: "flux", Namespace: "flux-system"},
+			Spec:     spec{Kustomize: kustomizeSpec{Patches: patches}},
+		}
+	}
+	data, err := marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("writing the Flux patch: %w", err)
+	}
+	var b bytes.Buffer
+	b.WriteString(header)
+	b.Write(data)
+	return b.Bytes(), nil
+}
