@@ -69,3 +69,36 @@ func TestNotationSignAndVerify(t *testing.T) {
 	_, stderr, code := run(t, append([]string{"verify", url + ":v3", "--cert", pki.CA}, policy...)...)
 	assert.Equal(t, 2, code, "verify of the tag a failed signed push would have written: %s", stderr)
 }
+
+func TestRenderVerifyCert(t *testing.T) {
+	src := filepath.Join(testutil.RepoRoot(t), "examples", "external-secrets", "platform")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	stack := filepath.Join(dir, "stack.yaml")
+	data, err := os.ReadFile(stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(data), "tag: v1}", "tag: v1, verify: {provider: notation, secretRef: {name: notation-trust}}}", 1)
+	if err := os.WriteFile(stack, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pki := testutil.NewNotationPKI(t, t.TempDir(), "good")
+	secret := filepath.Join(t.TempDir(), "s.yaml")
+
+	_, stderr, code := run(t, "render", "-f", stack, "-d", filepath.Join(t.TempDir(), "out"), "--secret-file", secret, "--verify-cert", pki.CA)
+	assert.Equal(t, 0, code, stderr)
+	got, err := os.ReadFile(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assert.Contains(t, string(got), "name: notation-trust")
+	assert.Contains(t, string(got), "ca.crt: ")
+	assert.Contains(t, string(got), "trustpolicy.json: ")
+
+	_, stderr, code = run(t, "render", "-f", stack, "-d", filepath.Join(t.TempDir(), "out"), "--secret-file", secret, "--verify-trust-policy", pki.TrustPolicy)
+	assert.Equal(t, 2, code, stderr)
+	assert.Contains(t, stderr, "--verify-trust-policy needs --verify-cert")
+}
