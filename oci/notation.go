@@ -107,7 +107,7 @@ func LoadNotationKey(keyFile, certFile string) (notation.Signer, []*x509.Certifi
 // file (trustpolicy.json, notation's OCI trust policy document, version
 // 1.0), as source-controller reads the trustpolicy.json of its Secret.
 // Give the certificates with WithNotationCertificates.
-func WithNotationTrustPolicy(file string) VerifyOption {
+func WithNotationTrustPolicy(file string) KeyOption {
 	return verifyOpt{func(o *options) error {
 		doc, err := LoadNotationTrustPolicy(file)
 		if err != nil {
@@ -122,7 +122,7 @@ func WithNotationTrustPolicy(file string) VerifyOption {
 // hold: PEM (or DER) files, or directories whose *.crt and *.pem files are
 // read. As in source-controller, every certificate is in every named
 // store of the policy.
-func WithNotationCertificates(paths ...string) VerifyOption {
+func WithNotationCertificates(paths ...string) KeyOption {
 	return verifyOpt{func(o *options) error {
 		if len(paths) == 0 {
 			return fmt.Errorf("%s: no file", "WithNotationCertificates")

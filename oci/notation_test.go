@@ -317,3 +317,43 @@ func (s pemStore) GetCertificates(context.Context, truststore.Type, string) ([]*
 	}
 	return out, nil
 }
+
+// Promote checks notation signatures when given a trust policy, and copies
+// them into another repository, where source-controller looks.
+func TestNotationPromote(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts []registry.Option
+	}{
+		{"tag schema", nil},
+		{"referrers API", []registry.Option{registry.WithReferrersSupport(true)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := testutil.NewRegistry(t, tt.opts...)
+			pki := testutil.NewNotationPKI(t, t.TempDir(), "good")
+			other := testutil.NewNotationPKI(t, t.TempDir(), "other")
+			check := []oci.PromoteOption{oci.WithNotationTrustPolicy(pki.TrustPolicy), oci.WithNotationCertificates(pki.CA)}
+			dir := t.TempDir()
+			testutil.WriteFiles(t, dir, platformFiles)
+			staging := "oci://" + reg.Host + "/platform/staging:main"
+			signed, err := oci.Push(t.Context(), dir, staging, oci.WithNotationKey(pki.Key, pki.Chain))
+			require.NoError(t, err)
+
+			prod := "oci://" + reg.Host + "/platform/prod:main"
+			res, err := oci.Promote(t.Context(), staging, prod, check...)
+			require.NoError(t, err)
+			assert.True(t, res.Pushed)
+			assert.Equal(t, oci.Verified, notationVerify(t, prod, pki).Status, "the signature came along")
+			require.NoError(t, sourceControllerVerify(t, reg.Host+"/platform/prod@"+signed.Digest, pki))
+
+			_, err = oci.Promote(t.Context(), staging, "oci://"+reg.Host+"/platform/other:main",
+				oci.WithNotationTrustPolicy(other.TrustPolicy), oci.WithNotationCertificates(other.CA))
+			require.ErrorIs(t, err, oci.ErrNotVerified, "promote checked against another CA")
+			_, err = crane.Digest(reg.Host + "/platform/other:main")
+			require.Error(t, err, "a refused promote wrote the tag")
+
+			_, err = oci.Promote(t.Context(), staging, prod, oci.WithNotationTrustPolicy(pki.TrustPolicy))
+			require.ErrorIs(t, err, oci.ErrInvalidOption, "a trust policy without certificates")
+		})
+	}
+}

@@ -91,19 +91,11 @@ func WithCosignVerifier(v signature.Verifier) KeyOption {
 // error but Status Unsigned or BadSignature.
 func Verify(ctx context.Context, url string, opts ...VerifyOption) (*VerifyResult, error) {
 	o, err := collect(opts, func(x VerifyOption, o *options) error { return x.applyVerify(o) })
-	switch {
-	case err != nil:
-	case o.verifier == nil && o.notationPolicy == nil && o.notationCerts == nil:
+	if err == nil && o.verifier == nil && o.notationPolicy == nil && o.notationCerts == nil {
 		err = fmt.Errorf("%w: no key: use WithCosignPublicKey, or WithNotationTrustPolicy and WithNotationCertificates", ErrInvalidOption)
-	case o.verifier == nil && o.notationPolicy == nil:
-		err = fmt.Errorf("%w: notation certificates without a trust policy: use WithNotationTrustPolicy", ErrInvalidOption)
-	case o.verifier == nil && o.notationCerts == nil:
-		err = fmt.Errorf("%w: a notation trust policy without certificates: use WithNotationCertificates", ErrInvalidOption)
-	case o.verifier == nil:
-		o.notationVerifier, err = newNotationVerifier(o.notationPolicy, o.notationCerts)
-		if err != nil {
-			err = fmt.Errorf("%w: %w", ErrInvalidOption, err)
-		}
+	}
+	if err == nil {
+		err = o.setNotationVerifier()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", redactRef(url), err)
@@ -188,4 +180,22 @@ func verifyDigest(ctx context.Context, d name.Digest, v signature.Verifier, o *o
 		return Unsigned, 0, err.Error(), nil
 	}
 	return "", 0, "", fmt.Errorf("verifying the signatures of %s: %w", URL(d), err)
+}
+
+// setNotationVerifier makes the notation verifier of WithNotationTrustPolicy
+// and WithNotationCertificates, which go together, if they are given.
+func (o *options) setNotationVerifier() error {
+	var err error
+	switch {
+	case o.notationPolicy == nil && o.notationCerts == nil:
+		return nil
+	case o.notationPolicy == nil:
+		return fmt.Errorf("%w: notation certificates without a trust policy: use WithNotationTrustPolicy", ErrInvalidOption)
+	case o.notationCerts == nil:
+		return fmt.Errorf("%w: a notation trust policy without certificates: use WithNotationCertificates", ErrInvalidOption)
+	}
+	if o.notationVerifier, err = newNotationVerifier(o.notationPolicy, o.notationCerts); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	return nil
 }

@@ -45,19 +45,15 @@ tag, no trust policy for the repository).`,
 			}
 			opts := reg.verifyOptions(f.log)
 			notation := trustPolicy != "" || len(certs) > 0
-			switch {
-			case key != "" && notation:
-				return fmt.Errorf("--key (cosign) and --trust-policy/--cert (notation) exclude each other")
-			case key != "":
-				opts = append(opts, oci.WithCosignPublicKey(key))
-			case trustPolicy == "" && len(certs) == 0:
+			if key == "" && !notation {
 				return fmt.Errorf("--key is required, or --trust-policy and --cert for notation")
-			case trustPolicy == "":
-				return fmt.Errorf("--cert needs --trust-policy")
-			case len(certs) == 0:
-				return fmt.Errorf("--trust-policy needs --cert")
-			default:
-				opts = append(opts, oci.WithNotationTrustPolicy(trustPolicy), oci.WithNotationCertificates(certs...))
+			}
+			keys, err := keyOptions(key, trustPolicy, certs)
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				opts = append(opts, k)
 			}
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
@@ -94,4 +90,22 @@ tag, no trust policy for the repository).`,
 	cmd.Flags().StringVar(&trustPolicy, "trust-policy", "", "notation trust policy (trustpolicy.json), with --cert")
 	cmd.Flags().StringArrayVar(&certs, "cert", nil, "notation trust store: a certificate file or a directory of *.crt/*.pem files (repeatable)")
 	return cmd
+}
+
+// keyOptions turns verify's and promote's key flags into options: a cosign
+// public key, or a notation trust policy with its certificates.
+func keyOptions(key, trustPolicy string, certs []string) ([]oci.KeyOption, error) {
+	switch {
+	case key != "" && (trustPolicy != "" || len(certs) > 0):
+		return nil, fmt.Errorf("--key (cosign) and --trust-policy/--cert (notation) exclude each other")
+	case key != "":
+		return []oci.KeyOption{oci.WithCosignPublicKey(key)}, nil
+	case trustPolicy == "" && len(certs) == 0:
+		return nil, nil
+	case trustPolicy == "":
+		return nil, fmt.Errorf("--cert needs --trust-policy")
+	case len(certs) == 0:
+		return nil, fmt.Errorf("--trust-policy needs --cert")
+	}
+	return []oci.KeyOption{oci.WithNotationTrustPolicy(trustPolicy), oci.WithNotationCertificates(certs...)}, nil
 }
