@@ -45,7 +45,9 @@
 // so source-controller refuses an artifact that is not signed with the key
 // before any layer applies it; Plan.VerifySecret (RenderFile:
 // WithVerifyKey) renders the Secret holding the cosign public key as
-// cosign.pub, for the secret file, never the rendered directory.
+// cosign.pub, Plan.NotationVerifySecret (WithVerifyNotation) the one
+// holding notation's trustpolicy.json and CA certificates (ca.crt), for the
+// secret file, never the rendered directory.
 //
 // Lint reads each layer's manifests as kustomize-controller builds them and
 // reports the races the seeds ran into (see Lint). Graph draws the DAG.

@@ -29,6 +29,9 @@ type renderConfig struct {
 	receiverURL string
 	secretDir   string // RenderFleet's
 	verifyKey   string
+	// WithVerifyNotation's.
+	notationPolicy string
+	notationCerts  []string
 }
 
 type funcRender func(*renderConfig) error
@@ -101,7 +104,8 @@ type Rendered struct {
 // token is the one the file holds already, so rendering again changes
 // nothing, or a new random one.
 // WithVerifyKey adds the Secret of the public key the stack's source
-// verifies with (source.verify) to that file too.
+// verifies with (source.verify) to that file too, WithVerifyNotation that
+// of its notation trust policy and certificates.
 // Any problem is an error and nothing is written.
 func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 	cfg := &renderConfig{}
@@ -164,11 +168,18 @@ func (b *Builder) prepare(cfg *renderConfig) (*prepared, error) {
 			secrets = append(secrets, data...)
 		}
 	}
-	if cfg.verifyKey != "" {
-		if cfg.secretFile == "" {
-			return nil, errdefs.Kind(ErrInvalidOption, "WithVerifyKey: the verification Secret goes to the secret file, outside the pushed directory: give WithSecretFile")
+	if cfg.verifyKey != "" || cfg.notationCerts != nil {
+		if cfg.verifyKey != "" && cfg.notationCerts != nil {
+			return nil, errdefs.Kind(ErrInvalidOption, "WithVerifyKey (cosign) and WithVerifyNotation exclude each other")
 		}
-		data, err := verifySecret(plan, cfg)
+		if cfg.secretFile == "" {
+			return nil, errdefs.Kind(ErrInvalidOption, "WithVerifyKey, WithVerifyNotation: the verification Secret goes to the secret file, outside the pushed directory: give WithSecretFile")
+		}
+		render := verifySecret
+		if cfg.notationCerts != nil {
+			render = notationSecret
+		}
+		data, err := render(plan, cfg)
 		if err != nil {
 			return nil, err
 		}

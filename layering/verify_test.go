@@ -112,3 +112,84 @@ func TestVerifyOption(t *testing.T) {
 		})
 	}
 }
+
+func TestRenderVerifyNotation(t *testing.T) {
+	dir := renderableStack(t)
+	p := filepath.Join(dir, "stack.yaml")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	s := strings.Replace(string(data), "  source: {url: oci://registry.example.com/platform, tag: v1}",
+		"  source: {url: oci://registry.example.com/platform, tag: v1, verify: {provider: notation, secretRef: {name: notation-trust}}}", 1)
+	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+	pki := testutil.NewNotationPKI(t, t.TempDir(), "good")
+	other := testutil.NewNotationPKI(t, t.TempDir(), "other")
+	ca, err := os.ReadFile(pki.CA)
+	require.NoError(t, err)
+	otherCA, err := os.ReadFile(other.CA)
+	require.NoError(t, err)
+
+	secretOf := func(t *testing.T, file string) *corev1.Secret {
+		t.Helper()
+		stream, err := os.ReadFile(file)
+		require.NoError(t, err)
+		for _, doc := range strings.Split(string(stream), "\n---\n") {
+			var s corev1.Secret
+			require.NoError(t, sigyaml.Unmarshal([]byte(doc), &s))
+			if s.Name == "notation-trust" {
+				return &s
+			}
+		}
+		t.Fatalf("no Secret notation-trust in %s:\n%s", file, stream)
+		return nil
+	}
+
+	// The default policy: strict, the source's repository, the Secret's store.
+	out := filepath.Join(t.TempDir(), "out")
+	secretFile := filepath.Join(t.TempDir(), "s.yaml")
+	r, err := layering.RenderFile(p, out, layering.WithSecretFile(secretFile), layering.WithVerifyNotation("", pki.CA))
+	require.NoError(t, err)
+	assert.Equal(t, "notation", r.Plan.Source.Spec.Verify.Provider)
+	got := secretOf(t, secretFile)
+	assert.Equal(t, "flux-system", got.Namespace)
+	assert.Equal(t, ca, got.Data[layering.NotationCertificateKey])
+	assert.JSONEq(t, `{"version": "1.0", "trustPolicies": [{"name": "notation-trust", "registryScopes": ["registry.example.com/platform"],
+		"signatureVerification": {"level": "strict"}, "trustStores": ["ca:notation-trust"], "trustedIdentities": ["*"]}]}`,
+		string(got.Data[layering.NotationTrustPolicyKey]))
+	for _, f := range r.Files {
+		data, err := os.ReadFile(filepath.Join(out, f))
+		require.NoError(t, err)
+		assert.NotContains(t, string(data), "CERTIFICATE", "the certificate in the pushed %s", f)
+	}
+
+	// A given policy, and a bundle of two certificates: one a key.
+	bundle := filepath.Join(t.TempDir(), "bundle.pem")
+	require.NoError(t, os.WriteFile(bundle, append(append([]byte{}, ca...), otherCA...), 0o600))
+	policy, err := os.ReadFile(pki.TrustPolicy)
+	require.NoError(t, err)
+	secretFile = filepath.Join(t.TempDir(), "s.yaml")
+	_, err = layering.RenderFile(p, filepath.Join(t.TempDir(), "o"), layering.WithSecretFile(secretFile), layering.WithVerifyNotation(pki.TrustPolicy, bundle))
+	require.NoError(t, err)
+	got = secretOf(t, secretFile)
+	assert.Equal(t, map[string][]byte{"trustpolicy.json": policy, "ca-0.crt": ca, "ca-1.crt": otherCA}, got.Data)
+
+	// Problems.
+	for _, tt := range []struct {
+		name string
+		opts []layering.RenderOption
+	}{
+		{"no secret file", []layering.RenderOption{layering.WithVerifyNotation("", pki.CA)}},
+		{"a key for a certificate", []layering.RenderOption{layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation("", pki.Key)}},
+		{"not a trust policy", []layering.RenderOption{layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation(pki.CA, pki.CA)}},
+		{"with a cosign key", []layering.RenderOption{layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation("", pki.CA), layering.WithVerifyKey(pki.CA)}},
+		{"no certificate", []layering.RenderOption{layering.WithVerifyNotation("")}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := layering.RenderFile(p, filepath.Join(t.TempDir(), "o"), tt.opts...)
+			require.ErrorIs(t, err, layering.ErrInvalidOption, "RenderFile with %s", tt.name)
+		})
+	}
+	_, err = layering.RenderFile(filepath.Join(verifyingStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation("", pki.CA))
+	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyNotation for a stack verifying with cosign")
+	assert.Contains(t, err.Error(), "provider: notation")
+}

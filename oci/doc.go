@@ -76,8 +76,22 @@
 // signatures of a tag with a public key as source-controller does (offline,
 // IgnoreTlog) and answers Verified, Unsigned or BadSignature.
 //
+// WithNotationKey signs with notation-go instead, with a PEM key and its
+// certificate chain: a JWS envelope in an OCI image manifest whose subject
+// is the artifact (config media type application/vnd.cncf.notary.signature),
+// listed by the registry's referrers API or, where it has none, in the
+// sha256-<hex> index of the referrers tag schema, which is where
+// source-controller's notation verifier (oras-go) finds it. The same
+// guarantees hold: signed before tagged, a missing signature re-added by an
+// unchanged push. Verify with WithNotationTrustPolicy and
+// WithNotationCertificates checks them as source-controller does for
+// spec.verify.provider notation, and may also answer Skipped when the
+// policy skips the artifact.
+//
 // This package knows nothing of layers, Kustomizations or variables (see
 // packages layering and substitute), does no keyless (Fulcio/Rekor) or KMS
-// signing of its own (WithCosignSigner takes any sigstore signer), and does
+// signing of its own (WithCosignSigner takes any sigstore signer,
+// WithNotationSigner any notation signer, e.g. a plugin's), no RFC 3161
+// timestamping, and does
 // not log in to cloud providers.
 package oci

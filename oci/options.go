@@ -20,6 +20,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/notaryproject/notation-go"
+	"github.com/notaryproject/notation-go/verifier/trustpolicy"
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -147,9 +149,16 @@ type options struct {
 	tags   []string
 	force  bool
 	signer signature.Signer // WithCosignKey, WithCosignSigner
+	// WithNotationKey, WithNotationSigner: the signer and its chain.
+	notationSigner notation.Signer
+	notationChain  []*x509.Certificate
 
 	// Verify.
-	verifier signature.Verifier
+	verifier       signature.Verifier
+	notationPolicy *trustpolicy.Document // WithNotationTrustPolicy
+	notationCerts  []*x509.Certificate   // WithNotationCertificates
+	// notationVerifier is made by Verify from the two above.
+	notationVerifier notation.Verifier
 
 	// The registry.
 	auth      authn.Authenticator
@@ -191,6 +200,12 @@ func collect[T any](opts []T, apply func(T, *options) error) (*options, error) {
 	}
 	if o.auth != nil && o.keychain != nil {
 		errs = append(errs, errors.New("options WithCreds and WithKeychain exclude each other"))
+	}
+	if o.signer != nil && o.notationSigner != nil {
+		errs = append(errs, errors.New("cosign and notation signing exclude each other: give one of WithCosignKey and WithNotationKey"))
+	}
+	if o.verifier != nil && (o.notationPolicy != nil || o.notationCerts != nil) {
+		errs = append(errs, errors.New("cosign and notation verification exclude each other: give WithCosignPublicKey or WithNotationTrustPolicy"))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, errors.Join(errs...))

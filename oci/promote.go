@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -17,15 +18,19 @@ var ErrNotVerified = errors.New("not verified")
 // Promote points the tag of to (oci://host/repository:tag) at the artifact
 // from names (by tag or digest): the "dev → staging → prod" move, without
 // rebuilding. The source is resolved once, so the tag ends on the digest
-// checked. With WithCosignPublicKey the artifact must verify first (as
+// checked. With WithCosignPublicKey (or WithNotationTrustPolicy and
+// WithNotationCertificates) the artifact must verify first (as
 // source-controller would check it), else nothing moves and the error wraps
 // ErrNotVerified. Within one repository only the tag is written; into
 // another repository the manifest and its blobs are copied first (mounted
-// where the registry allows) with its cosign signature, and the tag last,
+// where the registry allows) with its cosign and notation signatures, and the tag last,
 // so the tag never points at an incomplete artifact. When to's tag already
 // holds the digest, nothing is written and Result.Pushed is false.
 func Promote(ctx context.Context, from, to string, opts ...PromoteOption) (*Result, error) {
 	o, err := collect(opts, func(x PromoteOption, o *options) error { return x.applyPromote(o) })
+	if err == nil {
+		err = o.setNotationVerifier()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("promoting %s to %s: %w", redactRef(from), redactRef(to), err)
 	}
@@ -57,8 +62,16 @@ func promote(ctx context.Context, from, to string, o *options) (*Result, error) 
 	}
 	digest := src.Context().Digest(desc.Digest.String())
 	res := &Result{Repository: dst.Context().Name(), Tag: dst.TagStr(), Tags: []string{dst.TagStr()}, Digest: desc.Digest.String()}
-	if o.verifier != nil {
-		status, _, reason, err := verifyDigest(ctx, digest, o.verifier, o, ro)
+	if o.verifier != nil || o.notationVerifier != nil {
+		var (
+			status VerifyStatus
+			reason string
+		)
+		if o.notationVerifier != nil {
+			status, _, reason, err = notationVerifyDigest(ctx, digest, o.notationVerifier, ro)
+		} else {
+			status, _, reason, err = verifyDigest(ctx, digest, o.verifier, o, ro)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -84,8 +97,9 @@ func promote(ctx context.Context, from, to string, o *options) (*Result, error) 
 }
 
 // copyArtifact copies the artifact src into dst's repository by digest,
-// blobs first, and its cosign signature tag (sha256-<hex>.sig), which
-// source-controller looks for in the repository it reads.
+// blobs first, its notation signatures (referrers) and its cosign
+// signature tag (sha256-<hex>.sig), which source-controller looks for in
+// the repository it reads.
 func copyArtifact(src, dst name.Digest, desc *remote.Descriptor, ro []remote.Option) error {
 	img, err := desc.Image()
 	if err != nil {
@@ -93,6 +107,9 @@ func copyArtifact(src, dst name.Digest, desc *remote.Descriptor, ro []remote.Opt
 	}
 	if err := remote.Write(dst, img, ro...); err != nil {
 		return fmt.Errorf("copying %s to %s: %w", URL(src), URL(dst), err)
+	}
+	if err := copyNotationSignatures(src, dst, ro); err != nil {
+		return err
 	}
 	sigTag := strings.Replace(src.DigestStr(), ":", "-", 1) + ".sig"
 	sig, err := remote.Get(src.Context().Tag(sigTag), ro...)
@@ -108,6 +125,39 @@ func copyArtifact(src, dst name.Digest, desc *remote.Descriptor, ro []remote.Opt
 	}
 	if err := remote.Write(dst.Context().Tag(sigTag), sigImg, ro...); err != nil {
 		return fmt.Errorf("copying the signature of %s: %w", URL(src), err)
+	}
+	return nil
+}
+
+// copyNotationSignatures copies the notation signature manifests among
+// src's referrers, byte for byte, into dst's repository, where they refer
+// to the same digest (go-containerregistry adds them to the sha256-<hex>
+// index on a registry without the referrers API).
+func copyNotationSignatures(src, dst name.Digest, ro []remote.Option) error {
+	idx, err := remote.Referrers(src, append(slices.Clip(ro), remote.WithFilter("artifactType", NotationArtifactType))...)
+	if err != nil {
+		return fmt.Errorf("reading the notation signatures of %s: %w", URL(src), err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return fmt.Errorf("reading the notation signatures of %s: %w", URL(src), err)
+	}
+	for _, m := range im.Manifests {
+		if m.ArtifactType != NotationArtifactType {
+			continue
+		}
+		from := src.Context().Digest(m.Digest.String())
+		sig, err := remote.Get(from, ro...)
+		if err != nil {
+			return fmt.Errorf("reading the notation signature %s: %w", URL(from), err)
+		}
+		img, err := sig.Image()
+		if err != nil {
+			return fmt.Errorf("reading the notation signature %s: %w", URL(from), err)
+		}
+		if err := remote.Write(dst.Context().Digest(m.Digest.String()), img, ro...); err != nil {
+			return fmt.Errorf("copying the notation signature %s: %w", URL(from), err)
+		}
 	}
 	return nil
 }

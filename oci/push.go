@@ -31,7 +31,8 @@ type Result struct {
 	// Pushed is false when the tag already held the same content, so nothing
 	// was uploaded and the tag did not move.
 	Pushed bool `json:"pushed"`
-	// Signed is true when the call wrote a signature (WithCosignKey): the
+	// Signed is true when the call wrote a signature (WithCosignKey,
+	// WithNotationKey): the
 	// pushed artifact's, or, for content the tag already held, one that
 	// was missing.
 	Signed bool `json:"signed,omitempty"`
@@ -46,9 +47,10 @@ func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
 // even if the source or revision differ. WithForce pushes anyway.
 //
 // Blobs go first and tags last, so an interrupted push never leaves a tag
-// pointing at an incomplete artifact. With WithCosignKey the artifact is
-// signed before any tag points at it, and an unchanged tag's artifact is
-// signed if no signature made with the key is found (Result.Signed). Failed requests are retried (see
+// pointing at an incomplete artifact. With WithCosignKey (or
+// WithNotationKey) the artifact is signed before any tag points at it, and
+// an unchanged tag's artifact is signed if no signature made with the key
+// is found (Result.Signed). Failed requests are retried (see
 // WithRetry); ctx bounds the whole push.
 func Push(ctx context.Context, dir, url string, opts ...PushOption) (*Result, error) {
 	o, err := collect(opts, func(x PushOption, o *options) error { return x.applyPush(o) })
@@ -141,7 +143,7 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: art.Digest.String(), Pushed: true}
-	if o.signer == nil {
+	if o.signer == nil && o.notationSigner == nil {
 		if err := remote.Write(tag, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
 			return nil, err
 		}
@@ -152,7 +154,12 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 		if err := remote.Write(d, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
 			return nil, err
 		}
-		if err := signDigest(ctx, d, o.signer, ro); err != nil {
+		if o.signer != nil {
+			err = signDigest(ctx, d, o.signer, ro)
+		} else {
+			err = notationSign(ctx, d, o.notationSigner, ro)
+		}
+		if err != nil {
 			return nil, err
 		}
 		res.Signed = true
@@ -181,8 +188,16 @@ var errForced = errors.New("forced")
 // elsewhere.
 func unchanged(ctx context.Context, tag name.Tag, existing *remote.Descriptor, o *options, ro []remote.Option) (*Result, error) {
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: existing.Digest.String()}
-	if o.signer != nil {
-		signed, err := ensureSigned(ctx, tag.Context().Digest(existing.Digest.String()), o.signer, o, ro)
+	d := tag.Context().Digest(existing.Digest.String())
+	switch {
+	case o.signer != nil:
+		signed, err := ensureSigned(ctx, d, o.signer, o, ro)
+		if err != nil {
+			return nil, err
+		}
+		res.Signed = signed
+	case o.notationSigner != nil:
+		signed, err := ensureNotationSigned(ctx, d, o, ro)
 		if err != nil {
 			return nil, err
 		}

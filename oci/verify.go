@@ -25,6 +25,10 @@ const (
 	// BadSignature: the artifact has signatures, but none verifies with
 	// the key (another key signed it, or the signature is corrupt).
 	BadSignature VerifyStatus = "invalid"
+	// Skipped: the notation trust policy that applies to the artifact
+	// skips verification (level skip); source-controller then accepts the
+	// artifact without marking it verified.
+	Skipped VerifyStatus = "skipped"
 )
 
 // VerifyResult is the answer of Verify.
@@ -38,7 +42,7 @@ type VerifyResult struct {
 	Digest string `json:"digest"`
 	// Signatures is how many signatures verify with the key.
 	Signatures int `json:"signatures"`
-	// Reason is cosign's account of a failed verification.
+	// Reason is cosign's or notation's account of a failed verification.
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -76,13 +80,22 @@ func WithCosignVerifier(v signature.Verifier) KeyOption {
 // referrers API taking precedence over the sha256-<hex>.sig tag. The tag is
 // resolved once and its digest verified.
 //
+// With WithNotationTrustPolicy and WithNotationCertificates it checks the
+// notation signatures instead, as source-controller does for
+// spec.verify.provider notation: the signatures among the digest's
+// referrers (the referrers API, else the sha256-<hex> tag), at most three
+// tried, against the trust policy whose stores hold the certificates.
+//
 // An error means the check could not be made (bad key, unreachable
 // registry, no such tag); an artifact without a valid signature is not an
 // error but Status Unsigned or BadSignature.
 func Verify(ctx context.Context, url string, opts ...VerifyOption) (*VerifyResult, error) {
 	o, err := collect(opts, func(x VerifyOption, o *options) error { return x.applyVerify(o) })
-	if err == nil && o.verifier == nil {
-		err = fmt.Errorf("%w: no key: use WithCosignPublicKey", ErrInvalidOption)
+	if err == nil && o.verifier == nil && o.notationPolicy == nil && o.notationCerts == nil {
+		err = fmt.Errorf("%w: no key: use WithCosignPublicKey, or WithNotationTrustPolicy and WithNotationCertificates", ErrInvalidOption)
+	}
+	if err == nil {
+		err = o.setNotationVerifier()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("verifying %s: %w", redactRef(url), err)
@@ -109,7 +122,11 @@ func verify(ctx context.Context, url string, o *options) (*VerifyResult, error) 
 	if t, ok := ref.(name.Tag); ok {
 		res.Tag = t.TagStr()
 	}
-	res.Status, res.Signatures, res.Reason, err = verifyDigest(ctx, d, o.verifier, o, ro)
+	if o.notationVerifier != nil {
+		res.Status, res.Signatures, res.Reason, err = notationVerifyDigest(ctx, d, o.notationVerifier, ro)
+	} else {
+		res.Status, res.Signatures, res.Reason, err = verifyDigest(ctx, d, o.verifier, o, ro)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -163,4 +180,22 @@ func verifyDigest(ctx context.Context, d name.Digest, v signature.Verifier, o *o
 		return Unsigned, 0, err.Error(), nil
 	}
 	return "", 0, "", fmt.Errorf("verifying the signatures of %s: %w", URL(d), err)
+}
+
+// setNotationVerifier makes the notation verifier of WithNotationTrustPolicy
+// and WithNotationCertificates, which go together, if they are given.
+func (o *options) setNotationVerifier() error {
+	var err error
+	switch {
+	case o.notationPolicy == nil && o.notationCerts == nil:
+		return nil
+	case o.notationPolicy == nil:
+		return fmt.Errorf("%w: notation certificates without a trust policy: use WithNotationTrustPolicy", ErrInvalidOption)
+	case o.notationCerts == nil:
+		return fmt.Errorf("%w: a notation trust policy without certificates: use WithNotationCertificates", ErrInvalidOption)
+	}
+	if o.notationVerifier, err = newNotationVerifier(o.notationPolicy, o.notationCerts); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOption, err)
+	}
+	return nil
 }

@@ -22,7 +22,7 @@ func (s *fleetFlag) bind(cmd *cobra.Command) {
 
 // renderFleet is render --fleet: out/<cluster>/ per cluster, each
 // cluster's Secrets in secretDir.
-func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL, verifyKey string) error {
+func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string, verify []layering.RenderOption) error {
 	f, err := layering.LoadFleet(file)
 	if err != nil {
 		return err
@@ -34,9 +34,7 @@ func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverUR
 	if receiverURL != "" {
 		opts = append(opts, layering.WithReceiverURL(receiverURL))
 	}
-	if verifyKey != "" {
-		opts = append(opts, layering.WithVerifyKey(verifyKey))
-	}
+	opts = append(opts, verify...)
 	rs, err := layering.RenderFleet(f, dir, opts...)
 	if err != nil {
 		return err

@@ -22,7 +22,8 @@ func newRenderCmd(f *rootFlags) *cobra.Command {
 		stack                                        stackFlag
 		fleetFile                                    fleetFlag
 		dir, outputs, secret, secretDir, receiverURL string
-		verifyKey                                    string
+		verifyKey, verifyPolicy                      string
+		verifyCerts                                  []string
 	)
 	cmd := &cobra.Command{
 		Use:   "render (-f STACK | --fleet FLEET) -d DIR [--outputs FILE] [--secret-file FILE | --secret-dir DIR]",
@@ -59,6 +60,11 @@ secretRef: {name: cosign-pub}}) makes source-controller refuse an artifact
 that is unsigned, signed by another key or moved since signing; --verify-key
 cosign.pub writes the Secret it names, holding the key as cosign.pub, to
 --secret-file: it must be in the cluster before the artifact, never in it.
+For source.verify {provider: notation, …}, --verify-cert ca.crt (repeatable)
+writes the Secret holding the certificates (ca.crt, or ca-0.crt, … one
+certificate a key, as source-controller reads the first of each) and
+trustpolicy.json: --verify-trust-policy's file, or a strict policy for the
+source's repository trusting those certificates.
 
 With --fleet, every cluster of the fleet file is rendered, each to
 DIR/<cluster>/ as above (its own OCIRepository, vars ConfigMap, wake), each
@@ -75,13 +81,23 @@ listed, and nothing is written. Prints the files written.`,
   fluxpack render --fleet platform/fleet.yaml --secret-dir ../secrets -d out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			var verify []layering.RenderOption
+			if verifyKey != "" {
+				verify = append(verify, layering.WithVerifyKey(verifyKey))
+			}
+			switch {
+			case len(verifyCerts) > 0:
+				verify = append(verify, layering.WithVerifyNotation(verifyPolicy, verifyCerts...))
+			case verifyPolicy != "":
+				return fmt.Errorf("--verify-trust-policy needs --verify-cert")
+			}
 			switch {
 			case (stack == "") == (fleetFile == ""):
 				return fmt.Errorf("give a stack file with -f or a fleet file with --fleet")
 			case fleetFile != "" && (outputs != "" || secret != ""):
 				return fmt.Errorf("--outputs and --secret-file are per stack: a fleet names each cluster's outputs; use --secret-dir")
 			case fleetFile != "":
-				return renderFleet(cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL, verifyKey)
+				return renderFleet(cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL, verify)
 			case secretDir != "":
 				return fmt.Errorf("--secret-dir is for --fleet; use --secret-file")
 			}
@@ -95,9 +111,7 @@ listed, and nothing is written. Prints the files written.`,
 			if receiverURL != "" {
 				opts = append(opts, layering.WithReceiverURL(receiverURL))
 			}
-			if verifyKey != "" {
-				opts = append(opts, layering.WithVerifyKey(verifyKey))
-			}
+			opts = append(opts, verify...)
 			r, err := layering.RenderFile(string(stack), dir, opts...)
 			if err != nil {
 				return err
@@ -127,6 +141,8 @@ listed, and nothing is written. Prints the files written.`,
 	cmd.Flags().StringVar(&outputs, "outputs", "", "IaC outputs file for the stack's vars entry, instead of the one the stack names")
 	cmd.Flags().StringVar(&secret, "secret-file", "", "file to write the vars Secret (sensitive outputs) and the wake Secret to, outside the output directory")
 	cmd.Flags().StringVar(&verifyKey, "verify-key", "", "cosign public key (PEM) whose Secret, named by the stack's source.verify.secretRef, goes to --secret-file")
+	cmd.Flags().StringArrayVar(&verifyCerts, "verify-cert", nil, "notation CA certificate (PEM) for the Secret of the stack's source.verify.secretRef, to --secret-file (repeatable)")
+	cmd.Flags().StringVar(&verifyPolicy, "verify-trust-policy", "", "notation trust policy for that Secret (default: strict, the source's repository, the --verify-cert certificates)")
 	cmd.Flags().StringVar(&receiverURL, "receiver-url", "", "where notification-controller reaches its webhook receiver, for the wake Secret of a stack with spec.wake")
 	_ = cmd.MarkFlagRequired("output-dir")
 	keepOldOutput(cmd, "output-dir")

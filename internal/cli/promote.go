@@ -12,10 +12,12 @@ import (
 
 func newPromoteCmd(f *rootFlags) *cobra.Command {
 	var (
-		reg       registryFlags
-		out       outputFlag
-		from, key string
-		fleetFile fleetFlag
+		reg         registryFlags
+		out         outputFlag
+		from, key   string
+		trustPolicy string
+		certs       []string
+		fleetFile   fleetFlag
 	)
 	cmd := &cobra.Command{
 		Use:   "promote (oci://HOST/REPOSITORY:TAG | --fleet FLEET CLUSTER) --from SOURCE",
@@ -26,10 +28,11 @@ an oci:// URL (by tag or digest) or a tag of the same repository. With
 --fleet, the argument and --from are clusters of the fleet file and their
 artifact URLs come from it.
 
-With --key (a cosign public key: a file or env://VAR) the artifact must
-verify first, as source-controller will check it, else nothing moves.
-Into another repository the artifact is copied with its signature, the tag
-last. When the tag already holds the artifact nothing is written.
+With --key (a cosign public key: a file or env://VAR), or --trust-policy and
+--cert (notation, as for verify), the artifact must verify first, as
+source-controller will check it, else nothing moves. Into another repository
+the artifact is copied with its signatures (cosign's and notation's), the
+tag last. When the tag already holds the artifact nothing is written.
 
 Prints host/repository:tag@sha256:… (or JSON with -o json); the log says
 whether the tag moved.`,
@@ -65,8 +68,12 @@ whether the tag moved.`,
 				src = repo + ":" + src
 			}
 			opts := reg.promoteOptions(f.log)
-			if key != "" {
-				opts = append(opts, oci.WithCosignPublicKey(key))
+			keys, err := keyOptions(key, trustPolicy, certs)
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				opts = append(opts, k)
 			}
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
@@ -91,5 +98,7 @@ whether the tag moved.`,
 	fleetFile.bind(cmd)
 	cmd.Flags().StringVar(&from, "from", "", "the artifact to promote: an oci:// URL, a tag of the same repository, or with --fleet a cluster")
 	cmd.Flags().StringVar(&key, "key", "", "cosign public key the artifact must verify with first: a file or env://VAR")
+	cmd.Flags().StringVar(&trustPolicy, "trust-policy", "", "notation trust policy (trustpolicy.json) the artifact must verify with first, with --cert")
+	cmd.Flags().StringArrayVar(&certs, "cert", nil, "notation trust store for --trust-policy: a certificate file or a directory of *.crt/*.pem files (repeatable)")
 	return cmd
 }

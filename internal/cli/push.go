@@ -25,6 +25,7 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		jobs         int
 		sign         string
 		key          string
+		cert         string
 	)
 	cmd := &cobra.Command{
 		Use:   "push (DIR oci://HOST/REPOSITORY:TAG | --fleet FLEET)",
@@ -49,6 +50,11 @@ untar accept).
 the format source-controller verifies with a public key (spec.verify.provider
 cosign): KEY is a file or env://VAR holding cosign's encrypted key
 ($COSIGN_PASSWORD decrypts it) or a plain PEM private key (openssl genpkey).
+--sign notation --key KEY --cert CHAIN signs with notation instead, in the
+format source-controller verifies with a trust policy (spec.verify.provider
+notation): KEY is a PEM private key, CHAIN the PEM certificate chain (leaf
+first); the signature is a referrer of the artifact (the referrers API, or
+the sha256-<hex> tag on registries without it).
 A push that finds the tag unchanged checks the signature is still there and
 adds it if not. If signing fails, no tag moves.
 
@@ -98,14 +104,20 @@ when none failed.`,
 				opts = append(opts, oci.WithForce())
 			}
 			switch {
+			case sign == "cosign" && cert != "":
+				return fmt.Errorf("--cert is for --sign notation")
 			case sign == "cosign" && key != "":
 				opts = append(opts, oci.WithCosignKey(key, []byte(os.Getenv("COSIGN_PASSWORD"))))
 			case sign == "cosign":
 				return fmt.Errorf("--sign cosign needs --key")
+			case sign == "notation" && key != "" && cert != "":
+				opts = append(opts, oci.WithNotationKey(key, cert))
+			case sign == "notation":
+				return fmt.Errorf("--sign notation needs --key and --cert")
 			case sign != "":
-				return fmt.Errorf("invalid --sign %q: want cosign", sign)
-			case key != "":
-				return fmt.Errorf("--key needs --sign cosign")
+				return fmt.Errorf("invalid --sign %q: want cosign or notation", sign)
+			case key != "" || cert != "":
+				return fmt.Errorf("--key and --cert need --sign")
 			}
 			if isTerminal(cmd.ErrOrStderr()) && fleetFile == "" {
 				opts = append(opts, oci.WithProgress(func(p oci.Progress) {
@@ -150,7 +162,8 @@ when none failed.`,
 	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
 	fleetFile.bind(cmd)
 	fs.IntVar(&jobs, "jobs", fleet.DefaultJobs, "with --fleet: clusters rendered and pushed at once")
-	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key)`)
-	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key)")
+	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key) or "notation" (with --key and --cert)`)
+	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key); for notation a PEM file")
+	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
 	return cmd
 }

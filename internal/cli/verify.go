@@ -10,33 +10,51 @@ import (
 
 func newVerifyCmd(f *rootFlags) *cobra.Command {
 	var (
-		reg registryFlags
-		out outputFlag
-		key string
+		reg         registryFlags
+		out         outputFlag
+		key         string
+		trustPolicy string
+		certs       []string
 	)
 	cmd := &cobra.Command{
-		Use:   "verify oci://HOST/REPOSITORY[:TAG|@DIGEST] --key cosign.pub",
-		Short: "Check that an artifact carries a cosign signature made with a key",
+		Use:   "verify oci://HOST/REPOSITORY[:TAG|@DIGEST] (--key cosign.pub | --trust-policy trustpolicy.json --cert CA.crt)",
+		Short: "Check that an artifact carries a cosign signature made with a key, or a notation signature a trust policy accepts",
 		Long: `Verify resolves the tag to its digest and checks the digest's cosign
 signatures with the public key, as source-controller does for an
 OCIRepository with spec.verify.provider cosign and a key: offline, without
 transparency log.
 
-Prints verified, unsigned or invalid (signatures, none made with the key) with
-host/repository@sha256:… on stdout (JSON with -o json).
+With --trust-policy and --cert it checks the digest's notation signatures
+instead, as source-controller does for spec.verify.provider notation: the
+trust policy (notation's trustpolicy.json) with every certificate of --cert
+(files, or directories of *.crt and *.pem files) in each of its trust stores.
 
-Exit code: 0 verified, 1 unsigned or invalid (the output says which), 2 error
-(bad key file, unreachable registry, no such tag).`,
-		Example: `  fluxpack verify oci://ghcr.io/acme/platform:v1 --key cosign.pub`,
-		Args:    cobra.ExactArgs(1),
+Prints verified, unsigned, invalid (signatures, none made with the key or
+accepted by the policy) or skipped (the trust policy skips the artifact)
+with host/repository@sha256:… on stdout (JSON with -o json).
+
+Exit code: 0 verified, 1 unsigned, invalid or skipped (the output says which),
+2 error (bad key, policy or certificate file, unreachable registry, no such
+tag, no trust policy for the repository).`,
+		Example: `  fluxpack verify oci://ghcr.io/acme/platform:v1 --key cosign.pub
+  fluxpack verify oci://ghcr.io/acme/platform:v1 --trust-policy trustpolicy.json --cert ca.crt`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
 				return err
 			}
-			if key == "" {
-				return fmt.Errorf("--key is required")
+			opts := reg.verifyOptions(f.log)
+			notation := trustPolicy != "" || len(certs) > 0
+			if key == "" && !notation {
+				return fmt.Errorf("--key is required, or --trust-policy and --cert for notation")
 			}
-			opts := append(reg.verifyOptions(f.log), oci.WithCosignPublicKey(key))
+			keys, err := keyOptions(key, trustPolicy, certs)
+			if err != nil {
+				return err
+			}
+			for _, k := range keys {
+				opts = append(opts, k)
+			}
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
 			res, err := oci.Verify(ctx, args[0], opts...)
@@ -56,7 +74,12 @@ Exit code: 0 verified, 1 unsigned or invalid (the output says which), 2 error
 			case oci.Unsigned:
 				return &FindingError{Msg: fmt.Sprintf("%s is not signed: %s", args[0], res.Reason)}
 			case oci.BadSignature:
+				if notation {
+					return &FindingError{Msg: fmt.Sprintf("%s has no signature the trust policy %s accepts: %s", args[0], trustPolicy, res.Reason)}
+				}
 				return &FindingError{Msg: fmt.Sprintf("%s has no signature made with %s: %s", args[0], key, res.Reason)}
+			case oci.Skipped:
+				return &FindingError{Msg: fmt.Sprintf("%s is not verified: %s", args[0], res.Reason)}
 			}
 			return nil
 		},
@@ -64,5 +87,25 @@ Exit code: 0 verified, 1 unsigned or invalid (the output says which), 2 error
 	reg.bind(cmd)
 	out.bind(cmd)
 	cmd.Flags().StringVar(&key, "key", "", "cosign public key: a PEM file or env://VAR")
+	cmd.Flags().StringVar(&trustPolicy, "trust-policy", "", "notation trust policy (trustpolicy.json), with --cert")
+	cmd.Flags().StringArrayVar(&certs, "cert", nil, "notation trust store: a certificate file or a directory of *.crt/*.pem files (repeatable)")
 	return cmd
+}
+
+// keyOptions turns verify's and promote's key flags into options: a cosign
+// public key, or a notation trust policy with its certificates.
+func keyOptions(key, trustPolicy string, certs []string) ([]oci.KeyOption, error) {
+	switch {
+	case key != "" && (trustPolicy != "" || len(certs) > 0):
+		return nil, fmt.Errorf("--key (cosign) and --trust-policy/--cert (notation) exclude each other")
+	case key != "":
+		return []oci.KeyOption{oci.WithCosignPublicKey(key)}, nil
+	case trustPolicy == "" && len(certs) == 0:
+		return nil, nil
+	case trustPolicy == "":
+		return nil, fmt.Errorf("--cert needs --trust-policy")
+	case len(certs) == 0:
+		return nil, fmt.Errorf("--trust-policy needs --cert")
+	}
+	return []oci.KeyOption{oci.WithNotationTrustPolicy(trustPolicy), oci.WithNotationCertificates(certs...)}, nil
 }

@@ -25,14 +25,17 @@ type Registry struct {
 	blobPuts atomic.Int64
 }
 
-// NewRegistry starts a Registry that the test's cleanup stops.
-func NewRegistry(t testing.TB) *Registry {
+// NewRegistry starts a Registry that the test's cleanup stops. opts come
+// after the Registry's own, e.g. registry.WithReferrersSupport(true) for a
+// registry with the referrers API (without it, clients fall back to the
+// sha256-<hex> tag schema).
+func NewRegistry(t testing.TB, opts ...registry.Option) *Registry {
 	t.Helper()
 	r := &Registry{}
-	h := registry.New(
+	h := registry.New(append([]registry.Option{
 		registry.WithBlobHandler(registry.NewDiskBlobHandler(t.TempDir())),
 		registry.Logger(log.New(io.Discard, "", 0)),
-	)
+	}, opts...)...)
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
 		r.requests = append(r.requests, req.Method+" "+req.URL.Path)
