@@ -134,30 +134,35 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 	}
 	clusters := f.Clusters()
 	results := make([]Result, len(clusters))
-	sem := make(chan struct{}, cfg.jobs)
-	var wg sync.WaitGroup
 	for i, name := range clusters {
 		results[i].Cluster = name
 		results[i].URL, _ = f.Artifact(name) // checked by Check
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].fail(ctx.Err())
-				return
-			}
-			defer func() { <-sem }()
-			r := &results[i]
-			if err := pushCluster(ctx, f, r, inputs, cfg); err != nil {
-				r.fail(err)
-				cfg.logger.Warn("push failed", "cluster", name, "url", oci.RedactURL(r.URL), "error", r.Error)
-				return
-			}
-			cfg.logger.Info(string(r.Status), "cluster", name, "url", oci.RedactURL(r.URL), "digest", r.Digest)
-		}()
 	}
+	// Jobs workers take the clusters in order: memory follows Jobs, not
+	// the fleet's size (no goroutine waits per cluster).
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(cfg.jobs, len(clusters)) {
+		wg.Go(func() {
+			for i := range next {
+				r := &results[i]
+				if err := ctx.Err(); err != nil {
+					r.fail(err)
+					continue
+				}
+				if err := pushCluster(ctx, f, r, inputs, cfg); err != nil {
+					r.fail(err)
+					cfg.logger.Warn("push failed", "cluster", r.Cluster, "url", oci.RedactURL(r.URL), "error", r.Error)
+					continue
+				}
+				cfg.logger.Info(string(r.Status), "cluster", r.Cluster, "url", oci.RedactURL(r.URL), "digest", r.Digest)
+			}
+		})
+	}
+	for i := range clusters {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	var errs []error
 	for _, r := range results {
