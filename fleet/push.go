@@ -134,30 +134,37 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 	}
 	clusters := f.Clusters()
 	results := make([]Result, len(clusters))
-	sem := make(chan struct{}, cfg.jobs)
-	var wg sync.WaitGroup
 	for i, name := range clusters {
 		results[i].Cluster = name
 		results[i].URL, _ = f.Artifact(name) // checked by Check
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				results[i].fail(ctx.Err())
-				return
-			}
-			defer func() { <-sem }()
-			r := &results[i]
-			if err := pushCluster(ctx, f, r, inputs, cfg); err != nil {
-				r.fail(err)
-				cfg.logger.Warn("push failed", "cluster", name, "url", oci.RedactURL(r.URL), "error", r.Error)
-				return
-			}
-			cfg.logger.Info(string(r.Status), "cluster", name, "url", oci.RedactURL(r.URL), "digest", r.Digest)
-		}()
 	}
+	// Jobs workers take the clusters in order: memory follows Jobs, not
+	// the fleet's size (no goroutine waits per cluster).
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(cfg.jobs, len(clusters)) {
+		wg.Go(func() {
+			var wt workTree
+			defer wt.remove()
+			for i := range next {
+				r := &results[i]
+				if err := ctx.Err(); err != nil {
+					r.fail(err)
+					continue
+				}
+				if err := pushCluster(ctx, f, r, inputs, cfg, &wt); err != nil {
+					r.fail(err)
+					cfg.logger.Warn("push failed", "cluster", r.Cluster, "url", oci.RedactURL(r.URL), "error", r.Error)
+					continue
+				}
+				cfg.logger.Info(string(r.Status), "cluster", r.Cluster, "url", oci.RedactURL(r.URL), "digest", r.Digest)
+			}
+		})
+	}
+	for i := range clusters {
+		next <- i
+	}
+	close(next)
 	wg.Wait()
 	var errs []error
 	for _, r := range results {
@@ -175,10 +182,49 @@ func (r *Result) fail(err error) {
 	r.Status, r.Digest, r.err, r.Error = Failed, "", err, err.Error()
 }
 
-// pushCluster lays out the cluster's artifact in a directory of its own
-// (the stack's tree less the fleet's inputs, plus the cluster's render at
-// the stack's renderedPath) and pushes it.
-func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, inputs []string, cfg *config) error {
+// workTree is one worker's copy of the stack's tree (less the fleet's
+// inputs and the rendered folder), made once and reused for each cluster
+// the worker pushes: only the cluster's render, at the stack's
+// renderedPath, is written per cluster (RenderCluster replaces the
+// previous cluster's whole folder). Copying the tree for every cluster
+// cost more than the rest of an unchanged push.
+type workTree struct {
+	stackDir, rendered string // what root is a copy of
+	tmp                string // the temporary directory holding root
+	root               string // "" until made
+}
+
+func (w *workTree) remove() {
+	if w.tmp != "" {
+		os.RemoveAll(w.tmp)
+	}
+	*w = workTree{}
+}
+
+// forStack returns the tree for a cluster whose stack lives in stackDir and
+// renders at rendered, copying it unless it is the one the worker holds.
+func (w *workTree) forStack(stackDir, rendered string, inputs []string, cfg *config) (string, error) {
+	if w.root != "" && w.stackDir == stackDir && w.rendered == rendered {
+		return w.root, nil
+	}
+	w.remove()
+	tmp, err := os.MkdirTemp(cfg.tmp, "fluxpack-fleet-")
+	if err != nil {
+		return "", err
+	}
+	root := filepath.Join(tmp, "tree")
+	if err := copyTree(stackDir, root, rendered, inputs); err != nil {
+		os.RemoveAll(tmp)
+		return "", err
+	}
+	*w = workTree{stackDir: stackDir, rendered: rendered, tmp: tmp, root: root}
+	return root, nil
+}
+
+// pushCluster lays out the cluster's artifact in the worker's tree (the
+// stack's tree less the fleet's inputs, plus the cluster's render at the
+// stack's renderedPath) and pushes it.
+func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, inputs []string, cfg *config, wt *workTree) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -186,16 +232,11 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, inputs []str
 	if err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(cfg.tmp, "fluxpack-fleet-"+r.Cluster+"-")
+	tree, err := wt.forStack(stackDir, rendered, inputs, cfg)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	tree := filepath.Join(tmp, "tree")
 	renderedDir := filepath.Clean(filepath.Join(tree, filepath.FromSlash(rendered)))
-	if err := copyTree(stackDir, tree, rendered, inputs); err != nil {
-		return err
-	}
 	if _, err := f.RenderCluster(r.Cluster, renderedDir); err != nil {
 		return err
 	}

@@ -136,6 +136,17 @@ func (f *Fleet) Inputs() ([]string, error) {
 	if f.file != "" {
 		add(f.file)
 	}
+	// The stack's own outputs files, the same for every cluster: the stack
+	// is loaded once for them, not once per cluster.
+	if f.stack != nil {
+		if b0, err := f.stack(); err == nil {
+			for _, v := range b0.vars {
+				if v.Outputs != "" && b0.dir != "" {
+					add(filepath.Join(b0.dir, filepath.FromSlash(v.Outputs)))
+				}
+			}
+		}
+	}
 	for _, name := range f.Clusters() {
 		b, err := f.resolve(name)
 		if err != nil {
@@ -150,13 +161,6 @@ func (f *Fleet) Inputs() ([]string, error) {
 				p = filepath.Join(b.dir, filepath.FromSlash(p))
 			}
 			add(p)
-		}
-		if b0, err := f.stack(); err == nil {
-			for _, v := range b0.vars {
-				if v.Outputs != "" && b0.dir != "" {
-					add(filepath.Join(b0.dir, filepath.FromSlash(v.Outputs)))
-				}
-			}
 		}
 	}
 	return files, nil

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	fluxoci "github.com/fluxcd/pkg/oci"
@@ -164,6 +165,7 @@ type options struct {
 	auth      authn.Authenticator
 	keychain  authn.Keychain
 	rootCAs   *x509.CertPool
+	caPEM     string // the certificates of rootCAs, WithCAFile's file: the transports' key
 	insecure  bool
 	transport http.RoundTripper
 	backoff   *remote.Backoff
@@ -444,7 +446,7 @@ func WithCAFile(path string) RegistryOption {
 		if !pool.AppendCertsFromPEM(pem) {
 			return fmt.Errorf("%s: %s holds no PEM certificate", "WithCAFile", path)
 		}
-		o.rootCAs = pool
+		o.rootCAs, o.caPEM = pool, string(pem)
 		return nil
 	}}
 }
@@ -560,14 +562,45 @@ func (o *options) baseTransport() http.RoundTripper {
 		if !ok || (o.rootCAs == nil && !o.insecure) {
 			return retryAfter{o.transport}
 		}
-		return retryAfter{o.withTLS(t.Clone())}
+		return retryAfter{o.sharedTransport(t)}
 	}
-	t := remote.DefaultTransport.(*http.Transport).Clone()
-	t.ResponseHeaderTimeout = ResponseHeaderTimeout
-	if o.rootCAs == nil && !o.insecure {
-		return retryAfter{t}
+	return retryAfter{o.sharedTransport(nil)}
+}
+
+// transports holds the transports the calls of this process build, one
+// per base transport and TLS setting, shared as go-containerregistry
+// shares its DefaultTransport: calls one after the other (a fleet's
+// pushes) reuse the connections to a registry, instead of each opening
+// its own and leaving it idle, with its buffers and goroutines, until the
+// idle timeout, so memory followed the number of calls.
+var transports sync.Map // transportKey → *http.Transport
+
+// transportKey is what a shared transport is built from.
+type transportKey struct {
+	base     *http.Transport // WithTransport's, or nil: go-containerregistry's default
+	insecure bool
+	caPEM    string
+}
+
+// sharedTransport returns the transport for base (nil: the default one,
+// with ResponseHeaderTimeout) with this call's TLS settings, built once.
+func (o *options) sharedTransport(base *http.Transport) *http.Transport {
+	key := transportKey{base: base, insecure: o.insecure, caPEM: o.caPEM}
+	if t, ok := transports.Load(key); ok {
+		return t.(*http.Transport)
 	}
-	return retryAfter{o.withTLS(t)}
+	var t *http.Transport
+	if base != nil {
+		t = o.withTLS(base.Clone())
+	} else {
+		t = remote.DefaultTransport.(*http.Transport).Clone()
+		t.ResponseHeaderTimeout = ResponseHeaderTimeout
+		if o.rootCAs != nil || o.insecure {
+			t = o.withTLS(t)
+		}
+	}
+	got, _ := transports.LoadOrStore(key, t)
+	return got.(*http.Transport)
 }
 
 func (o *options) withTLS(t *http.Transport) *http.Transport {

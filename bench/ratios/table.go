@@ -73,11 +73,35 @@ type row struct {
 	maxRatio float64
 	// maxValue is an absolute goal in ours' unit, for rows without a peer.
 	maxValue float64
+	// atMost is an absolute goal that the median may reach (≤), zero
+	// included, for rows without a peer: a count of requests, say.
+	atMost *float64
 	// note is added to the goal column, e.g. a goal checked elsewhere.
 	note string
 }
 
 func peer(m metric) *metric { return &m }
+
+func limit(v float64) *float64 { return &v }
+
+// as gives m another label and unit (a sum of per-cluster counts, say).
+func as(label, unit string, m metric) metric {
+	m.label, m.unit = label, unit
+	return m
+}
+
+// fleetRuns are the requests the registry served per cluster in a fleet
+// push (BenchmarkFleetPush), of the kinds given, added up.
+func fleetRuns(label, bench string, kinds ...string) metric {
+	m := bench0(bench, kinds[0]+"/cluster")
+	for _, k := range kinds[1:] {
+		m = plus("", m, bench0(bench, k+"/cluster"))
+	}
+	return as(label, "/cluster", m)
+}
+
+// bench0 is bench without a label.
+func bench0(name, unit string) metric { return bench("", name, unit) }
 
 const (
 	tree  = "5,000 files"
@@ -124,7 +148,27 @@ var rows = []row{
 		peer: peer(bench("the same objects as a stack file", "BenchmarkLintStackSameObjects/layers=200", perOp)), maxRatio: 1.2},
 	{work: "", ours: bench("fluxpack lint ENTRY", "BenchmarkLintRepository/layers=200", perOp),
 		peer: peer(bench("fluxpack lint ENTRY, 1/10 of the input", "BenchmarkLintRepository/layers=20", perOp)), maxRatio: 11},
+	{work: "fleet push, " + fleet + ", unchanged", ours: bench("fleet.Push again, nothing changed", fleetUnchanged, perOp),
+		peer: peer(bench("fleet.Push, new content", fleetNew, perOp)), maxRatio: 0.1},
+	{work: "", ours: fleetRuns("manifest reads (GET + HEAD)", fleetUnchanged, "manifest-GET", "manifest-HEAD"), atMost: limit(1)},
+	{work: "", ours: fleetRuns("blob uploads + manifest PUTs", fleetUnchanged, "blob-upload", "tag-PUT", "digest-PUT"), atMost: limit(0)},
+	{work: "", ours: fleetRuns("every request (GET /v2/ included)", fleetUnchanged, "ping", "manifest-GET", "manifest-HEAD", "tag-PUT", "digest-PUT", "blob-HEAD", "blob-GET", "blob-upload", "other")},
+	{work: "fleet push, " + fleet + ", new", ours: bench("fleet.Push, new content", fleetNew, perOp),
+		peer: peer(bench("fleet.Push, 1/10 of the clusters", "BenchmarkFleetPush/clusters=100/new", perOp)), maxRatio: 11},
+	{work: "peak RSS, push --fleet, new, −binary's own", ours: minus("1,000 clusters, --jobs 4", bench0("BenchmarkFleetPushRSS/clusters=1000/jobs=4", "peak-RSS-MiB"), bench0("BenchmarkFleetPushRSS/floor", "peak-RSS-MiB")),
+		peer: peer(minus("100 clusters, --jobs 4", bench0("BenchmarkFleetPushRSS/clusters=100/jobs=4", "peak-RSS-MiB"), bench0("BenchmarkFleetPushRSS/floor", "peak-RSS-MiB"))), maxRatio: 1.5},
+	{work: "", ours: minus("1,000 clusters, --jobs 16", bench0("BenchmarkFleetPushRSS/clusters=1000/jobs=16", "peak-RSS-MiB"), bench0("BenchmarkFleetPushRSS/floor", "peak-RSS-MiB")),
+		peer: peer(minus("1,000 clusters, --jobs 4", bench0("BenchmarkFleetPushRSS/clusters=1000/jobs=4", "peak-RSS-MiB"), bench0("BenchmarkFleetPushRSS/floor", "peak-RSS-MiB"))), note: "--jobs' share, for reference"},
+	{work: "", ours: bench("binary's own: fluxpack version", "BenchmarkFleetPushRSS/floor", "peak-RSS-MiB")},
 }
+
+// The fleet rows' benchmarks: 1,000 clusters, the stack of
+// testutil.GenerateFleet, through the counting proxy.
+const (
+	fleet          = "1,000 clusters × 10 layers"
+	fleetNew       = "BenchmarkFleetPush/clusters=1000/new"
+	fleetUnchanged = "BenchmarkFleetPush/clusters=1000/unchanged"
+)
 
 // machine is what the run ran on.
 type machine struct {
@@ -172,6 +216,8 @@ func printTable(w io.Writer, m machine, r *results, rows []row) {
 			if rw.maxRatio > 0 {
 				cells[8] = verdict(ratio, rw.maxRatio, fmt.Sprintf("≤ %.2f×", rw.maxRatio))
 			}
+		case rw.atMost != nil:
+			cells[8] = verdict(median(ours), *rw.atMost, "≤ "+format(*rw.atMost, rw.ours.unit))
 		case rw.maxValue > 0:
 			cells[8] = verdict(median(ours), rw.maxValue, "< "+format(rw.maxValue, rw.ours.unit))
 		}
@@ -224,6 +270,8 @@ func format(v float64, unit string) string {
 		}
 	case mib:
 		return fmt.Sprintf("%.1f MiB", v)
+	case "/cluster":
+		return fmt.Sprintf("%.3g per cluster", v)
 	}
 	return fmt.Sprintf("%.3g %s", v, unit)
 }
