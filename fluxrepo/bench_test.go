@@ -24,6 +24,7 @@ func BenchmarkLintRepository(b *testing.B) {
 			_, entry, err := testutil.GenerateRepository(dir, layers, layers*100, 1)
 			require.NoError(b, err)
 			var objects int
+			report := testutil.CPUMeter(b)
 			for b.Loop() {
 				rep, err := fluxrepo.Lint(b.Context(), entry, fluxrepo.WithRoot(dir))
 				if err != nil {
@@ -34,6 +35,7 @@ func BenchmarkLintRepository(b *testing.B) {
 				}
 				objects = rep.Objects
 			}
+			report()
 			b.ReportMetric(float64(objects), "objects")
 		})
 	}
@@ -45,6 +47,7 @@ func BenchmarkLintStackSameObjects(b *testing.B) {
 		stack, _, err := testutil.GenerateRepository(dir, 200, 20000, 1)
 		require.NoError(b, err)
 		var objects int
+		report := testutil.CPUMeter(b)
 		for b.Loop() {
 			rep, err := layering.Lint(b.Context(), stack, dir)
 			if err != nil {
@@ -55,6 +58,7 @@ func BenchmarkLintStackSameObjects(b *testing.B) {
 			}
 			objects = rep.Objects
 		}
+		report()
 		b.ReportMetric(float64(objects), "objects")
 	})
 }
