@@ -44,6 +44,10 @@ type generated struct {
 	keepData bool
 	// skipped are the symbolic links left out, as Flux leaves them out.
 	skipped []skippedLink
+	// trackOrigins makes kustomize ask for origin annotations even where
+	// the order of the objects tells where each comes from (for tests that
+	// hold the two together).
+	trackOrigins bool
 }
 
 // skippedLink is a symbolic link the generator left out, and why.
