@@ -21,6 +21,7 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/parallel"
 )
 
 // generated is the kustomization Flux builds for a directory: the one the
@@ -216,7 +217,7 @@ func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore
 	if err := walk(dir, entries); err != nil {
 		return nil, err
 	}
-	parallel(len(g.files), func(i int) {
+	parallel.For(len(g.files), func(i int) {
 		f := g.files[i]
 		if f.data, f.err = inputfile.ReadManifest(f.abs); f.err == nil {
 			f.nodes, f.err = readManifests(f.rel, f.data)
