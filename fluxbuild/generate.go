@@ -114,7 +114,7 @@ func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepD
 			g.kus.Namespace = "_placeholder" // as Flux does, to build an empty directory
 		}
 	}
-	if err := g.filterIgnored(sourceignore.NewDefaultMatcher(patterns, domain), len(patterns) > 0); err != nil {
+	if err := g.filterIgnored(patterns, domain); err != nil {
 		return nil, err
 	}
 	if err := g.setSpec(ks); err != nil {
@@ -281,8 +281,11 @@ func kustomizationIn(dir string, entries []fs.DirEntry) string {
 // entries of a generated kustomization are known to exist, and whether
 // each is a directory. Without patterns of the source's own (own), only
 // source-controller's defaults apply, and they can only match a path
-// that mayMatchDefaults.
-func (g *generated) filterIgnored(m gitignore.Matcher, own bool) error {
+// that mayMatchDefaults; the matcher (which parses the defaults) is made
+// only for an entry it may match.
+func (g *generated) filterIgnored(patterns []gitignore.Pattern, domain []string) error {
+	own := len(patterns) > 0
+	var m gitignore.Matcher
 	ignored := map[string]bool{}
 	defer func() {
 		if len(ignored) > 0 {
@@ -303,7 +306,14 @@ func (g *generated) filterIgnored(m gitignore.Matcher, own bool) error {
 					// kustomization that lists the entry.
 					return &FileError{Path: g.relSlash(g.kfile), Err: fmt.Errorf("resource %q: %w", e, err)}
 				}
-				if (own || mayMatchDefaults(e)) && m.Match(strings.Split(p, string(filepath.Separator)), isDir) {
+				if !own && !mayMatchDefaults(e) {
+					kept = append(kept, e)
+					continue
+				}
+				if m == nil {
+					m = sourceignore.NewDefaultMatcher(patterns, domain)
+				}
+				if m.Match(strings.Split(p, string(filepath.Separator)), isDir) {
 					ignored[p] = true
 					continue
 				}
