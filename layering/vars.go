@@ -278,7 +278,7 @@ func docsOf(ly *lintLayer) []substitute.Doc {
 		if !o.Dollar {
 			continue
 		}
-		d := substitute.Doc{Path: o.File, Node: o.Node}
+		d := substitute.Doc{Path: o.File, Node: o.Node, Uses: o.uses}
 		if o.Built {
 			d.Line = max(o.Line, 1)
 		}
