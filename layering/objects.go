@@ -39,7 +39,8 @@ type object struct {
 // nodeKinds are the kinds of object whose node a rule reads after the
 // objects are loaded, beyond what lintObject took of it: HelmReleases, the
 // chart sources and values they name (by the kinds Flux allows there) and
-// CRDs (their prune annotation). Any other object is read once, when it is
+// CRDs (their prune annotation, for the crd-prune rule; their conversion
+// strategy, for the merge hint). Any other object is read once, when it is
 // loaded: lintObject takes what the rules need and the variables rule its
 // uses, and lint lets go of its node, so that the trees of thousands of
 // Deployments are not kept (and walked by every garbage collection) while
