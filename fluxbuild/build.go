@@ -8,9 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
-	"sync"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"sigs.k8s.io/kustomize/api/provider"
@@ -19,6 +17,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/parallel"
 )
 
 // FileError is a problem at one line of a file: the type packages
@@ -162,7 +161,7 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 func (g *generated) plainObjects() ([]*Object, error) {
 	per := make([][]*Object, len(g.files))
 	errs := make([]error, len(g.files))
-	parallel(len(g.files), func(i int) {
+	parallel.For(len(g.files), func(i int) {
 		f := g.files[i]
 		objs := make([]*Object, 0, len(f.nodes))
 		for _, n := range f.nodes {
@@ -201,7 +200,7 @@ func (g *generated) plainResources() ([]*resource.Resource, error) {
 	keep.IncludeLocalConfigs = true
 	per := make([][]*resource.Resource, len(g.files))
 	errs := make([]error, len(g.files))
-	parallel(len(g.files), func(i int) {
+	parallel.For(len(g.files), func(i int) {
 		f := g.files[i]
 		defer func() {
 			if r := recover(); r != nil {
@@ -262,31 +261,6 @@ func cleanAnnotations(r *resource.Resource) (err error) {
 		return err
 	}
 	return r.ClearTransformations()
-}
-
-// parallel calls fn(0) … fn(n-1) on GOMAXPROCS goroutines.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for i := range n {
-			fn(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	next := make(chan int, n)
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // ReadFile returns the objects of one manifest file as kustomize reads a

@@ -21,6 +21,7 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/parallel"
 )
 
 // generated is the kustomization Flux builds for a directory: the one the
@@ -44,6 +45,10 @@ type generated struct {
 	keepData bool
 	// skipped are the symbolic links left out, as Flux leaves them out.
 	skipped []skippedLink
+	// trackOrigins makes kustomize ask for origin annotations even where
+	// the order of the objects tells where each comes from (for tests that
+	// hold the two together).
+	trackOrigins bool
 }
 
 // skippedLink is a symbolic link the generator left out, and why.
@@ -109,7 +114,7 @@ func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepD
 			g.kus.Namespace = "_placeholder" // as Flux does, to build an empty directory
 		}
 	}
-	if err := g.filterIgnored(sourceignore.NewDefaultMatcher(patterns, domain), len(patterns) > 0); err != nil {
+	if err := g.filterIgnored(patterns, domain); err != nil {
 		return nil, err
 	}
 	if err := g.setSpec(ks); err != nil {
@@ -212,7 +217,7 @@ func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore
 	if err := walk(dir, entries); err != nil {
 		return nil, err
 	}
-	parallel(len(g.files), func(i int) {
+	parallel.For(len(g.files), func(i int) {
 		f := g.files[i]
 		if f.data, f.err = inputfile.ReadManifest(f.abs); f.err == nil {
 			f.nodes, f.err = readManifests(f.rel, f.data)
@@ -276,8 +281,11 @@ func kustomizationIn(dir string, entries []fs.DirEntry) string {
 // entries of a generated kustomization are known to exist, and whether
 // each is a directory. Without patterns of the source's own (own), only
 // source-controller's defaults apply, and they can only match a path
-// that mayMatchDefaults.
-func (g *generated) filterIgnored(m gitignore.Matcher, own bool) error {
+// that mayMatchDefaults; the matcher (which parses the defaults) is made
+// only for an entry it may match.
+func (g *generated) filterIgnored(patterns []gitignore.Pattern, domain []string) error {
+	own := len(patterns) > 0
+	var m gitignore.Matcher
 	ignored := map[string]bool{}
 	defer func() {
 		if len(ignored) > 0 {
@@ -298,7 +306,14 @@ func (g *generated) filterIgnored(m gitignore.Matcher, own bool) error {
 					// kustomization that lists the entry.
 					return &FileError{Path: g.relSlash(g.kfile), Err: fmt.Errorf("resource %q: %w", e, err)}
 				}
-				if (own || mayMatchDefaults(e)) && m.Match(strings.Split(p, string(filepath.Separator)), isDir) {
+				if !own && !mayMatchDefaults(e) {
+					kept = append(kept, e)
+					continue
+				}
+				if m == nil {
+					m = sourceignore.NewDefaultMatcher(patterns, domain)
+				}
+				if m.Match(strings.Split(p, string(filepath.Separator)), isDir) {
 					ignored[p] = true
 					continue
 				}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -42,47 +43,50 @@ const originAnnotation = "config.kubernetes.io/origin"
 // kustomization (the directory's own, or the generated one) with the
 // Kustomization's fields written over it, plugins off, no load
 // restrictions. It returns the resources, and the objects with the file
-// and line each came from (from kustomize's origin annotations, which it
-// asks for and removes again unless the kustomization asked for them).
-// With lock, it takes kustomizeMu for the build; without, the caller holds
-// it.
+// and line each came from. The file is known from the order when g lists
+// only files and transforms their objects in place (sourceOrder); else
+// kustomize's origin annotations name it, which the build asks for and
+// removes again unless the kustomization asked for them. With lock, it
+// takes kustomizeMu for the build; without, the caller holds it.
 func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error) {
 	schemas := false
 	if err := checkLocal(g.root, g.dir, &g.kus, map[string]bool{}, &schemas); err != nil {
 		return nil, nil, err
 	}
-	k := g.kus
-	origins := !slices.Contains(k.BuildMetadata, kustypes.OriginAnnotations)
-	if origins {
-		k.BuildMetadata = append(slices.Clone(k.BuildMetadata), kustypes.OriginAnnotations)
-	}
-	manifest, err := sigyaml.Marshal(&k)
-	if err != nil {
-		return nil, nil, err
-	}
-	root, err := filepath.EvalSymlinks(filepath.Dir(g.kfile))
-	if err != nil {
-		return nil, nil, err
-	}
-	fsys := &overlayFS{FileSystem: filesys.MakeFsOnDisk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
-	if lock {
-		kustomizeMu.Lock()
-	}
-	m, err := kustomizeBuild(fsys, root, schemas)
-	if lock {
-		kustomizeMu.Unlock()
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("kustomize build of %s: %w", g.relSlash(g.dir), err)
-	}
-	ress := m.Resources()
 	lines := &lineIndex{root: g.root, files: map[string][]*Object{}}
 	for _, f := range g.files {
 		lines.add(f)
 	}
+	asked := slices.Contains(g.kus.BuildMetadata, kustypes.OriginAnnotations)
+	var order []sourceObject
+	if !asked && !g.trackOrigins {
+		order = g.sourceOrder(lines)
+	}
+	origins := !asked && order == nil
+	m, err := g.build(lock, schemas, origins)
+	if err != nil {
+		return nil, nil, err
+	}
+	ress := m.Resources()
+	var from []string // the file of each resource, from the order
+	if order != nil {
+		if from = fromOrder(ress, order, g.kus.NamePrefix, g.kus.NameSuffix); from == nil {
+			// Not what the order foretold: ask kustomize where each came from.
+			origins = true
+			if m, err = g.build(lock, schemas, origins); err != nil {
+				return nil, nil, err
+			}
+			ress = m.Resources()
+		}
+	}
 	objs := make([]*Object, 0, len(ress))
-	for _, r := range ress {
-		origin := originPath(r)
+	for i, r := range ress {
+		var file string
+		if from != nil {
+			file = from[i]
+		} else if origin := originPath(r); origin != "" {
+			file = filepath.Join(g.dir, filepath.FromSlash(origin))
+		}
 		if origins {
 			// What krusty does at the end of a build that keeps no origins.
 			if err := r.SetOrigin(nil); err != nil {
@@ -95,12 +99,134 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		}
 		o.Built, o.Dollar = true, true
 		o.File, o.Line = g.relSlash(g.kfile), 0
-		if origin != "" {
-			o.File, o.Line = lines.find(filepath.Join(g.dir, filepath.FromSlash(origin)), o)
+		if file != "" {
+			o.File, o.Line = lines.find(file, o)
 		}
 		objs = append(objs, o)
 	}
 	return ress, objs, nil
+}
+
+// build runs kustomize on g's kustomization, with origin annotations when
+// origins is set.
+func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
+	k := g.kus
+	if origins {
+		k.BuildMetadata = append(slices.Clone(k.BuildMetadata), kustypes.OriginAnnotations)
+	}
+	manifest, err := sigyaml.Marshal(&k)
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.EvalSymlinks(filepath.Dir(g.kfile))
+	if err != nil {
+		return nil, err
+	}
+	fsys := &overlayFS{FileSystem: filesys.MakeFsOnDisk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
+	if lock {
+		kustomizeMu.Lock()
+	}
+	m, err := kustomizeBuild(fsys, root, schemas)
+	if lock {
+		kustomizeMu.Unlock()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kustomize build of %s: %w", g.relSlash(g.dir), err)
+	}
+	return m, nil
+}
+
+// sourceObject is an object of a file kustomize reads, as the file has it.
+type sourceObject struct {
+	apiVersion, kind, name string
+	file                   string // absolute
+}
+
+// sourceOrder returns the objects kustomize builds from g, in the order it
+// returns them, when that order says which file each comes from, else nil.
+// It does for a kustomization whose resources are all files (no
+// directories, components, generators or patches: nothing adds, removes or
+// reorders objects) and whose other fields rename, label, annotate or
+// otherwise change objects in place: kustomize then reads each file in
+// turn, transforms every object where it is, and leaves out local
+// configuration at the end. Origin annotations would tell the same at
+// half again the cost of the build (kustomize writes and rewrites them on
+// every object for every transformer); fromOrder checks the build against
+// the order, and a build that does not match asks kustomize after all.
+// The files are read into lines, which needs them anyway.
+func (g *generated) sourceOrder(lines *lineIndex) []sourceObject {
+	k := g.kus
+	if k.Kind != "" && k.Kind != kustypes.KustomizationKind || g.dirs {
+		return nil
+	}
+	// Every field other than these must be empty.
+	rest := k
+	rest.TypeMeta, rest.MetaData = kustypes.TypeMeta{}, nil
+	rest.Resources, rest.NamePrefix, rest.NameSuffix, rest.Namespace = nil, "", "", ""
+	rest.CommonLabels, rest.Labels, rest.CommonAnnotations, rest.Images, rest.Replicas = nil, nil, nil, nil, nil
+	if !reflect.ValueOf(rest).IsZero() {
+		return nil
+	}
+	if root, err := filepath.EvalSymlinks(g.dir); err != nil || root != g.dir {
+		return nil // kustomize reads relative to where the links lead
+	}
+	var files []*file
+	if g.found {
+		for _, e := range k.Resources {
+			p := filepath.Join(g.dir, filepath.FromSlash(e))
+			if p == g.kfile {
+				return nil
+			}
+			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
+				return nil
+			}
+			f := &file{abs: p, rel: relSlash(g.root, p)}
+			data, err := inputfile.ReadManifest(p)
+			if err != nil {
+				return nil
+			}
+			if f.nodes, err = readManifests(f.rel, data); err != nil {
+				return nil
+			}
+			if _, seen := lines.files[p]; !seen {
+				lines.add(f)
+			}
+			files = append(files, f)
+		}
+	} else {
+		files = g.files
+	}
+	var out []sourceObject
+	for _, f := range files {
+		for _, n := range f.nodes {
+			if localConfig(n) {
+				continue
+			}
+			out = append(out, sourceObject{apiVersion: yamlutil.Str(n, "apiVersion"), kind: yamlutil.Str(n, "kind"), name: yamlutil.Str(n, "metadata", "name"), file: f.abs})
+		}
+	}
+	if out == nil {
+		out = []sourceObject{}
+	}
+	return out
+}
+
+// fromOrder returns the file each resource came from when the resources
+// are the objects of order one for one, with their kind and apiVersion and
+// their name, or the name with the prefix and suffix; else nil.
+func fromOrder(ress []*resource.Resource, order []sourceObject, prefix, suffix string) []string {
+	if len(ress) != len(order) {
+		return nil
+	}
+	files := make([]string, len(ress))
+	for i, r := range ress {
+		s := order[i]
+		if name := r.GetName(); r.GetKind() != s.kind || r.GetApiVersion() != s.apiVersion || name != s.name && name != prefix+s.name+suffix {
+			return nil
+		}
+		files[i] = s.file
+	}
+	return files
 }
 
 // kustomizeBuild runs kustomize; the caller holds kustomizeMu. As in Flux,

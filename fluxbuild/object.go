@@ -69,11 +69,8 @@ func newObject(n *yaml.Node) (*Object, error) {
 		Namespace:  yamlutil.Str(n, "metadata", "namespace"),
 		Node:       n,
 	}
-	if v := yamlutil.Field(yamlutil.Field(yamlutil.Field(n, "metadata"), "annotations"), konfig.IgnoredByKustomizeAnnotation); v != nil {
-		o.local = v.Kind != yaml.ScalarNode || v.Value != "false"
-		if o.local {
-			return o, nil
-		}
+	if o.local = localConfig(n); o.local {
+		return o, nil
 	}
 	if o.APIVersion == "" || o.Kind == "" {
 		return nil, fmt.Errorf("not a Kubernetes object: apiVersion and kind are required")
@@ -85,6 +82,14 @@ func newObject(n *yaml.Node) (*Object, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// localConfig reports whether the object n is local configuration, which
+// kustomize leaves out of a build: its config.kubernetes.io/local-config
+// annotation is there and not "false".
+func localConfig(n *yaml.Node) bool {
+	v := yamlutil.Field(yamlutil.Field(yamlutil.Field(n, "metadata"), "annotations"), konfig.IgnoredByKustomizeAnnotation)
+	return v != nil && (v.Kind != yaml.ScalarNode || v.Value != "false")
 }
 
 // checkUnique refuses two objects with the same id, as kustomize does

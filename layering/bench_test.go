@@ -31,6 +31,7 @@ func BenchmarkBuildLint(b *testing.B) {
 			stack, err := testutil.GenerateStack(dir, layers, layers*50, 1)
 			require.NoError(b, err)
 			var objects int
+			report := testutil.CPUMeter(b)
 			for b.Loop() {
 				plan, err := stack.Build()
 				if err != nil {
@@ -45,6 +46,7 @@ func BenchmarkBuildLint(b *testing.B) {
 				}
 				objects = rep.Objects
 			}
+			report()
 			b.ReportMetric(float64(objects), "objects")
 		})
 	}
@@ -66,6 +68,7 @@ func BenchmarkDecodeFloor(b *testing.B) {
 			}
 			return err
 		}))
+		report := testutil.CPUMeter(b)
 		for b.Loop() {
 			work := make(chan string)
 			var mu sync.Mutex
@@ -106,6 +109,7 @@ func BenchmarkDecodeFloor(b *testing.B) {
 				b.Fatal(failed)
 			}
 		}
+		report()
 	})
 }
 

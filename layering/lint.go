@@ -506,6 +506,7 @@ func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 		c := *o // the caller's objects stay as they are
 		c.File = l.sourceFile(ly, o.File)
 		ly.objects[i] = lintObject(&c)
+		ly.objects[i].letGo()
 	}
 }
 

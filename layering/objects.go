@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // object is one object of a layer, with what the lint rules read of it.
@@ -29,6 +30,37 @@ type object struct {
 	makesSecret string
 	makesKeys   []string
 	makesOpen   bool
+
+	// uses are the object's ${var} uses, for an object whose Node lint has
+	// let go (see keepNode); nil otherwise.
+	uses *substitute.Uses
+}
+
+// nodeKinds are the kinds of object whose node a rule reads after the
+// objects are loaded, beyond what lintObject took of it: HelmReleases, the
+// chart sources and values they name (by the kinds Flux allows there) and
+// CRDs (their prune annotation, for the crd-prune rule; their conversion
+// strategy, for the merge hint). Any other object is read once, when it is
+// loaded: lintObject takes what the rules need and the variables rule its
+// uses, and lint lets go of its node, so that the trees of thousands of
+// Deployments are not kept (and walked by every garbage collection) while
+// the rest of the platform loads. A rule that reads the node of another
+// kind must add it here.
+var nodeKinds = map[string]bool{
+	"HelmRelease": true, "HelmRepository": true, "OCIRepository": true, "HelmChart": true,
+	"ConfigMap": true, "Secret": true, "CustomResourceDefinition": true,
+}
+
+// letGo drops the node of a loaded object no rule reads again, keeping its
+// ${var} uses (when it may have any) for the variables rule.
+func (o *object) letGo() {
+	if nodeKinds[o.Kind] || o.Node == nil {
+		return
+	}
+	if o.Dollar {
+		o.uses = substitute.FindUses(o.Node)
+	}
+	o.Node = nil
 }
 
 type crdInfo struct{ group, kind, scope string }

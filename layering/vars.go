@@ -9,6 +9,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
+	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/outputs"
 	"github.com/fluxpack/fluxpack/substitute"
 )
@@ -91,14 +92,23 @@ func (l *linter) checkVariables(ctx context.Context) error {
 	}
 	vars := l.readVars()
 	platformVars := map[string]bool{} // every variable some layer's postBuild provides
-	var noPostBuild []*lintLayer
+	// The variables of each layer, in order (with the findings about its
+	// sources); then the layers' documents, checked on every core; then
+	// the findings, in the order of the layers.
+	type check struct {
+		ly       *lintLayer
+		avail    avail
+		post     bool // the layer has spec.postBuild
+		findings []substitute.Finding
+	}
+	var checks, noPostBuild []*check
 	for _, ly := range l.layers {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		pb := ly.Kustomization.Spec.PostBuild
 		if pb == nil {
-			noPostBuild = append(noPostBuild, ly)
+			noPostBuild = append(noPostBuild, &check{ly: ly})
 			continue
 		}
 		avail := l.available(ly, pb, sources, vars)
@@ -111,7 +121,25 @@ func (l *linter) checkVariables(ctx context.Context) error {
 		if ly.unknown {
 			continue
 		}
-		for _, sf := range substitute.CheckDocs(docsOf(ly), avail.Available) {
+		checks = append(checks, &check{ly: ly, avail: avail, post: true})
+	}
+	if len(platformVars) > 0 {
+		for _, c := range noPostBuild {
+			if !c.ly.unknown {
+				checks = append(checks, c)
+			}
+		}
+	}
+	parallel.For(len(checks), func(i int) {
+		c := checks[i]
+		c.findings = substitute.CheckDocs(docsOf(c.ly), c.avail.Available)
+	})
+	for _, c := range checks {
+		if !c.post {
+			break // the layers without postBuild come last
+		}
+		ly, avail := c.ly, c.avail
+		for _, sf := range c.findings {
 			if sf.Severity == substitute.SeverityHint {
 				continue
 			}
@@ -131,12 +159,13 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			l.add(f)
 		}
 	}
-	for _, ly := range noPostBuild {
-		if ly.unknown || len(platformVars) == 0 {
+	for _, c := range checks {
+		if c.post {
 			continue
 		}
+		ly := c.ly
 		reported := map[string]bool{}
-		for _, sf := range substitute.CheckDocs(docsOf(ly), substitute.Available{}) {
+		for _, sf := range c.findings {
 			if sf.Var == "" || !platformVars[sf.Var] || reported[sf.Var] {
 				continue
 			}
@@ -249,7 +278,7 @@ func docsOf(ly *lintLayer) []substitute.Doc {
 		if !o.Dollar {
 			continue
 		}
-		d := substitute.Doc{Path: o.File, Node: o.Node}
+		d := substitute.Doc{Path: o.File, Node: o.Node, Uses: o.uses}
 		if o.Built {
 			d.Line = max(o.Line, 1)
 		}

@@ -153,6 +153,21 @@ type Doc struct {
 	// Line, when not 0, is the line of every finding in the document: for
 	// an object kustomize built, whose node's lines are not the file's.
 	Line int
+	// Uses, when not nil, are the document's uses (FindUses of its node),
+	// read instead of Node, which may then be nil.
+	Uses *Uses
+}
+
+// Uses are what CheckDocs reads of one document: its scalars that hold a
+// $, with the object each belongs to. A caller that keeps a document's
+// Uses need not keep the document: those scalar nodes are all of it that
+// CheckDocs reads.
+type Uses struct{ scalars []use }
+
+// FindUses returns the uses of a document (a document node or its
+// content), as CheckDocs would find them in a Doc with that Node.
+func FindUses(node *yaml.Node) *Uses {
+	return &Uses{scalars: findUses("", node).scalars}
 }
 
 // CheckDocs is Check for documents already decoded, so that a caller that
@@ -161,13 +176,20 @@ type Doc struct {
 func CheckDocs(docs []Doc, avail Available) []Finding {
 	us := make([]*uses, 0, len(docs))
 	for _, d := range docs {
-		if n := len(us); n > 0 && us[n-1].path == d.Path && us[n-1].line == d.Line {
-			us[n-1].add(d.Node) // the next document of the same file
-			continue
+		n := len(us)
+		same := n > 0 && us[n-1].path == d.Path && us[n-1].line == d.Line // the next document of the same file
+		switch {
+		case d.Uses != nil && same:
+			us[n-1].scalars = append(us[n-1].scalars, d.Uses.scalars...)
+		case d.Uses != nil:
+			us = append(us, &uses{path: d.Path, line: d.Line, scalars: append([]use(nil), d.Uses.scalars...)})
+		case same:
+			us[n-1].add(d.Node)
+		default:
+			u := findUses(d.Path, d.Node)
+			u.line = d.Line
+			us = append(us, u)
 		}
-		u := findUses(d.Path, d.Node)
-		u.line = d.Line
-		us = append(us, u)
 	}
 	return checkUses(us, avail)
 }

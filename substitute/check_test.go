@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,6 +119,15 @@ func TestCheckDocs(t *testing.T) {
 		}
 	}
 	assert.Equal(t, want, substitute.CheckDocs(docs, avail))
+
+	// The uses of a document stand for it, in any mix with documents.
+	for i := range docs {
+		mixed := slices.Clone(docs)
+		for j := i; j < len(mixed); j += 2 {
+			mixed[j].Uses, mixed[j].Node = substitute.FindUses(mixed[j].Node), nil
+		}
+		assert.Equal(t, want, substitute.CheckDocs(mixed, avail), "documents from %d on, every other one, as their uses", i)
+	}
 
 	// A document kustomize built: every finding at the line given.
 	built := substitute.CheckDocs([]substitute.Doc{{Path: "built.yaml", Node: docs[len(docs)-1].Node, Line: 42}}, avail)

@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
-	"sync"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +16,8 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/parallel"
 )
 
 // The labels kustomize-controller puts on every object it applies.
@@ -113,7 +113,7 @@ func render(ress []*resource.Resource, ks *kustomizev1.Kustomization, o renderOp
 	subErrs := make([]error, len(ress))
 	chunks := make([][]byte, len(ress))
 	encErrs := make([]error, len(ress))
-	parallel(len(ress), func(i int) {
+	parallel.For(len(ress), func(i int) {
 		r := ress[i]
 		if out, after, ok := fastObject(r, real, masked, ks); ok {
 			chunks[i], afters[i] = out, after
@@ -160,27 +160,6 @@ func render(ress []*resource.Resource, ks *kustomizev1.Kustomization, o renderOp
 		buf.Write(chunks[i])
 	}
 	return buf.Bytes(), nil
-}
-
-// parallel calls fn(0) … fn(n-1) on GOMAXPROCS goroutines.
-func parallel(n int, fn func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	var wg sync.WaitGroup
-	next := make(chan int, n)
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				fn(i)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // redacted returns a copy of s whose Secrets hold Redacted in every key, or
