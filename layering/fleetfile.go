@@ -1,20 +1,14 @@
 package layering
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
-	"reflect"
 
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
-	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // FleetKind is the kind of a fleet file (apiVersion StackAPIVersion).
@@ -88,32 +82,9 @@ func LoadFleet(path string) (*Fleet, error) {
 // ParseFleet is LoadFleet on data; name is the file name, which the
 // stack's path is relative to.
 func ParseFleet(name string, data []byte) (*Fleet, error) {
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlutil.ErrorLine(err), Err: err})
-	}
-	if len(root.Content) == 0 {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Err: fmt.Errorf("empty fleet file")})
-	}
-	d := &decoder{file: name}
-	doc := root.Content[0]
-	v := d.value(doc, reflect.TypeFor[fleetDoc](), "")
-	var fd fleetDoc
-	if len(d.errs) == 0 {
-		raw, err := json.Marshal(v)
-		if err == nil {
-			err = json.Unmarshal(raw, &fd)
-		}
-		if err != nil {
-			d.fail(doc, "decoding: %v", err)
-		}
-	}
-	if len(d.errs) == 0 {
-		d.checkFleet(doc, &fd)
-	}
-	if len(d.errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, joinErrs(d.errs))
+	_, doc, fd, err := decodeFile[fleetDoc](name, data, "fleet", (*decoder).checkFleet)
+	if err != nil {
+		return nil, err
 	}
 	stackPath := fd.Spec.Stack
 	if !filepath.IsAbs(stackPath) {

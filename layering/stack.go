@@ -187,42 +187,53 @@ func LoadStack(path string) (*Builder, error) {
 
 // ParseStack is LoadStack on data; name is the file name used in errors.
 func ParseStack(name string, data []byte) (*Builder, error) {
+	d, doc, st, err := decodeFile[stackDoc](name, data, "stack", (*decoder).check)
+	if err != nil {
+		return nil, err
+	}
+	return d.builder(doc, st), nil
+}
+
+// decodeFile decodes the one YAML document of a stack or fleet file (what
+// says which, for errors) into T, strictly, then runs check on it; every
+// problem is a *FileError wrapped in ErrInvalidStack.
+func decodeFile[T any](name string, data []byte, what string, check func(*decoder, *yaml.Node, *T)) (*decoder, *yaml.Node, *T, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlutil.ErrorLine(err), Err: err})
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlutil.ErrorLine(err), Err: err})
 	}
 	if len(root.Content) == 0 {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Err: fmt.Errorf("empty stack file")})
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Err: fmt.Errorf("empty %s file", what)})
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: extra.Line, Err: fmt.Errorf("want one YAML document, found another")})
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: extra.Line, Err: fmt.Errorf("want one YAML document, found another")})
 	}
 	d := &decoder{file: name}
 	doc := root.Content[0]
 	if av, kind := yamlutil.Str(doc, "apiVersion"), yamlutil.Str(doc, "kind"); strings.HasPrefix(av, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization" {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: doc.Line, Err: fmt.Errorf(
-			"this is a Flux Kustomization (%s), not a fluxpack stack file: give the folder that applies it (for instance clusters/<name>) as the entry point, fluxpack lint DIR, or turn the repository into a stack with fluxpack import DIR", av)})
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: doc.Line, Err: fmt.Errorf(
+			"this is a Flux Kustomization (%s), not a fluxpack %s file: give the folder that applies it (for instance clusters/<name>) as the entry point, fluxpack lint DIR, or turn the repository into a stack with fluxpack import DIR", av, what)})
 	}
-	v := d.value(doc, reflect.TypeFor[stackDoc](), "")
-	var st stackDoc
+	v := d.value(doc, reflect.TypeFor[T](), "")
+	var out T
 	if len(d.errs) == 0 {
 		raw, err := json.Marshal(v)
 		if err == nil {
-			err = json.Unmarshal(raw, &st)
+			err = json.Unmarshal(raw, &out)
 		}
 		if err != nil {
 			d.fail(doc, "decoding: %v", err)
 		}
 	}
 	if len(d.errs) == 0 {
-		d.check(doc, &st)
+		check(d, doc, &out)
 	}
 	if len(d.errs) > 0 {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidStack, joinErrs(d.errs))
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, joinErrs(d.errs))
 	}
-	return d.builder(doc, &st), nil
+	return d, doc, &out, nil
 }
 
 // decoder walks YAML nodes along the Go type of the schema, so every
