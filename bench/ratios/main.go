@@ -1,7 +1,7 @@
 // Command ratios runs fluxpack's benchmarks beside Flux's own code in one
 // `go test -bench` run and prints a table of ratios, fluxpack ÷ peer, with the
-// medians of repeated runs, the goals of issue 6 and whether each holds, and
-// the machine line. `make bench` runs it.
+// medians of repeated runs, the goals (issues 6 and 17) and whether each
+// holds, and the machine line. `make bench` runs it.
 //
 // The peers are Flux's libraries (what the flux CLI calls) and physical
 // floors (gzip of the same bytes, reading and hashing the tree, a raw blob
