@@ -3,75 +3,12 @@
 package oci_test
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/oci"
 )
-
-var (
-	benchBinsOnce sync.Once
-	benchBins     map[string]string // command name → path
-	benchBinsErr  error
-)
-
-// buildBenchBins builds `fluxpack`, bench/fluxpush (Flux's Client.Push in a
-// process of its own) and bench/maxrss once per test binary, with the
-// toolchain that runs the test.
-func buildBenchBins(b *testing.B) map[string]string {
-	b.Helper()
-	benchBinsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "fluxpack-bench-bin-")
-		if err != nil {
-			benchBinsErr = err
-			return
-		}
-		benchBinDir = dir
-		bins := map[string]string{}
-		for cmd, pkg := range map[string]string{"fluxpack": "./cmd/fluxpack", "fluxpush": "./bench/fluxpush", "maxrss": "./bench/maxrss"} {
-			out := filepath.Join(dir, cmd)
-			c := exec.Command("go", "build", "-o", out, pkg)
-			c.Dir = testutil.RepoRoot(b)
-			c.Env = append(os.Environ(), "GOTOOLCHAIN=auto")
-			if msg, err := c.CombinedOutput(); err != nil {
-				benchBinsErr = fmt.Errorf("building %s: %w\n%s", pkg, err, msg)
-				return
-			}
-			bins[cmd] = out
-		}
-		benchBins = bins
-	})
-	if benchBinsErr != nil {
-		b.Fatal(benchBinsErr)
-	}
-	return benchBins
-}
-
-// peakRSS runs a command through bench/maxrss and returns the command's peak
-// resident set size in bytes.
-func peakRSS(b *testing.B, maxrss string, args ...string) int64 {
-	b.Helper()
-	c := exec.Command(maxrss, args...)
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	out, err := c.Output()
-	if err != nil {
-		b.Fatalf("%s %v: %v\n%s", filepath.Base(args[0]), args[1:], err, stderr.Bytes())
-	}
-	kib, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-	if err != nil {
-		b.Fatalf("reading the peak RSS of %s: %v", filepath.Base(args[0]), err)
-	}
-	return kib << 10
-}
 
 // BenchmarkPushRSS pushes the 5,000-file tree, new content every time, with
 // `fluxpack push` and with Flux's Client.Push (bench/fluxpush), each in a
@@ -81,7 +18,7 @@ func peakRSS(b *testing.B, maxrss string, args ...string) int64 {
 func BenchmarkPushRSS(b *testing.B) {
 	dir := benchTree(b)
 	host := benchRegistry(b)
-	bins := buildBenchBins(b)
+	bins := testutil.BenchBinaries(b, map[string]string{"fluxpack": "./cmd/fluxpack", "fluxpush": "./bench/fluxpush", "maxrss": "./bench/maxrss"})
 	art, err := oci.Build(dir)
 	if err != nil {
 		b.Fatal(err)
@@ -119,7 +56,7 @@ func BenchmarkPushRSS(b *testing.B) {
 				i++
 				touch(b, tc.dir, 2_000_000+i) // new content: the layer is uploaded
 				args := tc.args(i)
-				peak = max(peak, peakRSS(b, bins["maxrss"], args...))
+				peak = max(peak, testutil.PeakRSS(b, bins["maxrss"], args...))
 			}
 			b.ReportMetric(float64(peak)/(1<<20), "peak-RSS-MiB")
 			if tc.dir == dir {

@@ -34,9 +34,6 @@ var (
 	benchOnce sync.Once
 	benchDir  string
 	benchTar  []byte // the tree's uncompressed tar stream, for the gzip floors
-
-	// benchBinDir holds the binaries BenchmarkPushRSS builds.
-	benchBinDir string
 )
 
 // benchTree generates the benchmark tree once per test binary.

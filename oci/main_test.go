@@ -3,14 +3,15 @@ package oci_test
 import (
 	"os"
 	"testing"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, dir := range []string{benchDir, benchBinDir} {
-		if dir != "" {
-			os.RemoveAll(dir) // made by the benchmarks
-		}
+	if benchDir != "" {
+		os.RemoveAll(benchDir) // made by the benchmarks
 	}
+	testutil.RemoveBenchBinaries()
 	os.Exit(code)
 }
