@@ -73,6 +73,9 @@ type fileData struct {
 	mode int64
 	big  bool // over inlineLimit: the writer streams it instead
 	err  error
+	// pinned: data belongs to a Tree, which archives it again; it is
+	// never recycled.
+	pinned bool
 }
 
 // handoff passes the files a hashing pass has read, in archive order, to a
@@ -163,6 +166,9 @@ func (a *archiver) writeTar(t *tree, w io.Writer) error {
 	if a.handoff != nil {
 		defer a.handoff.done()
 	}
+	if t.mem {
+		return a.writeStream(t, w, func(e entry) fileData { return fileData{data: e.data, mode: e.mode, pinned: true} })
+	}
 	// Readers fill the slot of a file's ordinal, at most lookahead files ahead
 	// of the writer, which queues one more job per file it takes; so the
 	// ordinal k+lookahead is queued only once slot k is emptied and a ring of
@@ -239,7 +245,7 @@ func (a *archiver) writeStream(t *tree, w io.Writer, next func(entry) fileData) 
 			if err = a.account(e, int64(len(fd.data))); err == nil {
 				err = a.writeFile(tw, e, fd.mode, fd.data)
 			}
-			if a.handoff == nil || !a.handoff.give(fd) {
+			if !fd.pinned && (a.handoff == nil || !a.handoff.give(fd)) {
 				putBuf(fd.data)
 			}
 		}

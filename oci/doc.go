@@ -19,6 +19,12 @@
 // a tag and names the files that differ; Pull extracts an artifact; Tag adds
 // tags; List lists them with what each points at.
 //
+// To push many artifacts that share most of their files (a fleet's, one
+// per cluster), read the directory once with ReadTree, give each artifact
+// its own files in memory with Tree.With, and push it with PushTree: the
+// same artifact as Push of those files on disk, with no file read or
+// written per artifact.
+//
 // Invariants:
 //
 //   - Reproducible. Modes are normalised (directories, the root included, and

@@ -116,6 +116,14 @@ func (ig *ignorer) rootFrame(dir string) (*frame, error) {
 // enter returns the frame of parent's subdirectory name, at real path dir,
 // which the walk is about to descend into.
 func (ig *ignorer) enter(parent *frame, name, dir string) (*frame, error) {
+	f := ig.child(parent, name)
+	return f, ig.load(f, dir)
+}
+
+// child returns the frame of parent's subdirectory name without reading
+// a .sourceignore in it: that of a directory made in memory (see Tree.With),
+// which has none. It changes nothing in ig, so trees may call it at once.
+func (ig *ignorer) child(parent *frame, name string) *frame {
 	f := &frame{parent: parent, rel: append(parent.rel[:len(parent.rel):len(parent.rel)], name), names: parent.names, skipLoad: name == ".git"}
 	f.hits = make([]bool, ig.nrules)
 	copy(f.hits, parent.hits)
@@ -125,7 +133,7 @@ func (ig *ignorer) enter(parent *frame, name, dir string) (*frame, error) {
 			f.hits[r.id] = true
 		}
 	}
-	return f, ig.load(f, dir)
+	return f
 }
 
 // load reads the .sourceignore of f's directory dir, if any.

@@ -73,6 +73,12 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	return pushTree(ctx, t, dir, tag, o)
+}
+
+// pushTree pushes the tree t of the directory dir (as the caller named it)
+// to tag.
+func pushTree(ctx context.Context, t *tree, dir string, tag name.Tag, o *options) (*Result, error) {
 	if err := t.checkNotEmpty(dir); err != nil {
 		return nil, err
 	}
@@ -82,7 +88,9 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 	// with a core to spare, compress it speculatively in a pass of its own
 	// behind the hash, fed the files the hash read (each file is read once),
 	// so the hash runs at reading speed and an unchanged push costs no more
-	// than reading the tree.
+	// than reading the tree. A tree in memory hashes faster than the
+	// registry answers: compressing it before the answer would only cost
+	// the unchanged push a core.
 	getCtx, cancelGet := context.WithCancel(ctx)
 	defer cancelGet()
 	type got struct {
@@ -98,9 +106,9 @@ func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
 			ch <- got{d, err}
 		}()
 	}
-	a := &archiver{display: dir, checkSecrets: !o.allowSecrets}
+	a := &archiver{display: dir, checkSecrets: !o.allowSecrets && !t.mem}
 	var compressing *compressing
-	if o.force || runtime.GOMAXPROCS(0) > 1 {
+	if !t.mem && (o.force || runtime.GOMAXPROCS(0) > 1) {
 		a.handoff = newHandoff(t)
 		compressing = (&archiver{display: dir}).startCompress(t, true, a.handoff)
 		defer compressing.discard()

@@ -22,8 +22,7 @@ var manifestExts = []string{".yaml", ".yml", ".json"}
 // first such Secret and how to name it, or 0. Files that are not YAML are
 // not manifests Flux could apply, so they pass.
 func plaintextSecret(name string, data []byte) (line int, object string) {
-	ext := strings.ToLower(path.Ext(name))
-	if !slices.Contains(manifestExts, ext) || !bytes.Contains(data, []byte("Secret")) {
+	if !maySecret(name, data) {
 		return 0, ""
 	}
 	dec := kyaml.NewDecoder(bytes.NewReader(data))
@@ -56,6 +55,12 @@ func plaintextSecret(name string, data []byte) (line int, object string) {
 		}
 		return kindLine, obj
 	}
+}
+
+// maySecret reports whether plaintextSecret has to read the file name's
+// YAML: a manifest that says "Secret" somewhere.
+func maySecret(name string, data []byte) bool {
+	return slices.Contains(manifestExts, strings.ToLower(path.Ext(name))) && bytes.Contains(data, []byte("Secret"))
 }
 
 // hasPlaintextValues reports whether a data/stringData mapping holds a value

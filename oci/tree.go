@@ -26,6 +26,10 @@ type entry struct {
 	name string // slash-separated path in the archive; "." for the root
 	link string // the target's real path when the entry is reached through a symlink
 	dir  bool
+	// data and mode are a file's content and archive mode in a tree held
+	// in memory (see Tree); nil data there is an empty file.
+	data []byte
+	mode int64
 }
 
 // src is the path to read for e.
@@ -49,6 +53,14 @@ func normalMode(m fs.FileMode) int64 {
 type tree struct {
 	root    string // absolute path of the directory
 	entries []entry
+	// mem: every file's content is in its entry (a Tree's), read once;
+	// the archiver reads nothing and checks no file for Secrets again.
+	mem bool
+	// ig and frames, kept by a Tree's scan, are the ignore rules and each
+	// walked directory's frame by its archive name ("." for the root), so
+	// files added in memory are left out as a walk would leave them out.
+	ig     *ignorer
+	frames map[string]*frame
 }
 
 // FileError is a problem with one file of the tree (its path as the
@@ -80,6 +92,11 @@ func (t *tree) checkNotEmpty(display string) error {
 // lexical walk), leaving out ignored paths and following symlinks that stay
 // inside dir.
 func scanTree(dir string, o *options) (*tree, error) {
+	return scan(dir, o, false)
+}
+
+// scan is scanTree; keep keeps the ignore rules and frames in the tree.
+func scan(dir string, o *options, keep bool) (*tree, error) {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -102,6 +119,10 @@ func scanTree(dir string, o *options) (*tree, error) {
 	}
 	s := &scanner{display: dir, root: real, ig: ig, onStack: map[string]bool{}, log: o.logger}
 	t := &tree{root: real, entries: []entry{{name: ".", dir: true}}}
+	if keep {
+		t.ig, t.frames = ig, map[string]*frame{".": top}
+		s.frames = t.frames
+	}
 	if err := s.walk(real, top, &t.entries); err != nil {
 		return nil, err
 	}
@@ -112,8 +133,9 @@ type scanner struct {
 	display string // the directory as the caller named it, for errors
 	root    string // its real path
 	ig      *ignorer
-	onStack map[string]bool // real paths of the directories being walked
-	log     *slog.Logger    // for what is skipped, or nil
+	onStack map[string]bool   // real paths of the directories being walked
+	log     *slog.Logger      // for what is skipped, or nil
+	frames  map[string]*frame // each walked directory's frame, when kept
 }
 
 // walk appends the entries under the directory whose real path is real and
@@ -167,6 +189,9 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 			child, err := s.ig.enter(f, name, src)
 			if err != nil {
 				return s.fileErr(childRel, err)
+			}
+			if s.frames != nil {
+				s.frames[strings.Join(childRel, "/")] = child
 			}
 			if err := s.walk(src, child, out); err != nil {
 				return err
