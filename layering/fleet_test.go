@@ -193,3 +193,45 @@ func TestLintFleet(t *testing.T) {
 	}
 	testutil.Golden(t, "fleet-lint", []byte(strings.Join(got, "\n")+"\n"))
 }
+
+// StackFileOnce decodes the file once and gives each call a Builder of its
+// own that is LoadStack's: the same stack file back, and a change to one
+// (a fleet's cluster turning a layer off) seen by no other.
+func TestStackFileOnce(t *testing.T) {
+	for _, p := range []string{
+		"testdata/fleet/stack.yaml",
+		"testdata/stacks/external-secrets.yaml",
+		"../examples/demo/platform/stack.yaml",
+		"../examples/platform-hierarchy/platform/stack.yaml",
+		"../examples/iac-bridge/platform/stack.yaml",
+		"../e2e/testdata/s1/stack.yaml",
+	} {
+		t.Run(p, func(t *testing.T) {
+			want, err := layering.LoadStack(p)
+			require.NoError(t, err)
+			wantFile, err := want.StackFile()
+			require.NoError(t, err)
+			load := layering.StackFileOnce(p)
+			first, err := load()
+			require.NoError(t, err)
+			firstPlan, err := first.Build()
+			require.NoError(t, err)
+			// Change the first Builder: the next call must not see it.
+			first.Then("extra-layer", layering.DependsOn(firstPlan.Layers[0].Name), layering.Substitute(map[string]string{"x": "y"}))
+			second, err := load()
+			require.NoError(t, err)
+			gotFile, err := second.StackFile()
+			require.NoError(t, err)
+			assert.Equal(t, string(wantFile), string(gotFile), "StackFileOnce(%s)() is LoadStack's stack", p)
+			wantPlan, err := want.Build()
+			require.NoError(t, err)
+			gotPlan, err := second.Build()
+			require.NoError(t, err)
+			assert.Equal(t, wantPlan, gotPlan)
+		})
+	}
+	_, err := layering.StackFileOnce("testdata/stacks/unknown-field.yaml")()
+	require.ErrorIs(t, err, layering.ErrInvalidStack)
+	_, err = layering.StackFileOnce("testdata/no-such-stack.yaml")()
+	require.ErrorContains(t, err, "reading stack testdata/no-such-stack.yaml")
+}

@@ -69,8 +69,9 @@ type fleetLayerOverride struct {
 //	      extraLayers: [{name: backup, dependsOn: [apps]}]
 //
 // Decoding is as strict as LoadStack's, each problem a *FileError with its
-// line, wrapped in ErrInvalidStack; the stack file is read for each
-// cluster when its stack is asked for (Fleet.Stack, Check).
+// line, wrapped in ErrInvalidStack; the stack file is read and decoded
+// once, when a cluster's stack is first asked for (Fleet.Stack, Check; see
+// StackFileOnce).
 func LoadFleet(path string) (*Fleet, error) {
 	data, err := inputfile.Read(path)
 	if err != nil {
@@ -90,7 +91,7 @@ func ParseFleet(name string, data []byte) (*Fleet, error) {
 	if !filepath.IsAbs(stackPath) {
 		stackPath = filepath.Join(filepath.Dir(name), filepath.FromSlash(stackPath))
 	}
-	f := NewFleet(fd.Metadata.Name, func() (*Builder, error) { return LoadStack(stackPath) }, fd.Spec.Artifact)
+	f := NewFleet(fd.Metadata.Name, StackFileOnce(stackPath), fd.Spec.Artifact)
 	f.file = name
 	for i, c := range fd.Spec.Clusters {
 		var opts []ClusterOption

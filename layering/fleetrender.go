@@ -109,6 +109,21 @@ func (f *Fleet) RenderCluster(cluster, dir string) (*Rendered, error) {
 	return p.write(dir, cfg)
 }
 
+// ClusterFiles renders one cluster of f in memory: the files RenderCluster
+// would write (paths relative to its directory), with the cluster's
+// Secrets left out, as they are from what is pushed.
+func (f *Fleet) ClusterFiles(cluster string) ([]File, error) {
+	b, err := f.Stack(cluster)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.prepare(&renderConfig{})
+	if err != nil {
+		return nil, &ClusterError{Cluster: cluster, File: f.file, Err: err}
+	}
+	return p.files, nil
+}
+
 // StackDir is the directory of the cluster's stack file (the root its
 // layer paths are relative to) and RenderedPath where the stack renders
 // its Kustomizations in an artifact, relative to that directory.

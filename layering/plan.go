@@ -2,11 +2,13 @@ package layering
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -14,6 +16,7 @@ import (
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigyaml "sigs.k8s.io/yaml"
 
@@ -366,15 +369,63 @@ func (p *Plan) files(extra []File) ([]File, error) {
 }
 
 // marshal writes obj as `flux ... --export` does: sigs.k8s.io/yaml without
-// the creationTimestamp and status that a fresh object has.
+// the creationTimestamp and status that a fresh object has. The returned
+// bytes may be shared with other calls: callers must not change them.
 func marshal(obj any) ([]byte, error) {
-	data, err := sigyaml.Marshal(obj)
+	// sigs.k8s.io/yaml.Marshal is json.Marshal then JSONToYAML, which
+	// costs most of it; a fleet renders the same objects (a layer's
+	// Kustomization, unchanged by the cluster) again for every cluster, so
+	// the YAML of each JSON is remembered.
+	j, err := json.Marshal(obj)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("error marshaling into JSON: %w", err)
+	}
+	_, secret := obj.(*corev1.Secret) // never kept: it may hold sensitive values
+	if data, ok := yamlOfJSON.get(j); ok && !secret {
+		return data, nil
+	}
+	data, err := sigyaml.JSONToYAML(j)
+	if err != nil {
+		return nil, fmt.Errorf("error converting JSON to YAML: %w", err)
 	}
 	data = bytes.Replace(data, []byte("  creationTimestamp: null\n"), nil, 1)
 	data = bytes.Replace(data, []byte("status: {}\n"), nil, 1)
-	return append(bytes.TrimSpace(data), '\n'), nil
+	data = slices.Clip(append(bytes.TrimSpace(data), '\n'))
+	if !secret {
+		yamlOfJSON.put(j, data)
+	}
+	return data, nil
+}
+
+// yamlOfJSON remembers marshal's output by its JSON.
+var yamlOfJSON = memo{limit: 8 << 20}
+
+// memo maps byte strings to byte strings, up to limit bytes of both; when
+// full it starts again empty. It is safe for use by several goroutines.
+type memo struct {
+	mu    sync.Mutex
+	m     map[string][]byte
+	size  int
+	limit int
+}
+
+func (c *memo) get(k []byte) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[string(k)]
+	return v, ok
+}
+
+func (c *memo) put(k, v []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || c.size+len(k)+len(v) > c.limit {
+		c.m, c.size = map[string][]byte{}, 0
+	}
+	if len(k)+len(v) <= c.limit {
+		c.m[string(k)] = v
+		c.size += len(k) + len(v)
+	}
 }
 
 // graphProblems are what a Plan that was not built by a Builder (one read

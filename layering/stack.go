@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -183,6 +184,47 @@ func LoadStack(path string) (*Builder, error) {
 	}
 	b.dir = filepath.Dir(path)
 	return b, nil
+}
+
+// StackFileOnce returns a stack maker for NewFleet that reads and decodes
+// the stack file at path once, on its first call, and gives every call a
+// Builder of its own, as LoadStack(path) would: a fleet asks for the stack
+// once per cluster and more, and decoding YAML was most of that. A problem
+// with the file is every call's error. It is safe for use by several
+// goroutines at once.
+func StackFileOnce(path string) func() (*Builder, error) {
+	var (
+		once sync.Once
+		d    *decoder
+		doc  *yaml.Node
+		raw  []byte // the decoded stackDoc, as JSON: each call decodes its own
+		err  error
+	)
+	return func() (*Builder, error) {
+		once.Do(func() {
+			var data []byte
+			if data, err = inputfile.Read(path); err != nil {
+				err = fmt.Errorf("reading stack %s: %w", path, err)
+				return
+			}
+			var st *stackDoc
+			if d, doc, st, err = decodeFile[stackDoc](path, data, "stack", (*decoder).check); err != nil {
+				return
+			}
+			raw, err = json.Marshal(st)
+		})
+		if err != nil {
+			return nil, err
+		}
+		var st stackDoc
+		if err := json.Unmarshal(raw, &st); err != nil {
+			return nil, fmt.Errorf("decoding stack %s: %w", path, err)
+		}
+		// builder reads d's file name and doc's lines only.
+		b := d.builder(doc, &st)
+		b.dir = filepath.Dir(path)
+		return b, nil
+	}
 }
 
 // ParseStack is LoadStack on data; name is the file name used in errors.
