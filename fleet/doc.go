@@ -10,5 +10,8 @@
 // with the cluster's render at the stack's renderedPath, less the fleet's
 // inputs (the fleet file, every IaC outputs file: they hold sensitive
 // values), exactly as `fluxpack render` then `fluxpack push` would make it
-// for that cluster.
+// for that cluster. The stack's directory is read once (oci.ReadTree) and
+// each cluster's render is made in memory (layering.Fleet.ClusterFiles),
+// so an unchanged cluster costs its render, a hash of its tree and one
+// manifest read at the registry.
 package fleet

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -52,8 +51,8 @@ type Option interface{ apply(*config) error }
 type config struct {
 	jobs   int
 	push   []oci.PushOption
+	tree   []oci.TreeOption
 	logger *slog.Logger
-	tmp    string
 }
 
 type funcOption func(*config) error
@@ -75,11 +74,23 @@ func Jobs(n int) Option {
 	})
 }
 
-// WithPushOptions passes options to every cluster's oci.Push (registry
-// credentials, source and revision annotations, retries, …).
+// WithPushOptions passes options to every cluster's oci.PushTree
+// (registry credentials, source and revision annotations, signing,
+// retries, …). What of the stack's directory goes into the artifacts
+// (oci.WithIgnorePaths, oci.WithAllowSecrets) is WithTreeOptions'.
 func WithPushOptions(opts ...oci.PushOption) Option {
 	return funcOption(func(c *config) error {
 		c.push = append(c.push, opts...)
+		return nil
+	})
+}
+
+// WithTreeOptions passes options to the oci.ReadTree of the stack's
+// directory: ignore patterns (oci.WithIgnorePaths), plaintext Secrets
+// allowed (oci.WithAllowSecrets).
+func WithTreeOptions(opts ...oci.TreeOption) Option {
+	return funcOption(func(c *config) error {
+		c.tree = append(c.tree, opts...)
 		return nil
 	})
 }
@@ -95,26 +106,21 @@ func WithLogger(l *slog.Logger) Option {
 	})
 }
 
-// WithTempDir renders the clusters' artifacts under dir instead of the
-// system's temporary directory.
-func WithTempDir(dir string) Option {
-	return funcOption(func(c *config) error {
-		c.tmp = dir
-		return nil
-	})
-}
-
 // ErrSomeFailed is returned by Push when at least one cluster failed.
 var ErrSomeFailed = errors.New("some clusters failed")
 
 // Push renders every cluster of f and pushes its artifact to the cluster's
-// URL with oci.Push, Jobs clusters at a time, in the fleet's order of
-// results. A tag that already holds the same content is left alone (no
-// blob, no tag move). A fleet with any problem is refused before anything
-// is pushed; after that, one cluster's failure does not stop the others: its
-// Result says failed, and Push returns the results and an error wrapping
-// ErrSomeFailed and each failure. oci.Push writes the tag last, so a failed
-// cluster's tag never points at an incomplete artifact.
+// URL, Jobs clusters at a time, in the fleet's order of results. The
+// stack's directory is read once (oci.ReadTree); each cluster's render is
+// made in memory and takes the place of the stack's renderedPath
+// (oci.Tree.With), so a cluster costs its render, a hash and the
+// registry's answer, and no file is written. A tag that already holds the
+// same content is left alone (no blob, no tag move). A fleet with any
+// problem is refused before anything is pushed; after that, one cluster's
+// failure does not stop the others: its Result says failed, and Push
+// returns the results and an error wrapping ErrSomeFailed and each
+// failure. oci.PushTree writes the tag last, so a failed cluster's tag
+// never points at an incomplete artifact.
 func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, error) {
 	cfg := &config{jobs: DefaultJobs, logger: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
@@ -138,21 +144,20 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 		results[i].Cluster = name
 		results[i].URL, _ = f.Artifact(name) // checked by Check
 	}
+	trees := &baseTrees{inputs: inputs, opts: cfg.tree}
 	// Jobs workers take the clusters in order: memory follows Jobs, not
 	// the fleet's size (no goroutine waits per cluster).
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(cfg.jobs, len(clusters)) {
 		wg.Go(func() {
-			var wt workTree
-			defer wt.remove()
 			for i := range next {
 				r := &results[i]
 				if err := ctx.Err(); err != nil {
 					r.fail(err)
 					continue
 				}
-				if err := pushCluster(ctx, f, r, inputs, cfg, &wt); err != nil {
+				if err := pushCluster(ctx, f, r, trees, cfg); err != nil {
 					r.fail(err)
 					cfg.logger.Warn("push failed", "cluster", r.Cluster, "url", oci.RedactURL(r.URL), "error", r.Error)
 					continue
@@ -182,67 +187,81 @@ func (r *Result) fail(err error) {
 	r.Status, r.Digest, r.err, r.Error = Failed, "", err, err.Error()
 }
 
-// workTree is one worker's copy of the stack's tree (less the fleet's
-// inputs and the rendered folder), made once and reused for each cluster
-// the worker pushes: only the cluster's render, at the stack's
-// renderedPath, is written per cluster (RenderCluster replaces the
-// previous cluster's whole folder). Copying the tree for every cluster
-// cost more than the rest of an unchanged push.
-type workTree struct {
-	stackDir, rendered string // what root is a copy of
-	tmp                string // the temporary directory holding root
-	root               string // "" until made
+// baseTrees reads each stack directory the fleet's clusters use once, less
+// the fleet's inputs: every cluster of a fleet built from one stack file
+// shares one oci.Tree.
+type baseTrees struct {
+	inputs []string // absolute paths of files never to push
+	opts   []oci.TreeOption
+	mu     sync.Mutex
+	trees  map[string]*baseTree
 }
 
-func (w *workTree) remove() {
-	if w.tmp != "" {
-		os.RemoveAll(w.tmp)
-	}
-	*w = workTree{}
+type baseTree struct {
+	once sync.Once
+	tree *oci.Tree
+	err  error
 }
 
-// forStack returns the tree for a cluster whose stack lives in stackDir and
-// renders at rendered, copying it unless it is the one the worker holds.
-func (w *workTree) forStack(stackDir, rendered string, inputs []string, cfg *config) (string, error) {
-	if w.root != "" && w.stackDir == stackDir && w.rendered == rendered {
-		return w.root, nil
+// get returns the tree of stackDir, read on the first call.
+func (b *baseTrees) get(stackDir string) (*oci.Tree, error) {
+	b.mu.Lock()
+	if b.trees == nil {
+		b.trees = map[string]*baseTree{}
 	}
-	w.remove()
-	tmp, err := os.MkdirTemp(cfg.tmp, "fluxpack-fleet-")
-	if err != nil {
-		return "", err
+	bt, ok := b.trees[stackDir]
+	if !ok {
+		bt = &baseTree{}
+		b.trees[stackDir] = bt
 	}
-	root := filepath.Join(tmp, "tree")
-	if err := copyTree(stackDir, root, rendered, inputs); err != nil {
-		os.RemoveAll(tmp)
-		return "", err
-	}
-	*w = workTree{stackDir: stackDir, rendered: rendered, tmp: tmp, root: root}
-	return root, nil
+	b.mu.Unlock()
+	bt.once.Do(func() {
+		t, err := oci.ReadTree(stackDir, b.opts...)
+		if err != nil {
+			bt.err = err
+			return
+		}
+		abs, err := filepath.Abs(stackDir)
+		if err != nil {
+			bt.err = err
+			return
+		}
+		var inside []string
+		for _, p := range b.inputs {
+			if rel, err := filepath.Rel(abs, p); err == nil && filepath.IsLocal(rel) {
+				inside = append(inside, filepath.ToSlash(rel))
+			}
+		}
+		bt.tree = t.Without(inside...)
+	})
+	return bt.tree, bt.err
 }
 
-// pushCluster lays out the cluster's artifact in the worker's tree (the
-// stack's tree less the fleet's inputs, plus the cluster's render at the
-// stack's renderedPath) and pushes it.
-func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, inputs []string, cfg *config, wt *workTree) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+// pushCluster renders the cluster in memory into its stack's tree, at the
+// stack's renderedPath, and pushes it.
+func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, trees *baseTrees, cfg *config) error {
 	stackDir, rendered, err := f.StackDir(r.Cluster)
 	if err != nil {
 		return err
 	}
-	tree, err := wt.forStack(stackDir, rendered, inputs, cfg)
+	base, err := trees.get(stackDir)
 	if err != nil {
 		return err
 	}
-	renderedDir := filepath.Clean(filepath.Join(tree, filepath.FromSlash(rendered)))
-	if _, err := f.RenderCluster(r.Cluster, renderedDir); err != nil {
+	files, err := f.ClusterFiles(r.Cluster)
+	if err != nil {
 		return err
 	}
-	// The annotations come from the checkout holding the stack, not from
-	// the copy.
-	res, err := oci.Push(ctx, tree, r.URL, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
+	render := make(map[string][]byte, len(files))
+	for _, file := range files {
+		render[file.Path] = file.Data
+	}
+	tree, err := base.With(path.Clean(rendered), render)
+	if err != nil {
+		return err
+	}
+	// The annotations come from the checkout holding the stack.
+	res, err := oci.PushTree(ctx, tree, r.URL, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
 	if err != nil {
 		return err
 	}
@@ -251,52 +270,4 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, inputs []str
 		r.Status = Pushed
 	}
 	return nil
-}
-
-// copyTree copies the regular files and directories of src to dst, less
-// the rendered folder (each cluster renders its own) and the inputs.
-// Symbolic links are copied as links (oci's tree rules then apply).
-func copyTree(src, dst, rendered string, inputs []string) error {
-	skip := filepath.Clean(filepath.Join(src, filepath.FromSlash(rendered)))
-	absSrc, err := filepath.Abs(src)
-	if err != nil {
-		return err
-	}
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if filepath.Clean(p) == skip && p != src {
-			return fs.SkipDir
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if slices.Contains(inputs, filepath.Join(absSrc, rel)) {
-			return nil
-		}
-		target := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case d.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(target, data, info.Mode().Perm())
-		}
-		return nil
-	})
 }

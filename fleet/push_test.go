@@ -164,3 +164,36 @@ func TestPushThroughFaults(t *testing.T) {
 	}
 	t.Logf("through 20%% faults: %d pushed, %d failed; %d of %d requests faulted (%v)", pushed, failed, faulted, proxy.Requests(), proxy.Injected())
 }
+
+// A cluster's artifact is what `fluxpack render` of its stack into a copy
+// of the stack's folder, less the fleet's inputs, then `fluxpack push`
+// would make: the same digest, although Push renders in memory and reads
+// the folder once for every cluster.
+func TestPushIsRenderThenPush(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir, f := fleetAt(t, reg.Host)
+	// A .sourceignore the rendered files and the layers both meet.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".sourceignore"), []byte("*.md\n/flux/vars/\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "apps", "NOTES.md"), []byte("left out\n"), 0o644))
+	res, err := fleet.Push(t.Context(), f, pushOpts)
+	require.NoError(t, err)
+	inputs, err := f.Inputs()
+	require.NoError(t, err)
+	for _, r := range res {
+		tree := t.TempDir()
+		require.NoError(t, os.CopyFS(tree, os.DirFS(dir)))
+		for _, in := range inputs {
+			rel, err := filepath.Rel(dir, in)
+			require.NoError(t, err)
+			require.NoError(t, os.Remove(filepath.Join(tree, rel)))
+		}
+		_, rendered, err := f.StackDir(r.Cluster)
+		require.NoError(t, err)
+		_, err = f.RenderCluster(r.Cluster, filepath.Join(tree, filepath.FromSlash(rendered)))
+		require.NoError(t, err)
+		want, err := oci.Push(t.Context(), tree, "oci://"+reg.Host+"/disk/"+r.Cluster+":main",
+			oci.WithInsecure(), oci.WithSource("https://example.com/platform"), oci.WithRevision("main@sha1:"+strings.Repeat("0", 40)))
+		require.NoError(t, err)
+		assert.Equal(t, want.Digest, r.Digest, "cluster %s: fleet.Push's artifact is render then push", r.Cluster)
+	}
+}

@@ -104,12 +104,12 @@ func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []layering.
 
 // pushFleet is push --fleet: a line per cluster (or JSON), exit 0 when
 // every cluster is pushed or unchanged.
-func pushFleet(cmd *cobra.Command, log *slog.Logger, file string, jobs int, out outputFlag, pushOpts []oci.PushOption) error {
+func pushFleet(cmd *cobra.Command, log *slog.Logger, file string, jobs int, out outputFlag, pushOpts []oci.PushOption, treeOpts []oci.TreeOption) error {
 	f, err := layering.LoadFleet(file)
 	if err != nil {
 		return err
 	}
-	opts := []fleet.Option{fleet.WithPushOptions(pushOpts...), fleet.WithLogger(log)}
+	opts := []fleet.Option{fleet.WithPushOptions(pushOpts...), fleet.WithTreeOptions(treeOpts...), fleet.WithLogger(log)}
 	if jobs != 0 {
 		opts = append(opts, fleet.Jobs(jobs))
 	}

@@ -87,7 +87,11 @@ when none failed.`,
 			if err != nil {
 				return err
 			}
-			opts := append(reg.pushOptions(f.log), oci.WithGitDefaults(), oci.WithIgnorePaths(ignorePaths...), oci.WithTags(tags...))
+			treeOpts := []oci.TreeOption{oci.WithIgnorePaths(ignorePaths...)}
+			if allowSecrets {
+				treeOpts = append(treeOpts, oci.WithAllowSecrets())
+			}
+			opts := append(reg.pushOptions(f.log), oci.WithGitDefaults(), oci.WithTags(tags...))
 			if source != "" {
 				opts = append(opts, oci.WithSource(source))
 			}
@@ -96,9 +100,6 @@ when none failed.`,
 			}
 			if ann != nil {
 				opts = append(opts, oci.WithAnnotations(ann))
-			}
-			if allowSecrets {
-				opts = append(opts, oci.WithAllowSecrets())
 			}
 			if force {
 				opts = append(opts, oci.WithForce())
@@ -128,7 +129,10 @@ when none failed.`,
 			defer cancel()
 			if fleetFile != "" {
 				cmd.SetContext(ctx)
-				return pushFleet(cmd, f.log, string(fleetFile), jobs, out, opts)
+				return pushFleet(cmd, f.log, string(fleetFile), jobs, out, opts, treeOpts)
+			}
+			for _, o := range treeOpts {
+				opts = append(opts, o)
 			}
 
 			res, err := oci.Push(ctx, args[0], args[1], opts...)
