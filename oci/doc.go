@@ -76,6 +76,16 @@
 // signatures of a tag with a public key as source-controller does (offline,
 // IgnoreTlog) and answers Verified, Unsigned or BadSignature.
 //
+// A key reference scheme://… other than env:// is a KMS key, resolved by
+// sigstore's KMS registry as cosign's --key is: a provider compiled into
+// the program (KMSProviders), else sigstore's CLI plugin
+// sigstore-kms-<scheme> on $PATH. Its public key is read when the option is
+// applied; each signature is one call to the KMS. The signature is the same
+// cosign signature, which source-controller verifies with the public key.
+// This package compiles in no provider: a program adds one by importing it
+// (the fluxpack command does, see its documentation); ErrUnknownKMS says a
+// scheme has neither.
+//
 // WithNotationKey signs with notation-go instead, with a PEM key and its
 // certificate chain: a JWS envelope in an OCI image manifest whose subject
 // is the artifact (config media type application/vnd.cncf.notary.signature),
@@ -89,7 +99,7 @@
 // policy skips the artifact.
 //
 // This package knows nothing of layers, Kustomizations or variables (see
-// packages layering and substitute), does no keyless (Fulcio/Rekor) or KMS
+// packages layering and substitute), does no keyless (Fulcio/Rekor)
 // signing of its own (WithCosignSigner takes any sigstore signer,
 // WithNotationSigner any notation signer, e.g. a plugin's), no RFC 3161
 // timestamping, and does

@@ -1,11 +1,13 @@
 package cli_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
@@ -57,4 +59,43 @@ func TestSignAndVerify(t *testing.T) {
 	assert.NotContains(t, stdout+stderr, "wrong-pass")
 	_, stderr, code = run(t, "verify", url+":v9", "--key", pub)
 	assert.Equal(t, 2, code, "verify of the tag a failed signed push would have written: %s", stderr)
+}
+
+// TestSignWithKMSPlugin pushes with a KMS key reference, which sigstore's
+// KMS registry hands to the test plugin sigstore-kms-testkms on $PATH, and
+// verifies both with the KMS key and with its public key file.
+func TestSignWithKMSPlugin(t *testing.T) {
+	ref, pub, log := testutil.KMSPlugin(t)
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, tree)
+	url := "oci://" + reg.Host + "/platform"
+	_, otherPub := testutil.PKCS8KeyPair(t, t.TempDir(), "other", false)
+
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   string // prefix
+		inStderr string
+	}{
+		{"push signed with the KMS key", []string{"push", dir, url + ":v1", "--sign", "cosign", "--key", ref, "--source", "s", "--revision", "r"}, 0, reg.Host + "/platform@sha256:", "signed=true"},
+		{"verify with the KMS key", []string{"verify", url + ":v1", "--key", ref}, 0, "verified: " + reg.Host + "/platform@sha256:", ""},
+		{"verify with the public key file", []string{"verify", url + ":v1", "--key", pub}, 0, "verified: ", ""},
+		{"verify with another key", []string{"verify", url + ":v1", "--key", otherPub}, 1, "invalid: ", "has no signature made with"},
+		{"push with an unknown scheme", []string{"push", dir, url + ":v2", "--sign", "cosign", "--key", "nokms://keys/1"}, 2, "", "no sigstore KMS plugin sigstore-kms-nokms on $PATH"},
+		{"verify with an unknown scheme", []string{"verify", url + ":v1", "--key", "nokms://keys/1"}, 2, "", "loading KMS key nokms://keys/1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, tt.args...)
+			assert.Equal(t, tt.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(tt.args, " "), stderr)
+			assert.True(t, strings.HasPrefix(stdout, tt.stdout), "stdout %q, want prefix %q", stdout, tt.stdout)
+			assert.Contains(t, stderr, tt.inStderr)
+		})
+	}
+	raw, err := os.ReadFile(log)
+	require.NoError(t, err)
+	assert.Contains(t, strings.Fields(string(raw)), "signMessage", "the plugin was not asked to sign")
+	_, stderr, code := run(t, "verify", url+":v2", "--key", pub)
+	assert.Equal(t, 2, code, "verify of the tag a push with an unknown KMS scheme would have written: %s", stderr)
 }

@@ -22,7 +22,9 @@ func newVerifyCmd(f *rootFlags) *cobra.Command {
 		Long: `Verify resolves the tag to its digest and checks the digest's cosign
 signatures with the public key, as source-controller does for an
 OCIRepository with spec.verify.provider cosign and a key: offline, without
-transparency log.
+transparency log. --key is a PEM file, env://VAR, or a KMS key reference
+SCHEME://KEY (as for push --sign cosign), whose public key is asked of the
+KMS once.
 
 With --trust-policy and --cert it checks the digest's notation signatures
 instead, as source-controller does for spec.verify.provider notation: the
@@ -86,7 +88,7 @@ tag, no trust policy for the repository).`,
 	}
 	reg.bind(cmd)
 	out.bind(cmd)
-	cmd.Flags().StringVar(&key, "key", "", "cosign public key: a PEM file or env://VAR")
+	cmd.Flags().StringVar(&key, "key", "", "cosign public key: a PEM file, env://VAR, or a KMS key SCHEME://KEY (plugin sigstore-kms-SCHEME on $PATH)")
 	cmd.Flags().StringVar(&trustPolicy, "trust-policy", "", "notation trust policy (trustpolicy.json), with --cert")
 	cmd.Flags().StringArrayVar(&certs, "cert", nil, "notation trust store: a certificate file or a directory of *.crt/*.pem files (repeatable)")
 	return cmd
