@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/oci"
 )
 
 func TestSignAndVerify(t *testing.T) {
@@ -98,4 +99,10 @@ func TestSignWithKMSPlugin(t *testing.T) {
 	assert.Contains(t, strings.Fields(string(raw)), "signMessage", "the plugin was not asked to sign")
 	_, stderr, code := run(t, "verify", url+":v2", "--key", pub)
 	assert.Equal(t, 2, code, "verify of the tag a push with an unknown KMS scheme would have written: %s", stderr)
+}
+
+// TestKMSProvidersCompiledIn: the fluxpack command resolves the cloud KMS
+// schemes with sigstore's providers, not with a plugin.
+func TestKMSProvidersCompiledIn(t *testing.T) {
+	assert.Subset(t, oci.KMSProviders(), []string{"awskms://", "azurekms://", "gcpkms://", "hashivault://"})
 }
