@@ -86,6 +86,17 @@
 // (the fluxpack command does, see its documentation); ErrUnknownKMS says a
 // scheme has neither.
 //
+// WithCosignKeyless signs keyless, as `cosign sign` v3 does: sigstore-go
+// makes an ephemeral key, Fulcio certifies it for the OIDC identity token,
+// Rekor logs the signature, and the sigstore bundle (a DSSE in-toto
+// statement naming the digest) becomes an OCI referrer of the artifact,
+// which is where source-controller's cosign verifier looks first when
+// spec.verify has matchOIDCIdentity. The same guarantees hold (signed
+// before tagged; an unchanged push adds a bundle if the artifact has none).
+// It is untested against the real Fulcio and Rekor: the tests run it
+// offline against stand-ins on loopback (internal/testutil.Sigstore) and
+// verify the result with cosign's verifier and the stand-ins' trusted root.
+//
 // WithNotationKey signs with notation-go instead, with a PEM key and its
 // certificate chain: a JWS envelope in an OCI image manifest whose subject
 // is the artifact (config media type application/vnd.cncf.notary.signature),
@@ -99,9 +110,8 @@
 // policy skips the artifact.
 //
 // This package knows nothing of layers, Kustomizations or variables (see
-// packages layering and substitute), does no keyless (Fulcio/Rekor)
-// signing of its own (WithCosignSigner takes any sigstore signer,
-// WithNotationSigner any notation signer, e.g. a plugin's), no RFC 3161
-// timestamping, and does
-// not log in to cloud providers.
+// packages layering and substitute), verifies no keyless signature (Verify
+// takes keys and notation trust policies), does no RFC 3161 timestamping,
+// and does not log in to cloud providers. WithCosignSigner takes any
+// sigstore signer, WithNotationSigner any notation signer (a plugin's).
 package oci

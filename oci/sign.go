@@ -48,6 +48,9 @@ func WithCosignKey(keyRef string, password []byte) PushOption {
 		if err != nil {
 			return fmt.Errorf("%s: %w", "WithCosignKey", err)
 		}
+		if _, ok := o.signer.(*keylessSigner); ok {
+			return fmt.Errorf("%s: %w", "WithCosignKey", errTwoCosignSigners)
+		}
 		o.signer = sv
 		return nil
 	}}
@@ -61,6 +64,9 @@ func WithCosignSigner(s signature.Signer) PushOption {
 	return pushOpt{func(o *options) error {
 		if s == nil {
 			return fmt.Errorf("%s: nil signer", "WithCosignSigner")
+		}
+		if _, ok := o.signer.(*keylessSigner); ok {
+			return fmt.Errorf("%s: %w", "WithCosignSigner", errTwoCosignSigners)
 		}
 		o.signer = s
 		return nil
@@ -171,7 +177,12 @@ func readKeyRef(keyRef string) ([]byte, error) {
 // the sha256-<hex>.sig tag of the repository beside the signatures already
 // there. That is where source-controller's cosign verifier, and `cosign
 // verify --key`, look when the artifact has no sigstore bundle.
+//
+// A keyless signer (WithCosignKeyless) writes a sigstore bundle instead.
 func signDigest(ctx context.Context, d name.Digest, s signature.Signer, ro []remote.Option) error {
+	if k, ok := s.(*keylessSigner); ok {
+		return k.signDigest(ctx, d, ro)
+	}
 	body, err := payload.Cosign{Image: d}.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("signing %s: %w", URL(d), err)
@@ -203,6 +214,9 @@ func signDigest(ctx context.Context, d name.Digest, s signature.Signer, ro []rem
 // ensureSigned signs d unless it already has a signature that verifies with
 // s's public key, and reports whether it signed.
 func ensureSigned(ctx context.Context, d name.Digest, s signature.Signer, o *options, ro []remote.Option) (bool, error) {
+	if k, ok := s.(*keylessSigner); ok {
+		return k.ensureSigned(ctx, d, ro)
+	}
 	pub, err := s.PublicKey()
 	if err != nil {
 		return false, fmt.Errorf("reading the signer's public key: %w", err)

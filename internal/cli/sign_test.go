@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/sigstore/cosign/v3/pkg/cosign"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -105,4 +107,62 @@ func TestSignWithKMSPlugin(t *testing.T) {
 // schemes with sigstore's providers, not with a plugin.
 func TestKMSProvidersCompiledIn(t *testing.T) {
 	assert.Subset(t, oci.KMSProviders(), []string{"awskms://", "azurekms://", "gcpkms://", "hashivault://"})
+}
+
+// TestSignKeyless pushes with --keyless against the test's Fulcio and Rekor
+// on loopback and checks the sigstore bundle as source-controller does with
+// a trusted root and spec.verify.matchOIDCIdentity. None of it is the real
+// Fulcio or Rekor.
+func TestSignKeyless(t *testing.T) {
+	ss := testutil.NewSigstore(t)
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, tree)
+	url := "oci://" + reg.Host + "/platform"
+	token := ss.Token("ci@fluxpack.test")
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(ss.Token("file@fluxpack.test")+"\n"), 0o600))
+	endpoints := []string{"--fulcio-url", ss.FulcioURL, "--rekor-url", ss.RekorURL}
+	push := func(tag string, extra ...string) []string {
+		return append([]string{"push", dir, url + ":" + tag, "--sign", "cosign", "--source", "s", "--revision", tag}, extra...)
+	}
+
+	for _, tt := range []struct {
+		name     string
+		env      string // $SIGSTORE_ID_TOKEN
+		args     []string
+		code     int
+		inStderr string
+		identity string // the signer's identity, when signed
+	}{
+		{"token flag", "", push("v1", append([]string{"--keyless", "--identity-token", token}, endpoints...)...), 0, "signed=true", "ci@fluxpack.test"},
+		{"token file", "", push("v2", append([]string{"--keyless", "--identity-token", tokenFile}, endpoints...)...), 0, "signed=true", "file@fluxpack.test"},
+		{"token variable", ss.Token("env@fluxpack.test"), push("v3", append([]string{"--keyless"}, endpoints...)...), 0, "signed=true", "env@fluxpack.test"},
+		{"no token", "", push("v4", append([]string{"--keyless"}, endpoints...)...), 2, "--keyless needs an OIDC identity token", ""},
+		{"token Fulcio refuses", "", push("v5", append([]string{"--keyless", "--identity-token", testutil.NewSigstore(t).Token("ci@fluxpack.test")}, endpoints...)...), 2, "Fulcio returned 401", ""},
+		{"keyless and key", "", push("v6", "--keyless", "--key", tokenFile), 2, "--keyless and --key exclude each other", ""},
+		{"endpoints without keyless", "", push("v7", "--fulcio-url", ss.FulcioURL, "--key", tokenFile), 2, "need --keyless", ""},
+		{"keyless without cosign", "", []string{"push", dir, url + ":v8", "--keyless"}, 2, "are for --sign cosign", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("SIGSTORE_ID_TOKEN", tt.env)
+			stdout, stderr, code := run(t, tt.args...)
+			assert.Equal(t, tt.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(tt.args, " "), stderr)
+			assert.Contains(t, stderr, tt.inStderr)
+			assert.NotContains(t, stdout+stderr, token, "the token printed")
+			tag := tt.args[2][strings.LastIndex(tt.args[2], ":")+1:]
+			if tt.identity == "" {
+				_, _, code := run(t, "verify", url+":"+tag, "--key", tokenFile)
+				assert.Equal(t, 2, code, "a tag %s after a failed push", tag)
+				return
+			}
+			assert.True(t, strings.HasPrefix(stdout, reg.Host+"/platform@sha256:"), "stdout %q", stdout)
+			ref, err := name.ParseReference(reg.Host + "/platform:" + tag)
+			require.NoError(t, err)
+			co := &cosign.CheckOpts{NewBundleFormat: true, TrustedMaterial: ss.TrustedRoot,
+				Identities: []cosign.Identity{{Issuer: ss.Issuer, Subject: tt.identity}}}
+			_, _, err = cosign.VerifyImageAttestations(t.Context(), ref, co)
+			require.NoError(t, err, "verifying %s as %s", ref, tt.identity)
+		})
+	}
 }

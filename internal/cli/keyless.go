@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fluxpack/fluxpack/oci"
+)
+
+// keylessFlags are push's flags for keyless cosign signing, named as
+// cosign's.
+type keylessFlags struct {
+	keyless   bool
+	token     string
+	fulcioURL string
+	rekorURL  string
+}
+
+func (k *keylessFlags) bind(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.BoolVar(&k.keyless, "keyless", false, "with --sign cosign: sign keyless (OIDC), with a Fulcio certificate and a Rekor entry; untested against the real Fulcio and Rekor")
+	fs.StringVar(&k.token, "identity-token", "", "with --keyless: the OIDC identity token, or a file holding it (default $SIGSTORE_ID_TOKEN)")
+	fs.StringVar(&k.fulcioURL, "fulcio-url", oci.DefaultFulcioURL, "with --keyless: the Fulcio instance")
+	fs.StringVar(&k.rekorURL, "rekor-url", oci.DefaultRekorURL, "with --keyless: the Rekor transparency log")
+}
+
+// set reports whether any keyless flag was given.
+func (k *keylessFlags) set() bool {
+	return k.keyless || k.token != "" || k.fulcioURL != oci.DefaultFulcioURL || k.rekorURL != oci.DefaultRekorURL
+}
+
+// options reads the token: the flag's value, the file it names, else
+// $SIGSTORE_ID_TOKEN. Errors never hold the token.
+func (k *keylessFlags) options() (oci.CosignKeyless, error) {
+	token, from := k.token, "--identity-token"
+	if token == "" {
+		token, from = os.Getenv("SIGSTORE_ID_TOKEN"), "$SIGSTORE_ID_TOKEN"
+	}
+	if token == "" {
+		return oci.CosignKeyless{}, fmt.Errorf("--keyless needs an OIDC identity token: --identity-token, or $SIGSTORE_ID_TOKEN")
+	}
+	if fi, err := os.Stat(token); from == "--identity-token" && err == nil && fi.Mode().IsRegular() {
+		// A file holding the token, as cosign's --identity-token takes.
+		raw, err := os.ReadFile(token)
+		if err != nil {
+			return oci.CosignKeyless{}, fmt.Errorf("reading --identity-token: %w", err)
+		}
+		token = strings.TrimSpace(string(raw))
+	}
+	return oci.CosignKeyless{IDToken: token, FulcioURL: k.fulcioURL, RekorURL: k.rekorURL}, nil
+}
