@@ -52,9 +52,10 @@ the format source-controller verifies with a public key (spec.verify.provider
 cosign): KEY is a file or env://VAR holding cosign's encrypted key
 ($COSIGN_PASSWORD decrypts it) or a plain PEM private key (openssl genpkey),
 or a KMS key reference SCHEME://KEY, which sigstore's KMS registry resolves
-as cosign's --key does: no cloud provider is compiled into fluxpack, so it
-runs sigstore's KMS plugin sigstore-kms-SCHEME from $PATH (the plugin
-protocol of github.com/sigstore/sigstore/pkg/signature/kms/cliplugin).
+as cosign's --key does: awskms://, gcpkms://, azurekms:// and hashivault://
+with sigstore's providers (credentials from the environment, as for cosign),
+any other scheme with sigstore's KMS plugin sigstore-kms-SCHEME from $PATH
+(the plugin protocol of github.com/sigstore/sigstore/pkg/signature/kms/cliplugin).
 --sign notation --key KEY --cert CHAIN signs with notation instead, in the
 format source-controller verifies with a trust policy (spec.verify.provider
 notation): KEY is a PEM private key, CHAIN the PEM certificate chain (leaf
@@ -191,7 +192,7 @@ when none failed.`,
 	fleetFile.bind(cmd)
 	fs.IntVar(&jobs, "jobs", fleet.DefaultJobs, "with --fleet: clusters rendered and pushed at once")
 	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key or --keyless) or "notation" (with --key and --cert)`)
-	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key), or for cosign a KMS key SCHEME://KEY (plugin sigstore-kms-SCHEME on $PATH); for notation a PEM file")
+	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key), or for cosign a KMS key SCHEME://KEY (awskms, gcpkms, azurekms, hashivault, else a plugin sigstore-kms-SCHEME on $PATH); for notation a PEM file")
 	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
 	keyless.bind(cmd)
 	return cmd

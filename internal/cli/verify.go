@@ -88,7 +88,7 @@ tag, no trust policy for the repository).`,
 	}
 	reg.bind(cmd)
 	out.bind(cmd)
-	cmd.Flags().StringVar(&key, "key", "", "cosign public key: a PEM file, env://VAR, or a KMS key SCHEME://KEY (plugin sigstore-kms-SCHEME on $PATH)")
+	cmd.Flags().StringVar(&key, "key", "", "cosign public key: a PEM file, env://VAR, or a KMS key SCHEME://KEY (as for push)")
 	cmd.Flags().StringVar(&trustPolicy, "trust-policy", "", "notation trust policy (trustpolicy.json), with --cert")
 	cmd.Flags().StringArrayVar(&certs, "cert", nil, "notation trust store: a certificate file or a directory of *.crt/*.pem files (repeatable)")
 	return cmd
