@@ -58,6 +58,19 @@ func TestPushKeyless(t *testing.T) {
 	assert.Error(t, verifyKeyless(t, ss, url, ss.Issuer, "someone@fluxpack.test"), "another identity verified")
 	assert.Error(t, verifyKeyless(t, ss, url, "https://token.actions.githubusercontent.com", "ci@fluxpack.test"), "another issuer verified")
 
+	// The referrers tag that holds the bundle here (the in-memory registry
+	// has no referrers API) is no tag of List's.
+	tags, err := crane.ListTags(repo)
+	require.NoError(t, err)
+	assert.Contains(t, tags, "sha256-"+strings.TrimPrefix(res.Digest, "sha256:"), "the referrers tag schema's tag")
+	listed, err := oci.List(t.Context(), "oci://"+repo)
+	require.NoError(t, err)
+	var names []string
+	for _, l := range listed {
+		names = append(names, l.Tag)
+	}
+	assert.ElementsMatch(t, []string{"v1", "latest"}, names, "List")
+
 	// Unchanged: the bundle is there, nothing signed again.
 	again, err := oci.Push(t.Context(), dir, url, keyless)
 	require.NoError(t, err)
