@@ -93,9 +93,13 @@
 // which is where source-controller's cosign verifier looks first when
 // spec.verify has matchOIDCIdentity. The same guarantees hold (signed
 // before tagged; an unchanged push adds a bundle if the artifact has none).
-// It is untested against the real Fulcio and Rekor: the tests run it
+// Verify (and Promote) with WithCosignIdentity check keyless signatures as
+// source-controller does for spec.verify.matchOIDCIdentity, against
+// WithSigstoreTrustedRoot's trusted root or the public-good one (TUF);
+// Promote copies the bundles into another repository. All of it is
+// untested against the real Fulcio, Rekor and TUF root: the tests run
 // offline against stand-ins on loopback (internal/testutil.Sigstore) and
-// verify the result with cosign's verifier and the stand-ins' trusted root.
+// their trusted root.
 //
 // WithNotationKey signs with notation-go instead, with a PEM key and its
 // certificate chain: a JWS envelope in an OCI image manifest whose subject
@@ -110,8 +114,7 @@
 // policy skips the artifact.
 //
 // This package knows nothing of layers, Kustomizations or variables (see
-// packages layering and substitute), verifies no keyless signature (Verify
-// takes keys and notation trust policies), does no RFC 3161 timestamping,
+// packages layering and substitute), does no RFC 3161 timestamping,
 // and does not log in to cloud providers. WithCosignSigner takes any
 // sigstore signer, WithNotationSigner any notation signer (a plugin's).
 package oci

@@ -28,6 +28,10 @@ const (
 	DefaultRekorURL  = "https://rekor.sigstore.dev"
 )
 
+// sigstoreBundleArtifactType starts the artifact type of the referrers that
+// hold sigstore bundles (cosign adds the bundle version).
+const sigstoreBundleArtifactType = "application/vnd.dev.sigstore.bundle"
+
 // CosignKeyless configures keyless signing (WithCosignKeyless).
 type CosignKeyless struct {
 	// IDToken is the OIDC identity token (a JWT) Fulcio certifies the

@@ -1,6 +1,7 @@
 package oci_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,6 +72,31 @@ func TestPushKeyless(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"v1", "latest"}, names, "List")
 
+	// Verify, with the stand-ins' trusted root.
+	root := oci.WithSigstoreTrustedRoot(ss.TrustedRootFile(t))
+	for _, tt := range []struct {
+		name string
+		url  string
+		id   oci.OIDCIdentity
+		want oci.VerifyStatus
+	}{
+		{"exact identity", url, oci.OIDCIdentity{Issuer: ss.Issuer, Subject: "ci@fluxpack.test"}, oci.Verified},
+		{"regexps", "oci://" + repo + ":latest", oci.OIDCIdentity{IssuerRegexp: `^https://oidc\.fluxpack\.test$`, SubjectRegexp: `^ci@`}, oci.Verified},
+		{"another subject", url, oci.OIDCIdentity{Issuer: ss.Issuer, Subject: "someone@fluxpack.test"}, oci.BadSignature},
+		{"another issuer", url, oci.OIDCIdentity{Issuer: "https://token.actions.githubusercontent.com", SubjectRegexp: ".*"}, oci.BadSignature},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := oci.Verify(t.Context(), tt.url, oci.WithCosignIdentity(tt.id), root)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got.Status, "Verify(%s, %+v): %s", tt.url, tt.id, got.Reason)
+		})
+	}
+	// Another trusted root (another Sigstore's) refuses the signature.
+	got, err := oci.Verify(t.Context(), url, oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer, Subject: "ci@fluxpack.test"}),
+		oci.WithSigstoreTrustedRoot(testutil.NewSigstore(t).TrustedRootFile(t)))
+	require.NoError(t, err)
+	assert.Equal(t, oci.BadSignature, got.Status, "Verify against another trusted root")
+
 	// Unchanged: the bundle is there, nothing signed again.
 	again, err := oci.Push(t.Context(), dir, url, keyless)
 	require.NoError(t, err)
@@ -128,4 +154,69 @@ func TestCosignKeylessOptionErrors(t *testing.T) {
 			assert.NotContains(t, err.Error(), ":pw@")
 		})
 	}
+}
+
+func TestVerifyKeylessUnsignedAndKeySigned(t *testing.T) {
+	ss := testutil.NewSigstore(t)
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	key, _ := testutil.PKCS8KeyPair(t, t.TempDir(), "k", false)
+	id := oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer, SubjectRegexp: ".*"})
+	root := oci.WithSigstoreTrustedRoot(ss.TrustedRootFile(t))
+
+	unsigned := "oci://" + reg.Host + "/platform:unsigned"
+	_, err := oci.Push(t.Context(), dir, unsigned)
+	require.NoError(t, err)
+	got, err := oci.Verify(t.Context(), unsigned, id, root)
+	require.NoError(t, err)
+	assert.Equal(t, oci.Unsigned, got.Status, got.Reason)
+
+	keyed := "oci://" + reg.Host + "/keyed:v1"
+	_, err = oci.Push(t.Context(), dir, keyed, oci.WithCosignKey(key, nil))
+	require.NoError(t, err)
+	got, err = oci.Verify(t.Context(), keyed, id, root)
+	require.NoError(t, err)
+	assert.Equal(t, oci.BadSignature, got.Status, "a key signature verified as keyless")
+
+	for _, tt := range []struct {
+		name string
+		opts []oci.VerifyOption
+	}{
+		{"no subject", []oci.VerifyOption{oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer})}},
+		{"issuer twice", []oci.VerifyOption{oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer, IssuerRegexp: ".*", Subject: "s"})}},
+		{"bad regexp", []oci.VerifyOption{oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer, SubjectRegexp: "("})}},
+		{"trusted root alone", []oci.VerifyOption{root}},
+		{"missing trusted root", []oci.VerifyOption{id, oci.WithSigstoreTrustedRoot(filepath.Join(t.TempDir(), "none.json"))}},
+		{"key and identity", []oci.VerifyOption{id, oci.WithCosignPublicKey(key)}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := oci.Verify(t.Context(), unsigned, tt.opts...)
+			require.ErrorIs(t, err, oci.ErrInvalidOption)
+		})
+	}
+}
+
+func TestPromoteKeyless(t *testing.T) {
+	ss := testutil.NewSigstore(t)
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	staging := "oci://" + reg.Host + "/platform/staging:main"
+	_, err := oci.Push(t.Context(), dir, staging, oci.WithCosignKeyless(oci.CosignKeyless{IDToken: ss.Token("ci@fluxpack.test"), FulcioURL: ss.FulcioURL, RekorURL: ss.RekorURL}))
+	require.NoError(t, err)
+	root := oci.WithSigstoreTrustedRoot(ss.TrustedRootFile(t))
+
+	_, err = oci.Promote(t.Context(), staging, "oci://"+reg.Host+"/platform/staging:prod", oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer, Subject: "someone@fluxpack.test"}), root)
+	require.ErrorIs(t, err, oci.ErrNotVerified, "Promote with another identity")
+	_, err = crane.Digest(reg.Host + "/platform/staging:prod")
+	require.Error(t, err, "the tag moved to an artifact of another identity")
+
+	res, err := oci.Promote(t.Context(), staging, "oci://"+reg.Host+"/platform/prod:main", oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer, Subject: "ci@fluxpack.test"}), root)
+	require.NoError(t, err, "Promote with the signer's identity")
+	assert.Equal(t, res.Digest, tagDigest(t, reg.Host+"/platform/prod:main"))
+	// Into another repository the bundle comes along.
+	got, err := oci.Verify(t.Context(), "oci://"+reg.Host+"/platform/prod:main", oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer, Subject: "ci@fluxpack.test"}), root)
+	require.NoError(t, err)
+	assert.Equal(t, oci.Verified, got.Status, "the promoted copy: %s", got.Reason)
 }

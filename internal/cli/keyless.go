@@ -52,3 +52,39 @@ func (k *keylessFlags) options() (oci.CosignKeyless, error) {
 	}
 	return oci.CosignKeyless{IDToken: token, FulcioURL: k.fulcioURL, RekorURL: k.rekorURL}, nil
 }
+
+// identityFlags are verify's and promote's flags for keyless signatures,
+// named as cosign verify's.
+type identityFlags struct {
+	identity, identityRegexp string
+	issuer, issuerRegexp     string
+	trustedRoot              string
+}
+
+func (f *identityFlags) bind(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.identity, "certificate-identity", "", "keyless: the signer's identity (email, workflow URL) the Fulcio certificate must name")
+	fs.StringVar(&f.identityRegexp, "certificate-identity-regexp", "", "keyless: a Go regular expression the identity must match, as spec.verify.matchOIDCIdentity.subject")
+	fs.StringVar(&f.issuer, "certificate-oidc-issuer", "", "keyless: the OIDC issuer the certificate must name")
+	fs.StringVar(&f.issuerRegexp, "certificate-oidc-issuer-regexp", "", "keyless: a Go regular expression the issuer must match, as spec.verify.matchOIDCIdentity.issuer")
+	fs.StringVar(&f.trustedRoot, "trusted-root", "", "keyless: sigstore's trusted_root.json of a private Sigstore (default: the public-good root, through TUF)")
+}
+
+// set reports whether any of the flags was given.
+func (f *identityFlags) set() bool {
+	return f.identity != "" || f.identityRegexp != "" || f.issuer != "" || f.issuerRegexp != "" || f.trustedRoot != ""
+}
+
+// options turns the flags into Verify's options; the library checks them.
+func (f *identityFlags) options() []oci.KeyOption {
+	if !f.set() {
+		return nil
+	}
+	opts := []oci.KeyOption{oci.WithCosignIdentity(oci.OIDCIdentity{
+		Issuer: f.issuer, IssuerRegexp: f.issuerRegexp, Subject: f.identity, SubjectRegexp: f.identityRegexp,
+	})}
+	if f.trustedRoot != "" {
+		opts = append(opts, oci.WithSigstoreTrustedRoot(f.trustedRoot))
+	}
+	return opts
+}

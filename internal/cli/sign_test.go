@@ -162,7 +162,38 @@ func TestSignKeyless(t *testing.T) {
 			co := &cosign.CheckOpts{NewBundleFormat: true, TrustedMaterial: ss.TrustedRoot,
 				Identities: []cosign.Identity{{Issuer: ss.Issuer, Subject: tt.identity}}}
 			_, _, err = cosign.VerifyImageAttestations(t.Context(), ref, co)
-			require.NoError(t, err, "verifying %s as %s", ref, tt.identity)
+			require.NoError(t, err, "verifying %s as %s with cosign", ref, tt.identity)
 		})
 	}
+
+	// fluxpack verify, keyless.
+	trustedRoot := ss.TrustedRootFile(t)
+	for _, tt := range []struct {
+		name     string
+		args     []string
+		code     int
+		stdout   string // prefix
+		inStderr string
+	}{
+		{"identity", []string{"--certificate-identity", "ci@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer}, 0, "verified: ", ""},
+		{"regexps", []string{"--certificate-identity-regexp", "@fluxpack[.]test$", "--certificate-oidc-issuer-regexp", "^https://oidc[.]fluxpack[.]test$"}, 0, "verified: ", ""},
+		{"another identity", []string{"--certificate-identity", "file@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer}, 1, "invalid: ", "has no keyless signature of the identity"},
+		{"no issuer", []string{"--certificate-identity", "ci@fluxpack.test"}, 2, "", "issuer"},
+		{"with a key", []string{"--certificate-identity", "ci@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer, "--key", tokenFile}, 2, "", "exclude --key"},
+	} {
+		t.Run("verify "+tt.name, func(t *testing.T) {
+			args := append([]string{"verify", url + ":v1", "--trusted-root", trustedRoot}, tt.args...)
+			stdout, stderr, code := run(t, args...)
+			assert.Equal(t, tt.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(args, " "), stderr)
+			assert.True(t, strings.HasPrefix(stdout, tt.stdout), "stdout %q, want prefix %q", stdout, tt.stdout)
+			assert.Contains(t, stderr, tt.inStderr)
+		})
+	}
+	_, stderr, code := run(t, "verify", url+":v4", "--trusted-root", trustedRoot, "--certificate-identity", "ci@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer)
+	assert.Equal(t, 2, code, "verify of the tag a push without token would have written: %s", stderr)
+	_, stderr, code = run(t, "push", dir, url+":v9", "--source", "s", "--revision", "v9", "--force")
+	require.Equal(t, 0, code, stderr)
+	stdout, stderr, code := run(t, "verify", url+":v9", "--trusted-root", trustedRoot, "--certificate-identity", "ci@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer)
+	assert.Equal(t, 1, code, "verify of an unsigned tag, keyless: %s", stderr)
+	assert.True(t, strings.HasPrefix(stdout, "unsigned: "), stdout)
 }

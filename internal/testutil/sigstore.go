@@ -18,6 +18,8 @@ import (
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -94,6 +96,17 @@ func NewSigstore(t testing.TB) *Sigstore {
 		t.Fatal(err)
 	}
 	now := time.Now()
+	// The virtual sigstore's log ID is the hex string's bytes, which does
+	// not survive trusted_root.json: give it the raw key ID.
+	rekorLogs := map[string]*root.TransparencyLog{}
+	for id, l := range vs.RekorLogs() {
+		raw, err := hex.DecodeString(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.ID = raw
+		rekorLogs[id] = l
+	}
 	s.TrustedRoot, err = root.NewTrustedRoot(root.TrustedRootMediaType01,
 		[]root.CertificateAuthority{&root.FulcioCertificateAuthority{
 			Root: rootCert, Intermediates: []*x509.Certificate{inter},
@@ -104,7 +117,7 @@ func NewSigstore(t testing.TB) *Sigstore {
 			SignatureHashFunc: crypto.SHA256, ValidityPeriodStart: now.Add(-time.Hour), ValidityPeriodEnd: now.Add(time.Hour),
 		}},
 		nil,
-		vs.RekorLogs())
+		rekorLogs)
 	if err != nil {
 		t.Fatalf("making the trusted root: %v", err)
 	}
@@ -115,6 +128,21 @@ func NewSigstore(t testing.TB) *Sigstore {
 	t.Cleanup(rekor.Close)
 	s.FulcioURL, s.RekorURL = fulcio.URL, rekor.URL
 	return s
+}
+
+// TrustedRootFile writes the trusted root as sigstore's trusted_root.json
+// in a temporary directory and returns its path.
+func (s *Sigstore) TrustedRootFile(t testing.TB) string {
+	t.Helper()
+	raw, err := s.TrustedRoot.MarshalJSON()
+	if err != nil {
+		t.Fatalf("marshalling the trusted root: %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "trusted_root.json")
+	if err := os.WriteFile(p, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // Token returns an identity token for email, issued by s.Issuer for the
