@@ -44,6 +44,8 @@ type CosignKeyless struct {
 	// RekorURL is the Rekor transparency log, API v1 (default
 	// DefaultRekorURL).
 	RekorURL string
+	// Fulcio and Rekor are reached with Go's default HTTP transport (the
+	// system's trust store, $HTTPS_PROXY), not the registry's options.
 }
 
 // WithCosignKeyless signs the pushed artifact without a key of one's own,
@@ -111,8 +113,8 @@ func newKeylessSigner(k CosignKeyless) (*keylessSigner, error) {
 		if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" || p.User != nil {
 			return nil, fmt.Errorf("invalid %s URL %q: want http(s)://host[/path] without credentials", u.what, RedactURL(u.url))
 		}
-		ks.fulcioURL, ks.rekorURL = strings.TrimSuffix(ks.fulcioURL, "/"), strings.TrimSuffix(ks.rekorURL, "/")
 	}
+	ks.fulcioURL, ks.rekorURL = strings.TrimSuffix(ks.fulcioURL, "/"), strings.TrimSuffix(ks.rekorURL, "/")
 	return ks, nil
 }
 

@@ -35,7 +35,7 @@ func KMSProviders() []string {
 // isKMSRef reports whether keyRef is scheme://… other than env://.
 func isKMSRef(keyRef string) bool {
 	scheme, _, ok := strings.Cut(keyRef, "://")
-	return ok && keyRef != "" && !strings.HasPrefix(keyRef, EnvKeyPrefix) && isScheme(scheme)
+	return ok && !strings.HasPrefix(keyRef, EnvKeyPrefix) && isScheme(scheme)
 }
 
 // kmsKey is a KMS key whose public key was read when it was loaded, and

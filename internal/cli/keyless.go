@@ -17,9 +17,11 @@ type keylessFlags struct {
 	token     string
 	fulcioURL string
 	rekorURL  string
+	cmd       *cobra.Command
 }
 
 func (k *keylessFlags) bind(cmd *cobra.Command) {
+	k.cmd = cmd
 	fs := cmd.Flags()
 	fs.BoolVar(&k.keyless, "keyless", false, "with --sign cosign: sign keyless (OIDC), with a Fulcio certificate and a Rekor entry; untested against the real Fulcio and Rekor")
 	fs.StringVar(&k.token, "identity-token", "", "with --keyless: the OIDC identity token, or a file holding it (default $SIGSTORE_ID_TOKEN)")
@@ -29,7 +31,12 @@ func (k *keylessFlags) bind(cmd *cobra.Command) {
 
 // set reports whether any keyless flag was given.
 func (k *keylessFlags) set() bool {
-	return k.keyless || k.token != "" || k.fulcioURL != oci.DefaultFulcioURL || k.rekorURL != oci.DefaultRekorURL
+	for _, f := range []string{"keyless", "identity-token", "fulcio-url", "rekor-url"} {
+		if k.cmd.Flags().Changed(f) {
+			return true
+		}
+	}
+	return false
 }
 
 // options reads the token: the flag's value, the file it names, else
