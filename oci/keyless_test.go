@@ -220,3 +220,36 @@ func TestPromoteKeyless(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, oci.Verified, got.Status, "the promoted copy: %s", got.Reason)
 }
+
+// TestRealRegistryKeylessAndKMS signs keyless and with the KMS plugin on the
+// real distribution registry, which has no referrers API: the bundle goes
+// to the sha256-<hex> tag schema, which verification finds and List hides.
+func TestRealRegistryKeylessAndKMS(t *testing.T) {
+	reg := testutil.StartDistribution(t, testutil.DistributionOptions{})
+	ss := testutil.NewSigstore(t)
+	ref, pub, _ := testutil.KMSPlugin(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	repo := "oci://" + reg.Host + "/acme/platform"
+
+	res, err := oci.Push(t.Context(), dir, repo+":keyless", oci.WithCosignKeyless(oci.CosignKeyless{IDToken: ss.Token("ci@fluxpack.test"), FulcioURL: ss.FulcioURL, RekorURL: ss.RekorURL}))
+	require.NoError(t, err)
+	require.True(t, res.Signed)
+	got, err := oci.Verify(t.Context(), repo+":keyless", oci.WithCosignIdentity(oci.OIDCIdentity{Issuer: ss.Issuer, Subject: "ci@fluxpack.test"}), oci.WithSigstoreTrustedRoot(ss.TrustedRootFile(t)))
+	require.NoError(t, err)
+	assert.Equal(t, oci.Verified, got.Status, "keyless on the real registry: %s", got.Reason)
+
+	testutil.WriteFiles(t, dir, map[string]string{"b.yaml": "kind: Namespace\n"})
+	res, err = oci.Push(t.Context(), dir, repo+":kms", oci.WithCosignKey(ref, nil))
+	require.NoError(t, err)
+	require.True(t, res.Signed)
+	assert.Equal(t, oci.Verified, verifyStatus(t, repo+":kms", pub).Status, "KMS on the real registry")
+
+	listed, err := oci.List(t.Context(), repo)
+	require.NoError(t, err)
+	var names []string
+	for _, l := range listed {
+		names = append(names, l.Tag)
+	}
+	assert.ElementsMatch(t, []string{"keyless", "kms"}, names, "List")
+}
