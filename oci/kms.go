@@ -21,11 +21,11 @@ var ErrUnknownKMS = errors.New("unknown KMS scheme")
 
 // KMSProviders returns the key reference prefixes of the KMS providers
 // compiled into the program (sigstore's kms.SupportedProviders, such as
-// "awskms://"), sorted. fluxpack compiles in none: a program that imports
-// a provider package of sigstore, such as
-// github.com/sigstore/sigstore/pkg/signature/kms/aws, adds it. Any other
-// scheme is looked up as a sigstore CLI plugin, sigstore-kms-<scheme>, on
-// $PATH.
+// "awskms://"), sorted. Package oci compiles in none: a program adds one by
+// importing sigstore's provider package, such as
+// github.com/sigstore/sigstore/pkg/signature/kms/aws, as the fluxpack
+// command does for aws, gcp, azure and hashivault. Any other scheme is
+// looked up as a sigstore CLI plugin, sigstore-kms-<scheme>, on $PATH.
 func KMSProviders() []string {
 	p := kms.SupportedProviders()
 	slices.Sort(p)
