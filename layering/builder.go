@@ -118,6 +118,14 @@ func (b *Builder) graph() ([]*node, []error) {
 	case st.sourceRef != nil && st.verify != nil:
 		errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: Verify sets the stack's own OCIRepository's spec.verify: use FromOCI or FromOCIRepository, not FromSource", st.name))
 	}
+	if v := st.verify; v != nil || st.oci != nil {
+		if v == nil {
+			v = st.oci.Verify
+		}
+		for _, msg := range verificationProblems(v) {
+			errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: %s", st.name, msg))
+		}
+	}
 
 	layerErr := func(s *step, err error) {
 		errs = append(errs, &LayerError{Layer: s.name, File: s.file, Line: s.line, Err: err})

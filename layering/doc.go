@@ -47,7 +47,11 @@
 // WithVerifyKey) renders the Secret holding the cosign public key as
 // cosign.pub, Plan.NotationVerifySecret (WithVerifyNotation) the one
 // holding notation's trustpolicy.json and CA certificates (ca.crt), for the
-// secret file, never the rendered directory.
+// secret file, never the rendered directory. VerifyKeyless (stack file:
+// source.verify.matchOIDCIdentity, without secretRef) makes it verify
+// keyless cosign signatures instead, accepting only the OIDC issuers and
+// subjects given; identities source-controller would ignore (with
+// secretRef, or provider notation) or could not compile are refused.
 //
 // Lint reads each layer's manifests as kustomize-controller builds them and
 // reports the races the seeds ran into (see Lint). Graph draws the DAG.

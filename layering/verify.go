@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -46,6 +47,54 @@ func Verify(provider, secretName string) StackOption {
 		}
 		s.verify = &sourcev1.OCIRepositoryVerification{Provider: provider, SecretRef: &meta.LocalObjectReference{Name: secretName}}
 	})
+}
+
+// VerifyKeyless makes the stack's OCIRepository verify keyless cosign
+// signatures (`fluxpack push --sign cosign --keyless`, `cosign sign` with
+// OIDC): spec.verify {provider: cosign, matchOIDCIdentity}, with no
+// secretRef, so source-controller checks the Fulcio certificate against
+// the Sigstore trusted root and accepts the artifact only when the
+// certificate's OIDC issuer and subject match one of identities (Go
+// regular expressions, matched by source-controller as cosign's
+// --certificate-oidc-issuer-regexp and --certificate-identity-regexp are;
+// anchor them with ^…$). At least one identity is needed: without one,
+// any Sigstore identity would do. The stack file's source.verify takes
+// the same field.
+func VerifyKeyless(identities ...sourcev1.OIDCIdentityMatch) StackOption {
+	return funcStack(func(s *stack) {
+		if len(identities) == 0 {
+			s.invalidf("VerifyKeyless needs at least one identity (issuer and subject)")
+			return
+		}
+		s.verify = &sourcev1.OCIRepositoryVerification{Provider: "cosign", MatchOIDCIdentity: slices.Clone(identities)}
+	})
+}
+
+// verificationProblems checks the identities of a keyless spec.verify:
+// non-empty regular expressions source-controller can compile, only with
+// provider cosign and without secretRef, which makes source-controller
+// verify with keys and ignore them.
+func verificationProblems(v *sourcev1.OCIRepositoryVerification) []string {
+	if v == nil || len(v.MatchOIDCIdentity) == 0 {
+		return nil
+	}
+	var msgs []string
+	if v.Provider != "cosign" {
+		msgs = append(msgs, fmt.Sprintf("verify.matchOIDCIdentity is for provider cosign, not %q", v.Provider))
+	}
+	if v.SecretRef != nil {
+		msgs = append(msgs, "verify.matchOIDCIdentity is for keyless verification: with secretRef source-controller verifies with the Secret's keys and ignores it")
+	}
+	for i, id := range v.MatchOIDCIdentity {
+		for _, f := range []struct{ field, re string }{{"issuer", id.Issuer}, {"subject", id.Subject}} {
+			if f.re == "" {
+				msgs = append(msgs, fmt.Sprintf("verify.matchOIDCIdentity[%d].%s is empty", i, f.field))
+			} else if _, err := regexp.Compile(f.re); err != nil {
+				msgs = append(msgs, fmt.Sprintf("verify.matchOIDCIdentity[%d].%s %q: %v", i, f.field, f.re, err))
+			}
+		}
+	}
+	return msgs
 }
 
 // VerifySecret renders the Secret the OCIRepository's spec.verify.secretRef

@@ -193,3 +193,66 @@ func TestRenderVerifyNotation(t *testing.T) {
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyNotation for a stack verifying with cosign")
 	assert.Contains(t, err.Error(), "provider: notation")
 }
+
+func TestRenderVerifyKeyless(t *testing.T) {
+	dir := renderableStack(t)
+	p := filepath.Join(dir, "stack.yaml")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	s := strings.Replace(string(data), "  source: {url: oci://registry.example.com/platform, tag: v1}",
+		`  source: {url: oci://registry.example.com/platform, tag: v1, verify: {provider: cosign, matchOIDCIdentity: [{issuer: '^https://token\.actions\.githubusercontent\.com$', subject: '^https://github\.com/acme/platform/\.github/workflows/push\.yaml@refs/heads/main$'}]}}`, 1)
+	require.NotEqual(t, string(data), s, "the stack's source line")
+	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+
+	out := filepath.Join(t.TempDir(), "out")
+	_, err = layering.RenderFile(p, out)
+	require.NoError(t, err)
+	src, err := os.ReadFile(filepath.Join(out, "source.yaml"))
+	require.NoError(t, err)
+	testutil.Golden(t, "verify-keyless", src)
+
+	// Identities source-controller would ignore or not compile.
+	for _, tt := range []struct{ name, verify, want string }{
+		{"with secretRef", `{provider: cosign, secretRef: {name: k}, matchOIDCIdentity: [{issuer: a, subject: b}]}`, "ignores it"},
+		{"notation", `{provider: notation, secretRef: {name: k}, matchOIDCIdentity: [{issuer: a, subject: b}]}`, "for provider cosign"},
+		{"bad regexp", `{provider: cosign, matchOIDCIdentity: [{issuer: '(', subject: b}]}`, "matchOIDCIdentity[0].issuer"},
+		{"empty subject", `{provider: cosign, matchOIDCIdentity: [{issuer: a, subject: ''}]}`, "matchOIDCIdentity[0].subject is empty"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := renderableStack(t)
+			p := filepath.Join(dir, "stack.yaml")
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			s := strings.Replace(string(data), "  source: {url: oci://registry.example.com/platform, tag: v1}",
+				"  source: {url: oci://registry.example.com/platform, tag: v1, verify: "+tt.verify+"}", 1)
+			require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
+			_, err = layering.RenderFile(p, filepath.Join(t.TempDir(), "out"))
+			require.ErrorIs(t, err, layering.ErrInvalidOption, "RenderFile with source.verify %s", tt.verify)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+func TestVerifyKeylessOption(t *testing.T) {
+	id := sourcev1.OIDCIdentityMatch{Issuer: "^https://token.actions.githubusercontent.com$", Subject: "^https://github.com/acme/platform/"}
+	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1"), layering.VerifyKeyless(id)).
+		Layer("crds").Build()
+	require.NoError(t, err)
+	assert.Equal(t, &sourcev1.OCIRepositoryVerification{Provider: "cosign", MatchOIDCIdentity: []sourcev1.OIDCIdentityMatch{id}}, plan.Source.Spec.Verify)
+	_, err = plan.VerifySecret([]byte("x"))
+	require.ErrorIs(t, err, layering.ErrInvalidOption, "a key Secret for a keyless stack")
+
+	for _, tt := range []struct {
+		name string
+		opt  layering.StackOption
+	}{
+		{"no identity", layering.VerifyKeyless()},
+		{"bad regexp", layering.VerifyKeyless(sourcev1.OIDCIdentityMatch{Issuer: "[", Subject: "s"})},
+		{"empty issuer", layering.VerifyKeyless(sourcev1.OIDCIdentityMatch{Subject: "s"})},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := layering.New("platform", layering.FromOCI("oci://r/p", "v1"), tt.opt).Layer("crds").Build()
+			require.ErrorIs(t, err, layering.ErrInvalidOption, "Build with %s", tt.name)
+		})
+	}
+}

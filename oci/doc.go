@@ -82,6 +82,31 @@
 // signatures of a tag with a public key as source-controller does (offline,
 // IgnoreTlog) and answers Verified, Unsigned or BadSignature.
 //
+// A key reference scheme://… other than env:// is a KMS key, resolved by
+// sigstore's KMS registry as cosign's --key is: a provider compiled into
+// the program (KMSProviders), else sigstore's CLI plugin
+// sigstore-kms-<scheme> on $PATH. Its public key is read when the option is
+// applied; each signature is one call to the KMS. The signature is the same
+// cosign signature, which source-controller verifies with the public key.
+// This package compiles in no provider: a program adds one by importing it
+// (the fluxpack command does, see its documentation); ErrUnknownKMS says a
+// scheme has neither.
+//
+// WithCosignKeyless signs keyless, as `cosign sign` v3 does: sigstore-go
+// makes an ephemeral key, Fulcio certifies it for the OIDC identity token,
+// Rekor logs the signature, and the sigstore bundle (a DSSE in-toto
+// statement naming the digest) becomes an OCI referrer of the artifact,
+// which is where source-controller's cosign verifier looks first when
+// spec.verify has matchOIDCIdentity. The same guarantees hold (signed
+// before tagged; an unchanged push adds a bundle if the artifact has none).
+// Verify (and Promote) with WithCosignIdentity check keyless signatures as
+// source-controller does for spec.verify.matchOIDCIdentity, against
+// WithSigstoreTrustedRoot's trusted root or the public-good one (TUF);
+// Promote copies the bundles into another repository. All of it is
+// untested against the real Fulcio, Rekor and TUF root: the tests run
+// offline against stand-ins on loopback (internal/testutil.Sigstore) and
+// their trusted root.
+//
 // WithNotationKey signs with notation-go instead, with a PEM key and its
 // certificate chain: a JWS envelope in an OCI image manifest whose subject
 // is the artifact (config media type application/vnd.cncf.notary.signature),
@@ -95,9 +120,7 @@
 // policy skips the artifact.
 //
 // This package knows nothing of layers, Kustomizations or variables (see
-// packages layering and substitute), does no keyless (Fulcio/Rekor) or KMS
-// signing of its own (WithCosignSigner takes any sigstore signer,
-// WithNotationSigner any notation signer, e.g. a plugin's), no RFC 3161
-// timestamping, and does
-// not log in to cloud providers.
+// packages layering and substitute), does no RFC 3161 timestamping,
+// and does not log in to cloud providers. WithCosignSigner takes any
+// sigstore signer, WithNotationSigner any notation signer (a plugin's).
 package oci

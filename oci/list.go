@@ -25,7 +25,9 @@ type TagInfo struct {
 
 // List returns the tags of the repository at url (oci://host/repository) with
 // what each points at. Cosign's signature, attestation and SBOM tags are left
-// out, as by `flux list artifacts`. Tags come newest version first with
+// out, as by `flux list artifacts`, and so are the sha256-<hex> tags of the
+// OCI referrers tag schema, where registries without the referrers API keep
+// the notation signatures and sigstore bundles of an artifact. Tags come newest version first with
 // WithSemver (which keeps only versions in its range), else in reverse
 // lexical order as Flux lists them.
 func List(ctx context.Context, url string, opts ...ListOption) ([]TagInfo, error) {
@@ -59,7 +61,7 @@ func list(ctx context.Context, url string, o *options) ([]TagInfo, error) {
 	versions := map[string]*semver.Version{}
 	var kept []string
 	for _, t := range tags {
-		if fluxoci.IsCosignArtifact(t) {
+		if fluxoci.IsCosignArtifact(t) || isReferrersTag(t) {
 			continue
 		}
 		if constraint != nil {
@@ -106,4 +108,19 @@ func parseSemver(s string) (*semver.Constraints, error) {
 		return nil, fmt.Errorf("parsing semver range %q: %w", s, err)
 	}
 	return c, nil
+}
+
+// isReferrersTag reports whether t is a tag of the referrers tag schema:
+// sha256- and the 64 hex digits of the digest whose referrers it lists.
+func isReferrersTag(t string) bool {
+	h, ok := strings.CutPrefix(t, "sha256-")
+	if !ok || len(h) != 64 {
+		return false
+	}
+	for _, c := range h {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/notaryproject/notation-go"
 	"github.com/notaryproject/notation-go/verifier/trustpolicy"
+	"github.com/sigstore/cosign/v3/pkg/cosign"
+	"github.com/sigstore/sigstore-go/pkg/root"
 	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -156,6 +158,8 @@ type options struct {
 
 	// Verify.
 	verifier       signature.Verifier
+	identities     []cosign.Identity     // WithCosignIdentity: keyless
+	trustedRoot    root.TrustedMaterial  // WithSigstoreTrustedRoot
 	notationPolicy *trustpolicy.Document // WithNotationTrustPolicy
 	notationCerts  []*x509.Certificate   // WithNotationCertificates
 	// notationVerifier is made by Verify from the two above.
@@ -206,7 +210,13 @@ func collect[T any](opts []T, apply func(T, *options) error) (*options, error) {
 	if o.signer != nil && o.notationSigner != nil {
 		errs = append(errs, errors.New("cosign and notation signing exclude each other: give one of WithCosignKey and WithNotationKey"))
 	}
-	if o.verifier != nil && (o.notationPolicy != nil || o.notationCerts != nil) {
+	if o.verifier != nil && len(o.identities) > 0 {
+		errs = append(errs, errors.New("a cosign public key and keyless identities exclude each other: give WithCosignPublicKey or WithCosignIdentity"))
+	}
+	if o.trustedRoot != nil && len(o.identities) == 0 {
+		errs = append(errs, errors.New("a Sigstore trusted root is for keyless verification: give WithCosignIdentity too"))
+	}
+	if (o.verifier != nil || len(o.identities) > 0) && (o.notationPolicy != nil || o.notationCerts != nil) {
 		errs = append(errs, errors.New("cosign and notation verification exclude each other: give WithCosignPublicKey or WithNotationTrustPolicy"))
 	}
 	if len(errs) > 0 {

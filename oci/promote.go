@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -62,7 +61,7 @@ func promote(ctx context.Context, from, to string, o *options) (*Result, error) 
 	}
 	digest := src.Context().Digest(desc.Digest.String())
 	res := &Result{Repository: dst.Context().Name(), Tag: dst.TagStr(), Tags: []string{dst.TagStr()}, Digest: desc.Digest.String()}
-	if o.verifier != nil || o.notationVerifier != nil {
+	if o.verifier != nil || len(o.identities) > 0 || o.notationVerifier != nil {
 		var (
 			status VerifyStatus
 			reason string
@@ -97,7 +96,8 @@ func promote(ctx context.Context, from, to string, o *options) (*Result, error) 
 }
 
 // copyArtifact copies the artifact src into dst's repository by digest,
-// blobs first, its notation signatures (referrers) and its cosign
+// blobs first, its notation signatures and sigstore bundles (referrers)
+// and its cosign
 // signature tag (sha256-<hex>.sig), which source-controller looks for in
 // the repository it reads.
 func copyArtifact(src, dst name.Digest, desc *remote.Descriptor, ro []remote.Option) error {
@@ -129,34 +129,35 @@ func copyArtifact(src, dst name.Digest, desc *remote.Descriptor, ro []remote.Opt
 	return nil
 }
 
-// copyNotationSignatures copies the notation signature manifests among
-// src's referrers, byte for byte, into dst's repository, where they refer
-// to the same digest (go-containerregistry adds them to the sha256-<hex>
-// index on a registry without the referrers API).
+// copyNotationSignatures copies the notation signature manifests and the
+// sigstore bundles (keyless cosign signatures) among src's referrers, byte
+// for byte, into dst's repository, where they refer to the same digest
+// (go-containerregistry adds them to the sha256-<hex> index on a registry
+// without the referrers API).
 func copyNotationSignatures(src, dst name.Digest, ro []remote.Option) error {
-	idx, err := remote.Referrers(src, append(slices.Clip(ro), remote.WithFilter("artifactType", NotationArtifactType))...)
+	idx, err := remote.Referrers(src, ro...)
 	if err != nil {
-		return fmt.Errorf("reading the notation signatures of %s: %w", URL(src), err)
+		return fmt.Errorf("reading the signatures of %s: %w", URL(src), err)
 	}
 	im, err := idx.IndexManifest()
 	if err != nil {
-		return fmt.Errorf("reading the notation signatures of %s: %w", URL(src), err)
+		return fmt.Errorf("reading the signatures of %s: %w", URL(src), err)
 	}
 	for _, m := range im.Manifests {
-		if m.ArtifactType != NotationArtifactType {
+		if m.ArtifactType != NotationArtifactType && !strings.HasPrefix(m.ArtifactType, sigstoreBundleArtifactType) {
 			continue
 		}
 		from := src.Context().Digest(m.Digest.String())
 		sig, err := remote.Get(from, ro...)
 		if err != nil {
-			return fmt.Errorf("reading the notation signature %s: %w", URL(from), err)
+			return fmt.Errorf("reading the signature %s: %w", URL(from), err)
 		}
 		img, err := sig.Image()
 		if err != nil {
-			return fmt.Errorf("reading the notation signature %s: %w", URL(from), err)
+			return fmt.Errorf("reading the signature %s: %w", URL(from), err)
 		}
 		if err := remote.Write(dst.Context().Digest(m.Digest.String()), img, ro...); err != nil {
-			return fmt.Errorf("copying the notation signature %s: %w", URL(from), err)
+			return fmt.Errorf("copying the signature %s: %w", URL(from), err)
 		}
 	}
 	return nil

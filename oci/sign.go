@@ -31,21 +31,25 @@ import (
 const EnvKeyPrefix = "env://"
 
 // WithCosignKey signs the pushed artifact with the private key keyRef names:
-// a file, or env://VAR for a variable holding it. The key is cosign's
+// a file, env://VAR for a variable holding it, or a KMS key reference
+// (scheme://…, see LoadCosignKey). A file or variable holds cosign's
 // encrypted format (`cosign generate-key-pair`), decrypted with password, or
 // an unencrypted PEM key (PKCS#8 as `openssl genpkey` writes it, or SEC 1 /
 // PKCS#1): ECDSA, RSA or Ed25519. The signature is made with SHA-256, which
 // is what source-controller and `cosign verify --key` check with. The key
-// is read when the option is applied; neither it nor the password appears
-// in an error.
+// is read (a KMS key looked up) when the option is applied; neither it nor
+// the password appears in an error.
 //
-// KMS, PKCS#11 and Kubernetes key references are not read: load such a key
-// with sigstore's libraries and give it to WithCosignSigner.
+// PKCS#11 and Kubernetes key references are not read: load such a key with
+// sigstore's libraries and give it to WithCosignSigner.
 func WithCosignKey(keyRef string, password []byte) PushOption {
 	return pushOpt{func(o *options) error {
 		sv, err := LoadCosignKey(keyRef, password)
 		if err != nil {
 			return fmt.Errorf("%s: %w", "WithCosignKey", err)
+		}
+		if _, ok := o.signer.(*keylessSigner); ok {
+			return fmt.Errorf("%s: %w", "WithCosignKey", errTwoCosignSigners)
 		}
 		o.signer = sv
 		return nil
@@ -61,6 +65,9 @@ func WithCosignSigner(s signature.Signer) PushOption {
 		if s == nil {
 			return fmt.Errorf("%s: nil signer", "WithCosignSigner")
 		}
+		if _, ok := o.signer.(*keylessSigner); ok {
+			return fmt.Errorf("%s: %w", "WithCosignSigner", errTwoCosignSigners)
+		}
 		o.signer = s
 		return nil
 	}}
@@ -68,7 +75,20 @@ func WithCosignSigner(s signature.Signer) PushOption {
 
 // LoadCosignKey loads the private key keyRef names (a file or env://VAR) as
 // WithCosignKey does.
+//
+// Any other scheme://… reference is a KMS key and goes to sigstore's KMS
+// registry (kms.Get with SHA-256), as cosign's --key does: a provider
+// compiled into the program (KMSProviders; fluxpack compiles in none), else
+// sigstore's CLI plugin sigstore-kms-<scheme> found on $PATH, which receives
+// the part after "://" (package
+// github.com/sigstore/sigstore/pkg/signature/kms/cliplugin). The password is
+// not used then, and the key never leaves the KMS: each signature is one
+// call to it. The lookup has no deadline; the signing calls of Push carry
+// Push's context.
 func LoadCosignKey(keyRef string, password []byte) (signature.SignerVerifier, error) {
+	if isKMSRef(keyRef) {
+		return loadKMSKey(keyRef)
+	}
 	raw, err := readKeyRef(keyRef)
 	if err != nil {
 		return nil, err
@@ -106,15 +126,25 @@ func LoadCosignKey(keyRef string, password []byte) (signature.SignerVerifier, er
 
 // LoadCosignPublicKey loads the PEM public key keyRef names (a file or
 // env://VAR), as source-controller loads each *.pub of its verification
-// Secret: SHA-256.
+// Secret: SHA-256. For a KMS key reference (see LoadCosignKey) it asks the
+// KMS for the key's public key once; signatures are then checked here, with
+// that key, as they are with a file.
 func LoadCosignPublicKey(keyRef string) (signature.Verifier, error) {
-	raw, err := readKeyRef(keyRef)
-	if err != nil {
-		return nil, err
-	}
-	pub, err := cryptoutils.UnmarshalPEMToPublicKey(raw)
-	if err != nil {
-		return nil, fmt.Errorf("parsing public key %s: %w", keyRef, err)
+	var pub crypto.PublicKey
+	if isKMSRef(keyRef) {
+		k, err := loadKMSKey(keyRef)
+		if err != nil {
+			return nil, err
+		}
+		pub = k.pub
+	} else {
+		raw, err := readKeyRef(keyRef)
+		if err != nil {
+			return nil, err
+		}
+		if pub, err = cryptoutils.UnmarshalPEMToPublicKey(raw); err != nil {
+			return nil, fmt.Errorf("parsing public key %s: %w", keyRef, err)
+		}
 	}
 	v, err := signature.LoadVerifier(pub, crypto.SHA256)
 	if err != nil {
@@ -135,9 +165,6 @@ func readKeyRef(keyRef string) ([]byte, error) {
 		}
 		return []byte(s), nil
 	}
-	if strings.Contains(keyRef, "://") {
-		return nil, fmt.Errorf("reading key %s: only files and env://VAR are supported (KMS keys: use WithCosignSigner)", keyRef)
-	}
 	raw, err := os.ReadFile(keyRef)
 	if err != nil {
 		return nil, fmt.Errorf("reading key: %w", err)
@@ -150,7 +177,12 @@ func readKeyRef(keyRef string) ([]byte, error) {
 // the sha256-<hex>.sig tag of the repository beside the signatures already
 // there. That is where source-controller's cosign verifier, and `cosign
 // verify --key`, look when the artifact has no sigstore bundle.
+//
+// A keyless signer (WithCosignKeyless) writes a sigstore bundle instead.
 func signDigest(ctx context.Context, d name.Digest, s signature.Signer, ro []remote.Option) error {
+	if k, ok := s.(*keylessSigner); ok {
+		return k.signDigest(ctx, d, ro)
+	}
 	body, err := payload.Cosign{Image: d}.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("signing %s: %w", URL(d), err)
@@ -182,6 +214,9 @@ func signDigest(ctx context.Context, d name.Digest, s signature.Signer, ro []rem
 // ensureSigned signs d unless it already has a signature that verifies with
 // s's public key, and reports whether it signed.
 func ensureSigned(ctx context.Context, d name.Digest, s signature.Signer, o *options, ro []remote.Option) (bool, error) {
+	if k, ok := s.(*keylessSigner); ok {
+		return k.ensureSigned(ctx, d, ro)
+	}
 	pub, err := s.PublicKey()
 	if err != nil {
 		return false, fmt.Errorf("reading the signer's public key: %w", err)

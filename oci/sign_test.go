@@ -220,7 +220,6 @@ func TestCosignKeyErrors(t *testing.T) {
 		{"not PEM", garbage, "no PEM block"},
 		{"public key", pub, "holds a public key"},
 		{"unset variable", "env://FLUXPACK_TEST_EMPTY", "is not set"},
-		{"KMS", "awskms:///arn:aws:kms:us-east-1:1:key/1", "WithCosignSigner"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := oci.LoadCosignKey(tt.ref, nil)

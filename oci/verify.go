@@ -91,8 +91,8 @@ func WithCosignVerifier(v signature.Verifier) KeyOption {
 // error but Status Unsigned or BadSignature.
 func Verify(ctx context.Context, url string, opts ...VerifyOption) (*VerifyResult, error) {
 	o, err := collect(opts, func(x VerifyOption, o *options) error { return x.applyVerify(o) })
-	if err == nil && o.verifier == nil && o.notationPolicy == nil && o.notationCerts == nil {
-		err = fmt.Errorf("%w: no key: use WithCosignPublicKey, or WithNotationTrustPolicy and WithNotationCertificates", ErrInvalidOption)
+	if err == nil && o.verifier == nil && len(o.identities) == 0 && o.notationPolicy == nil && o.notationCerts == nil {
+		err = fmt.Errorf("%w: no key: use WithCosignPublicKey, WithCosignIdentity, or WithNotationTrustPolicy and WithNotationCertificates", ErrInvalidOption)
 	}
 	if err == nil {
 		err = o.setNotationVerifier()
@@ -138,12 +138,24 @@ func verify(ctx context.Context, url string, o *options) (*VerifyResult, error) 
 // IgnoreTlog, bundles first, else the legacy signature tag. A failed
 // verification is a status with cosign's reason; err is for failures to
 // ask (the registry).
+//
+// With no v, it verifies keyless signatures against o's identities
+// (WithCosignIdentity) and trusted root, as source-controller does for
+// spec.verify.matchOIDCIdentity: the transparency log entry and the SCT
+// are checked.
 func verifyDigest(ctx context.Context, d name.Digest, v signature.Verifier, o *options, ro []remote.Option) (VerifyStatus, int, string, error) {
 	co := &cosign.CheckOpts{
 		RegistryClientOpts: []ociremote.Option{ociremote.WithRemoteOptions(ro...)},
 		SigVerifier:        v,
 		Offline:            true,
 		IgnoreTlog:         true,
+	}
+	if v == nil {
+		tm, err := o.keylessTrustedMaterial()
+		if err != nil {
+			return "", 0, "", err
+		}
+		co = &cosign.CheckOpts{RegistryClientOpts: co.RegistryClientOpts, Identities: o.identities, TrustedMaterial: tm}
 	}
 	nameOpts := nameOptions(o)
 	var (

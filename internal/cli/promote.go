@@ -17,6 +17,7 @@ func newPromoteCmd(f *rootFlags) *cobra.Command {
 		from, key   string
 		trustPolicy string
 		certs       []string
+		identity    identityFlags
 		fleetFile   fleetFlag
 	)
 	cmd := &cobra.Command{
@@ -28,11 +29,11 @@ an oci:// URL (by tag or digest) or a tag of the same repository. With
 --fleet, the argument and --from are clusters of the fleet file and their
 artifact URLs come from it.
 
-With --key (a cosign public key: a file or env://VAR), or --trust-policy and
---cert (notation, as for verify), the artifact must verify first, as
-source-controller will check it, else nothing moves. Into another repository
-the artifact is copied with its signatures (cosign's and notation's), the
-tag last. When the tag already holds the artifact nothing is written.
+With --key (a cosign public key: a file, env://VAR or a KMS key), the
+keyless --certificate-* flags, or --trust-policy and --cert (notation), all
+as for verify, the artifact must verify first, as source-controller will
+check it, else nothing moves. Into another repository the artifact is
+copied with its signatures (cosign's and notation's), the tag last. When the tag already holds the artifact nothing is written.
 
 Prints host/repository:tag@sha256:… (or JSON with -o json); the log says
 whether the tag moved.`,
@@ -68,7 +69,7 @@ whether the tag moved.`,
 				src = repo + ":" + src
 			}
 			opts := reg.promoteOptions(f.log)
-			keys, err := keyOptions(key, trustPolicy, certs)
+			keys, err := keyOptions(key, trustPolicy, certs, &identity)
 			if err != nil {
 				return err
 			}
@@ -97,8 +98,9 @@ whether the tag moved.`,
 	out.bind(cmd)
 	fleetFile.bind(cmd)
 	cmd.Flags().StringVar(&from, "from", "", "the artifact to promote: an oci:// URL, a tag of the same repository, or with --fleet a cluster")
-	cmd.Flags().StringVar(&key, "key", "", "cosign public key the artifact must verify with first: a file or env://VAR")
+	cmd.Flags().StringVar(&key, "key", "", "cosign public key the artifact must verify with first: a file, env://VAR or a KMS key SCHEME://KEY")
 	cmd.Flags().StringVar(&trustPolicy, "trust-policy", "", "notation trust policy (trustpolicy.json) the artifact must verify with first, with --cert")
 	cmd.Flags().StringArrayVar(&certs, "cert", nil, "notation trust store for --trust-policy: a certificate file or a directory of *.crt/*.pem files (repeatable)")
+	identity.bind(cmd)
 	return cmd
 }

@@ -26,6 +26,7 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		sign         string
 		key          string
 		cert         string
+		keyless      keylessFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "push (DIR oci://HOST/REPOSITORY:TAG | --fleet FLEET)",
@@ -49,12 +50,27 @@ untar accept).
 --sign cosign --key KEY signs the artifact before any tag points at it, in
 the format source-controller verifies with a public key (spec.verify.provider
 cosign): KEY is a file or env://VAR holding cosign's encrypted key
-($COSIGN_PASSWORD decrypts it) or a plain PEM private key (openssl genpkey).
+($COSIGN_PASSWORD decrypts it) or a plain PEM private key (openssl genpkey),
+or a KMS key reference SCHEME://KEY, which sigstore's KMS registry resolves
+as cosign's --key does: awskms://, gcpkms://, azurekms:// and hashivault://
+with sigstore's providers (credentials from the environment, as for cosign),
+any other scheme with sigstore's KMS plugin sigstore-kms-SCHEME from $PATH
+(the plugin protocol of github.com/sigstore/sigstore/pkg/signature/kms/cliplugin).
 --sign notation --key KEY --cert CHAIN signs with notation instead, in the
 format source-controller verifies with a trust policy (spec.verify.provider
 notation): KEY is a PEM private key, CHAIN the PEM certificate chain (leaf
 first); the signature is a referrer of the artifact (the referrers API, or
 the sha256-<hex> tag on registries without it).
+--sign cosign --keyless signs without a key of one's own, as cosign sign
+does: an ephemeral key, certified by Fulcio for the identity of the OIDC
+token (--identity-token, a token or a file holding one, else
+$SIGSTORE_ID_TOKEN, as CI providers issue for the audience "sigstore"),
+the signature logged in Rekor, the sigstore bundle attached as a referrer of
+the artifact, where source-controller looks for it and checks it against
+spec.verify.matchOIDCIdentity. --fulcio-url and --rekor-url default to the
+public-good instances. Keyless signing is untested against a real Fulcio and
+Rekor: fluxpack's tests are offline and run it against stand-ins on
+loopback.
 A push that finds the tag unchanged checks the signature is still there and
 adds it if not. If signing fails, no tag moves.
 
@@ -104,13 +120,26 @@ when none failed.`,
 			if force {
 				opts = append(opts, oci.WithForce())
 			}
+			if keyless.set() && sign != "cosign" {
+				return fmt.Errorf("--keyless, --identity-token, --fulcio-url and --rekor-url are for --sign cosign")
+			}
 			switch {
 			case sign == "cosign" && cert != "":
 				return fmt.Errorf("--cert is for --sign notation")
+			case sign == "cosign" && keyless.keyless && key != "":
+				return fmt.Errorf("--keyless and --key exclude each other")
+			case sign == "cosign" && keyless.keyless:
+				k, err := keyless.options()
+				if err != nil {
+					return err
+				}
+				opts = append(opts, oci.WithCosignKeyless(k))
+			case sign == "cosign" && keyless.set():
+				return fmt.Errorf("--identity-token, --fulcio-url and --rekor-url need --keyless")
 			case sign == "cosign" && key != "":
 				opts = append(opts, oci.WithCosignKey(key, []byte(os.Getenv("COSIGN_PASSWORD"))))
 			case sign == "cosign":
-				return fmt.Errorf("--sign cosign needs --key")
+				return fmt.Errorf("--sign cosign needs --key, or --keyless")
 			case sign == "notation" && key != "" && cert != "":
 				opts = append(opts, oci.WithNotationKey(key, cert))
 			case sign == "notation":
@@ -166,8 +195,9 @@ when none failed.`,
 	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
 	fleetFile.bind(cmd)
 	fs.IntVar(&jobs, "jobs", fleet.DefaultJobs, "with --fleet: clusters rendered and pushed at once")
-	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key) or "notation" (with --key and --cert)`)
-	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key); for notation a PEM file")
+	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key or --keyless) or "notation" (with --key and --cert)`)
+	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key), or for cosign a KMS key SCHEME://KEY (awskms, gcpkms, azurekms, hashivault, else a plugin sigstore-kms-SCHEME on $PATH); for notation a PEM file")
 	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
+	keyless.bind(cmd)
 	return cmd
 }
