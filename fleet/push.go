@@ -144,7 +144,13 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 		results[i].Cluster = name
 		results[i].URL, _ = f.Artifact(name) // checked by Check
 	}
-	trees := &baseTrees{inputs: inputs, opts: cfg.tree}
+	// Every cluster runs the fleet's one stack: one directory, one
+	// renderedPath.
+	stackDir, rendered, err := f.StackDir(clusters[0])
+	if err != nil {
+		return nil, err
+	}
+	base := &baseTree{dir: stackDir, inputs: inputs, opts: cfg.tree}
 	// Jobs workers take the clusters in order: memory follows Jobs, not
 	// the fleet's size (no goroutine waits per cluster).
 	next := make(chan int)
@@ -157,7 +163,7 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 					r.fail(err)
 					continue
 				}
-				if err := pushCluster(ctx, f, r, trees, cfg); err != nil {
+				if err := pushCluster(ctx, f, r, stackDir, rendered, base, cfg); err != nil {
 					r.fail(err)
 					cfg.logger.Warn("push failed", "cluster", r.Cluster, "url", oci.RedactURL(r.URL), "error", r.Error)
 					continue
@@ -187,43 +193,28 @@ func (r *Result) fail(err error) {
 	r.Status, r.Digest, r.err, r.Error = Failed, "", err, err.Error()
 }
 
-// baseTrees reads each stack directory the fleet's clusters use once, less
-// the fleet's inputs: every cluster of a fleet built from one stack file
-// shares one oci.Tree.
-type baseTrees struct {
+// baseTree reads the stack's directory once, less the fleet's inputs, for
+// every cluster to share: the first cluster to ask reads it, the others
+// wait for it.
+type baseTree struct {
+	dir    string
 	inputs []string // absolute paths of files never to push
 	opts   []oci.TreeOption
-	mu     sync.Mutex
-	trees  map[string]*baseTree
+	once   sync.Once
+	tree   *oci.Tree
+	err    error
 }
 
-type baseTree struct {
-	once sync.Once
-	tree *oci.Tree
-	err  error
-}
-
-// get returns the tree of stackDir, read on the first call.
-func (b *baseTrees) get(stackDir string) (*oci.Tree, error) {
-	b.mu.Lock()
-	if b.trees == nil {
-		b.trees = map[string]*baseTree{}
-	}
-	bt, ok := b.trees[stackDir]
-	if !ok {
-		bt = &baseTree{}
-		b.trees[stackDir] = bt
-	}
-	b.mu.Unlock()
-	bt.once.Do(func() {
-		t, err := oci.ReadTree(stackDir, b.opts...)
+func (b *baseTree) get() (*oci.Tree, error) {
+	b.once.Do(func() {
+		t, err := oci.ReadTree(b.dir, b.opts...)
 		if err != nil {
-			bt.err = err
+			b.err = err
 			return
 		}
-		abs, err := filepath.Abs(stackDir)
+		abs, err := filepath.Abs(b.dir)
 		if err != nil {
-			bt.err = err
+			b.err = err
 			return
 		}
 		var inside []string
@@ -232,19 +223,15 @@ func (b *baseTrees) get(stackDir string) (*oci.Tree, error) {
 				inside = append(inside, filepath.ToSlash(rel))
 			}
 		}
-		bt.tree = t.Without(inside...)
+		b.tree = t.Without(inside...)
 	})
-	return bt.tree, bt.err
+	return b.tree, b.err
 }
 
 // pushCluster renders the cluster in memory into its stack's tree, at the
 // stack's renderedPath, and pushes it.
-func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, trees *baseTrees, cfg *config) error {
-	stackDir, rendered, err := f.StackDir(r.Cluster)
-	if err != nil {
-		return err
-	}
-	base, err := trees.get(stackDir)
+func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, stackDir, rendered string, base *baseTree, cfg *config) error {
+	tree, err := base.get()
 	if err != nil {
 		return err
 	}
@@ -256,7 +243,7 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, trees *baseT
 	for _, file := range files {
 		render[file.Path] = file.Data
 	}
-	tree, err := base.With(path.Clean(rendered), render)
+	tree, err = tree.With(path.Clean(rendered), render)
 	if err != nil {
 		return err
 	}

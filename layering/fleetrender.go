@@ -113,13 +113,15 @@ func (f *Fleet) RenderCluster(cluster, dir string) (*Rendered, error) {
 // would write (paths relative to its directory), with the cluster's
 // Secrets left out, as they are from what is pushed.
 func (f *Fleet) ClusterFiles(cluster string) ([]File, error) {
-	b, err := f.Stack(cluster)
+	b, err := f.resolve(cluster)
 	if err != nil {
 		return nil, err
 	}
+	// prepare builds the stack: its problems are Stack's, named the same.
 	p, err := b.prepare(&renderConfig{})
 	if err != nil {
-		return nil, &ClusterError{Cluster: cluster, File: f.file, Err: err}
+		c, _ := f.cluster(cluster)
+		return nil, &ClusterError{Cluster: c.name, File: c.file, Line: c.line, Err: err}
 	}
 	return p.files, nil
 }
