@@ -218,7 +218,17 @@ func (t *Tree) With(dir string, files map[string][]byte) (*Tree, error) {
 			errs = append(errs, &FileError{Path: filepath.Join(t.display, filepath.FromSlash(name)), Err: err})
 			continue
 		}
-		if t.t.excluded(name) {
+		// As on disk, a folder the rules keep is archived even when the
+		// rules leave out the file in it.
+		kept, admitted := t.t.admit(name)
+		for _, d := range kept {
+			if !have[d] && !isFile[d] {
+				have[d] = true
+				entries = append(entries, entry{name: d, dir: true})
+				added++
+			}
+		}
+		if !admitted {
 			continue
 		}
 		if d := fileParent(name, isFile); d != "" {
@@ -230,10 +240,6 @@ func (t *Tree) With(dir string, files map[string][]byte) (*Tree, error) {
 				errs = append(errs, err)
 				continue
 			}
-		}
-		for d := path.Dir(name); d != "." && !have[d]; d = path.Dir(d) {
-			have[d] = true
-			entries = append(entries, entry{name: d, dir: true})
 		}
 		entries = append(entries, entry{name: name, data: files[rel], mode: 0o644})
 		added++
@@ -251,26 +257,26 @@ func (t *Tree) With(dir string, files map[string][]byte) (*Tree, error) {
 	return &out, nil
 }
 
-// excluded reports whether the ignore rules leave out the file name (an
-// archive name), or a directory on its way, as the walk would.
-func (t *tree) excluded(name string) bool {
+// admit walks the ignore rules down to the file name (an archive name)
+// as the walk of a disk would: it returns the folders on the way that the
+// rules keep, from the top, up to the first they leave out, and whether
+// they keep the file itself.
+func (t *tree) admit(name string) (kept []string, file bool) {
 	parts := strings.Split(name, "/")
 	f := t.frames["."]
-	for i, p := range parts {
-		last := i == len(parts)-1
-		if t.ig.excluded(f, p, !last) {
-			return true
+	for i, p := range parts[:len(parts)-1] {
+		if t.ig.excluded(f, p, true) {
+			return kept, false
 		}
-		if last {
-			break
-		}
-		if next, ok := t.frames[strings.Join(parts[:i+1], "/")]; ok {
+		d := strings.Join(parts[:i+1], "/")
+		kept = append(kept, d)
+		if next, ok := t.frames[d]; ok {
 			f = next
 		} else {
 			f = t.ig.child(f, p)
 		}
 	}
-	return false
+	return kept, !t.ig.excluded(f, parts[len(parts)-1], false)
 }
 
 // fileParent returns the parent folder of name that is a file, or "".

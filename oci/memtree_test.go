@@ -38,6 +38,7 @@ var memTreeRender = map[string][]byte{
 	"kustomization.yaml":       []byte("resources: [layers/a.yaml]\n"),
 	"layers/a.yaml":            []byte("kind: Kustomization\n"),
 	"layers/a.yaml.md":         []byte("left out by *.md\n"),
+	"notes/only.md":            []byte("left out by *.md; its folder stays, empty, as on disk\n"),
 	"skip/x.yaml":              []byte("left out by /clusters/prod/flux/skip/\n"),
 	"vars/configmap-vars.yaml": []byte("kind: ConfigMap\n"),
 	"z-last.yaml":              []byte("kind: ConfigMap\n"),
