@@ -27,7 +27,8 @@ import (
 // provider cosign, the key in a Secret as layering renders it): an artifact
 // fluxpack signed becomes Ready and SourceVerified; an unsigned one, one
 // signed with another key and one whose tag moved to unsigned content after
-// signing are refused.
+// signing are refused. An artifact signed with a KMS key reference
+// (through sigstore's KMS plugin mechanism) verifies with its public key.
 func TestSignedArtifactVerified(t *testing.T) {
 	c := StartCluster(t, Stock)
 	keys := t.TempDir()
@@ -44,6 +45,18 @@ func TestSignedArtifactVerified(t *testing.T) {
 	secret, err := plan.VerifySecret(pem)
 	require.NoError(t, err)
 	c.create(secret)
+	// A KMS key (sigstore's KMS registry running the test's CLI plugin,
+	// as it runs any sigstore-kms-<scheme>), verified with its public key
+	// in a Secret of its own.
+	kmsRef, kmsPub, _ := testutil.KMSPlugin(t)
+	kmsPlan, err := layering.New("signed", layering.FromOCI("oci://"+c.Registry.Host+"/signed", tag),
+		layering.Verify("cosign", "kms-pub"), layering.Namespace(fluxNamespace)).Layer("apps").Build()
+	require.NoError(t, err)
+	kmsPEM, err := os.ReadFile(kmsPub)
+	require.NoError(t, err)
+	kmsSecret, err := kmsPlan.VerifySecret(kmsPEM)
+	require.NoError(t, err)
+	c.create(kmsSecret)
 
 	tree := func(content string) string {
 		dir := t.TempDir()
@@ -54,24 +67,33 @@ func TestSignedArtifactVerified(t *testing.T) {
 		name    string
 		prepare func(name string)
 		want    metav1.ConditionStatus
+		plan    *layering.Plan // the OCIRepository's verify; nil: plan's
 	}{
 		{"signed", func(name string) {
 			res := push(t, c, tree("a"), name, "--sign", "cosign", "--key", key)
 			require.True(t, res.Signed)
-		}, metav1.ConditionTrue},
-		{"unsigned", func(name string) { push(t, c, tree("b"), name) }, metav1.ConditionFalse},
-		{"other-key", func(name string) { push(t, c, tree("c"), name, "--sign", "cosign", "--key", otherKey) }, metav1.ConditionFalse},
+		}, metav1.ConditionTrue, nil},
+		{"kms", func(name string) {
+			res := push(t, c, tree("k"), name, "--sign", "cosign", "--key", kmsRef)
+			require.True(t, res.Signed)
+		}, metav1.ConditionTrue, kmsPlan},
+		{"unsigned", func(name string) { push(t, c, tree("b"), name) }, metav1.ConditionFalse, nil},
+		{"other-key", func(name string) { push(t, c, tree("c"), name, "--sign", "cosign", "--key", otherKey) }, metav1.ConditionFalse, nil},
 		{"moved", func(name string) {
 			push(t, c, tree("d"), name, "--sign", "cosign", "--key", key)
 			moved := push(t, c, tree("e"), name)
 			require.True(t, moved.Pushed, "the tag moved to unsigned content")
-		}, metav1.ConditionFalse},
+		}, metav1.ConditionFalse, nil},
 	}
 	var line []string
 	for _, tt := range cases {
 		name := "verify-" + tt.name
 		tt.prepare(name)
-		src := plan.Source.DeepCopy()
+		p := plan
+		if tt.plan != nil {
+			p = tt.plan
+		}
+		src := p.Source.DeepCopy()
 		src.Name = name
 		src.Spec.URL = fmt.Sprintf("oci://%s/%s", c.Registry.Host, name)
 		src.Spec.Insecure = true // plain HTTP on loopback
