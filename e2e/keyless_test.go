@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -11,11 +10,9 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
@@ -48,15 +45,10 @@ func TestKeylessSignedArtifactVerified(t *testing.T) {
 		src.Spec.Verify.TrustedRootSecretRef = &meta.LocalObjectReference{Name: "sigstore-root"}
 		return src
 	}
-	tree := func(content string) string {
-		dir := t.TempDir()
-		writeFiles(t, dir, map[string][]byte{"apps/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keyless\n  namespace: default\ndata:\n  v: " + content + "\n")})
-		return dir
-	}
-	signed := push(t, c, tree("a"), "keyless-signed", "--sign", "cosign", "--keyless",
+	signed := push(t, c, verifyTree(t, "a"), "keyless-signed", "--sign", "cosign", "--keyless",
 		"--identity-token", sig.Token(email), "--fulcio-url", sig.FulcioURL, "--rekor-url", sig.RekorURL)
 	require.True(t, signed.Signed)
-	push(t, c, tree("b"), "keyless-unsigned")
+	push(t, c, verifyTree(t, "b"), "keyless-unsigned")
 
 	cases := []struct {
 		name, repo, subject string
@@ -68,18 +60,7 @@ func TestKeylessSignedArtifactVerified(t *testing.T) {
 	}
 	var line []string
 	for _, tt := range cases {
-		src := source(tt.subject)
-		src.Name = "keyless-" + tt.name
-		src.Spec.URL = fmt.Sprintf("oci://%s/%s", c.Registry.Host, tt.repo)
-		src.Spec.Insecure = true // plain HTTP on loopback
-		c.create(src)
-		ready, verified := waitVerification(t, c, client.ObjectKeyFromObject(src))
-		assert.Equal(t, tt.want, ready.Status, "%s: Ready: %s", tt.name, ready.Message)
-		assert.Equal(t, tt.want, verified.Status, "%s: SourceVerified: %s", tt.name, verified.Message)
-		if tt.want == metav1.ConditionFalse {
-			assert.Equal(t, sourcev1.VerificationError, verified.Reason, "%s: SourceVerified reason", tt.name)
-		}
-		line = append(line, fmt.Sprintf("%s: Ready=%s Verified=%s (%s)", tt.name, ready.Status, verified.Status, verified.Reason))
+		line = append(line, checkVerification(t, c, tt.name, source(tt.subject), "keyless-"+tt.name, tt.repo, tt.want))
 	}
 	recordSummary("V2", "source-controller verifies fluxpack's keyless signatures (Fulcio, Rekor stand-ins on loopback, custom trusted root): "+strings.Join(line, "; "))
 }

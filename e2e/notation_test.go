@@ -3,16 +3,12 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"testing"
 
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
@@ -55,11 +51,6 @@ func TestNotationSignedArtifactVerified(t *testing.T) {
 	require.NoError(t, err)
 	c.create(secret)
 
-	tree := func(content string) string {
-		dir := t.TempDir()
-		writeFiles(t, dir, map[string][]byte{"apps/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: signed\n  namespace: default\ndata:\n  v: " + content + "\n")})
-		return dir
-	}
 	sign := []string{"--sign", "notation", "--key", pki.Key, "--cert", pki.Chain}
 	cases := []struct {
 		name    string
@@ -69,39 +60,26 @@ func TestNotationSignedArtifactVerified(t *testing.T) {
 		want    metav1.ConditionStatus
 	}{
 		{"signed", "notation-signed", plan, func(name string) {
-			res := push(t, c, tree("a"), name, sign...)
+			res := push(t, c, verifyTree(t, "a"), name, sign...)
 			require.True(t, res.Signed)
 		}, metav1.ConditionTrue},
 		{"default-policy", defaultRepo, defaultPlan, func(name string) {
-			require.True(t, push(t, c, tree("a2"), name, sign...).Signed)
+			require.True(t, push(t, c, verifyTree(t, "a2"), name, sign...).Signed)
 		}, metav1.ConditionTrue},
-		{"unsigned", "notation-unsigned", plan, func(name string) { push(t, c, tree("b"), name) }, metav1.ConditionFalse},
+		{"unsigned", "notation-unsigned", plan, func(name string) { push(t, c, verifyTree(t, "b"), name) }, metav1.ConditionFalse},
 		{"other-cert", "notation-other-cert", plan, func(name string) {
-			push(t, c, tree("c"), name, "--sign", "notation", "--key", other.Key, "--cert", other.Chain)
+			push(t, c, verifyTree(t, "c"), name, "--sign", "notation", "--key", other.Key, "--cert", other.Chain)
 		}, metav1.ConditionFalse},
 		{"moved", "notation-moved", plan, func(name string) {
-			push(t, c, tree("d"), name, sign...)
-			moved := push(t, c, tree("e"), name)
+			push(t, c, verifyTree(t, "d"), name, sign...)
+			moved := push(t, c, verifyTree(t, "e"), name)
 			require.True(t, moved.Pushed, "the tag moved to unsigned content")
 		}, metav1.ConditionFalse},
 	}
 	var line []string
 	for _, tt := range cases {
 		tt.prepare(tt.repo)
-		src := tt.plan.Source.DeepCopy()
-		src.Name = "verify-" + tt.repo
-		src.Spec.URL = fmt.Sprintf("oci://%s/%s", c.Registry.Host, tt.repo)
-		src.Spec.Insecure = true // plain HTTP on loopback
-		c.create(src)
-
-		ready, verified := waitVerification(t, c, client.ObjectKeyFromObject(src))
-		assert.Equal(t, tt.want, ready.Status, "%s: Ready: %s", tt.name, ready.Message)
-		assert.Equal(t, tt.want, verified.Status, "%s: SourceVerified: %s", tt.name, verified.Message)
-		if tt.want == metav1.ConditionFalse {
-			assert.Equal(t, sourcev1.VerificationError, verified.Reason, "%s: SourceVerified reason", tt.name)
-		}
-		t.Logf("%s: Ready=%s SourceVerified=%s: %s", tt.name, ready.Status, verified.Status, verified.Message)
-		line = append(line, fmt.Sprintf("%s: Ready=%s Verified=%s (%s)", tt.name, ready.Status, verified.Status, verified.Reason))
+		line = append(line, checkVerification(t, c, tt.name, tt.plan.Source, "verify-"+tt.repo, tt.repo, tt.want))
 	}
 	recordSummary("V1", "source-controller verifies fluxpack's notation signatures (tag schema, distribution v3): "+strings.Join(line, "; "))
 }

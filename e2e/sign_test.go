@@ -58,11 +58,6 @@ func TestSignedArtifactVerified(t *testing.T) {
 	require.NoError(t, err)
 	c.create(kmsSecret)
 
-	tree := func(content string) string {
-		dir := t.TempDir()
-		writeFiles(t, dir, map[string][]byte{"apps/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: signed\n  namespace: default\ndata:\n  v: " + content + "\n")})
-		return dir
-	}
 	cases := []struct {
 		name    string
 		prepare func(name string)
@@ -70,18 +65,18 @@ func TestSignedArtifactVerified(t *testing.T) {
 		plan    *layering.Plan // the OCIRepository's verify; nil: plan's
 	}{
 		{"signed", func(name string) {
-			res := push(t, c, tree("a"), name, "--sign", "cosign", "--key", key)
+			res := push(t, c, verifyTree(t, "a"), name, "--sign", "cosign", "--key", key)
 			require.True(t, res.Signed)
 		}, metav1.ConditionTrue, nil},
 		{"kms", func(name string) {
-			res := push(t, c, tree("k"), name, "--sign", "cosign", "--key", kmsRef)
+			res := push(t, c, verifyTree(t, "k"), name, "--sign", "cosign", "--key", kmsRef)
 			require.True(t, res.Signed)
 		}, metav1.ConditionTrue, kmsPlan},
-		{"unsigned", func(name string) { push(t, c, tree("b"), name) }, metav1.ConditionFalse, nil},
-		{"other-key", func(name string) { push(t, c, tree("c"), name, "--sign", "cosign", "--key", otherKey) }, metav1.ConditionFalse, nil},
+		{"unsigned", func(name string) { push(t, c, verifyTree(t, "b"), name) }, metav1.ConditionFalse, nil},
+		{"other-key", func(name string) { push(t, c, verifyTree(t, "c"), name, "--sign", "cosign", "--key", otherKey) }, metav1.ConditionFalse, nil},
 		{"moved", func(name string) {
-			push(t, c, tree("d"), name, "--sign", "cosign", "--key", key)
-			moved := push(t, c, tree("e"), name)
+			push(t, c, verifyTree(t, "d"), name, "--sign", "cosign", "--key", key)
+			moved := push(t, c, verifyTree(t, "e"), name)
 			require.True(t, moved.Pushed, "the tag moved to unsigned content")
 		}, metav1.ConditionFalse, nil},
 	}
@@ -93,21 +88,39 @@ func TestSignedArtifactVerified(t *testing.T) {
 		if tt.plan != nil {
 			p = tt.plan
 		}
-		src := p.Source.DeepCopy()
-		src.Name = name
-		src.Spec.URL = fmt.Sprintf("oci://%s/%s", c.Registry.Host, name)
-		src.Spec.Insecure = true // plain HTTP on loopback
-		c.create(src)
-
-		ready, verified := waitVerification(t, c, client.ObjectKeyFromObject(src))
-		assert.Equal(t, tt.want, ready.Status, "%s: Ready: %s", name, ready.Message)
-		assert.Equal(t, tt.want, verified.Status, "%s: SourceVerified: %s", name, verified.Message)
-		if tt.want == metav1.ConditionFalse {
-			assert.Equal(t, sourcev1.VerificationError, verified.Reason, "%s: SourceVerified reason", name)
-		}
-		line = append(line, fmt.Sprintf("%s: Ready=%s Verified=%s (%s)", tt.name, ready.Status, verified.Status, verified.Reason))
+		line = append(line, checkVerification(t, c, tt.name, p.Source, name, name, tt.want))
 	}
 	recordSummary("V0", "source-controller verifies fluxpack's cosign signatures: "+strings.Join(line, "; "))
+}
+
+// verifyTree writes a tree of one ConfigMap (apps/cm.yaml) whose data is
+// content: each signing case pushes content of its own.
+func verifyTree(t *testing.T, content string) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string][]byte{"apps/cm.yaml": []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: signed\n  namespace: default\ndata:\n  v: " + content + "\n")})
+	return dir
+}
+
+// checkVerification creates src (named name, reading the repository repo
+// over plain HTTP on loopback), waits until source-controller has decided
+// on it and checks the decision is want, a refusal being a
+// VerificationError. It returns the summary's account of the case.
+func checkVerification(t *testing.T, c *Cluster, label string, src *sourcev1.OCIRepository, name, repo string, want metav1.ConditionStatus) string {
+	t.Helper()
+	src = src.DeepCopy()
+	src.Name = name
+	src.Spec.URL = fmt.Sprintf("oci://%s/%s", c.Registry.Host, repo)
+	src.Spec.Insecure = true
+	c.create(src)
+	ready, verified := waitVerification(t, c, client.ObjectKeyFromObject(src))
+	assert.Equal(t, want, ready.Status, "%s: Ready: %s", label, ready.Message)
+	assert.Equal(t, want, verified.Status, "%s: SourceVerified: %s", label, verified.Message)
+	if want == metav1.ConditionFalse {
+		assert.Equal(t, sourcev1.VerificationError, verified.Reason, "%s: SourceVerified reason", label)
+	}
+	t.Logf("%s: Ready=%s SourceVerified=%s: %s", label, ready.Status, verified.Status, verified.Message)
+	return fmt.Sprintf("%s: Ready=%s Verified=%s (%s)", label, ready.Status, verified.Status, verified.Reason)
 }
 
 // waitVerification waits until source-controller has decided on the
