@@ -572,9 +572,21 @@ func (o *options) baseTransport() http.RoundTripper {
 		if !ok || (o.rootCAs == nil && !o.insecure) {
 			return retryAfter{o.transport}
 		}
-		return retryAfter{o.sharedTransport(t)}
+		return retryAfter{pingsOf(o.sharedTransport(t))}
 	}
-	return retryAfter{o.sharedTransport(nil)}
+	return retryAfter{pingsOf(o.sharedTransport(nil))}
+}
+
+// pingCaches holds the pingCache of each shared transport.
+var pingCaches sync.Map // *http.Transport → *pingCache
+
+// pingsOf returns the pingCache over the shared transport t.
+func pingsOf(t *http.Transport) *pingCache {
+	if c, ok := pingCaches.Load(t); ok {
+		return c.(*pingCache)
+	}
+	c, _ := pingCaches.LoadOrStore(t, newPingCache(t))
+	return c.(*pingCache)
 }
 
 // transports holds the transports the calls of this process build, one

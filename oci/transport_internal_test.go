@@ -22,8 +22,14 @@ func TestSharedTransport(t *testing.T) {
 		require.NoError(t, err)
 		rt, ok := o.baseTransport().(retryAfter)
 		require.True(t, ok, "baseTransport() = %T, want retryAfter", o.baseTransport())
+		if pc, ok := rt.base.(*pingCache); ok {
+			tr, ok := pc.base.(*http.Transport)
+			require.True(t, ok, "pingCache.base = %T, want *http.Transport", pc.base)
+			assert.Same(t, pc, pingsOf(tr), "one pingCache per shared transport")
+			return tr
+		}
 		tr, ok := rt.base.(*http.Transport)
-		require.True(t, ok, "retryAfter.base = %T, want *http.Transport", rt.base)
+		require.True(t, ok, "retryAfter.base = %T, want *pingCache or *http.Transport", rt.base)
 		return tr
 	}
 	def := build()
