@@ -81,4 +81,3 @@ func (c *pingCache) keep(key string, a pingAnswer) {
 	defer c.mu.Unlock()
 	c.answers[key] = a
 }
-
