@@ -398,7 +398,7 @@ func marshal(obj any) ([]byte, error) {
 }
 
 // yamlOfJSON remembers marshal's output by its JSON.
-var yamlOfJSON = memo{limit: 8 << 20}
+var yamlOfJSON = memo{limit: 2 << 20}
 
 // memo maps byte strings to byte strings, up to limit bytes of both; when
 // full it starts again empty. It is safe for use by several goroutines.
