@@ -97,10 +97,7 @@ func ReadTree(dir string, opts ...TreeOption) (*Tree, error) {
 		if e.dir {
 			continue
 		}
-		data, mode, err := readWhole(t.src(*e))
-		if err == nil {
-			err = a.account(*e, int64(len(data)))
-		}
+		data, mode, err := readWhole(t.src(*e), func(size int64) error { return a.account(*e, size) })
 		if err == nil && !o.allowSecrets {
 			err = checkSecret(dir, e.name, data)
 		}
@@ -113,8 +110,9 @@ func ReadTree(dir string, opts ...TreeOption) (*Tree, error) {
 	return &Tree{t: t, display: dir, allowSecrets: o.allowSecrets, clean: &cleanSet{}}, nil
 }
 
-// readWhole reads a regular file of any size, with its archive mode.
-func readWhole(p string) ([]byte, int64, error) {
+// readWhole reads a regular file of any size, with its archive mode,
+// once account, given its size, lets it in.
+func readWhole(p string, account func(size int64) error) ([]byte, int64, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, 0, err
@@ -127,8 +125,10 @@ func readWhole(p string) ([]byte, int64, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("%w (%s)", ErrSpecialFile, fi.Mode().Type())
 	}
-	data := make([]byte, 0, fi.Size())
-	buf := data[:fi.Size()]
+	if err := account(fi.Size()); err != nil {
+		return nil, 0, err
+	}
+	buf := make([]byte, fi.Size())
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
 		return nil, 0, err
