@@ -2,10 +2,8 @@ package oci
 
 import (
 	"context"
-	"crypto"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -17,7 +15,6 @@ import (
 	ociremote "github.com/sigstore/cosign/v3/pkg/oci/remote"
 	ctypes "github.com/sigstore/cosign/v3/pkg/types"
 	"github.com/sigstore/sigstore-go/pkg/sign"
-	"github.com/sigstore/sigstore/pkg/signature"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -75,19 +72,11 @@ func WithCosignKeyless(k CosignKeyless) PushOption {
 		if err != nil {
 			return fmt.Errorf("%s: %w", "WithCosignKeyless", err)
 		}
-		if o.signer != nil {
-			return fmt.Errorf("%s: %w", "WithCosignKeyless", errTwoCosignSigners)
-		}
-		o.signer = ks
-		return nil
+		return o.setSigner("WithCosignKeyless", ks)
 	}}
 }
 
-var errTwoCosignSigners = errors.New("one cosign signer at a time: WithCosignKey, WithCosignSigner and WithCosignKeyless exclude each other")
-
-// keylessSigner signs digests through Fulcio and Rekor. It is a
-// signature.Signer only so that it travels in options.signer: signDigest
-// and ensureSigned hand it the digest; it signs no bare message.
+// keylessSigner signs digests through Fulcio and Rekor.
 type keylessSigner struct {
 	token               string
 	fulcioURL, rekorURL string
@@ -118,20 +107,10 @@ func newKeylessSigner(k CosignKeyless) (*keylessSigner, error) {
 	return ks, nil
 }
 
-var errKeylessMessage = errors.New("keyless signing signs artifact digests, not messages")
+func (*keylessSigner) tool() string { return "cosign" }
 
-// PublicKey fails: the key is made for each signature.
-func (*keylessSigner) PublicKey(...signature.PublicKeyOption) (crypto.PublicKey, error) {
-	return nil, errKeylessMessage
-}
-
-// SignMessage fails: see keylessSigner.
-func (*keylessSigner) SignMessage(io.Reader, ...signature.SignOption) ([]byte, error) {
-	return nil, errKeylessMessage
-}
-
-// signDigest makes the bundle for d and attaches it as a referrer.
-func (k *keylessSigner) signDigest(ctx context.Context, d name.Digest, ro []remote.Option) error {
+// sign makes the bundle for d and attaches it as a referrer.
+func (k *keylessSigner) sign(ctx context.Context, d name.Digest, _ *options, ro []remote.Option) error {
 	bundle, err := k.bundle(ctx, d)
 	if err != nil {
 		return fmt.Errorf("signing %s keyless: %w", URL(d), err)
@@ -185,7 +164,7 @@ func (k *keylessSigner) redact(err error) error {
 }
 
 // ensureSigned signs d unless it has a sigstore bundle already.
-func (k *keylessSigner) ensureSigned(ctx context.Context, d name.Digest, ro []remote.Option) (bool, error) {
+func (k *keylessSigner) ensureSigned(ctx context.Context, d name.Digest, o *options, ro []remote.Option) (bool, error) {
 	copts := []ociremote.Option{ociremote.WithRemoteOptions(ro...)}
 	bundles, _, err := cosign.GetBundles(ctx, d, copts, digestNameOptions(d)...)
 	if err != nil && !isNotFound(err) {
@@ -194,7 +173,7 @@ func (k *keylessSigner) ensureSigned(ctx context.Context, d name.Digest, ro []re
 	if len(bundles) > 0 {
 		return false, nil
 	}
-	return true, k.signDigest(ctx, d, ro)
+	return true, k.sign(ctx, d, o, ro)
 }
 
 // digestNameOptions keeps d's plain-HTTP registry plain HTTP when cosign

@@ -133,6 +133,7 @@ func TestPushKeylessFailureLeavesNoTag(t *testing.T) {
 
 func TestCosignKeylessOptionErrors(t *testing.T) {
 	key, _ := testutil.PKCS8KeyPair(t, t.TempDir(), "k", false)
+	pki := testutil.NewNotationPKI(t, t.TempDir(), "n")
 	token := "e30.e30.c2ln"
 	for _, tt := range []struct {
 		name string
@@ -145,6 +146,10 @@ func TestCosignKeylessOptionErrors(t *testing.T) {
 		{"Rekor URL with credentials", []oci.PushOption{oci.WithCosignKeyless(oci.CosignKeyless{IDToken: token, RekorURL: "https://u:pw@rekor"})}, "invalid Rekor URL"},
 		{"key then keyless", []oci.PushOption{oci.WithCosignKey(key, nil), oci.WithCosignKeyless(oci.CosignKeyless{IDToken: token})}, "exclude each other"},
 		{"keyless then key", []oci.PushOption{oci.WithCosignKeyless(oci.CosignKeyless{IDToken: token}), oci.WithCosignKey(key, nil)}, "exclude each other"},
+		{"two cosign keys", []oci.PushOption{oci.WithCosignKey(key, nil), oci.WithCosignKey(key, nil)}, "one cosign signer at a time"},
+		{"cosign then notation", []oci.PushOption{oci.WithCosignKey(key, nil), oci.WithNotationKey(pki.Key, pki.Chain)}, "cosign and notation signing exclude each other"},
+		{"notation then keyless", []oci.PushOption{oci.WithNotationKey(pki.Key, pki.Chain), oci.WithCosignKeyless(oci.CosignKeyless{IDToken: token})}, "cosign and notation signing exclude each other"},
+		{"two notation keys", []oci.PushOption{oci.WithNotationKey(pki.Key, pki.Chain), oci.WithNotationKey(pki.Key, pki.Chain)}, "one notation signer at a time"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := oci.Push(t.Context(), t.TempDir(), "oci://127.0.0.1:1/platform:v1", tt.opts...)

@@ -10,6 +10,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/fluxcd/pkg/version"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 )
@@ -111,16 +112,12 @@ func parseSemver(s string) (*semver.Constraints, error) {
 }
 
 // isReferrersTag reports whether t is a tag of the referrers tag schema:
-// sha256- and the 64 hex digits of the digest whose referrers it lists.
+// sha256- and the hex digest whose referrers it lists.
 func isReferrersTag(t string) bool {
 	h, ok := strings.CutPrefix(t, "sha256-")
-	if !ok || len(h) != 64 {
+	if !ok {
 		return false
 	}
-	for _, c := range h {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	_, err := v1.NewHash("sha256:" + h)
+	return err == nil
 }

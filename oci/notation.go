@@ -59,8 +59,7 @@ func WithNotationKey(keyFile, certFile string) PushOption {
 		if err != nil {
 			return fmt.Errorf("%s: %w", "WithNotationKey", err)
 		}
-		o.notationSigner, o.notationChain = s, chain
-		return nil
+		return o.setSigner("WithNotationKey", notationSigner{s, chain})
 	}}
 }
 
@@ -76,8 +75,7 @@ func WithNotationSigner(s notation.Signer, certChain []*x509.Certificate) PushOp
 		if len(certChain) == 0 {
 			return fmt.Errorf("%s: no certificate chain", "WithNotationSigner")
 		}
-		o.notationSigner, o.notationChain = s, certChain
-		return nil
+		return o.setSigner("WithNotationSigner", notationSigner{s, certChain})
 	}}
 }
 
@@ -264,9 +262,9 @@ func signerVerifier(chain []*x509.Certificate) (notation.Verifier, error) {
 }
 
 // notationSign signs d with s and attaches the signature as a referrer.
-func notationSign(ctx context.Context, d name.Digest, s notation.Signer, ro []remote.Option) error {
+func (s notationSigner) sign(ctx context.Context, d name.Digest, _ *options, ro []remote.Option) error {
 	repo := &notationRepo{repo: d.Context(), ro: ro}
-	_, err := notation.Sign(ctx, s, repo, notation.SignOptions{
+	_, err := notation.Sign(ctx, s.signer, repo, notation.SignOptions{
 		SignerSignOptions: notation.SignerSignOptions{
 			SignatureMediaType: NotationSignatureMediaType,
 			SigningAgent:       UserAgent,
@@ -281,8 +279,8 @@ func notationSign(ctx context.Context, d name.Digest, s notation.Signer, ro []re
 
 // ensureNotationSigned signs d unless a signature chaining to the signer's
 // root is there, and reports whether it signed.
-func ensureNotationSigned(ctx context.Context, d name.Digest, o *options, ro []remote.Option) (bool, error) {
-	v, err := signerVerifier(o.notationChain)
+func (s notationSigner) ensureSigned(ctx context.Context, d name.Digest, o *options, ro []remote.Option) (bool, error) {
+	v, err := signerVerifier(s.chain)
 	if err != nil {
 		return false, err
 	}
@@ -293,7 +291,7 @@ func ensureNotationSigned(ctx context.Context, d name.Digest, o *options, ro []r
 	if status == Verified {
 		return false, nil
 	}
-	return true, notationSign(ctx, d, o.notationSigner, ro)
+	return true, s.sign(ctx, d, o, ro)
 }
 
 // notationVerifyDigest verifies d's notation signatures with v as
@@ -484,3 +482,12 @@ type rawManifest struct {
 
 func (m rawManifest) RawManifest() ([]byte, error)        { return bytes.Clone(m.raw), nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
+
+// notationSigner signs with notation, with the certificate chain an
+// unchanged push checks an existing signature against.
+type notationSigner struct {
+	signer notation.Signer
+	chain  []*x509.Certificate
+}
+
+func (notationSigner) tool() string { return "notation" }

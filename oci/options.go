@@ -149,12 +149,11 @@ type options struct {
 	allowSecrets     bool
 
 	// The push.
-	tags   []string
-	force  bool
-	signer signature.Signer // WithCosignKey, WithCosignSigner
-	// WithNotationKey, WithNotationSigner: the signer and its chain.
-	notationSigner notation.Signer
-	notationChain  []*x509.Certificate
+	tags  []string
+	force bool
+	// WithCosignKey, WithCosignSigner, WithCosignKeyless, WithNotationKey,
+	// WithNotationSigner: one at a time.
+	signer artifactSigner
 
 	// Verify.
 	verifier       signature.Verifier
@@ -206,9 +205,6 @@ func collect[T any](opts []T, apply func(T, *options) error) (*options, error) {
 	}
 	if o.auth != nil && o.keychain != nil {
 		errs = append(errs, errors.New("options WithCreds and WithKeychain exclude each other"))
-	}
-	if o.signer != nil && o.notationSigner != nil {
-		errs = append(errs, errors.New("cosign and notation signing exclude each other: give one of WithCosignKey and WithNotationKey"))
 	}
 	if o.verifier != nil && len(o.identities) > 0 {
 		errs = append(errs, errors.New("a cosign public key and keyless identities exclude each other: give WithCosignPublicKey or WithCosignIdentity"))

@@ -151,7 +151,7 @@ func pushTree(ctx context.Context, t *tree, dir string, tag name.Tag, o *options
 		return nil, err
 	}
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: art.Digest.String(), Pushed: true}
-	if o.signer == nil && o.notationSigner == nil {
+	if o.signer == nil {
 		if err := remote.Write(tag, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
 			return nil, err
 		}
@@ -162,12 +162,7 @@ func pushTree(ctx context.Context, t *tree, dir string, tag name.Tag, o *options
 		if err := remote.Write(d, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
 			return nil, err
 		}
-		if o.signer != nil {
-			err = signDigest(ctx, d, o.signer, ro)
-		} else {
-			err = notationSign(ctx, d, o.notationSigner, ro)
-		}
-		if err != nil {
+		if err := o.signer.sign(ctx, d, o, ro); err != nil {
 			return nil, err
 		}
 		res.Signed = true
@@ -197,15 +192,8 @@ var errForced = errors.New("forced")
 func unchanged(ctx context.Context, tag name.Tag, existing *remote.Descriptor, o *options, ro []remote.Option) (*Result, error) {
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: existing.Digest.String()}
 	d := tag.Context().Digest(existing.Digest.String())
-	switch {
-	case o.signer != nil:
-		signed, err := ensureSigned(ctx, d, o.signer, o, ro)
-		if err != nil {
-			return nil, err
-		}
-		res.Signed = signed
-	case o.notationSigner != nil:
-		signed, err := ensureNotationSigned(ctx, d, o, ro)
+	if o.signer != nil {
+		signed, err := o.signer.ensureSigned(ctx, d, o, ro)
 		if err != nil {
 			return nil, err
 		}

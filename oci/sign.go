@@ -30,6 +30,39 @@ import (
 // cosign's --key.
 const EnvKeyPrefix = "env://"
 
+// artifactSigner signs what Push pushes: with a cosign key (keySigner),
+// cosign keyless (keylessSigner) or notation (notationSigner).
+type artifactSigner interface {
+	// sign signs the artifact at d.
+	sign(ctx context.Context, d name.Digest, o *options, ro []remote.Option) error
+	// ensureSigned signs d unless a signature this signer would accept is
+	// there already, and reports whether it signed.
+	ensureSigned(ctx context.Context, d name.Digest, o *options, ro []remote.Option) (bool, error)
+	// tool is "cosign" or "notation", for errors.
+	tool() string
+}
+
+// setSigner makes s the push's signer; the option named opt gave it.
+func (o *options) setSigner(opt string, s artifactSigner) error {
+	switch {
+	case o.signer == nil:
+		o.signer = s
+		return nil
+	case o.signer.tool() == s.tool() && s.tool() == "cosign":
+		return fmt.Errorf("%s: %w", opt, errTwoCosignSigners)
+	case o.signer.tool() == s.tool():
+		return fmt.Errorf("%s: one notation signer at a time", opt)
+	}
+	return fmt.Errorf("%s: cosign and notation signing exclude each other: give one of WithCosignKey and WithNotationKey", opt)
+}
+
+var errTwoCosignSigners = errors.New("one cosign signer at a time: WithCosignKey, WithCosignSigner and WithCosignKeyless exclude each other")
+
+// keySigner signs with a cosign key.
+type keySigner struct{ signature.Signer }
+
+func (keySigner) tool() string { return "cosign" }
+
 // WithCosignKey signs the pushed artifact with the private key keyRef names:
 // a file, env://VAR for a variable holding it, or a KMS key reference
 // (scheme://…, see LoadCosignKey). A file or variable holds cosign's
@@ -48,11 +81,7 @@ func WithCosignKey(keyRef string, password []byte) PushOption {
 		if err != nil {
 			return fmt.Errorf("%s: %w", "WithCosignKey", err)
 		}
-		if _, ok := o.signer.(*keylessSigner); ok {
-			return fmt.Errorf("%s: %w", "WithCosignKey", errTwoCosignSigners)
-		}
-		o.signer = sv
-		return nil
+		return o.setSigner("WithCosignKey", keySigner{sv})
 	}}
 }
 
@@ -65,11 +94,7 @@ func WithCosignSigner(s signature.Signer) PushOption {
 		if s == nil {
 			return fmt.Errorf("%s: nil signer", "WithCosignSigner")
 		}
-		if _, ok := o.signer.(*keylessSigner); ok {
-			return fmt.Errorf("%s: %w", "WithCosignSigner", errTwoCosignSigners)
-		}
-		o.signer = s
-		return nil
+		return o.setSigner("WithCosignSigner", keySigner{s})
 	}}
 }
 
@@ -172,17 +197,12 @@ func readKeyRef(keyRef string) ([]byte, error) {
 	return raw, nil
 }
 
-// signDigest signs the manifest at d with cosign's key-based signature
+// sign signs the manifest at d with cosign's key-based signature
 // format: a simple-signing payload naming the digest, signed, attached to
 // the sha256-<hex>.sig tag of the repository beside the signatures already
 // there. That is where source-controller's cosign verifier, and `cosign
 // verify --key`, look when the artifact has no sigstore bundle.
-//
-// A keyless signer (WithCosignKeyless) writes a sigstore bundle instead.
-func signDigest(ctx context.Context, d name.Digest, s signature.Signer, ro []remote.Option) error {
-	if k, ok := s.(*keylessSigner); ok {
-		return k.signDigest(ctx, d, ro)
-	}
+func (s keySigner) sign(ctx context.Context, d name.Digest, _ *options, ro []remote.Option) error {
 	body, err := payload.Cosign{Image: d}.MarshalJSON()
 	if err != nil {
 		return fmt.Errorf("signing %s: %w", URL(d), err)
@@ -213,10 +233,7 @@ func signDigest(ctx context.Context, d name.Digest, s signature.Signer, ro []rem
 
 // ensureSigned signs d unless it already has a signature that verifies with
 // s's public key, and reports whether it signed.
-func ensureSigned(ctx context.Context, d name.Digest, s signature.Signer, o *options, ro []remote.Option) (bool, error) {
-	if k, ok := s.(*keylessSigner); ok {
-		return k.ensureSigned(ctx, d, ro)
-	}
+func (s keySigner) ensureSigned(ctx context.Context, d name.Digest, o *options, ro []remote.Option) (bool, error) {
 	pub, err := s.PublicKey()
 	if err != nil {
 		return false, fmt.Errorf("reading the signer's public key: %w", err)
@@ -232,5 +249,5 @@ func ensureSigned(ctx context.Context, d name.Digest, s signature.Signer, o *opt
 	if status == Verified {
 		return false, nil
 	}
-	return true, signDigest(ctx, d, s, ro)
+	return true, s.sign(ctx, d, o, ro)
 }
