@@ -22,6 +22,26 @@ func run(t *testing.T, args ...string) (string, string, int) {
 	return stdout.String(), stderr.String(), code
 }
 
+// cmdCase is one fluxpack command line and what it must do.
+type cmdCase struct {
+	name     string
+	args     []string
+	code     int
+	stdout   string // prefix
+	inStderr string
+}
+
+// check runs the command and checks its exit code, the start of its
+// stdout and a part of its stderr; it returns both for further checks.
+func (c cmdCase) check(t *testing.T) (stdout, stderr string) {
+	t.Helper()
+	stdout, stderr, code := run(t, c.args...)
+	assert.Equal(t, c.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(c.args, " "), stderr)
+	assert.True(t, strings.HasPrefix(stdout, c.stdout), "stdout %q, want prefix %q", stdout, c.stdout)
+	assert.Contains(t, stderr, c.inStderr)
+	return stdout, stderr
+}
+
 var tree = map[string]string{
 	"crds/crd.yaml":      "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: stores.example.com\n",
 	"operator/dep.yaml":  "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: op\n",

@@ -33,13 +33,7 @@ func TestNotationSignAndVerify(t *testing.T) {
 	url := "oci://" + reg.Host + "/platform"
 	policy := []string{"--trust-policy", pki.TrustPolicy}
 
-	for _, tt := range []struct {
-		name     string
-		args     []string
-		code     int
-		stdout   string // prefix
-		inStderr string
-	}{
+	for _, tt := range []cmdCase{
 		{"push signed", []string{"push", dir, url + ":v1", "--sign", "notation", "--key", pki.Key, "--cert", pki.Chain, "--source", "s", "--revision", "r"}, 0, reg.Host + "/platform@sha256:", "signed=true"},
 		{"verify", append([]string{"verify", url + ":v1", "--cert", pki.CA}, policy...), 0, "verified: " + reg.Host + "/platform@sha256:", ""},
 		{"verify with a trust store directory", append([]string{"verify", url + ":v1", "--cert", store}, policy...), 0, "verified: ", ""},
@@ -63,10 +57,7 @@ func TestNotationSignAndVerify(t *testing.T) {
 		{"key not matching the cert", []string{"push", dir, url + ":v3", "--sign", "notation", "--key", other.Key, "--cert", pki.Chain}, 2, "", "loading notation key"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := run(t, tt.args...)
-			assert.Equal(t, tt.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(tt.args, " "), stderr)
-			assert.True(t, strings.HasPrefix(stdout, tt.stdout), "stdout %q, want prefix %q", stdout, tt.stdout)
-			assert.Contains(t, stderr, tt.inStderr)
+			stdout, stderr := tt.check(t)
 			assert.NotContains(t, stdout+stderr, keyLine, "the key printed")
 		})
 	}

@@ -25,13 +25,7 @@ func TestSignAndVerify(t *testing.T) {
 	url := "oci://" + reg.Host + "/platform"
 	t.Setenv("COSIGN_PASSWORD", "hunter2")
 
-	for _, tt := range []struct {
-		name     string
-		args     []string
-		code     int
-		stdout   string // prefix
-		inStderr string
-	}{
+	for _, tt := range []cmdCase{
 		{"push signed", []string{"push", dir, url + ":v1", "--sign", "cosign", "--key", key, "--source", "s", "--revision", "r"}, 0, reg.Host + "/platform@sha256:", "signed=true"},
 		{"verify", []string{"verify", url + ":v1", "--key", pub}, 0, "verified: " + reg.Host + "/platform@sha256:", ""},
 		{"verify another key", []string{"verify", url + ":v1", "--key", otherPub}, 1, "invalid: ", "has no signature made with"},
@@ -46,10 +40,7 @@ func TestSignAndVerify(t *testing.T) {
 		{"unknown signer", []string{"push", dir, url + ":v3", "--sign", "gpg", "--key", key}, 2, "", `invalid --sign "gpg"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := run(t, tt.args...)
-			assert.Equal(t, tt.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(tt.args, " "), stderr)
-			assert.True(t, strings.HasPrefix(stdout, tt.stdout), "stdout %q, want prefix %q", stdout, tt.stdout)
-			assert.Contains(t, stderr, tt.inStderr)
+			stdout, stderr := tt.check(t)
 			assert.NotContains(t, stdout+stderr, "hunter2", "the password printed")
 		})
 	}
@@ -75,13 +66,7 @@ func TestSignWithKMSPlugin(t *testing.T) {
 	url := "oci://" + reg.Host + "/platform"
 	_, otherPub := testutil.PKCS8KeyPair(t, t.TempDir(), "other", false)
 
-	for _, tt := range []struct {
-		name     string
-		args     []string
-		code     int
-		stdout   string // prefix
-		inStderr string
-	}{
+	for _, tt := range []cmdCase{
 		{"push signed with the KMS key", []string{"push", dir, url + ":v1", "--sign", "cosign", "--key", ref, "--source", "s", "--revision", "r"}, 0, reg.Host + "/platform@sha256:", "signed=true"},
 		{"verify with the KMS key", []string{"verify", url + ":v1", "--key", ref}, 0, "verified: " + reg.Host + "/platform@sha256:", ""},
 		{"verify with the public key file", []string{"verify", url + ":v1", "--key", pub}, 0, "verified: ", ""},
@@ -89,12 +74,7 @@ func TestSignWithKMSPlugin(t *testing.T) {
 		{"push with an unknown scheme", []string{"push", dir, url + ":v2", "--sign", "cosign", "--key", "nokms://keys/1"}, 2, "", "no sigstore KMS plugin sigstore-kms-nokms on $PATH"},
 		{"verify with an unknown scheme", []string{"verify", url + ":v1", "--key", "nokms://keys/1"}, 2, "", "loading KMS key nokms://keys/1"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, code := run(t, tt.args...)
-			assert.Equal(t, tt.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(tt.args, " "), stderr)
-			assert.True(t, strings.HasPrefix(stdout, tt.stdout), "stdout %q, want prefix %q", stdout, tt.stdout)
-			assert.Contains(t, stderr, tt.inStderr)
-		})
+		t.Run(tt.name, func(t *testing.T) { tt.check(t) })
 	}
 	raw, err := os.ReadFile(log)
 	require.NoError(t, err)
@@ -168,13 +148,7 @@ func TestSignKeyless(t *testing.T) {
 
 	// fluxpack verify, keyless.
 	trustedRoot := ss.TrustedRootFile(t)
-	for _, tt := range []struct {
-		name     string
-		args     []string
-		code     int
-		stdout   string // prefix
-		inStderr string
-	}{
+	for _, tt := range []cmdCase{
 		{"identity", []string{"--certificate-identity", "ci@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer}, 0, "verified: ", ""},
 		{"regexps", []string{"--certificate-identity-regexp", "@fluxpack[.]test$", "--certificate-oidc-issuer-regexp", "^https://oidc[.]fluxpack[.]test$"}, 0, "verified: ", ""},
 		{"another identity", []string{"--certificate-identity", "file@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer}, 1, "invalid: ", "has no keyless signature of the identity"},
@@ -182,11 +156,8 @@ func TestSignKeyless(t *testing.T) {
 		{"with a key", []string{"--certificate-identity", "ci@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer, "--key", tokenFile}, 2, "", "exclude --key"},
 	} {
 		t.Run("verify "+tt.name, func(t *testing.T) {
-			args := append([]string{"verify", url + ":v1", "--trusted-root", trustedRoot}, tt.args...)
-			stdout, stderr, code := run(t, args...)
-			assert.Equal(t, tt.code, code, "fluxpack %s: exit code\nstderr: %s", strings.Join(args, " "), stderr)
-			assert.True(t, strings.HasPrefix(stdout, tt.stdout), "stdout %q, want prefix %q", stdout, tt.stdout)
-			assert.Contains(t, stderr, tt.inStderr)
+			tt.args = append([]string{"verify", url + ":v1", "--trusted-root", trustedRoot}, tt.args...)
+			tt.check(t)
 		})
 	}
 	_, stderr, code := run(t, "verify", url+":v4", "--trusted-root", trustedRoot, "--certificate-identity", "ci@fluxpack.test", "--certificate-oidc-issuer", ss.Issuer)
