@@ -1,7 +1,6 @@
 package oci
 
 import (
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -147,9 +146,6 @@ func checkSecret(dir, name string, data []byte) error {
 	return nil
 }
 
-// Dir is the directory the tree was read from, as ReadTree was given it.
-func (t *Tree) Dir() string { return t.display }
-
 // Files lists the archive names of the tree's files (slash-separated,
 // relative to its directory), in archive order.
 func (t *Tree) Files() []string {
@@ -292,8 +288,13 @@ func fileParent(name string, isFile map[string]bool) string {
 // compareArchiveNames orders archive names as Flux's lexical walk archives
 // them: component by component, a directory before what it holds.
 func compareArchiveNames(a, b string) int {
-	if a == "." || b == "." {
-		return cmp.Compare(boolInt(b == "."), boolInt(a == "."))
+	switch {
+	case a == b:
+		return 0
+	case a == ".":
+		return -1
+	case b == ".":
+		return 1
 	}
 	for {
 		ah, at, aMore := strings.Cut(a, "/")
@@ -311,13 +312,6 @@ func compareArchiveNames(a, b string) int {
 		}
 		a, b = at, bt
 	}
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // cleanRel checks a slash-separated path relative to a tree and cleans it.
