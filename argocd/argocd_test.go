@@ -11,6 +11,7 @@ import (
 	"github.com/fluxpack/fluxpack/argocd"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // Seed 004's app-of-apps: external-dns and external-secrets (wave -2),
@@ -59,7 +60,7 @@ func TestImportedLintAndGraph(t *testing.T) {
 	require.NoError(t, err)
 	testutil.Golden(t, "app-of-apps-graph-mermaid", g)
 
-	rep, err := layering.Lint(t.Context(), b, "testdata/app-of-apps")
+	rep, err := lint.Stack(t.Context(), b, "testdata/app-of-apps")
 	require.NoError(t, err)
 	var out strings.Builder
 	for _, f := range rep.Findings {

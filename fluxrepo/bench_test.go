@@ -8,7 +8,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // BenchmarkLintRepository lints generated Flux repositories of 20 and 200
@@ -49,7 +49,7 @@ func BenchmarkLintStackSameObjects(b *testing.B) {
 		var objects int
 		report := testutil.CPUMeter(b)
 		for b.Loop() {
-			rep, err := layering.Lint(b.Context(), stack, dir)
+			rep, err := lint.Stack(b.Context(), stack, dir)
 			if err != nil {
 				b.Fatal(err)
 			}

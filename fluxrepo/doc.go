@@ -33,7 +33,7 @@
 //
 // On that tree:
 //
-//   - Lint runs every rule of layering.LintPlan (dependency graph, CRDs
+//   - Lint runs every rule of lint.Plan (dependency graph, CRDs
 //     before their custom resources, namespaces, webhooks of operators)
 //     and adds the repository's Notes (a Kustomization two parents apply,
 //     a spec its parent's variables break);

@@ -46,8 +46,8 @@ func ExampleRead() {
 		return
 	}
 	defer repo.Close()
-	for _, l := range repo.Plan.Layers {
-		fmt.Printf("%s:%d: %s dependsOn=%v objects=%d\n", l.File, l.Line, l.Name, l.DependsOn, len(l.Objects))
+	for i, l := range repo.Plan.Layers {
+		fmt.Printf("%s:%d: %s dependsOn=%v objects=%d\n", l.File, l.Line, l.Name, l.DependsOn, len(repo.Inputs[i].Objects))
 	}
 	// Output:
 	// clusters/naive/flux-system/gotk-sync.yaml:12: flux-system dependsOn=[] objects=6

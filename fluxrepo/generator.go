@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // An ArtifactGenerator (source.extensions.fluxcd.io, Flux ≥ 2.7) makes
@@ -62,7 +62,7 @@ func (r *reader) addGenerator(o *fluxbuild.Object) {
 		} `json:"spec"`
 	}
 	if err := decodeNode(o.Node, &spec); err != nil {
-		r.note(layering.RuleSource, o, "%s: %v", o, err)
+		r.note(lint.RuleSource, o, "%s: %v", o, err)
 		return
 	}
 	ns := namespaceOr(o.Namespace, DefaultNamespace)

@@ -51,7 +51,7 @@ func importPlan(repo *Repository) (*Imported, error) {
 	}
 	differ(root, "not imported: it applies the entry point (%s), as flux bootstrap does; the stack's render is what it would apply", repo.Entry)
 	var others []string
-	for _, o := range root.Objects {
+	for _, o := range repo.Inputs[0].Objects {
 		if _, isKs := asKustomization(o); isKs || o.Kind == "GitRepository" && o.Name == DefaultSource().Name {
 			continue
 		}

@@ -5,24 +5,25 @@ import (
 	"slices"
 
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
-// Lint reads the tree of entry (Read) and lints it as package layering
-// lints a stack (layering.LintPlan): every rule, each finding with the file
+// Lint reads the tree of entry (Read) and lints it as package lint lints a
+// stack (lint.Plan): every rule, each finding with the file
 // and line of the object and of the Kustomization that applies it,
 // relative to the repository's root. The repository's Notes follow the
 // layers' findings, before the hints.
-func Lint(ctx context.Context, entry string, opts ...Option) (*layering.Report, error) {
+func Lint(ctx context.Context, entry string, opts ...Option) (*lint.Report, error) {
 	repo, err := Read(ctx, entry, opts...)
 	if err != nil {
 		return nil, err
 	}
 	defer repo.Close()
-	report, err := layering.LintPlan(ctx, repo.Plan, repo.Root, repo.lint...)
+	report, err := lint.Plan(ctx, repo.Plan, repo.Inputs, repo.Root, repo.lint...)
 	if err != nil {
 		return nil, err
 	}
-	hints := slices.IndexFunc(report.Findings, func(f layering.Finding) bool { return !f.Fails() })
+	hints := slices.IndexFunc(report.Findings, func(f lint.Finding) bool { return !f.Fails() })
 	if hints < 0 {
 		hints = len(report.Findings)
 	}

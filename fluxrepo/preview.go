@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -25,17 +26,18 @@ func Preview(ctx context.Context, entry, name string, readOpts []Option, opts ..
 	}
 	defer repo.Close()
 	var names []string
-	for _, l := range repo.Plan.Layers {
+	for i, l := range repo.Plan.Layers {
+		in := repo.Inputs[i]
 		names = append(names, l.Name)
 		if l.Name != name && kustomizationRef(l.Kustomization) != "Kustomization/"+name {
 			continue
 		}
-		if l.Source == nil {
-			return nil, fmt.Errorf("previewing %s: %s", kustomizationRef(l.Kustomization), l.Unavailable)
+		if in.Source == nil {
+			return nil, fmt.Errorf("previewing %s: %s", kustomizationRef(l.Kustomization), in.Unavailable)
 		}
 		src, ok := repo.built[l.Name]
 		if !ok {
-			src = *l.Source
+			src = *in.Source
 		}
 		tree, err := substitute.NewSources(repo.sources()...)
 		if err != nil {
@@ -50,7 +52,7 @@ func Preview(ctx context.Context, entry, name string, readOpts []Option, opts ..
 // would install for its HelmRelease ref, as `helm template` prints it: the
 // chart's CRDs that spec.install.crds applies, then the release's manifest
 // (fluxbuild.RenderRelease). The chart is found as lint finds it (a folder
-// of a source of the tree, or layering.WithCharts given with WithLint);
+// of a source of the tree, or lint.WithCharts given with WithLint);
 // valuesFrom is served by the ConfigMaps and Secrets of the tree and by
 // fluxbuild.WithValuesFrom.
 func PreviewRelease(ctx context.Context, entry string, ref layering.ObjectRef, readOpts []Option, opts ...fluxbuild.ReleaseOption) ([]byte, error) {
@@ -59,7 +61,7 @@ func PreviewRelease(ctx context.Context, entry string, ref layering.ObjectRef, r
 		return nil, err
 	}
 	defer repo.Close()
-	rel, err := layering.RenderRelease(ctx, repo.Plan, repo.Root, ref, repo.lint, opts...)
+	rel, err := lint.RenderRelease(ctx, repo.Plan, repo.Inputs, repo.Root, ref, repo.lint, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("previewing %s: %w", ref, err)
 	}

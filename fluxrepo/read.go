@@ -27,6 +27,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -83,9 +84,13 @@ type Repository struct {
 	// Kustomization spec its parent's variables break, an
 	// ArtifactGenerator that cannot be read. Each has the file and line
 	// of the object concerned; Lint reports them with its findings.
-	Notes []layering.Finding
+	Notes []lint.Finding
+	// Inputs are where each layer of Plan was read from, in its order:
+	// its source (or why it cannot be read offline) and the objects built
+	// from it, for package lint.
+	Inputs []lint.Input
 
-	lint []layering.LintOption // WithLint
+	lint []lint.Option // WithLint
 
 	temps   []string
 	built   map[string]fluxbuild.Source // layer → where it was built from
@@ -96,8 +101,8 @@ type Repository struct {
 type Option interface{ applyToRead(*config) error }
 
 type config struct {
-	lint     []layering.LintOption // WithLint
-	log      *slog.Logger          // for what is left out as Flux leaves it out, or nil
+	lint     []lint.Option // WithLint
+	log      *slog.Logger  // for what is left out as Flux leaves it out, or nil
 	root     string
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
@@ -134,10 +139,10 @@ func WithSource(ref SourceRef, dir string) Option {
 	})
 }
 
-// WithLint passes options to Lint's layering.LintPlan: the charts
+// WithLint passes options to Lint's lint.Plan: the charts
 // HelmReleases install (layering.WithCharts), operators lint should know
 // (layering.WithOperators). Read ignores them.
-func WithLint(opts ...layering.LintOption) Option {
+func WithLint(opts ...lint.Option) Option {
 	return funcOption(func(c *config) error {
 		for _, o := range opts {
 			if o == nil {
@@ -240,7 +245,11 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 		return nil, err
 	}
 	r.expand()
-	repo.Plan = &layering.Plan{Name: path.Base(repo.Entry), Namespace: DefaultNamespace, Layers: r.layers, External: cfg.external}
+	repo.Plan = &layering.Plan{Name: path.Base(repo.Entry), Namespace: DefaultNamespace, External: cfg.external}
+	for _, l := range r.layers {
+		repo.Plan.Layers = append(repo.Plan.Layers, l.Layer)
+		repo.Inputs = append(repo.Inputs, l.Input)
+	}
 	if repo.Entry == "." {
 		repo.Plan.Name = filepath.Base(root)
 	}
@@ -280,15 +289,21 @@ func repositoryRoot(entry string, isDir bool) string {
 	}
 }
 
+// layer is a layer of the tree and where lint reads it.
+type layer struct {
+	layering.Layer
+	lint.Input
+}
+
 // reader collects the layers of a tree.
 type reader struct {
 	ctx    context.Context
 	cfg    *config
 	root   string
-	layers []layering.Layer
+	layers []layer
 	byName map[string]int // layer name → index
 	queue  []int          // layers whose Kustomizations are still to follow
-	notes  []layering.Finding
+	notes  []lint.Finding
 
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
@@ -299,8 +314,8 @@ type reader struct {
 }
 
 // note records a problem of the tree at the object o, and logs it.
-func (r *reader) note(rule layering.Rule, o *fluxbuild.Object, format string, args ...any) {
-	f := layering.Finding{Rule: rule, Severity: layering.SeverityError, Object: o.String(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
+func (r *reader) note(rule lint.Rule, o *fluxbuild.Object, format string, args ...any) {
+	f := lint.Finding{Rule: rule, Severity: lint.SeverityError, Object: o.String(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
 	r.notes = append(r.notes, f)
 	if r.cfg.log != nil {
 		r.cfg.log.Warn(f.String())
@@ -344,7 +359,7 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 	}
 	r.collect(objs)
 	// The tree's own Kustomization of the entry point is the root layer.
-	root := layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel, Source: &src, Built: true, Objects: objs}
+	root := layer{Layer: layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel}, Input: lint.Input{Source: &src, Built: true, Objects: objs}}
 	for _, o := range objs {
 		k, ok := asKustomization(o)
 		if !ok {
@@ -364,7 +379,7 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 func cleanPath(p string) string { return path.Clean("./" + strings.TrimPrefix(p, "./")) }
 
 // add records a layer and queues it for its Kustomizations.
-func (r *reader) add(l layering.Layer, parent string) {
+func (r *reader) add(l layer, parent string) {
 	l.Parent = parent
 	if _, dup := r.byName[l.Name]; !dup {
 		r.byName[l.Name] = len(r.layers)
@@ -393,14 +408,14 @@ func (r *reader) expand() {
 					if first := r.layers[j]; first.File != o.File || first.Line != o.Line {
 						// Another object with the same name: a graph
 						// finding of lint (not followed again).
-						r.layers = append(r.layers, layering.Layer{Name: first.Name, Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)})
+						r.layers = append(r.layers, layer{Layer: layering.Layer{Name: first.Name, Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)}})
 					} else if first.Parent != parent.Name && j != i {
-						r.note(layering.RuleGraph, o, "%s is applied by two Kustomizations, %s and %s: they fight over it", kustomizationRef(k), first.Parent, parent.Name)
+						r.note(lint.RuleGraph, o, "%s is applied by two Kustomizations, %s and %s: they fight over it", kustomizationRef(k), first.Parent, parent.Name)
 					}
 					continue
 				}
 				if slices.ContainsFunc(batch, func(p pending) bool { return r.layerName(p.ks) == r.layerName(k) }) {
-					r.layers = append(r.layers, layering.Layer{Name: r.layerName(k), Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)})
+					r.layers = append(r.layers, layer{Layer: layering.Layer{Name: r.layerName(k), Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)}})
 					continue
 				}
 				batch = append(batch, pending{ks: r.substitute(parent.Kustomization, o, k), obj: o, parent: parent.Name})
@@ -431,7 +446,7 @@ type pending struct {
 // sources unavailable.
 func (r *reader) place(ps []pending, last bool) []pending {
 	type placed struct {
-		l    layering.Layer
+		l    layer
 		src  *fluxbuild.Source
 		gen  *generator
 		objs []*fluxbuild.Object
@@ -443,10 +458,10 @@ func (r *reader) place(ps []pending, last bool) []pending {
 		if _, ok := r.byName[r.layerName(p.ks)]; ok {
 			continue
 		}
-		l := layering.Layer{
+		l := layer{Layer: layering.Layer{
 			Name: r.layerName(p.ks), Kustomization: p.ks, File: p.obj.File, Line: p.obj.Line,
 			DependsOn: r.dependsOn(p.ks), Parent: p.parent,
-		}
+		}}
 		src, gen, why, ready := r.resolve(p.ks)
 		switch {
 		case src != nil:
@@ -660,7 +675,7 @@ func (r *reader) substitute(parent *kustomizev1.Kustomization, o *fluxbuild.Obje
 	}
 	if _, err := s.Resource(res); err != nil {
 		if !errors.Is(err, substitute.ErrVarNotSet) && !errors.Is(err, substitute.ErrSourceNotFound) {
-			r.note(layering.RuleVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), err)
+			r.note(lint.RuleVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), err)
 		}
 		return k
 	}

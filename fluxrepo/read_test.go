@@ -13,6 +13,7 @@ import (
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -54,7 +55,7 @@ func TestFixtures(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
 			repo := f.read(t)
-			rep, err := layering.LintPlan(t.Context(), repo.Plan, repo.Root)
+			rep, err := lint.Plan(t.Context(), repo.Plan, repo.Inputs, repo.Root)
 			require.NoError(t, err)
 			var b strings.Builder
 			for _, fd := range rep.Findings {
@@ -93,23 +94,25 @@ func TestReadTree(t *testing.T) {
 
 	tenants := fixtures[4].read(t)
 	var dev *layering.Layer
+	var devIn lint.Input
 	for i, l := range tenants.Plan.Layers {
 		if l.Name == "apps/dev-team" {
-			dev = &tenants.Plan.Layers[i]
+			dev, devIn = &tenants.Plan.Layers[i], tenants.Inputs[i]
 		}
 	}
 	require.NotNil(t, dev, "the tenant's Kustomization is a layer named namespace/name")
 	assert.Equal(t, "./production", dev.Kustomization.Spec.Path, "the tenants overlay's patch applies")
 	assert.Equal(t, []string{"infrastructure"}, dev.DependsOn, "a dependsOn across namespaces names the layer of that namespace")
-	assert.Nil(t, dev.Source)
-	assert.Contains(t, dev.Unavailable, "GitRepository/apps/dev-team is another source than the repository")
+	assert.Nil(t, devIn.Source)
+	assert.Contains(t, devIn.Unavailable, "GitRepository/apps/dev-team is another source than the repository")
 	assert.Equal(t, "tenants", dev.Parent)
 
 	fx := fixtures[2].read(t)
-	for _, l := range fx.Plan.Layers {
+	for i, l := range fx.Plan.Layers {
 		if l.Name == "infra-configs" {
-			require.NotEmpty(t, l.Objects)
-			assert.Equal(t, "infrastructure/configs/cluster-issuers.yaml", l.Objects[0].File, "files of an ExternalArtifact are named by the repository's")
+			objs := fx.Inputs[i].Objects
+			require.NotEmpty(t, objs)
+			assert.Equal(t, "infrastructure/configs/cluster-issuers.yaml", objs[0].File, "files of an ExternalArtifact are named by the repository's")
 		}
 	}
 }
@@ -127,14 +130,14 @@ func ks(name, path, extra string) string {
 		"\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n" + extra
 }
 
-func lintRepo(t *testing.T, root string) []layering.Finding {
+func lintRepo(t *testing.T, root string) []lint.Finding {
 	t.Helper()
 	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
 	require.NoError(t, err)
 	return rep.Findings
 }
 
-func rules(fs []layering.Finding) []string {
+func rules(fs []lint.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, string(f.Rule)+": "+f.String())
@@ -174,12 +177,13 @@ func TestReadSubstitutesKustomizations(t *testing.T) {
 	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
 	require.NoError(t, err)
 	byName := map[string]layering.Layer{}
-	for _, l := range repo.Plan.Layers {
-		byName[l.Name] = l
+	inputs := map[string]lint.Input{}
+	for i, l := range repo.Plan.Layers {
+		byName[l.Name], inputs[l.Name] = l, repo.Inputs[i]
 	}
 	assert.Equal(t, "./envs/staging/eu-west-3", byName["child"].Kustomization.Spec.Path)
-	require.Len(t, byName["child"].Objects, 1)
-	assert.Contains(t, byName["later"].Unavailable, "holds a variable whose value is not known offline")
+	require.Len(t, inputs["child"].Objects, 1)
+	assert.Contains(t, inputs["later"].Unavailable, "holds a variable whose value is not known offline")
 }
 
 // The tree is what source-controller would pack: .sourceignore files leave
@@ -208,7 +212,7 @@ func TestReadFileEntry(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, repo.Plan.Layers, 2)
 	assert.Equal(t, "apps", repo.Plan.Layers[1].Name)
-	assert.Len(t, repo.Plan.Layers[1].Objects, 1)
+	assert.Len(t, repo.Inputs[1].Objects, 1)
 }
 
 func TestReadBadInput(t *testing.T) {
@@ -317,5 +321,5 @@ func TestReadRealTreeShapes(t *testing.T) {
 	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
 	require.NoError(t, err)
 	assert.Equal(t, "flux-system", repo.Plan.Layers[0].Name, "bootstrap's own Kustomization is the root")
-	assert.Len(t, repo.Plan.Layers[0].Objects, 18, "gotk-components, gotk-sync and the two Kustomizations")
+	assert.Len(t, repo.Inputs[0].Objects, 18, "gotk-components, gotk-sync and the two Kustomizations")
 }

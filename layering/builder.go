@@ -348,6 +348,15 @@ func cyclePath(names []string, deps [][]string, index map[string]int, comp []int
 	return []string{names[start], names[start]}
 }
 
+// Draft returns the stack's Flux objects as they stand, with every problem
+// Build would refuse them for (nil when there is none): what a linter
+// reports as findings while it still checks the rest. Layers with problems
+// are emitted as far as they can be.
+func (b *Builder) Draft() (*Plan, []error) {
+	nodes, errs := b.graph()
+	return b.emit(nodes), errs
+}
+
 // Build checks the stack and returns its Flux objects. On any problem it
 // returns nil and an error wrapping ErrInvalidPlan and every problem
 // (*LayerError for those of one layer).

@@ -10,14 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// layering renders and lints; it must not be able to push or call a
-// cluster. This fails if it (or anything it imports) pulls in an OCI
-// client, and if its own code imports a network package. Kubernetes'
-// client packages are linked (Helm's SDK, which fluxbuild renders charts
-// with, imports them for its lookup function and its kube client), but
-// only in Helm's client-only dry-run, which puts a printing fake in place
-// of the kube client and gives lookup nothing to call, as `helm template`
-// does.
+// layering is the model and the builder: it must not be able to push or
+// call a cluster, and it links neither Helm nor the build engine (a
+// platform's Go tooling imports it for the builder alone). This fails if it
+// (or anything it imports) pulls in an OCI client, Helm, client-go or the
+// build engine, and if its own code imports a network package.
 func TestDepcheck(t *testing.T) {
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	list := func(args ...string) []string {
@@ -33,6 +30,11 @@ func TestDepcheck(t *testing.T) {
 		"github.com/google/go-containerregistry",
 		"github.com/fluxcd/pkg/oci",
 		"github.com/fluxcd/pkg/kustomize", // fluxbuild is the one kustomize engine
+		// The model renders no chart and builds nothing: lint and fluxbuild do.
+		"github.com/fluxpack/fluxpack/fluxbuild",
+		"github.com/fluxpack/fluxpack/lint",
+		"helm.sh/helm",
+		"k8s.io/client-go",
 	}
 	for _, dep := range list("-deps", pkg) {
 		for _, f := range forbidden {

@@ -53,9 +53,11 @@
 // subjects given; identities source-controller would ignore (with
 // secretRef, or provider notation) or could not compile are refused.
 //
-// Lint reads each layer's manifests as kustomize-controller builds them and
-// reports the races the seeds ran into (see Lint). Graph draws the DAG.
+// Graph draws the DAG. Package lint reads each layer's manifests as
+// kustomize-controller builds them and reports the races the seeds ran into.
 //
-// This package reads files but never touches the network: it does not push
-// (see package oci) and does not evaluate variables (see package substitute).
+// This package is the model: it reads files but never touches the network,
+// renders no chart and links no Helm (package lint and fluxbuild do), does
+// not push (see package oci) and does not evaluate variables (see package
+// substitute).
 package layering

@@ -1,7 +1,6 @@
 package layering_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -137,31 +136,6 @@ func ExampleCriticalPath_Latency() {
 	// critical path: namespaces -> crds -> operator -> crs (4 layers, worst case 20m0s of timeouts)
 	// 3 1m30s
 	// up to 3 × 30s = 1m30s of dependency polling in stock Flux (--requeue-dependency=30s): kustomize-controller does not watch dependencies, it looks at a layer whose dependsOn is not Ready again only after that long
-}
-
-// Namespaces, then CRDs, then custom resources no webhook checks: lint
-// finds nothing wrong, and hints that one Kustomization would do, as
-// kustomize-controller applies Namespaces and CRDs first and waits until
-// the CRDs are established. Each dependsOn edge it removes from the
-// critical path saves up to --requeue-dependency (30s) in stock Flux.
-func ExampleReport_Merges() {
-	b := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1")).
-		Layer("namespaces").
-		Then("crds", layering.KeepOnDelete()).
-		Then("crs")
-	rep, err := layering.Lint(context.Background(), b, "testdata/merge")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println("failing findings:", rep.Failing())
-	for _, m := range rep.Merges() {
-		fmt.Printf("merge %v into %q: %d edges, the critical path loses %d: up to %s\n",
-			m.Layers, m.Into(), m.Edges, m.CriticalEdges, time.Duration(m.CriticalEdges)*layering.DefaultRequeueDependency)
-	}
-	// Output:
-	// failing findings: 0
-	// merge [namespaces crds crs] into "crs": 2 edges, the critical path loses 2: up to 1m0s
 }
 
 // For a Flux you may change: the patch that makes kustomize-controller

@@ -158,6 +158,17 @@ func (f *Fleet) Clusters() []string {
 	return names
 }
 
+// Err returns the fleet's own problems (a fleet file that does not parse,
+// no clusters), without resolving or building any cluster's stack: Check
+// does both.
+func (f *Fleet) Err() error {
+	errs := slices.Clone(f.errs)
+	if len(f.clusters) == 0 {
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "fleet %q: no clusters", f.name))
+	}
+	return joinErrs(errs)
+}
+
 // Check returns every problem of the fleet and of each cluster's stack, as
 // Build would, or nil.
 func (f *Fleet) Check() error {
@@ -261,7 +272,7 @@ func splitTag(u string) (string, string) {
 // file, its layers off or changed, its variables and its extra layers.
 // Every problem is returned, each naming the cluster.
 func (f *Fleet) Stack(cluster string) (*Builder, error) {
-	b, err := f.resolve(cluster)
+	b, err := f.Resolve(cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -272,9 +283,11 @@ func (f *Fleet) Stack(cluster string) (*Builder, error) {
 	return b, nil
 }
 
-// resolve is Stack without the stack's own Build problems, which lint
-// reports as findings.
-func (f *Fleet) resolve(cluster string) (*Builder, error) {
+// Resolve is Stack without the stack's own Build problems, which a linter
+// reports as findings (Builder.Draft): an unknown cluster, a layer to
+// disable or override that the stack lacks, or a bad artifact URL is still
+// an error.
+func (f *Fleet) Resolve(cluster string) (*Builder, error) {
 	c, err := f.cluster(cluster)
 	if err != nil {
 		return nil, err

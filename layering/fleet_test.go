@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 const fleetFile = "testdata/fleet/fleet.yaml"
@@ -179,7 +180,7 @@ func TestFleetBuilder(t *testing.T) {
 func TestLintFleet(t *testing.T) {
 	f, err := layering.LoadFleet(fleetFile)
 	require.NoError(t, err)
-	rep, err := layering.LintFleet(t.Context(), f)
+	rep, err := lint.Fleet(t.Context(), f)
 	require.NoError(t, err)
 	require.Len(t, rep.Clusters, 2)
 	var got []string

@@ -1,8 +1,6 @@
 package layering
 
 import (
-	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 
@@ -113,7 +111,7 @@ func (f *Fleet) RenderCluster(cluster, dir string) (*Rendered, error) {
 // would write (paths relative to its directory), with the cluster's
 // Secrets left out, as they are from what is pushed.
 func (f *Fleet) ClusterFiles(cluster string) ([]File, error) {
-	b, err := f.resolve(cluster)
+	b, err := f.Resolve(cluster)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +163,7 @@ func (f *Fleet) Inputs() ([]string, error) {
 		}
 	}
 	for _, name := range f.Clusters() {
-		b, err := f.resolve(name)
+		b, err := f.Resolve(name)
 		if err != nil {
 			return nil, err
 		}
@@ -181,103 +179,4 @@ func (f *Fleet) Inputs() ([]string, error) {
 		}
 	}
 	return files, nil
-}
-
-// FleetReport is the lint of every cluster of a fleet: the findings all
-// clusters share once, the rest per cluster.
-type FleetReport struct {
-	// Shared are the findings every cluster has.
-	Shared []Finding `json:"shared"`
-	// Clusters are each cluster's report without the shared findings, in
-	// the fleet's order.
-	Clusters []ClusterReport `json:"clusters"`
-}
-
-// ClusterReport is one cluster's part of a FleetReport.
-type ClusterReport struct {
-	Cluster string `json:"cluster"`
-	*Report
-}
-
-// Findings counts every finding, the shared ones once.
-func (r *FleetReport) Findings() int {
-	n := len(r.Shared)
-	for _, c := range r.Clusters {
-		n += len(c.Report.Findings)
-	}
-	return n
-}
-
-// Failing counts the findings that fail lint (Finding.Fails), the shared
-// ones once: Findings less the hints.
-func (r *FleetReport) Failing() int {
-	n := 0
-	for _, f := range r.Shared {
-		if f.Fails() {
-			n++
-		}
-	}
-	for _, c := range r.Clusters {
-		n += c.Report.Failing()
-	}
-	return n
-}
-
-// LintFleet lints every cluster's resolved stack as Lint lints a stack. A
-// fleet that cannot be resolved (an unknown layer to disable, a bad
-// artifact URL) is an error; what Lint finds in a cluster's stack is
-// findings.
-func LintFleet(ctx context.Context, f *Fleet, opts ...LintOption) (*FleetReport, error) {
-	if len(f.errs) > 0 || len(f.clusters) == 0 {
-		return nil, f.Check()
-	}
-	rep := &FleetReport{}
-	var errs []error
-	for _, name := range f.Clusters() {
-		b, err := f.resolve(name)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		r, err := Lint(ctx, b, "", opts...)
-		if err != nil {
-			return nil, fmt.Errorf("fleet %q: cluster %q: %w", f.name, name, err)
-		}
-		rep.Clusters = append(rep.Clusters, ClusterReport{Cluster: name, Report: r})
-	}
-	if len(errs) > 0 {
-		return nil, joinErrs(errs)
-	}
-	// A finding every cluster has is reported once.
-	count := map[string]int{}
-	for _, c := range rep.Clusters {
-		seen := map[string]bool{}
-		for _, fd := range c.Report.Findings {
-			if k := fd.String(); !seen[k] {
-				seen[k] = true
-				count[k]++
-			}
-		}
-	}
-	if len(rep.Clusters) > 1 {
-		for i, c := range rep.Clusters {
-			var own []Finding
-			for _, fd := range c.Report.Findings {
-				if count[fd.String()] == len(rep.Clusters) {
-					if i == 0 {
-						rep.Shared = append(rep.Shared, fd)
-					}
-					continue
-				}
-				own = append(own, fd)
-			}
-			r := *c.Report
-			r.Findings = slices.Clip(own)
-			rep.Clusters[i].Report = &r
-		}
-	}
-	if rep.Shared == nil {
-		rep.Shared = []Finding{}
-	}
-	return rep, nil
 }

@@ -281,14 +281,14 @@ func (p *Plan) tree(b *bytes.Buffer) {
 			j, known := idx[c]
 			switch {
 			case !known:
-				fmt.Fprintf(b, "%s%s%s (not in the platform)\n", prefix, branch, p.kustomizationRef(c))
+				fmt.Fprintf(b, "%s%s%s (not in the platform)\n", prefix, branch, p.KustomizationRef(c))
 				continue
 			case printed[c]:
-				fmt.Fprintf(b, "%s%s%s (see above)\n", prefix, branch, p.kustomizationRef(c))
+				fmt.Fprintf(b, "%s%s%s (see above)\n", prefix, branch, p.KustomizationRef(c))
 				continue
 			}
 			printed[c] = true
-			fmt.Fprintf(b, "%s%s%s\n", prefix, branch, p.kustomizationRef(c))
+			fmt.Fprintf(b, "%s%s%s\n", prefix, branch, p.KustomizationRef(c))
 			walk(&p.Layers[j], prefix+indent)
 		}
 	}
@@ -303,7 +303,7 @@ func (p *Plan) tree(b *bytes.Buffer) {
 		}
 		first = false
 		printed[l.Name] = true
-		fmt.Fprintf(b, "%s\n", p.kustomizationRef(l.Name))
+		fmt.Fprintf(b, "%s\n", p.KustomizationRef(l.Name))
 		walk(l, "")
 	}
 }

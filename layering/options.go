@@ -14,7 +14,6 @@ import (
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-	helmchartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -690,8 +689,8 @@ func ValuesFrom(refs ...helmv2.ValuesReference) HelmOption {
 // subdomain of at most 53 characters.
 func ReleaseName(name string) HelmOption {
 	return funcHelm(func(h *helmSpec) {
-		if err := helmchartutil.ValidateReleaseName(name); err != nil {
-			h.errs = append(h.errs, fmt.Sprintf("invalid releaseName %q: %v", name, err))
+		if msg := releaseNameProblem(name); msg != "" {
+			h.errs = append(h.errs, fmt.Sprintf("invalid releaseName %q: %s", name, msg))
 			return
 		}
 		h.releaseName = name
@@ -755,4 +754,25 @@ func ExistingAPIGroups(groups ...string) StackOption {
 			s.existingAPIGroups = append(s.existingAPIGroups, g)
 		}
 	})
+}
+
+// maxReleaseName is the longest release name Helm accepts: its Secret
+// (sh.helm.release.v1.NAME.vN) must stay a valid object name.
+const maxReleaseName = 53
+
+// releaseNameProblem says why Helm would refuse name as a release name
+// (helm's chartutil.ValidateReleaseName: a DNS-1123 subdomain of at most
+// 53 characters), or "". It is checked here rather than through Helm's
+// SDK so that the model does not link Helm and client-go.
+func releaseNameProblem(name string) string {
+	if name == "" {
+		return "release name is empty"
+	}
+	if len(name) > maxReleaseName {
+		return fmt.Sprintf("release name exceeds max length of %d", maxReleaseName)
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return strings.Join(msgs, "; ")
+	}
+	return ""
 }

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigyaml "sigs.k8s.io/yaml"
 
-	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
@@ -46,10 +45,24 @@ type Plan struct {
 	// Wake are the objects that wake each layer's dependents when it
 	// becomes Ready (WakeDependents), or nil.
 	Wake *Wake
+	// Vars are the stack's vars entries: the ConfigMaps of variables the
+	// layers substitute, each rendered from an IaC outputs file.
+	Vars []VarsEntry
+	// File is the stack file the Plan was read from and Dir its folder
+	// (where the vars entries' outputs files are relative to); both are
+	// empty for a Plan declared in Go or read from a repository.
+	File string
+	Dir  string
+}
 
-	file string      // the stack file, for findings about the stack
-	dir  string      // where the stack's vars outputs are relative to
-	vars []stackVars // the stack's vars entries
+// VarsEntry is a vars entry of a stack: the ConfigMap Name that package
+// outputs renders from the IaC Outputs file (relative to Plan.Dir), and
+// where the entry is declared (empty for one declared in Go).
+type VarsEntry struct {
+	Name    string
+	Outputs string
+	File    string
+	Line    int
 }
 
 // Layer is one layer of a Plan: a Flux Kustomization.
@@ -75,16 +88,6 @@ type Layer struct {
 	// HelmRelease is the release a HelmRelease layer's Kustomization
 	// applies, or nil.
 	HelmRelease *helmv2.HelmRelease
-	// Source is where LintPlan reads the layer's spec.path; nil when it
-	// cannot be read offline, Unavailable saying why.
-	Source      *fluxbuild.Source
-	Unavailable string
-	// Built says Objects and BuildErr are the layer's build from Source,
-	// done already (by the reader of a repository, say): lint takes them
-	// instead of building again.
-	Built    bool
-	Objects  []*fluxbuild.Object
-	BuildErr error
 }
 
 func (b *Builder) emit(nodes []*node) *Plan {
@@ -93,14 +96,15 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		Name: st.name, Namespace: st.namespace,
 		ExistingNamespaces: slices.Clone(st.existingNamespaces), ExistingAPIGroups: slices.Clone(st.existingAPIGroups),
 		External: slices.Clone(st.external),
-		file:     b.file, dir: b.dir,
+		File:     b.file, Dir: b.dir,
 	}
 	for _, name := range st.vars {
-		v := stackVars{Name: name}
+		v := VarsEntry{Name: name}
 		if i := slices.IndexFunc(b.vars, func(sv stackVars) bool { return sv.Name == name }); i >= 0 {
-			v = b.vars[i]
+			sv := b.vars[i]
+			v = VarsEntry{Name: sv.Name, Outputs: sv.Outputs, File: sv.file, Line: sv.line}
 		}
-		p.vars = append(p.vars, v)
+		p.Vars = append(p.Vars, v)
 	}
 	srcRef := kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: st.name}
 	if st.sourceRef != nil {
@@ -428,11 +432,11 @@ func (c *memo) put(k, v []byte) {
 	}
 }
 
-// graphProblems are what a Plan that was not built by a Builder (one read
-// from a repository) can have that Build would refuse: two layers with one
+// Problems are what a Plan that was not built by a Builder (one read from
+// a repository) can have that Build would refuse: two layers with one
 // name, dependencies on layers the Plan does not have, cycles. Each is a
-// *LayerError.
-func (p *Plan) graphProblems() []error {
+// *LayerError; none for a Plan Build returned.
+func (p *Plan) Problems() []error {
 	var errs []error
 	names := make([]string, len(p.Layers))
 	deps := make([][]string, len(p.Layers))
@@ -451,7 +455,7 @@ func (p *Plan) graphProblems() []error {
 		for _, d := range l.DependsOn {
 			if _, ok := first[d]; !ok {
 				errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line,
-					Err: errdefs.Kind(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready", p.kustomizationRef(d))})
+					Err: errdefs.Kind(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready", p.KustomizationRef(d))})
 			}
 		}
 	}
@@ -462,8 +466,9 @@ func (p *Plan) graphProblems() []error {
 	return errs
 }
 
-// kustomizationRef names the Kustomization of a layer name.
-func (p *Plan) kustomizationRef(name string) string {
+// KustomizationRef names the Kustomization of a layer name as Flux's
+// events do: Kustomization/namespace/name.
+func (p *Plan) KustomizationRef(name string) string {
 	if strings.Contains(name, "/") {
 		return "Kustomization/" + name
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 func TestExample(t *testing.T) {
@@ -24,7 +24,7 @@ func TestExample(t *testing.T) {
 // that does not wait, the pruned CRDs.
 func TestNaiveIsFlagged(t *testing.T) {
 	got := testutil.LintFindings(t, "platform/naive.yaml")
-	for _, rule := range []layering.Rule{layering.RuleWebhookOrder, layering.RuleOperatorWait, layering.RuleCRDPrune} {
+	for _, rule := range []lint.Rule{lint.RuleWebhookOrder, lint.RuleOperatorWait, lint.RuleCRDPrune} {
 		assert.Contains(t, string(got), "["+string(rule)+"]")
 	}
 	testutil.Golden(t, "naive-lint", got)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // seedTree is `flux tree kustomization apps` as seed 003 expects it.
@@ -41,7 +42,7 @@ func TestExample(t *testing.T) {
 
 func TestNaiveIsFlagged(t *testing.T) {
 	got := testutil.LintFindings(t, "platform/naive.yaml")
-	for _, rule := range []layering.Rule{layering.RuleCRDOrder, layering.RuleWebhookOrder, layering.RuleOperatorWait, layering.RuleCRDPrune, layering.RuleNamespaceOrder} {
+	for _, rule := range []lint.Rule{lint.RuleCRDOrder, lint.RuleWebhookOrder, lint.RuleOperatorWait, lint.RuleCRDPrune, lint.RuleNamespaceOrder} {
 		assert.Contains(t, string(got), "["+string(rule)+"]")
 	}
 	testutil.Golden(t, "naive-lint", got)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/oci"
 )
 
@@ -35,7 +35,7 @@ func (c *chartFlags) bind(cmd *cobra.Command) {
 // lintOptions maps the flags to layering's options. With --charts online,
 // the charts are pulled into a temporary directory that done removes, and
 // the context returned has the --timeout deadline; offline, it is ctx.
-func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ context.Context, opts []layering.LintOption, done func(), err error) {
+func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ context.Context, opts []lint.Option, done func(), err error) {
 	done = func() {}
 	var dirs []string
 	online := false
@@ -47,7 +47,7 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 		}
 	}
 	if len(dirs) > 0 {
-		opts = append(opts, layering.WithCharts(dirs...))
+		opts = append(opts, lint.WithCharts(dirs...))
 	}
 	if len(c.operators) > 0 {
 		ops := map[string][]string{}
@@ -58,7 +58,7 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 			}
 			ops[chart] = strings.Split(groups, ",")
 		}
-		opts = append(opts, layering.WithOperators(ops))
+		opts = append(opts, lint.WithOperators(ops))
 	}
 	if !online {
 		return ctx, opts, done, nil
@@ -80,5 +80,5 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 		cancel()
 		_ = os.RemoveAll(tmp)
 	}
-	return ctx, append(opts, layering.WithChartFetcher(fetcher)), done, nil
+	return ctx, append(opts, lint.WithChartFetcher(fetcher)), done, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/oci"
 )
 
@@ -61,12 +62,12 @@ func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverUR
 
 // lintFleet is lint --fleet: the findings every cluster shares once, then
 // each cluster's own.
-func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []layering.LintOption) error {
+func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []lint.Option) error {
 	f, err := layering.LoadFleet(file)
 	if err != nil {
 		return err
 	}
-	rep, err := layering.LintFleet(cmd.Context(), f, opts...)
+	rep, err := lint.Fleet(cmd.Context(), f, opts...)
 	if err != nil {
 		return err
 	}

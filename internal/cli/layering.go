@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // stackFlag is -f, the stack file of render, lint and graph.
@@ -205,7 +206,7 @@ func (r *repoFlags) externalRefs() ([]layering.ObjectRef, error) {
 // stackLintOptions maps the flags to the options of linting a stack file
 // (-f): --external adds to the stack's spec.external. --root and --source
 // are refused, not ignored (see notForStack).
-func (r *repoFlags) stackLintOptions() ([]layering.LintOption, error) {
+func (r *repoFlags) stackLintOptions() ([]lint.Option, error) {
 	if err := r.notForStack(true); err != nil {
 		return nil, err
 	}
@@ -213,7 +214,7 @@ func (r *repoFlags) stackLintOptions() ([]layering.LintOption, error) {
 	if err != nil || len(ext) == 0 {
 		return nil, err
 	}
-	return []layering.LintOption{layering.WithExternal(ext...)}, nil
+	return []lint.Option{lint.WithExternal(ext...)}, nil
 }
 
 // notForStack refuses the flags that say how to read a Flux repository when
@@ -351,7 +352,7 @@ cannot be read.`,
 				cmd.SetContext(ctx)
 				return lintFleet(cmd, string(fleetFile), out, append(opts, chartOpts...))
 			}
-			var rep *layering.Report
+			var rep *lint.Report
 			if entry != "" {
 				opts, err := repo.options()
 				if err != nil {
@@ -367,7 +368,7 @@ cannot be read.`,
 				if err != nil {
 					return err
 				}
-				if rep, err = layering.LintFile(ctx, string(stack), append(opts, chartOpts...)...); err != nil {
+				if rep, err = lint.File(ctx, string(stack), append(opts, chartOpts...)...); err != nil {
 					return err
 				}
 			}

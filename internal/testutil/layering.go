@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // Render returns a Plan's files as one text, each after a "--- path" line.
@@ -48,7 +49,7 @@ func CheckExample(t *testing.T, b *layering.Builder, stackFile string) *layering
 	if diff := cmp.Diff(got, Render(t, fplan)); diff != "" {
 		t.Errorf("%s renders differently from the Go program (-go +file):\n%s", stackFile, diff)
 	}
-	rep, err := layering.LintFile(t.Context(), stackFile)
+	rep, err := lint.File(t.Context(), stackFile)
 	if err != nil {
 		t.Fatalf("linting %s: %v", stackFile, err)
 	}
@@ -73,7 +74,7 @@ func CheckExample(t *testing.T, b *layering.Builder, stackFile string) *layering
 // for a golden file.
 func LintFindings(t *testing.T, stackFile string) []byte {
 	t.Helper()
-	rep, err := layering.LintFile(t.Context(), stackFile)
+	rep, err := lint.File(t.Context(), stackFile)
 	if err != nil {
 		t.Fatalf("linting %s: %v", stackFile, err)
 	}

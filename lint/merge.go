@@ -1,4 +1,4 @@
-package layering
+package lint
 
 import (
 	"encoding/json"
@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // Merge is what a RuleMerge hint proposes: layers that can be one
@@ -28,7 +29,7 @@ type Merge struct {
 	// removes. CriticalEdges is how much shorter, in dependsOn edges, the
 	// merge makes the Plan's critical path (Plan.CriticalPath, the longest
 	// chain of edges; 0 when another chain is as long): in stock Flux each
-	// costs up to --requeue-dependency (DefaultRequeueDependency) of the
+	// costs up to --requeue-dependency (layering.DefaultRequeueDependency) of the
 	// bootstrap.
 	Edges         int `json:"edges"`
 	CriticalEdges int `json:"criticalEdges"`
@@ -410,7 +411,7 @@ func (l *linter) canMergeInto(t *lintLayer, ti *mergeInfo, a *lintLayer, ai *mer
 }
 
 // mergeFinding adds the hint that group merges into t.
-func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeInfo, dependents [][]*lintLayer, crit CriticalPath) {
+func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeInfo, dependents [][]*lintLayer, crit layering.CriticalPath) {
 	all := append(slices.Clone(group), t)
 	in := map[string]bool{}
 	var names []string
@@ -486,7 +487,7 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 	if len(outside) > 0 {
 		deps = strings.Join(quoted(outside), ", ")
 	}
-	fmt.Fprintf(&b, ". Keep %s (its name and readiness) with a path that builds the objects of %s; dependsOn: %s", l.p.kustomizationRef(t.Name), andList(paths), deps)
+	fmt.Fprintf(&b, ". Keep %s (its name and readiness) with a path that builds the objects of %s; dependsOn: %s", l.p.KustomizationRef(t.Name), andList(paths), deps)
 	var kept []string
 	for _, x := range group {
 		if pruningOf(x.Kustomization) != pruningOf(t.Kustomization) {
@@ -526,7 +527,7 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 	var orphan, drop []string
 	for _, g := range group {
 		if pruningOf(g.Kustomization).onDelete != "" {
-			orphan = append(orphan, l.p.kustomizationRef(g.Name))
+			orphan = append(orphan, l.p.KustomizationRef(g.Name))
 		}
 		for _, d := range dependents[g.index] {
 			if !in[d.Name] {
@@ -547,20 +548,20 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 
 // saving says what the merge saves in stock Flux; longest is the longest
 // chain of edges inside the group.
-func (m *Merge) saving(crit CriticalPath, longest int) string {
+func (m *Merge) saving(crit layering.CriticalPath, longest int) string {
 	switch {
 	case m.CriticalEdges == 0 && crit.Woken:
 		return fmt.Sprintf("The critical path (%s) stays as long; the merge saves %s before %q is Ready, each an event of the stack's wake (up to --requeue-dependency=%s if one is lost), not bootstrap time",
-			strings.Join(crit.Layers, " -> "), edges(longest), m.Into(), DefaultRequeueDependency)
+			strings.Join(crit.Layers, " -> "), edges(longest), m.Into(), layering.DefaultRequeueDependency)
 	case m.CriticalEdges == 0:
 		return fmt.Sprintf("The critical path (%s) stays as long; in stock Flux the merge saves up to %s of dependency polling before %q is Ready (%s × --requeue-dependency=%s), not bootstrap time",
-			strings.Join(crit.Layers, " -> "), time.Duration(longest)*DefaultRequeueDependency, m.Into(), edges(longest), DefaultRequeueDependency)
+			strings.Join(crit.Layers, " -> "), time.Duration(longest)*layering.DefaultRequeueDependency, m.Into(), edges(longest), layering.DefaultRequeueDependency)
 	case crit.Woken:
 		return fmt.Sprintf("The critical path loses %s: with the stack's wake, each costs one event through notification-controller (up to --requeue-dependency=%s if the event is lost)",
-			edges(m.CriticalEdges), DefaultRequeueDependency)
+			edges(m.CriticalEdges), layering.DefaultRequeueDependency)
 	}
 	return fmt.Sprintf("Saves up to %s of dependency polling in stock Flux: the critical path loses %s × --requeue-dependency=%s",
-		time.Duration(m.CriticalEdges)*DefaultRequeueDependency, edges(m.CriticalEdges), DefaultRequeueDependency)
+		time.Duration(m.CriticalEdges)*layering.DefaultRequeueDependency, edges(m.CriticalEdges), layering.DefaultRequeueDependency)
 }
 
 func edges(n int) string { return fmt.Sprintf("%d dependsOn edge%s", n, plural(n, "", "s")) }

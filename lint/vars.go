@@ -1,4 +1,4 @@
-package layering
+package lint
 
 import (
 	"context"
@@ -26,19 +26,19 @@ type varsValues struct {
 // cannot be read is a finding, and its variables are unknown.
 func (l *linter) readVars() map[string]*varsValues {
 	out := map[string]*varsValues{}
-	for _, v := range l.p.vars {
+	for _, v := range l.p.Vars {
 		sv := &varsValues{}
 		out[v.Name] = sv
 		if v.Outputs == "" {
 			continue
 		}
 		path := v.Outputs
-		if l.p.dir != "" && !filepath.IsAbs(path) {
-			path = filepath.Join(l.p.dir, filepath.FromSlash(path))
+		if l.p.Dir != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(l.p.Dir, filepath.FromSlash(path))
 		}
 		outs, err := outputs.Read(path)
 		if err != nil {
-			l.add(Finding{Rule: RuleVariables, File: v.file, Line: v.line, Message: fmt.Sprintf("vars %q: %v", v.Name, err)})
+			l.add(Finding{Rule: RuleVariables, File: v.File, Line: v.Line, Message: fmt.Sprintf("vars %q: %v", v.Name, err)})
 			continue
 		}
 		sv.known, sv.values = true, map[string]string{}

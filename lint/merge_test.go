@@ -1,4 +1,4 @@
-package layering_test
+package lint_test
 
 import (
 	"maps"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // mergeTree adds to lintTree what the merge cases need.
@@ -36,18 +37,18 @@ webhooks:
 
 // mergeHints lints b and returns its merge hints; every other finding
 // must be absent, so each case is a platform that lints clean.
-func mergeHints(t *testing.T, b *layering.Builder, files map[string]string) []layering.Finding {
+func mergeHints(t *testing.T, b *layering.Builder, files map[string]string) []lint.Finding {
 	t.Helper()
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, files)
-	rep, err := layering.Lint(t.Context(), b, dir)
+	rep, err := lint.Stack(t.Context(), b, dir)
 	require.NoError(t, err)
-	var hints []layering.Finding
+	var hints []lint.Finding
 	for _, f := range rep.Findings {
-		if f.Rule != layering.RuleMerge {
+		if f.Rule != lint.RuleMerge {
 			continue
 		}
-		assert.Equal(t, layering.SeverityHint, f.Severity, "a merge hint is a hint: %s", f)
+		assert.Equal(t, lint.SeverityHint, f.Severity, "a merge hint is a hint: %s", f)
 		assert.False(t, f.Fails(), "a merge hint does not fail lint: %s", f)
 		require.NotNil(t, f.Merge, "a merge hint says what it merges: %s", f)
 		assert.Equal(t, f.Merge.Into(), f.Layer, "the hint is about the layer the others merge into")
@@ -68,7 +69,7 @@ func TestMergeHint(t *testing.T) {
 	hints := mergeHints(t, b, mergeTree)
 	require.Len(t, hints, 1, "%v", hints)
 	h := hints[0]
-	assert.Equal(t, layering.Merge{Layers: []string{"namespaces", "crds", "crs"}, Edges: 2, CriticalEdges: 2}, *h.Merge)
+	assert.Equal(t, lint.Merge{Layers: []string{"namespaces", "crds", "crs"}, Edges: 2, CriticalEdges: 2}, *h.Merge)
 	for _, want := range []string{
 		`hint: "namespaces", "crds" and "crs" can be one Kustomization`,
 		`so "namespaces" (Namespace) and "crds" (CustomResourceDefinition) need no dependsOn`,
@@ -214,12 +215,12 @@ func TestMergeHintOffCriticalPath(t *testing.T) {
 		Then("operator", layering.Path("./operator"), layering.MarkOperator()).
 		Then("crs", layering.Path("./crs"), layering.DependsOn("config"))
 	hints := mergeHints(t, b, mergeTree)
-	var merges []layering.Merge
+	var merges []lint.Merge
 	for _, h := range hints {
 		merges = append(merges, *h.Merge)
 		assert.Contains(t, h.Message, "The critical path (crds -> operator -> crs) stays as long; in stock Flux the merge saves up to ")
 	}
-	assert.Equal(t, []layering.Merge{
+	assert.Equal(t, []lint.Merge{
 		{Layers: []string{"crds", "operator"}, Edges: 1},
 		{Layers: []string{"namespaces", "config", "crs"}, Edges: 2},
 	}, merges)

@@ -1,4 +1,4 @@
-package layering
+package lint
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // WithCharts names folders holding charts that HelmReleases install, as
@@ -29,8 +30,8 @@ import (
 // HelmRelease's spec.chart.spec.chart, or the last element of the URL of
 // the OCIRepository its spec.chartRef names). A chart in a source that lint
 // reads (a GitRepository's path) needs no folder.
-func WithCharts(dirs ...string) LintOption {
-	return funcLint(func(c *lintConfig) error {
+func WithCharts(dirs ...string) Option {
+	return funcLint(func(c *config) error {
 		for _, d := range dirs {
 			fi, err := os.Stat(d)
 			if err != nil {
@@ -61,8 +62,8 @@ type ChartFetcher interface {
 // chart f cannot fetch is unavailable, as offline: no finding by itself,
 // and the table of known operators applies. Without it, lint fetches no
 // chart.
-func WithChartFetcher(f ChartFetcher) LintOption {
-	return funcLint(func(c *lintConfig) error {
+func WithChartFetcher(f ChartFetcher) Option {
+	return funcLint(func(c *config) error {
 		if f == nil {
 			return errdefs.Kind(ErrInvalidOption, "chart fetcher: nil")
 		}
@@ -74,8 +75,8 @@ func WithChartFetcher(f ChartFetcher) LintOption {
 // WithOperators adds to the table of well-known operators (KnownOperators)
 // that lint falls back on when a HelmRelease's chart cannot be had: chart
 // name → the API groups whose admission webhook the chart serves.
-func WithOperators(charts map[string][]string) LintOption {
-	return funcLint(func(c *lintConfig) error {
+func WithOperators(charts map[string][]string) Option {
+	return funcLint(func(c *config) error {
 		if c.operators == nil {
 			c.operators = map[string][]string{}
 		}
@@ -185,8 +186,11 @@ func (l *linter) release(ctx context.Context, ly *lintLayer, o *object, opts ...
 // (layers read from their sources, the chart found as WithCharts says, its
 // valuesFrom served by the ConfigMaps and Secrets of every layer), for a
 // preview of what helm-controller would install.
-func RenderRelease(ctx context.Context, p *Plan, root string, ref ObjectRef, lintOpts []LintOption, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, error) {
-	cfg, err := newLintConfig(lintOpts)
+func RenderRelease(ctx context.Context, p *layering.Plan, inputs []Input, root string, ref layering.ObjectRef, lintOpts []Option, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, error) {
+	if len(inputs) != len(p.Layers) {
+		return nil, errdefs.Kind(ErrInvalidOption, "plan %q: %d inputs for %d layers", p.Name, len(inputs), len(p.Layers))
+	}
+	cfg, err := newConfig(lintOpts)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +198,7 @@ func RenderRelease(ctx context.Context, p *Plan, root string, ref ObjectRef, lin
 	if err != nil {
 		return nil, err
 	}
-	l := &linter{p: p, root: abs, cfg: cfg}
+	l := &linter{p: p, inputs: inputs, root: abs, cfg: cfg}
 	if err := l.load(ctx); err != nil {
 		return nil, err
 	}

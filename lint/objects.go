@@ -1,4 +1,4 @@
-package layering
+package lint
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package layering
+package lint
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // builtinGroups are API groups every cluster serves (Kubernetes' own), plus
@@ -393,7 +394,7 @@ func (l *linter) makers(group, kind, ns, name string) ([]string, bool) {
 // isExternal reports whether the object was declared as made outside the
 // platform (WithExternal).
 func (l *linter) isExternal(kind, ns, name string) bool {
-	return slices.ContainsFunc(slices.Concat(l.p.External, l.cfg.external), func(r ObjectRef) bool {
+	return slices.ContainsFunc(slices.Concat(l.p.External, l.cfg.external), func(r layering.ObjectRef) bool {
 		return r.Kind == kind && r.Name == name && (r.Namespace == ns || r.Namespace == "")
 	})
 }

@@ -1,4 +1,4 @@
-package layering_test
+package lint_test
 
 import (
 	"net/http"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 const (
@@ -108,17 +109,17 @@ var lintTree = map[string]string{
 	"repeated/deploy.yaml":          deployYAML + "  replicas: 2\n" + "  replicas: 3\n",
 }
 
-func lint(t *testing.T, b *layering.Builder, files map[string]string) []layering.Finding {
+func lintStack(t *testing.T, b *layering.Builder, files map[string]string) []lint.Finding {
 	t.Helper()
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, files)
-	rep, err := layering.Lint(t.Context(), b, dir)
+	rep, err := lint.Stack(t.Context(), b, dir)
 	require.NoError(t, err)
 	return failing(rep)
 }
 
-func rules(fs []layering.Finding) []layering.Rule {
-	var out []layering.Rule
+func rules(fs []lint.Finding) []lint.Rule {
+	var out []lint.Rule
 	for _, f := range fs {
 		out = append(out, f.Rule)
 	}
@@ -135,15 +136,15 @@ func TestLintRules(t *testing.T) {
 	tests := []struct {
 		name      string
 		bad, good *layering.Builder
-		rule      layering.Rule
-		want      layering.Finding // the first finding of rule; Message is a substring
+		rule      lint.Rule
+		want      lint.Finding // the first finding of rule; Message is a substring
 	}{
 		{
 			name: "graph",
 			bad:  stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.DependsOn("nothing")),
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()),
-			rule: layering.RuleGraph,
-			want: layering.Finding{Layer: "crds", Message: `depends on unknown layer "nothing"`},
+			rule: lint.RuleGraph,
+			want: lint.Finding{Layer: "crds", Message: `depends on unknown layer "nothing"`},
 		},
 		{
 			// Flux applies ${domain} as written in a layer without
@@ -156,8 +157,8 @@ func TestLintRules(t *testing.T) {
 			good: stack().Layer("vars", layering.Path("./vars")).
 				Then("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})).
 				Then("plain", layering.Path("./uses-vars"), layering.TargetNamespace("other"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
-			rule: layering.RuleNoPostBuild,
-			want: layering.Finding{Layer: "plain", Object: "ConfigMap/other/gw", File: "uses-vars/gw.yaml", Line: 1, Message: "${domain} is a variable of the platform, but this layer has no spec.postBuild"},
+			rule: lint.RuleNoPostBuild,
+			want: lint.Finding{Layer: "plain", Object: "ConfigMap/other/gw", File: "uses-vars/gw.yaml", Line: 1, Message: "${domain} is a variable of the platform, but this layer has no spec.postBuild"},
 		},
 		{
 			// A substituteFrom source nothing makes fails the layer.
@@ -165,8 +166,8 @@ func TestLintRules(t *testing.T) {
 			bad:  stack().Layer("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
 			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.External(layering.ObjectRef{Kind: "ConfigMap", Name: "cluster-vars"})).
 				Layer("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
-			rule: layering.RuleSubstituteFrom,
-			want: layering.Finding{Layer: "sub", Message: "substituteFrom ConfigMap/flux-system/cluster-vars: no layer creates it"},
+			rule: lint.RuleSubstituteFrom,
+			want: lint.Finding{Layer: "sub", Message: "substituteFrom ConfigMap/flux-system/cluster-vars: no layer creates it"},
 		},
 		{
 			// Made by the layer itself: Flux loads variables before it
@@ -174,8 +175,8 @@ func TestLintRules(t *testing.T) {
 			name: "substitute-from-same-layer",
 			bad:  stack().Layer("vars", layering.Path("./vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
 			good: stack().Layer("vars", layering.Path("./vars")).Then("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
-			rule: layering.RuleSubstituteFrom,
-			want: layering.Finding{Layer: "vars", Message: "is created by this same layer"},
+			rule: lint.RuleSubstituteFrom,
+			want: lint.Finding{Layer: "vars", Message: "is created by this same layer"},
 		},
 		{
 			// A health check on an object nothing creates waits until the
@@ -185,8 +186,8 @@ func TestLintRules(t *testing.T) {
 				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "wbe", Namespace: "apps"})),
 			good: stack().Layer("apps", layering.Path("./checked"), layering.HealthChecks(
 				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: "apps"})),
-			rule: layering.RuleHealthCheck,
-			want: layering.Finding{Layer: "apps", Message: "health check Deployment/apps/wbe: no layer creates this object"},
+			rule: lint.RuleHealthCheck,
+			want: lint.Finding{Layer: "apps", Message: "health check Deployment/apps/wbe: no layer creates this object"},
 		},
 		{
 			name: "health-check-not-depended-on",
@@ -194,15 +195,15 @@ func TestLintRules(t *testing.T) {
 				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: "apps"})),
 			good: stack().Layer("apps", layering.Path("./checked")).Then("gate", layering.Path("./vars"), layering.HealthChecks(
 				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: "apps"})),
-			rule: layering.RuleHealthCheck,
-			want: layering.Finding{Layer: "gate", Message: `the object is created by layer "apps", which this layer does not depend on`},
+			rule: lint.RuleHealthCheck,
+			want: lint.Finding{Layer: "gate", Message: `the object is created by layer "apps", which this layer does not depend on`},
 		},
 		{
 			name: "path",
 			bad:  stack().Layer("crds", layering.Path("./nope"), layering.KeepOnDelete()),
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()),
-			rule: layering.RulePath,
-			want: layering.Finding{Layer: "crds", Message: `path "./nope": no such file or directory`},
+			rule: lint.RulePath,
+			want: lint.Finding{Layer: "crds", Message: `path "./nope": no such file or directory`},
 		},
 		{
 			// Flux's build refuses two objects with one id; the fast path
@@ -210,8 +211,8 @@ func TestLintRules(t *testing.T) {
 			name: "path-duplicate-object",
 			bad:  stack().Layer("namespaces", layering.Path("./namespaces")).Then("twice", layering.Path("./twice")),
 			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("apps", layering.Path("./apps")),
-			rule: layering.RulePath,
-			want: layering.Finding{Layer: "twice", File: "twice/b.yaml", Line: 2, Message: "Deployment/apps/web is already at twice/a.yaml:1"},
+			rule: lint.RulePath,
+			want: lint.Finding{Layer: "twice", File: "twice/b.yaml", Line: 2, Message: "Deployment/apps/web is already at twice/a.yaml:1"},
 		},
 		{
 			// Flux fails on a repeated key when it turns the built object
@@ -219,8 +220,8 @@ func TestLintRules(t *testing.T) {
 			name: "path-repeated-key",
 			bad:  stack().Layer("namespaces", layering.Path("./namespaces")).Then("repeated", layering.Path("./repeated")),
 			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("kustomized", layering.Path("./kustomized")),
-			rule: layering.RulePath,
-			want: layering.Finding{Layer: "repeated", Message: `Deployment/web: mapping key "replicas" already defined`},
+			rule: lint.RulePath,
+			want: lint.Finding{Layer: "repeated", Message: `Deployment/web: mapping key "replicas" already defined`},
 		},
 		{
 			name: "crd-order",
@@ -228,22 +229,22 @@ func TestLintRules(t *testing.T) {
 				Layer("crs", layering.Path("./crs")),
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
 				Then("crs", layering.Path("./crs")),
-			rule: layering.RuleCRDOrder,
-			want: layering.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `the CRD of ClusterSecretStore (external-secrets.io) is in layer "crds", which this layer does not depend on`},
+			rule: lint.RuleCRDOrder,
+			want: lint.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `the CRD of ClusterSecretStore (external-secrets.io) is in layer "crds", which this layer does not depend on`},
 		},
 		{
 			name: "crd-order-same-layer",
 			bad:  stack().Layer("mixed", layering.Path("./mixed"), layering.KeepOnDelete()),
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).Then("crs", layering.Path("./crs")),
-			rule: layering.RuleCRDOrder,
-			want: layering.Finding{Layer: "mixed", Object: "ClusterSecretStore/vault", File: "mixed/store.yaml", Line: 1, Message: "only in this same layer"},
+			rule: lint.RuleCRDOrder,
+			want: lint.Finding{Layer: "mixed", Object: "ClusterSecretStore/vault", File: "mixed/store.yaml", Line: 1, Message: "only in this same layer"},
 		},
 		{
 			name: "crd-order-nowhere",
 			bad:  stack().Layer("crs", layering.Path("./crs")),
 			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.ExistingAPIGroups("external-secrets.io")).Layer("crs", layering.Path("./crs")),
-			rule: layering.RuleCRDOrder,
-			want: layering.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: "no layer defines the CRD of ClusterSecretStore"},
+			rule: lint.RuleCRDOrder,
+			want: lint.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: "no layer defines the CRD of ClusterSecretStore"},
 		},
 		{
 			name: "webhook-order",
@@ -253,8 +254,8 @@ func TestLintRules(t *testing.T) {
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
 				Then("operator", layering.Path("./operator"), layering.Wait()).
 				Then("crs", layering.Path("./crs")),
-			rule: layering.RuleWebhookOrder,
-			want: layering.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `operator layer "operator" serves the admission webhook of external-secrets.io`},
+			rule: lint.RuleWebhookOrder,
+			want: lint.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `operator layer "operator" serves the admission webhook of external-secrets.io`},
 		},
 		{
 			name: "webhook-order-from-webhook-configuration",
@@ -264,8 +265,8 @@ func TestLintRules(t *testing.T) {
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
 				Layer("webhook", layering.Path("./webhook")).
 				Layer("crs", layering.Path("./crs"), layering.DependsOn("crds", "webhook")),
-			rule: layering.RuleWebhookOrder,
-			want: layering.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", Message: `operator layer "webhook"`},
+			rule: lint.RuleWebhookOrder,
+			want: lint.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", Message: `operator layer "webhook"`},
 		},
 		{
 			name: "operator-wait",
@@ -275,49 +276,49 @@ func TestLintRules(t *testing.T) {
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
 				Then("operator", layering.Path("./operator")).
 				Then("crs", layering.Path("./crs")),
-			rule: layering.RuleOperatorWait,
-			want: layering.Finding{Layer: "operator", Message: "operator layer without wait or healthChecks"},
+			rule: lint.RuleOperatorWait,
+			want: lint.Finding{Layer: "operator", Message: "operator layer without wait or healthChecks"},
 		},
 		{
 			name: "namespace-order",
 			bad:  stack().Layer("namespaces", layering.Path("./namespaces")).Layer("apps", layering.Path("./apps")),
 			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("apps", layering.Path("./apps")),
-			rule: layering.RuleNamespaceOrder,
-			want: layering.Finding{Layer: "apps", Object: "Deployment/apps/web", File: "apps/deploy.yaml", Line: 1, Message: `namespace "apps" is created by layer "namespaces", which this layer does not depend on`},
+			rule: lint.RuleNamespaceOrder,
+			want: lint.Finding{Layer: "apps", Object: "Deployment/apps/web", File: "apps/deploy.yaml", Line: 1, Message: `namespace "apps" is created by layer "namespaces", which this layer does not depend on`},
 		},
 		{
 			name: "namespace-order-nobody",
 			bad:  stack().Layer("apps", layering.Path("./apps")),
 			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.ExistingNamespaces("apps")).Layer("apps", layering.Path("./apps")),
-			rule: layering.RuleNamespaceOrder,
-			want: layering.Finding{Layer: "apps", Object: "Deployment/apps/web", File: "apps/deploy.yaml", Line: 1, Message: `no layer creates namespace "apps"`},
+			rule: lint.RuleNamespaceOrder,
+			want: lint.Finding{Layer: "apps", Object: "Deployment/apps/web", File: "apps/deploy.yaml", Line: 1, Message: `no layer creates namespace "apps"`},
 		},
 		{
 			name: "namespace-order-through-kustomize",
 			bad:  stack().Layer("namespaces", layering.Path("./namespaces")).Layer("kustomized", layering.Path("./kustomized")),
 			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("kustomized", layering.Path("./kustomized")),
-			rule: layering.RuleNamespaceOrder,
-			want: layering.Finding{Layer: "kustomized", Object: "Deployment/apps/team-web", File: "kustomized/deploy.yaml", Line: 2, Message: `namespace "apps"`},
+			rule: lint.RuleNamespaceOrder,
+			want: lint.Finding{Layer: "kustomized", Object: "Deployment/apps/team-web", File: "kustomized/deploy.yaml", Line: 2, Message: `namespace "apps"`},
 		},
 		{
 			name: "crd-prune",
 			bad:  stack().Layer("crds", layering.Path("./crds")),
 			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()),
-			rule: layering.RuleCRDPrune,
-			want: layering.Finding{Layer: "crds", Object: "CustomResourceDefinition/clustersecretstores.external-secrets.io", File: "crds/crd.yaml", Line: 1, Message: "prune: true on a layer holding CRDs"},
+			rule: lint.RuleCRDPrune,
+			want: lint.Finding{Layer: "crds", Object: "CustomResourceDefinition/clustersecretstores.external-secrets.io", File: "crds/crd.yaml", Line: 1, Message: "prune: true on a layer holding CRDs"},
 		},
 		{
 			name: "helm-crds",
 			bad:  stack().Layer("helm-and-crs", layering.Path("./helm-and-crs")),
 			good: stack().Layer("operator-crds", layering.Path("./operator-crds")).Then("crs", layering.Path("./crs")),
-			rule: layering.RuleHelmCRDs,
-			want: layering.Finding{Layer: "helm-and-crs", Object: "ClusterSecretStore/vault", File: "helm-and-crs/store.yaml", Line: 1, Message: "HelmRelease/flux-system/external-secrets installs CRDs (install.crds: Create) in the same layer"},
+			rule: lint.RuleHelmCRDs,
+			want: lint.Finding{Layer: "helm-and-crs", Object: "ClusterSecretStore/vault", File: "helm-and-crs/store.yaml", Line: 1, Message: "HelmRelease/flux-system/external-secrets installs CRDs (install.crds: Create) in the same layer"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			bad := lint(t, tt.bad, lintTree)
-			var got *layering.Finding
+			bad := lintStack(t, tt.bad, lintTree)
+			var got *lint.Finding
 			for i := range bad {
 				if bad[i].Rule == tt.rule {
 					got = &bad[i]
@@ -333,7 +334,7 @@ func TestLintRules(t *testing.T) {
 			}
 			assert.Contains(t, got.Message, tt.want.Message)
 
-			good := lint(t, tt.good, lintTree)
+			good := lintStack(t, tt.good, lintTree)
 			assert.NotContains(t, rules(good), tt.rule, "lint of the fixed stack: %v", good)
 		})
 	}
@@ -349,15 +350,15 @@ func TestLintNeverTouchesTheNetwork(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	files := map[string]string{"remote/kustomization.yaml": "resources: [\"" + srv.URL + "/ns.yaml\"]\n"}
-	fs := lint(t, stack().Layer("remote", layering.Path("./remote")), files)
+	fs := lintStack(t, stack().Layer("remote", layering.Path("./remote")), files)
 	require.Len(t, fs, 1, "%v", fs)
-	assert.Equal(t, layering.RulePath, fs[0].Rule)
+	assert.Equal(t, lint.RulePath, fs[0].Rule)
 	assert.Contains(t, fs[0].Message, "remote resources are not read")
 	assert.Zero(t, calls.Load(), "lint made a request")
 
 	for _, remote := range []string{"github.com/acme/platform//base?ref=v1", "git@github.com:acme/platform.git", "https://example.com/x.yaml"} {
 		files := map[string]string{"remote/kustomization.yaml": "resources: [\"" + remote + "\"]\n"}
-		fs := lint(t, stack().Layer("remote", layering.Path("./remote")), files)
+		fs := lintStack(t, stack().Layer("remote", layering.Path("./remote")), files)
 		require.Len(t, fs, 1, "%s: %v", remote, fs)
 		assert.Contains(t, fs[0].Message, "remote resources are not read", remote)
 	}
@@ -370,6 +371,6 @@ func TestLintClean(t *testing.T) {
 			layering.OperatorLayer(layering.Path("./operator")),
 			layering.CRsLayer(layering.Path("./crs")))).
 		Layer("apps", layering.Path("./apps"), layering.DependsOn("namespaces"))
-	fs := lint(t, b, lintTree)
+	fs := lintStack(t, b, lintTree)
 	assert.Empty(t, fs)
 }

@@ -1,9 +1,10 @@
-package layering
+package lint
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/bits"
 	"path/filepath"
 	"runtime"
@@ -13,10 +14,12 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // Rule names a lint rule in a Finding.
@@ -142,58 +145,25 @@ func (r *Report) Merges() []Merge {
 	return out
 }
 
-// LintOption configures Lint and LintPlan. Only this package implements it.
-type LintOption interface{ applyToLint(*lintConfig) error }
+// Option configures a lint. Only this package implements it.
+type Option interface{ applyToLint(*config) error }
 
-type lintConfig struct {
-	external  []ObjectRef
+type config struct {
+	external  []layering.ObjectRef
 	charts    []string            // WithCharts
 	operators map[string][]string // WithOperators
 	fetcher   ChartFetcher        // WithChartFetcher
 }
 
-type funcLint func(*lintConfig) error
+type funcLint func(*config) error
 
-func (f funcLint) applyToLint(c *lintConfig) error { return f(c) }
-
-// ObjectRef names an object: Kind/namespace/name.
-type ObjectRef struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-}
-
-func (r ObjectRef) String() string {
-	if r.Namespace == "" {
-		return r.Kind + "/" + r.Name
-	}
-	return r.Kind + "/" + r.Namespace + "/" + r.Name
-}
-
-// ParseObjectRef reads KIND/NAMESPACE/NAME (or KIND/NAME, for an object
-// without a namespace).
-func ParseObjectRef(s string) (ObjectRef, error) {
-	parts := strings.Split(s, "/")
-	var r ObjectRef
-	switch len(parts) {
-	case 2:
-		r = ObjectRef{Kind: parts[0], Name: parts[1]}
-	case 3:
-		r = ObjectRef{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
-	default:
-		return r, errdefs.Kind(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
-	}
-	if slices.Contains(parts, "") {
-		return r, errdefs.Kind(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
-	}
-	return r, nil
-}
+func (f funcLint) applyToLint(c *config) error { return f(c) }
 
 // WithExternal declares objects that exist before the layers, made outside
 // the platform (the ConfigMap of cluster variables Terraform writes, say),
 // so a substituteFrom or health check naming them is no finding.
-func WithExternal(refs ...ObjectRef) LintOption {
-	return funcLint(func(c *lintConfig) error {
+func WithExternal(refs ...layering.ObjectRef) Option {
+	return funcLint(func(c *config) error {
 		for _, r := range refs {
 			if r.Kind == "" || r.Name == "" {
 				return errdefs.Kind(ErrInvalidOption, "external object %s: kind and name are required", r)
@@ -204,28 +174,45 @@ func WithExternal(refs ...ObjectRef) LintOption {
 	})
 }
 
-// LintFile reads a stack file and lints it: LoadStack, then Lint with the
-// layer paths relative to the file. A stack that cannot be read is an error
-// (ErrInvalidStack); everything else about it is a finding.
-func LintFile(ctx context.Context, path string, opts ...LintOption) (*Report, error) {
-	b, err := LoadStack(path)
+// Input is where lint reads one layer's manifests: the layer's source, or
+// why it cannot be read offline, and the build a reader of a repository
+// did already (package fluxrepo), which lint takes instead of building
+// again.
+type Input struct {
+	// Source is the source's artifact as kustomize-controller unpacks it;
+	// nil when it cannot be read offline, Unavailable saying why.
+	Source      *fluxbuild.Source
+	Unavailable string
+	// Built says Objects and BuildErr are the layer's build from Source.
+	Built    bool
+	Objects  []*fluxbuild.Object
+	BuildErr error
+}
+
+// File reads a stack file and lints it: layering.LoadStack, then Stack
+// with the layer paths relative to the file. A stack that cannot be read
+// is an error (layering.ErrInvalidStack); everything else about it is a
+// finding.
+func File(ctx context.Context, path string, opts ...Option) (*Report, error) {
+	b, err := layering.LoadStack(path)
 	if err != nil {
 		return nil, err
 	}
-	return Lint(ctx, b, "", opts...)
+	return Stack(ctx, b, "", opts...)
 }
 
-// Lint reads every layer's manifests under root (default: the stack file's
-// directory, or ".") as kustomize-controller would build them (package
-// fluxbuild), and reports the orders that race (see the Rule constants).
-// Problems Build would refuse are findings too (RuleGraph). The error is
-// only for what stops linting: a cancelled ctx, a bad option.
+// Stack reads every layer's manifests under root (default: the stack
+// file's directory, or ".") as kustomize-controller would build them
+// (package fluxbuild), and reports the orders that race (see the Rule
+// constants). Problems Build would refuse are findings too (RuleGraph).
+// The error is only for what stops linting: a cancelled ctx, a bad option.
 //
 // It reads files and never touches the network: kustomizations that point
 // at URLs or git repositories are findings, not fetched.
-func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Report, error) {
+func Stack(ctx context.Context, b *layering.Builder, root string, opts ...Option) (*Report, error) {
+	p, problems := b.Draft()
 	if root == "" {
-		root = b.dir
+		root = p.Dir
 	}
 	if root == "" {
 		root = "."
@@ -234,49 +221,52 @@ func Lint(ctx context.Context, b *Builder, root string, opts ...LintOption) (*Re
 	if err != nil {
 		return nil, fmt.Errorf("linting %s: %w", root, err)
 	}
-	nodes, problems := b.graph()
-	p := b.emit(nodes)
-	for i := range p.Layers {
-		p.Layers[i].Source = &fluxbuild.Source{Dir: abs}
+	inputs := make([]Input, len(p.Layers))
+	for i := range inputs {
+		inputs[i].Source = &fluxbuild.Source{Dir: abs}
 	}
-	rep, err := lintPlan(ctx, p, problems, abs, opts)
+	rep, err := lintPlan(ctx, p, inputs, problems, abs, opts)
 	if err != nil {
 		return nil, err
 	}
-	if b.dir != "" && root == b.dir {
+	if p.Dir != "" && root == p.Dir {
 		// Name the files of a stack file's layers as the user reaches them;
 		// the files that declare layers (the stack file, a fleet file's
 		// extra layers) are named so already.
-		declared := map[string]bool{b.file: true}
+		declared := map[string]bool{p.File: true}
 		for _, ly := range p.Layers {
 			declared[ly.File] = true
 		}
 		for i, f := range rep.Findings {
 			if f.File != "" && !declared[f.File] {
-				rep.Findings[i].File = filepath.ToSlash(filepath.Join(b.dir, filepath.FromSlash(f.File)))
+				rep.Findings[i].File = filepath.ToSlash(filepath.Join(p.Dir, filepath.FromSlash(f.File)))
 			}
 		}
 	}
 	return rep, nil
 }
 
-// LintPlan lints a Plan whose layers say where their manifests are
-// (Layer.Source): one that package fluxrepo read from a Flux repository,
-// say. Graph problems (unknown dependencies, cycles, duplicate names) are
-// findings. Files in findings are relative to root when they lie under it.
-func LintPlan(ctx context.Context, p *Plan, root string, opts ...LintOption) (*Report, error) {
+// Plan lints a Plan whose layers' manifests are where inputs say, one
+// Input per layer in the Plan's order: a Plan that package fluxrepo read
+// from a Flux repository, say. Graph problems (unknown dependencies,
+// cycles, duplicate names) are findings. Files in findings are relative to
+// root when they lie under it.
+func Plan(ctx context.Context, p *layering.Plan, inputs []Input, root string, opts ...Option) (*Report, error) {
+	if len(inputs) != len(p.Layers) {
+		return nil, errdefs.Kind(ErrInvalidOption, "plan %q: %d inputs for %d layers", p.Name, len(inputs), len(p.Layers))
+	}
 	abs, err := filepath.Abs(root)
 	if err != nil {
 		return nil, fmt.Errorf("linting %s: %w", root, err)
 	}
-	return lintPlan(ctx, p, p.graphProblems(), abs, opts)
+	return lintPlan(ctx, p, inputs, p.Problems(), abs, opts)
 }
 
-func newLintConfig(opts []LintOption) (*lintConfig, error) {
-	cfg := &lintConfig{}
+func newConfig(opts []Option) (*config, error) {
+	cfg := &config{}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errdefs.Kind(ErrInvalidOption, "nil LintOption")
+			return nil, errdefs.Kind(ErrInvalidOption, "nil lint Option")
 		}
 		if err := o.applyToLint(cfg); err != nil {
 			return nil, err
@@ -285,12 +275,12 @@ func newLintConfig(opts []LintOption) (*lintConfig, error) {
 	return cfg, nil
 }
 
-func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts []LintOption) (*Report, error) {
-	cfg, err := newLintConfig(opts)
+func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []error, root string, opts []Option) (*Report, error) {
+	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	l := &linter{p: p, root: root, cfg: cfg}
+	l := &linter{p: p, inputs: inputs, root: root, cfg: cfg}
 	for _, err := range problems {
 		l.graphFinding(err)
 	}
@@ -353,7 +343,8 @@ func lintPlan(ctx context.Context, p *Plan, problems []error, root string, opts 
 
 // lintLayer is a layer as the rules see it.
 type lintLayer struct {
-	*Layer
+	*layering.Layer
+	*Input
 	index     int
 	ancestors layerSet // every layer this one depends on, directly or not: Ready before it
 	applied   layerSet // every layer whose objects exist before this one reconciles
@@ -369,9 +360,10 @@ type lintLayer struct {
 }
 
 type linter struct {
-	p        *Plan
+	p        *layering.Plan
+	inputs   []Input
 	root     string
-	cfg      *lintConfig
+	cfg      *config
 	layers   []*lintLayer
 	byName   map[string]*lintLayer
 	findings []Finding
@@ -421,24 +413,24 @@ func (l *linter) layerFinding(rule Rule, ly *lintLayer, format string, args ...a
 }
 
 func (l *linter) graphFinding(err error) {
-	var le *LayerError
+	var le *layering.LayerError
 	if errors.As(err, &le) {
 		l.add(Finding{Rule: RuleGraph, Layer: le.Layer, File: le.File, Line: le.Line, Message: le.Err.Error()})
 		return
 	}
-	var fe *FileError
+	var fe *layering.FileError
 	if errors.As(err, &fe) {
 		l.add(Finding{Rule: RuleGraph, File: fe.Path, Line: fe.Line, Message: fe.Err.Error()})
 		return
 	}
-	l.add(Finding{Rule: RuleGraph, File: l.p.file, Message: err.Error()})
+	l.add(Finding{Rule: RuleGraph, File: l.p.File, Message: err.Error()})
 }
 
 // load builds every layer's manifests, in parallel.
 func (l *linter) load(ctx context.Context) error {
 	l.byName = map[string]*lintLayer{}
 	for i := range l.p.Layers {
-		ly := &lintLayer{Layer: &l.p.Layers[i], index: i}
+		ly := &lintLayer{Layer: &l.p.Layers[i], Input: &l.inputs[i], index: i}
 		l.layers = append(l.layers, ly)
 		if _, dup := l.byName[ly.Name]; !dup {
 			l.byName[ly.Name] = ly
@@ -489,7 +481,7 @@ func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 	if err != nil {
 		ly.unknown = true
 		f := Finding{Rule: RulePath, Layer: ly.Name, File: ly.File, Line: ly.Line}
-		var fe *FileError
+		var fe *layering.FileError
 		if errors.As(err, &fe) {
 			f.File, f.Line = l.rel(absPath(fe.Path)), fe.Line
 			if ly.File != "" {
@@ -533,7 +525,7 @@ func absPath(p string) string {
 // emittedObject is the object a Plan emits for a layer (its HelmRelease),
 // as lint reads objects.
 func emittedObject(obj any, file string, line int) (*object, error) {
-	data, err := marshal(obj)
+	data, err := sigyaml.Marshal(obj)
 	if err != nil {
 		return nil, err
 	}
@@ -740,3 +732,5 @@ func (l *linter) ancestors() {
 		l.layers[i].applied = set
 	}
 }
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,4 +1,4 @@
-package layering_test
+package lint_test
 
 import (
 	"bytes"
@@ -17,13 +17,13 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // BenchmarkBuildLint builds and lints generated stacks of 100 and 1,000
 // layers, 50 objects a layer (50,000 objects at 1,000 layers):
 //
-//	go test ./layering -run '^$' -bench BuildLint -benchtime 5x
+//	go test ./lint -run '^$' -bench BuildLint -benchtime 5x
 func BenchmarkBuildLint(b *testing.B) {
 	for _, layers := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("layers=%d", layers), func(b *testing.B) {
@@ -37,7 +37,7 @@ func BenchmarkBuildLint(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rep, err := layering.Lint(b.Context(), stack, dir)
+				rep, err := lint.Stack(b.Context(), stack, dir)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -118,7 +118,7 @@ func TestGenerateStack(t *testing.T) {
 	dir := t.TempDir()
 	stack, err := testutil.GenerateStack(dir, 50, 2000, 1)
 	require.NoError(t, err)
-	rep, err := layering.Lint(t.Context(), stack, dir)
+	rep, err := lint.Stack(t.Context(), stack, dir)
 	require.NoError(t, err)
 	require.Zero(t, rep.Failing(), "%v", rep.Findings)
 	require.Equal(t, 50, rep.Layers)

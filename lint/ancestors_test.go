@@ -1,4 +1,4 @@
-package layering
+package lint
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // The one-walk ancestors are the layers reachable by dependencies, as a
@@ -34,7 +36,7 @@ func TestAncestors(t *testing.T) {
 					deps = append(deps, names[j])
 				}
 			}
-			ly := &lintLayer{Layer: &Layer{Name: name, DependsOn: deps, Kustomization: &kustomizev1.Kustomization{}}, index: i}
+			ly := &lintLayer{Layer: &layering.Layer{Name: name, DependsOn: deps, Kustomization: &kustomizev1.Kustomization{}}, Input: &Input{}, index: i}
 			l.layers = append(l.layers, ly)
 			if _, dup := l.byName[name]; !dup {
 				l.byName[name] = ly

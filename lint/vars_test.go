@@ -1,4 +1,4 @@
-package layering_test
+package lint_test
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // Variables are checked per layer against the sources of that layer's own
@@ -49,11 +50,11 @@ func TestLintVariables(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, files)
-			rep, err := layering.Lint(t.Context(), tt.b, dir)
+			rep, err := lint.Stack(t.Context(), tt.b, dir)
 			require.NoError(t, err)
 			var got []string
 			for _, f := range failing(rep) {
-				require.Equal(t, layering.RuleVariables, f.Rule, "%s", f)
+				require.Equal(t, lint.RuleVariables, f.Rule, "%s", f)
 				got = append(got, fmt.Sprintf("%s:%d: %s", f.File, f.Line, f.Message))
 			}
 			require.Len(t, got, len(tt.want), "%q", got)
@@ -185,14 +186,14 @@ func TestLintVariablesSubstitute(t *testing.T) {
 			}
 			maps.Copy(files, tt.files)
 			writeTree(t, dir, files)
-			rep, err := layering.LintFile(t.Context(), filepath.Join(dir, "stack.yaml"))
+			rep, err := lint.File(t.Context(), filepath.Join(dir, "stack.yaml"))
 			require.NoError(t, err)
 			var got []string
 			for _, f := range failing(rep) {
-				if f.Rule == layering.RuleNamespaceOrder {
+				if f.Rule == lint.RuleNamespaceOrder {
 					continue
 				}
-				require.Contains(t, []layering.Rule{layering.RuleVariables, layering.RuleSubstituteFrom}, f.Rule, "%s", f)
+				require.Contains(t, []lint.Rule{lint.RuleVariables, lint.RuleSubstituteFrom}, f.Rule, "%s", f)
 				assert.NotContains(t, f.String(), "s3cr3t", "a sensitive value reached a finding")
 				rel, err := filepath.Rel(dir, filepath.FromSlash(f.File))
 				require.NoError(t, err)

@@ -1,4 +1,4 @@
-package layering_test
+package lint_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // charts holds fluxbuild's test chart, secrets-operator: the External
@@ -67,18 +68,18 @@ func TestLintSeesIntoCharts(t *testing.T) {
 			Then("operator", layering.Path("./operator"), layering.Wait()).
 			Then("crs", layering.Path("./crs"))
 	}
-	lintWith := func(t *testing.T, b *layering.Builder, files map[string]string, opts ...layering.LintOption) []layering.Finding {
+	lintWith := func(t *testing.T, b *layering.Builder, files map[string]string, opts ...lint.Option) []lint.Finding {
 		t.Helper()
 		dir := t.TempDir()
 		testutil.WriteFiles(t, dir, files)
-		rep, err := layering.Lint(t.Context(), b, dir, opts...)
+		rep, err := lint.Stack(t.Context(), b, dir, opts...)
 		require.NoError(t, err)
 		return failing(rep)
 	}
 
 	t.Run("webhook inside the chart", func(t *testing.T) {
-		fs := lintWith(t, naive(), chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), layering.WithCharts(charts))
-		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "lint of seed 002's naive layout with the chart: %v", fs)
+		fs := lintWith(t, naive(), chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), lint.WithCharts(charts))
+		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "lint of seed 002's naive layout with the chart: %v", fs)
 		assert.Equal(t, "crs", fs[0].Layer)
 		assert.Equal(t, "ClusterSecretStore/vault", fs[0].Object)
 		assert.Contains(t, fs[0].Message, `operator layer "operator" serves the admission webhook of external-secrets.io`)
@@ -89,18 +90,18 @@ func TestLintSeesIntoCharts(t *testing.T) {
 		fs = lintWith(t, naive(), chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"))
 		assert.Empty(t, fs, "lint of the naive layout without the chart of an unknown operator")
 
-		fs = lintWith(t, fluxpack(), chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), layering.WithCharts(charts))
+		fs = lintWith(t, fluxpack(), chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), lint.WithCharts(charts))
 		assert.Empty(t, fs, "lint of fluxpack's layout with the chart")
 	})
 
 	t.Run("known operator assumed", func(t *testing.T) {
 		fs := lintWith(t, naive(), chartTree("oci://ghcr.io/external-secrets/charts/external-secrets", "Skip"))
-		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "lint of the naive layout of a known operator, no chart: %v", fs)
+		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "lint of the naive layout of a known operator, no chart: %v", fs)
 		assert.Contains(t, fs[0].Message, "assumed from fluxpack's table of known operators, as lint cannot render the chart of HelmRelease/flux-system/secrets-operator")
 
 		fs = lintWith(t, naive(), chartTree("oci://registry.example.com/charts/in-house", "Skip"),
-			layering.WithOperators(map[string][]string{"in-house": {"external-secrets.io"}}))
-		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "WithOperators extends the table: %v", fs)
+			lint.WithOperators(map[string][]string{"in-house": {"external-secrets.io"}}))
+		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "WithOperators extends the table: %v", fs)
 	})
 
 	t.Run("CRDs inside the chart", func(t *testing.T) {
@@ -109,17 +110,17 @@ func TestLintSeesIntoCharts(t *testing.T) {
 		b := stack().Layer("namespaces", layering.Path("./namespaces")).
 			Then("operator", layering.Path("./operator"), layering.Wait()).
 			Layer("crs", layering.Path("./crs"), layering.DependsOn("namespaces"))
-		fs := lintWith(t, b, files, layering.WithCharts(charts))
-		require.Contains(t, rules(fs), layering.RuleCRDOrder, "%v", fs)
+		fs := lintWith(t, b, files, lint.WithCharts(charts))
+		require.Contains(t, rules(fs), lint.RuleCRDOrder, "%v", fs)
 		for _, f := range fs {
-			if f.Rule == layering.RuleCRDOrder {
+			if f.Rule == lint.RuleCRDOrder {
 				assert.Contains(t, f.Message, `the CRD of ClusterSecretStore (external-secrets.io) is in layer "operator", which this layer does not depend on`)
 			}
 		}
 		b = stack().Layer("namespaces", layering.Path("./namespaces")).
 			Then("operator", layering.Path("./operator"), layering.Wait()).
 			Then("crs", layering.Path("./crs"))
-		assert.Empty(t, lintWith(t, b, files, layering.WithCharts(charts)), "the CRs behind the chart that brings their CRDs")
+		assert.Empty(t, lintWith(t, b, files, lint.WithCharts(charts)), "the CRs behind the chart that brings their CRDs")
 	})
 
 	t.Run("health check on an object of the chart", func(t *testing.T) {
@@ -128,7 +129,7 @@ func TestLintSeesIntoCharts(t *testing.T) {
 			Then("operator", layering.Path("./operator"), layering.HealthChecks(
 				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "external-secrets-secrets-operator", Namespace: "external-secrets"})).
 			Then("crs", layering.Path("./crs"))
-		assert.Empty(t, lintWith(t, b, chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), layering.WithCharts(charts)))
+		assert.Empty(t, lintWith(t, b, chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), lint.WithCharts(charts)))
 		// The release is named targetNamespace-name, and so is the chart's
 		// Deployment: a check on the HelmRelease's own name waits for nothing.
 		b = stack().Layer("namespaces", layering.Path("./namespaces")).
@@ -136,15 +137,15 @@ func TestLintSeesIntoCharts(t *testing.T) {
 			Then("operator", layering.Path("./operator"), layering.HealthChecks(
 				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "secrets-operator", Namespace: "external-secrets"})).
 			Then("crs", layering.Path("./crs"))
-		fs := lintWith(t, b, chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), layering.WithCharts(charts))
-		require.Equal(t, []layering.Rule{layering.RuleHealthCheck}, rules(fs), "%v", fs)
+		fs := lintWith(t, b, chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), lint.WithCharts(charts))
+		require.Equal(t, []lint.Rule{lint.RuleHealthCheck}, rules(fs), "%v", fs)
 	})
 
 	t.Run("chart that does not render", func(t *testing.T) {
 		files := chartTree("oci://registry.example.com/charts/secrets-operator", "Skip")
 		files["operator/values.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: operator-values, namespace: flux-system}\ndata:\n  values.yaml: |\n    image: not-a-map\n"
-		fs := lintWith(t, fluxpack(), files, layering.WithCharts(charts))
-		require.Equal(t, []layering.Rule{layering.RuleChart}, rules(fs), "%v", fs)
+		fs := lintWith(t, fluxpack(), files, lint.WithCharts(charts))
+		require.Equal(t, []lint.Rule{lint.RuleChart}, rules(fs), "%v", fs)
 		assert.Equal(t, "HelmRelease/flux-system/secrets-operator", fs[0].Object)
 		assert.Contains(t, fs[0].Message, "can't evaluate field repository")
 		assert.Equal(t, "operator/release.yaml", filepath.ToSlash(fs[0].File))
@@ -160,12 +161,12 @@ func TestLintHealthCheckUnseenChart(t *testing.T) {
 		Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
 		Then("operator", layering.Path("./operator"), layering.HealthChecks(
 			meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "anything", Namespace: "external-secrets"}))
-	rep, err := layering.Lint(t.Context(), b, dir)
+	rep, err := lint.Stack(t.Context(), b, dir)
 	require.NoError(t, err)
 	assert.Empty(t, failing(rep))
-	rep, err = layering.Lint(t.Context(), b, dir, layering.WithCharts(charts))
+	rep, err = lint.Stack(t.Context(), b, dir, lint.WithCharts(charts))
 	require.NoError(t, err)
-	assert.Equal(t, []layering.Rule{layering.RuleHealthCheck}, rules(failing(rep)), "with the chart, lint sees no Deployment/external-secrets/anything")
+	assert.Equal(t, []lint.Rule{lint.RuleHealthCheck}, rules(failing(rep)), "with the chart, lint sees no Deployment/external-secrets/anything")
 }
 
 // fakeFetcher serves the charts of the charts folder by the last element
@@ -193,21 +194,21 @@ func TestLintFetchesCharts(t *testing.T) {
 		Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
 		Layer("operator", layering.Path("./operator"), layering.DependsOn("namespaces"), layering.Wait()).
 		Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
-	lint := func(t *testing.T, files map[string]string, opts ...layering.LintOption) []layering.Finding {
+	lintTree := func(t *testing.T, files map[string]string, opts ...lint.Option) []lint.Finding {
 		t.Helper()
 		dir := t.TempDir()
 		testutil.WriteFiles(t, dir, files)
-		rep, err := layering.Lint(t.Context(), naive, dir, opts...)
+		rep, err := lint.Stack(t.Context(), naive, dir, opts...)
 		require.NoError(t, err)
 		return failing(rep)
 	}
 	const url = "oci://registry.example.com/charts/secrets-operator"
 
 	t.Run("chartRef to an OCIRepository", func(t *testing.T) {
-		assert.Empty(t, lint(t, chartTree(url, "Skip")), "lint without fetcher or chart of an unknown operator")
+		assert.Empty(t, lintTree(t, chartTree(url, "Skip")), "lint without fetcher or chart of an unknown operator")
 		f := &fakeFetcher{}
-		fs := lint(t, chartTree(url, "Skip"), layering.WithChartFetcher(f))
-		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "lint with a fetcher: %v", fs)
+		fs := lintTree(t, chartTree(url, "Skip"), lint.WithChartFetcher(f))
+		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "lint with a fetcher: %v", fs)
 		assert.Contains(t, fs[0].Message, `operator layer "operator" serves the admission webhook of external-secrets.io`)
 		assert.NotContains(t, fs[0].Message, "assumed")
 		assert.Equal(t, []string{url + ":0.3.1"}, f.asked)
@@ -215,8 +216,8 @@ func TestLintFetchesCharts(t *testing.T) {
 
 	t.Run("charts folder first", func(t *testing.T) {
 		f := &fakeFetcher{}
-		fs := lint(t, chartTree(url, "Skip"), layering.WithCharts(charts), layering.WithChartFetcher(f))
-		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "%v", fs)
+		fs := lintTree(t, chartTree(url, "Skip"), lint.WithCharts(charts), lint.WithChartFetcher(f))
+		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "%v", fs)
 		assert.Empty(t, f.asked, "the fetcher asked for a chart of the charts folders")
 	})
 
@@ -240,27 +241,27 @@ spec:
 		}
 		files["operator/release.yaml"] = release("0.3.1")
 		f := &fakeFetcher{}
-		fs := lint(t, files, layering.WithChartFetcher(f))
-		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "%v", fs)
+		fs := lintTree(t, files, lint.WithChartFetcher(f))
+		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "%v", fs)
 		assert.Equal(t, []string{url + ":0.3.1"}, f.asked)
 
 		// A range is source-controller's to resolve: nothing is fetched.
 		files["operator/release.yaml"] = release("0.3.x")
 		f = &fakeFetcher{}
-		assert.Empty(t, lint(t, files, layering.WithChartFetcher(f)))
+		assert.Empty(t, lintTree(t, files, lint.WithChartFetcher(f)))
 		assert.Empty(t, f.asked, "the fetcher asked for a version range")
 	})
 
 	t.Run("fetch error", func(t *testing.T) {
 		boom := errors.New("pulling chart oci://registry.example.com/charts/secrets-operator:0.3.1: connection refused")
 		f := &fakeFetcher{err: boom}
-		assert.Empty(t, lint(t, chartTree(url, "Skip"), layering.WithChartFetcher(f)), "a chart that cannot be fetched is no finding")
+		assert.Empty(t, lintTree(t, chartTree(url, "Skip"), lint.WithChartFetcher(f)), "a chart that cannot be fetched is no finding")
 		assert.NotEmpty(t, f.asked)
 
 		// A known operator is assumed, and the finding says why.
 		known := "oci://ghcr.io/external-secrets/charts/external-secrets"
-		fs := lint(t, chartTree(known, "Skip"), layering.WithChartFetcher(&fakeFetcher{err: boom}))
-		require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "%v", fs)
+		fs := lintTree(t, chartTree(known, "Skip"), lint.WithChartFetcher(&fakeFetcher{err: boom}))
+		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "%v", fs)
 		assert.Contains(t, fs[0].Message, "assumed from fluxpack's table of known operators")
 		assert.Contains(t, fs[0].Message, boom.Error())
 	})
@@ -268,7 +269,7 @@ spec:
 	t.Run("nil fetcher", func(t *testing.T) {
 		dir := t.TempDir()
 		testutil.WriteFiles(t, dir, chartTree(url, "Skip"))
-		_, err := layering.Lint(t.Context(), naive, dir, layering.WithChartFetcher(nil))
+		_, err := lint.Stack(t.Context(), naive, dir, lint.WithChartFetcher(nil))
 		require.ErrorIs(t, err, layering.ErrInvalidOption)
 	})
 }
@@ -284,9 +285,9 @@ func TestLintAssumedOnlyWithoutWebhook(t *testing.T) {
 		Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
 		Layer("operator", layering.Path("./operator"), layering.DependsOn("namespaces"), layering.Wait()).
 		Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
-	rep, err := layering.Lint(t.Context(), b, dir)
+	rep, err := lint.Stack(t.Context(), b, dir)
 	require.NoError(t, err)
 	fs := failing(rep)
-	require.Equal(t, []layering.Rule{layering.RuleWebhookOrder}, rules(fs), "%v", fs)
+	require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "%v", fs)
 	assert.NotContains(t, fs[0].Message, "assumed")
 }

@@ -1,0 +1,37 @@
+// Package lint reports the orders of a Flux platform that race on a first
+// bootstrap, before a cluster finds out: a custom resource applied before
+// its CRD (crd-order) or before the operator's admission webhook serves
+// (webhook-order), an operator layer Ready before it serves
+// (operator-wait), an object in a namespace nothing creates yet, a health
+// check on an object nobody creates, ${var} problems of postBuild
+// substitution, and a chart that does not render; hints say which layers
+// could be one Kustomization (merge).
+//
+//	rep, err := lint.File(ctx, "platform/stack.yaml", lint.WithCharts("charts"))
+//	for _, f := range rep.Findings {
+//		fmt.Println(f) // file:line: layer "crs": Kind/ns/name: message [rule]
+//	}
+//	if rep.Failing() > 0 { … }
+//
+// Stack lints a layering.Builder, Plan a layering.Plan with one Input per
+// layer (package fluxrepo reads a Flux repository into both), Fleet every
+// cluster of a fleet. Every layer's manifests are read as
+// kustomize-controller builds them and every HelmRelease's chart rendered
+// as helm-controller renders it, both by package fluxbuild, the one engine:
+// lint sees CRDs, webhooks and namespaces inside charts.
+//
+// Invariants:
+//
+//   - A finding is a claim that real Flux fails or races. It is made from
+//     what the tree says (a rendered webhook configuration, a CRD in an
+//     ancestor layer) or from a documented table (KnownOperators), and
+//     says which.
+//   - What lint cannot see (a source it cannot read offline, a chart it
+//     cannot have) is no finding by itself; the source rule says once what
+//     was not read.
+//   - The error is only for what stops linting (a cancelled context, a bad
+//     Option); everything about the platform is a finding.
+//
+// Lint reads files and never touches the network itself: charts in OCI
+// registries are fetched only through a ChartFetcher the caller gives.
+package lint

@@ -1,0 +1,109 @@
+package lint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/fluxpack/fluxpack/layering"
+)
+
+// FleetReport is the lint of every cluster of a fleet: the findings all
+// clusters share once, the rest per cluster.
+type FleetReport struct {
+	// Shared are the findings every cluster has.
+	Shared []Finding `json:"shared"`
+	// Clusters are each cluster's report without the shared findings, in
+	// the fleet's order.
+	Clusters []ClusterReport `json:"clusters"`
+}
+
+// ClusterReport is one cluster's part of a FleetReport.
+type ClusterReport struct {
+	Cluster string `json:"cluster"`
+	*Report
+}
+
+// Findings counts every finding, the shared ones once.
+func (r *FleetReport) Findings() int {
+	n := len(r.Shared)
+	for _, c := range r.Clusters {
+		n += len(c.Report.Findings)
+	}
+	return n
+}
+
+// Failing counts the findings that fail lint (Finding.Fails), the shared
+// ones once: Findings less the hints.
+func (r *FleetReport) Failing() int {
+	n := 0
+	for _, f := range r.Shared {
+		if f.Fails() {
+			n++
+		}
+	}
+	for _, c := range r.Clusters {
+		n += c.Report.Failing()
+	}
+	return n
+}
+
+// Fleet lints every cluster's resolved stack as Stack lints a stack. A
+// fleet that cannot be resolved (an unknown layer to disable, a bad
+// artifact URL) is an error; what Lint finds in a cluster's stack is
+// findings.
+func Fleet(ctx context.Context, f *layering.Fleet, opts ...Option) (*FleetReport, error) {
+	if err := f.Err(); err != nil {
+		return nil, err
+	}
+	rep := &FleetReport{}
+	var errs []error
+	for _, name := range f.Clusters() {
+		b, err := f.Resolve(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r, err := Stack(ctx, b, "", opts...)
+		if err != nil {
+			return nil, fmt.Errorf("fleet %q: cluster %q: %w", f.Name(), name, err)
+		}
+		rep.Clusters = append(rep.Clusters, ClusterReport{Cluster: name, Report: r})
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	// A finding every cluster has is reported once.
+	count := map[string]int{}
+	for _, c := range rep.Clusters {
+		seen := map[string]bool{}
+		for _, fd := range c.Report.Findings {
+			if k := fd.String(); !seen[k] {
+				seen[k] = true
+				count[k]++
+			}
+		}
+	}
+	if len(rep.Clusters) > 1 {
+		for i, c := range rep.Clusters {
+			var own []Finding
+			for _, fd := range c.Report.Findings {
+				if count[fd.String()] == len(rep.Clusters) {
+					if i == 0 {
+						rep.Shared = append(rep.Shared, fd)
+					}
+					continue
+				}
+				own = append(own, fd)
+			}
+			r := *c.Report
+			r.Findings = slices.Clip(own)
+			rep.Clusters[i].Report = &r
+		}
+	}
+	if rep.Shared == nil {
+		rep.Shared = []Finding{}
+	}
+	return rep, nil
+}
