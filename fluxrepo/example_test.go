@@ -30,7 +30,7 @@ func ExampleLint() {
 	}
 	// Output:
 	// 5 layers, 14 objects
-	// infrastructure/crs/clustersecretstore.yaml:1: layer "crs" (clusters/naive/infrastructure.yaml:42): ClusterSecretStore/vault-backend: operator layer "operator" serves the admission webhook of external-secrets.io, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on "operator", not just on the CRDs [webhook-order]
+	// infrastructure/crs/clustersecretstore.yaml:1: layer "crs" (clusters/naive/infrastructure.yaml:42): ClusterSecretStore/vault-backend: operator layer "operator" serves the admission webhook of external-secrets.io clustersecretstores, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on "operator", not just on the CRDs [webhook-order]
 	// merge [crds crs] into "crs": the critical path loses 1 dependsOn edges
 }
 

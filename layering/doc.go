@@ -56,6 +56,15 @@
 // Graph draws the DAG. Package lint reads each layer's manifests as
 // kustomize-controller builds them and reports the races the seeds ran into.
 //
+// A Fleet (NewFleet, LoadFleet) is one stack resolved per cluster: layers
+// disabled, overridden or added, each cluster's own outputs and artifact.
+// It stays in this package, not in package fleet, because resolving a
+// cluster edits a copy of the stack's Builder (its steps, its vars
+// entries), which would otherwise have to become public API that no caller
+// of the builder should use; package fleet pushes and promotes what
+// RenderFleet and ClusterFiles render, and package lint lints each
+// cluster (lint.Fleet).
+//
 // This package is the model: it reads files but never touches the network,
 // renders no chart and links no Helm (package lint and fluxbuild do), does
 // not push (see package oci) and does not evaluate variables (see package

@@ -91,26 +91,30 @@ func (c CriticalPath) Latency() string {
 }
 
 // CriticalPath returns the Plan's longest dependency chain; ties go to the
-// layer declared first.
+// layer declared first. In a Plan with a dependency cycle (which Build
+// refuses, and lint reports), the chain follows no edge that closes a
+// cycle.
 func (p *Plan) CriticalPath() CriticalPath {
 	idx := p.index()
 	depth := make([]int, len(p.Layers))
 	next := make([]int, len(p.Layers))
+	visiting := make([]bool, len(p.Layers))
 	var visit func(i int) int
 	visit = func(i int) int {
 		if depth[i] > 0 {
 			return depth[i]
 		}
-		depth[i], next[i] = 1, -1
+		depth[i], next[i], visiting[i] = 1, -1, true
 		for _, d := range p.Layers[i].DependsOn {
 			j, ok := idx[d]
-			if !ok {
-				continue // an unknown layer: a graph finding of lint
+			if !ok || visiting[j] {
+				continue // an unknown layer, or a cycle: graph findings of lint
 			}
 			if v := visit(j) + 1; v > depth[i] {
 				depth[i], next[i] = v, j
 			}
 		}
+		visiting[i] = false
 		return depth[i]
 	}
 	best := -1
@@ -304,6 +308,21 @@ func (p *Plan) tree(b *bytes.Buffer) {
 		first = false
 		printed[l.Name] = true
 		fmt.Fprintf(b, "%s\n", p.KustomizationRef(l.Name))
+		walk(l, "")
+	}
+	// Layers of a dependency cycle that nothing outside it depends on are
+	// no one's dependency and no root: print them too.
+	for i := range p.Layers {
+		l := &p.Layers[i]
+		if printed[l.Name] {
+			continue
+		}
+		if !first {
+			b.WriteString("\n")
+		}
+		first = false
+		printed[l.Name] = true
+		fmt.Fprintf(b, "%s (in a dependency cycle)\n", p.KustomizationRef(l.Name))
 		walk(l, "")
 	}
 }

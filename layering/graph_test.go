@@ -1,12 +1,16 @@
 package layering_test
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,4 +127,61 @@ func TestCriticalPathLatency(t *testing.T) {
 	single, err := layering.New("platform", layering.FromOCI(registry, "v1")).Layer("apps").Build()
 	require.NoError(t, err)
 	assert.Equal(t, "no dependsOn edge on the critical path: no dependency polling", single.CriticalPath().Latency())
+}
+
+// Every drawing of a Plan ends, on random graphs with cycles, self-loops,
+// duplicate names, unknown dependencies and wide fan-out: a Plan read
+// from a repository can have all of them (Build refuses them, lint reports
+// them), and graph must still draw it. The critical path is no longer
+// than the Plan.
+func TestGraphOfAnyPlanEnds(t *testing.T) {
+	for seed := range uint64(200) {
+		r := rand.New(rand.NewPCG(seed, 11))
+		n := 1 + r.IntN(60)
+		p := &layering.Plan{Name: "random", Namespace: "flux-system"}
+		for i := range n {
+			name := fmt.Sprintf("l%d", i)
+			if i > 0 && r.IntN(15) == 0 {
+				name = p.Layers[r.IntN(i)].Name // a duplicate
+			}
+			var deps []string
+			fanOut := 4
+			if r.IntN(10) == 0 {
+				fanOut = n // a layer that depends on nearly everything
+			}
+			for range r.IntN(fanOut + 1) {
+				switch j := r.IntN(n + 2); {
+				case j == n:
+					deps = append(deps, "unknown")
+				case j == n+1:
+					deps = append(deps, name) // a self-loop
+				default:
+					deps = append(deps, fmt.Sprintf("l%d", j)) // forwards too: cycles
+				}
+			}
+			p.Layers = append(p.Layers, layering.Layer{Name: name, DependsOn: deps, Kustomization: &kustomizev1.Kustomization{}})
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if c := p.CriticalPath(); len(c.Layers) > n {
+				t.Errorf("seed %d: the critical path of %d layers has %d: %v", seed, n, len(c.Layers), c.Layers)
+			}
+			for _, f := range layering.GraphFormats() {
+				out, err := p.Graph(f)
+				if err != nil {
+					t.Errorf("seed %d: graph %s: %v", seed, f, err)
+				}
+				if len(out) == 0 {
+					t.Errorf("seed %d: graph %s is empty", seed, f)
+				}
+			}
+			_ = p.Problems()
+		}()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("seed %d: drawing a plan of %d layers did not end in 20s", seed, n)
+		}
+	}
 }

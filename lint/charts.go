@@ -74,7 +74,9 @@ func WithChartFetcher(f ChartFetcher) Option {
 
 // WithOperators adds to the table of well-known operators (KnownOperators)
 // that lint falls back on when a HelmRelease's chart cannot be had: chart
-// name → the API groups whose admission webhook the chart serves.
+// name → what the chart's admission webhooks intercept, each an API group
+// (every resource of it) or GROUP/RESOURCE (one plural resource). The
+// groups named are also taken as those whose CRDs the chart installs.
 func WithOperators(charts map[string][]string) Option {
 	return funcLint(func(c *config) error {
 		if c.operators == nil {
@@ -84,6 +86,11 @@ func WithOperators(charts map[string][]string) Option {
 			if chart == "" || len(groups) == 0 || slices.Contains(groups, "") {
 				return errdefs.Kind(ErrInvalidOption, "operator %q: a chart name and at least one API group are required", chart)
 			}
+			for _, g := range groups {
+				if group, res, ok := strings.Cut(g, "/"); ok && (group == "" || res == "" || strings.Contains(res, "/")) {
+					return errdefs.Kind(ErrInvalidOption, "operator %q: %q: want GROUP or GROUP/RESOURCE", chart, g)
+				}
+			}
 			c.operators[chart] = groups
 		}
 		return nil
@@ -92,24 +99,26 @@ func WithOperators(charts map[string][]string) Option {
 
 // KnownOperators is the table lint falls back on when a HelmRelease's chart
 // cannot be had: the charts of widely used operators, by the chart's name,
-// and the API groups whose custom resources their admission webhooks
-// validate or mutate (from the charts' own webhook configurations). A
-// finding that relies on it says the webhook is assumed. WithOperators
-// extends it.
+// and what their admission webhooks intercept (from the charts' own webhook
+// configurations, failurePolicy Fail): an API group, every resource of it,
+// or GROUP/RESOURCE. A finding that relies on it says so ("assumed").
+// Charts whose current releases serve no admission webhook for their
+// custom resources (karpenter since v1, strimzi) are not in it.
+// WithOperators extends it.
 func KnownOperators() map[string][]string {
 	return map[string][]string{
-		"external-secrets":       {"external-secrets.io", "generators.external-secrets.io"},
-		"cert-manager":           {"cert-manager.io", "acme.cert-manager.io"},
-		"kyverno":                {"kyverno.io"},
-		"crossplane":             {"apiextensions.crossplane.io", "pkg.crossplane.io"},
-		"karpenter":              {"karpenter.sh", "karpenter.k8s.aws"},
-		"kube-prometheus-stack":  {"monitoring.coreos.com"},
-		"prometheus-operator":    {"monitoring.coreos.com"},
+		"external-secrets": {"external-secrets.io/externalsecrets", "external-secrets.io/secretstores", "external-secrets.io/clustersecretstores"},
+		"cert-manager":     {"cert-manager.io", "acme.cert-manager.io"},
+		"kyverno":          {"kyverno.io"},
+		"crossplane":       {"apiextensions.crossplane.io", "pkg.crossplane.io"},
+		// The Prometheus operator's webhook validates rules and
+		// Alertmanager configurations only.
+		"kube-prometheus-stack":  {"monitoring.coreos.com/prometheusrules", "monitoring.coreos.com/alertmanagerconfigs"},
+		"prometheus-operator":    {"monitoring.coreos.com/prometheusrules", "monitoring.coreos.com/alertmanagerconfigs"},
 		"opentelemetry-operator": {"opentelemetry.io"},
 		"istiod":                 {"networking.istio.io", "security.istio.io", "telemetry.istio.io"},
 		"gatekeeper":             {"constraints.gatekeeper.sh", "templates.gatekeeper.sh", "mutations.gatekeeper.sh"},
 		"cloudnative-pg":         {"postgresql.cnpg.io"},
-		"strimzi-kafka-operator": {"kafka.strimzi.io"},
 	}
 }
 
@@ -395,8 +404,8 @@ func (l *linter) valuesSources(hr *helmv2.HelmRelease) []runtime.Object {
 	return out
 }
 
-// knownOperator returns the API groups whose webhooks the chart of the
-// HelmRelease o serves, by the table of known operators, or nil.
+// knownOperator returns what the webhooks of the chart of the HelmRelease o
+// intercept (webhookKey keys), by the table of known operators, or nil.
 func (l *linter) knownOperator(o *object) []string {
 	name := yamlutil.Str(o.Node, "spec", "chart", "spec", "chart")
 	if name == "" {
@@ -412,10 +421,19 @@ func (l *linter) knownOperator(o *object) []string {
 		}
 	}
 	name = path.Base(name)
-	if groups, ok := l.cfg.operators[name]; ok {
-		return groups
+	entries, ok := l.cfg.operators[name]
+	if !ok {
+		entries = KnownOperators()[name]
 	}
-	return KnownOperators()[name]
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		group, res, ok := strings.Cut(e, "/")
+		if !ok {
+			res = "*"
+		}
+		keys[i] = webhookKey(group, res)
+	}
+	return keys
 }
 
 // decodeInto decodes a YAML node into a Kubernetes object.

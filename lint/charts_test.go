@@ -97,7 +97,7 @@ func TestLintSeesIntoCharts(t *testing.T) {
 	t.Run("known operator assumed", func(t *testing.T) {
 		fs := lintWith(t, naive(), chartTree("oci://ghcr.io/external-secrets/charts/external-secrets", "Skip"))
 		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "lint of the naive layout of a known operator, no chart: %v", fs)
-		assert.Contains(t, fs[0].Message, "assumed from fluxpack's table of known operators, as lint cannot render the chart of HelmRelease/flux-system/secrets-operator")
+		assert.Contains(t, fs[0].Message, "assumed from fluxpack's table of known operators, as lint could not render the chart of HelmRelease/flux-system/secrets-operator")
 
 		fs = lintWith(t, naive(), chartTree("oci://registry.example.com/charts/in-house", "Skip"),
 			lint.WithOperators(map[string][]string{"in-house": {"external-secrets.io"}}))

@@ -9,11 +9,14 @@ import (
 	"github.com/fluxpack/fluxpack/lint"
 )
 
-// A custom resource in the layer that holds its CRD: lint names the race
-// and where the object is, and fails (Report.Failing).
+// Custom resources in a layer that does not depend on the layer of their
+// CRD: lint names the race and where the object is, and fails
+// (Report.Failing). Layer starts a layer without dependencies; Then would
+// have made "crs" depend on "crds".
 func ExampleStack() {
 	b := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1")).
-		Layer("crds", layering.Path("./crds-and-crs"), layering.KeepOnDelete())
+		Layer("crds", layering.KeepOnDelete()).
+		Layer("crs")
 	rep, err := lint.Stack(context.Background(), b, "testdata/example")
 	if err != nil {
 		fmt.Println(err)
@@ -25,7 +28,7 @@ func ExampleStack() {
 	}
 	// Output:
 	// failing findings: 1
-	// crds-and-crs/store.yaml:1: layer "crds": SecretStore/default/vault: the CRD of SecretStore (external-secrets.io) is only in this same layer: give the CRDs their own layer (prune: false, wait: true) and make this one depend on it [crd-order]
+	// crs/store.yaml:1: layer "crs": SecretStore/default/vault: the CRD of SecretStore (external-secrets.io) is in layer "crds", which this layer does not depend on [crd-order]
 }
 
 // Namespaces, then CRDs, then custom resources no webhook checks: lint

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
@@ -149,7 +150,10 @@ func (r *Report) Merges() []Merge {
 type Option interface{ applyToLint(*config) error }
 
 type config struct {
-	external  []layering.ObjectRef
+	external           []layering.ObjectRef
+	existingNamespaces []string // WithExistingNamespaces
+	existingGroups     []string // WithExistingAPIGroups
+	repository         bool     // a Plan read from a repository, not a stack: advice names the config file and flags
 	charts    []string            // WithCharts
 	operators map[string][]string // WithOperators
 	fetcher   ChartFetcher        // WithChartFetcher
@@ -170,6 +174,36 @@ func WithExternal(refs ...layering.ObjectRef) Option {
 			}
 		}
 		c.external = append(c.external, refs...)
+		return nil
+	})
+}
+
+// WithExistingNamespaces declares namespaces that exist before Flux
+// applies anything (made by IaC or a bootstrap step before Flux, say): no
+// layer needs to create them. A stack says so in spec.existingNamespaces.
+func WithExistingNamespaces(namespaces ...string) Option {
+	return funcLint(func(c *config) error {
+		for _, ns := range namespaces {
+			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+				return errdefs.Kind(ErrInvalidOption, "existing namespace %q: %s", ns, strings.Join(msgs, "; "))
+			}
+		}
+		c.existingNamespaces = append(c.existingNamespaces, namespaces...)
+		return nil
+	})
+}
+
+// WithExistingAPIGroups declares API groups whose CRDs exist before Flux
+// applies anything (installed by a bootstrap step before Flux, say): no
+// layer needs to define them. A stack says so in spec.existingAPIGroups.
+func WithExistingAPIGroups(groups ...string) Option {
+	return funcLint(func(c *config) error {
+		for _, g := range groups {
+			if msgs := validation.IsDNS1123Subdomain(g); len(msgs) > 0 {
+				return errdefs.Kind(ErrInvalidOption, "existing API group %q: %s", g, strings.Join(msgs, "; "))
+			}
+		}
+		c.existingGroups = append(c.existingGroups, groups...)
 		return nil
 	})
 }
@@ -259,7 +293,10 @@ func Plan(ctx context.Context, p *layering.Plan, inputs []Input, root string, op
 	if err != nil {
 		return nil, fmt.Errorf("linting %s: %w", root, err)
 	}
-	return lintPlan(ctx, p, inputs, p.Problems(), abs, opts)
+	return lintPlan(ctx, p, inputs, p.Problems(), abs, append(opts, funcLint(func(c *config) error {
+		c.repository = true
+		return nil
+	})))
 }
 
 func newConfig(opts []Option) (*config, error) {
@@ -353,10 +390,10 @@ type lintLayer struct {
 	unknown   bool // the layer's objects could not be read: rules do not guess
 
 	// What the rules ask of the objects, computed once.
-	webhookGroups map[string]bool    // groups whose webhooks the layer's configurations serve
-	release       bool               // the layer installs a HelmRelease
-	crdRelease    *object            // a HelmRelease of the layer that installs CRDs
-	assumed       map[string]*object // webhook groups only KnownOperators says the layer serves: the HelmRelease of the chart lint could not see
+	webhooks   map[string]bool    // what the webhooks the layer applies intercept (webhookKey keys)
+	release    bool               // the layer installs a HelmRelease
+	unrendered []*object          // HelmReleases of the layer whose chart lint could not render and that may install CRDs (install.crds not Skip)
+	assumed    map[string]*object // webhookKey keys only KnownOperators says the layer serves: the HelmRelease of the chart lint could not see
 }
 
 type linter struct {
@@ -557,29 +594,26 @@ func (l *linter) index() {
 	l.namespaces = map[string][]string{}
 	l.scope = map[string]string{}
 	for _, ly := range l.layers {
-		ly.webhookGroups = map[string]bool{}
+		ly.webhooks = map[string]bool{}
 		ly.release = ly.HelmRelease != nil
 		for _, o := range ly.objects {
-			for _, g := range o.webhooks {
-				ly.webhookGroups[g] = true
+			for _, k := range o.webhooks {
+				ly.webhooks[k] = true
 			}
-			for _, g := range o.assumed {
+			for _, k := range o.assumed {
 				if ly.assumed == nil {
 					ly.assumed = map[string]*object{}
 				}
-				if _, seen := ly.assumed[g]; !seen {
-					ly.assumed[g] = o
+				if _, seen := ly.assumed[k]; !seen {
+					ly.assumed[k] = o
 				}
-			}
-			if o.crd != nil && o.release != nil && o.release.helmCRDs != "Skip" && ly.crdRelease == nil {
-				ly.crdRelease = o.release
 			}
 			if o.helmCRDs != "" {
 				ly.release = true
-				// A chart lint rendered installs CRDs only if it has
-				// some (its CRDs follow it); one it could not render may.
-				if !o.rendered && o.helmCRDs != "Skip" && ly.crdRelease == nil {
-					ly.crdRelease = o
+				// A chart lint rendered installs the CRDs that follow it
+				// in the layer; one it could not render may install any.
+				if !o.rendered && o.helmCRDs != "Skip" {
+					ly.unrendered = append(ly.unrendered, o)
 				}
 				if ns := yamlutil.Str(o.Node, "spec", "targetNamespace"); ns != "" && yamlutil.Str(o.Node, "spec", "install", "createNamespace") == "true" &&
 					!slices.Contains(l.namespaces[ns], ly.Name) {
@@ -595,14 +629,14 @@ func (l *linter) index() {
 				l.namespaces[o.Name] = append(l.namespaces[o.Name], ly.Name)
 			}
 		}
-		// Groups the table of known operators assumes serve only where no
-		// webhook configuration the layer applies says so for certain.
-		for g := range ly.assumed {
-			if ly.webhookGroups[g] {
-				delete(ly.assumed, g)
+		// What the table of known operators assumes is served only where
+		// no webhook configuration the layer applies says so for certain.
+		for k := range ly.assumed {
+			if ly.webhooks[k] {
+				delete(ly.assumed, k)
 				continue
 			}
-			ly.webhookGroups[g] = true
+			ly.webhooks[k] = true
 		}
 	}
 }
@@ -712,17 +746,46 @@ func (l *linter) walk(ly *lintLayer, edges func(*lintLayer) []string, set layerS
 }
 
 // ancestors sets every layer's ancestors (the layers Ready before it:
-// dependsOn, transitively) and the layers applied before it (those, and
-// the layer that applies its Kustomization, transitively: a layer's
-// objects exist before the Kustomizations it applies reconcile, though
-// they may not be Ready).
+// dependsOn, transitively, and what a Ready ancestor's wait implies) and
+// the layers applied before it (those, and the layer that applies its
+// Kustomization, transitively: a layer's objects exist before the
+// Kustomizations it applies reconcile, though they may not be Ready).
+//
+// A layer with wait: true is Ready only once every object it applies is
+// healthy, and kustomize-controller assesses a Kustomization (or a
+// HelmRelease) it applies by its Ready condition, as kstatus does: so its
+// children are Ready before it is, and before whatever depends on it.
 func (l *linter) ancestors() {
 	deps := func(ly *lintLayer) []string { return sortedKeys(ly.direct) }
-	for i, set := range l.closure(deps) {
-		l.layers[i].ancestors = set
+	children := map[string][]string{}
+	for _, ly := range l.layers {
+		if p, ok := l.byName[ly.Parent]; ok && p != ly && p.Kustomization.Spec.Wait {
+			children[p.Name] = append(children[p.Name], ly.Name)
+		}
 	}
+	// readyImplies: the layers that are Ready once ly is.
+	readyImplies := func(ly *lintLayer) []string { return append(deps(ly), children[ly.Name]...) }
+	ready := l.closure(readyImplies)
+	for _, ly := range l.layers {
+		set := make(layerSet, len(ready[ly.index]))
+		for _, d := range deps(ly) {
+			dep := l.byName[d]
+			set.add(dep.index)
+			set.union(ready[dep.index])
+		}
+		// A layer is not its own ancestor, by name: with duplicate names
+		// or a cycle, a graph finding already.
+		self := l.byName[ly.Name].index
+		set[self/64] &^= 1 << (self % 64)
+		ly.ancestors = set
+	}
+	// Applied before ly: its ancestors, its parent, and what is applied
+	// before either.
 	withParent := func(ly *lintLayer) []string {
-		out := deps(ly)
+		var out []string
+		for a := range ly.ancestors.all {
+			out = append(out, l.layers[a].Name)
+		}
 		if p, ok := l.byName[ly.Parent]; ok && p != ly {
 			out = append(out, ly.Parent)
 		}

@@ -1,8 +1,11 @@
 package lint_test
 
 import (
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -54,6 +57,28 @@ spec:
   interval: 10m
   chartRef: {kind: OCIRepository, name: external-secrets}
 `
+	// The chart source of the releases above: the table of known operators
+	// knows the chart by the last element of its URL.
+	chartSourceYAML = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: OCIRepository
+metadata:
+  name: external-secrets
+  namespace: flux-system
+spec:
+  interval: 10m
+  url: oci://ghcr.io/external-secrets/charts/external-secrets
+  ref: {tag: 0.10.0}
+`
+	// A release of a chart lint neither has nor finds in its table.
+	unknownReleaseYAML = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: some-app
+  namespace: flux-system
+spec:
+  interval: 10m
+  chart: {spec: {chart: some-app, sourceRef: {kind: HelmRepository, name: charts}}}
+`
 	webhookYAML = `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata:
@@ -88,12 +113,16 @@ spec:
 var lintTree = map[string]string{
 	"crds/crd.yaml":                 crdYAML,
 	"operator/release.yaml":         releaseYAML,
+	"operator/source.yaml":          chartSourceYAML,
 	"operator-crds/release.yaml":    releaseCRDsYAML,
+	"operator-crds/source.yaml":     chartSourceYAML,
+	"app-release/release.yaml":      unknownReleaseYAML,
 	"webhook/webhook.yaml":          webhookYAML,
 	"crs/store.yaml":                crYAML,
 	"mixed/crd.yaml":                crdYAML,
 	"mixed/store.yaml":              crYAML,
 	"helm-and-crs/release.yaml":     releaseCRDsYAML,
+	"helm-and-crs/source.yaml":      chartSourceYAML,
 	"helm-and-crs/store.yaml":       crYAML,
 	"namespaces/ns.yaml":            nsYAML,
 	"apps/deploy.yaml":              deployYAML,
@@ -233,13 +262,6 @@ func TestLintRules(t *testing.T) {
 			want: lint.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `the CRD of ClusterSecretStore (external-secrets.io) is in layer "crds", which this layer does not depend on`},
 		},
 		{
-			name: "crd-order-same-layer",
-			bad:  stack().Layer("mixed", layering.Path("./mixed"), layering.KeepOnDelete()),
-			good: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).Then("crs", layering.Path("./crs")),
-			rule: lint.RuleCRDOrder,
-			want: lint.Finding{Layer: "mixed", Object: "ClusterSecretStore/vault", File: "mixed/store.yaml", Line: 1, Message: "only in this same layer"},
-		},
-		{
 			name: "crd-order-nowhere",
 			bad:  stack().Layer("crs", layering.Path("./crs")),
 			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.ExistingAPIGroups("external-secrets.io")).Layer("crs", layering.Path("./crs")),
@@ -255,7 +277,7 @@ func TestLintRules(t *testing.T) {
 				Then("operator", layering.Path("./operator"), layering.Wait()).
 				Then("crs", layering.Path("./crs")),
 			rule: lint.RuleWebhookOrder,
-			want: lint.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `operator layer "operator" serves the admission webhook of external-secrets.io`},
+			want: lint.Finding{Layer: "crs", Object: "ClusterSecretStore/vault", File: "crs/store.yaml", Line: 1, Message: `operator layer "operator" serves the admission webhook of external-secrets.io clustersecretstores (assumed from fluxpack's table of known operators`},
 		},
 		{
 			name: "webhook-order-from-webhook-configuration",
@@ -312,7 +334,7 @@ func TestLintRules(t *testing.T) {
 			bad:  stack().Layer("helm-and-crs", layering.Path("./helm-and-crs")),
 			good: stack().Layer("operator-crds", layering.Path("./operator-crds")).Then("crs", layering.Path("./crs")),
 			rule: lint.RuleHelmCRDs,
-			want: lint.Finding{Layer: "helm-and-crs", Object: "ClusterSecretStore/vault", File: "helm-and-crs/store.yaml", Line: 1, Message: "HelmRelease/flux-system/external-secrets installs CRDs (install.crds: Create) in the same layer"},
+			want: lint.Finding{Layer: "helm-and-crs", Object: "ClusterSecretStore/vault", File: "helm-and-crs/store.yaml", Line: 1, Message: "HelmRelease/flux-system/external-secrets installs the CRDs of external-secrets.io in this same layer (install.crds: Create; assumed from fluxpack's table of known operators"},
 		},
 	}
 	for _, tt := range tests {
@@ -336,6 +358,66 @@ func TestLintRules(t *testing.T) {
 
 			good := lintStack(t, tt.good, lintTree)
 			assert.NotContains(t, rules(good), tt.rule, "lint of the fixed stack: %v", good)
+		})
+	}
+}
+
+// Traps: layouts that look like races but that real Flux applies first
+// time. Lint must stay silent on each.
+func TestLintTraps(t *testing.T) {
+	ignored := strings.Replace(webhookYAML, "    rules:", "    failurePolicy: Ignore\n    rules:", 1)
+	otherResource := strings.Replace(webhookYAML, "resources: [clustersecretstores]", "resources: [pushsecrets]", 1)
+	tests := []struct {
+		name  string
+		stack *layering.Builder
+		files map[string]string
+	}{
+		{
+			// kustomize-controller applies a Kustomization's CRDs first
+			// and waits until they are established (its staged apply).
+			name:  "a CRD and its custom resources in one Kustomization",
+			stack: stack().Layer("mixed", layering.Path("./mixed"), layering.KeepOnDelete()),
+			files: lintTree,
+		},
+		{
+			// A HelmRelease layer after the CRDs is no webhook server by
+			// that alone: nothing says its chart serves this group.
+			name: "a release of an unknown chart between the CRDs and the custom resources",
+			stack: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Then("app-release", layering.Path("./app-release")).
+				Layer("crs", layering.Path("./crs"), layering.DependsOn("crds")),
+			files: lintTree,
+		},
+		{
+			// A release that installs CRDs of unknown groups, before the
+			// custom resources: it is no CRD source of this layer's group.
+			name: "a release of an unknown chart in the layer of custom resources whose CRD comes first",
+			stack: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Then("crs", layering.Path("./crs-and-app")),
+			files: map[string]string{"crds/crd.yaml": crdYAML, "crs-and-app/store.yaml": crYAML, "crs-and-app/release.yaml": unknownReleaseYAML},
+		},
+		{
+			// The API server admits the object when a webhook with
+			// failurePolicy Ignore cannot be called.
+			name: "a webhook with failurePolicy Ignore",
+			stack: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Layer("webhook", layering.Path("./webhook")).
+				Layer("crs", layering.Path("./crs"), layering.DependsOn("crds")),
+			files: map[string]string{"crds/crd.yaml": crdYAML, "webhook/webhook.yaml": ignored, "crs/store.yaml": crYAML},
+		},
+		{
+			// A webhook intercepts the resources its rules name, not the
+			// whole group.
+			name: "a webhook of another resource of the group",
+			stack: stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+				Layer("webhook", layering.Path("./webhook")).
+				Layer("crs", layering.Path("./crs"), layering.DependsOn("crds")),
+			files: map[string]string{"crds/crd.yaml": crdYAML, "webhook/webhook.yaml": otherResource, "crs/store.yaml": crYAML},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Empty(t, lintStack(t, tt.stack, tt.files))
 		})
 	}
 }
@@ -373,4 +455,40 @@ func TestLintClean(t *testing.T) {
 		Layer("apps", layering.Path("./apps"), layering.DependsOn("namespaces"))
 	fs := lintStack(t, b, lintTree)
 	assert.Empty(t, fs)
+}
+
+// A parent with wait: true is Ready only when the Kustomizations it
+// applies are (kustomize-controller assesses them by their Ready
+// condition), so what depends on the parent comes after its children: the
+// CRD a child applies is there for it. Without wait it is not.
+func TestLintWaitParentReadiesItsChildren(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"crds/crd.yaml": crdYAML, "apps/store.yaml": crYAML, "infrastructure/ns.yaml": nsYAML})
+	plan := func(wait bool) *layering.Plan {
+		ks := func(name, path string, wait bool) *kustomizev1.Kustomization {
+			return &kustomizev1.Kustomization{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "flux-system"},
+				Spec:       kustomizev1.KustomizationSpec{Path: path, Wait: wait, Prune: false},
+			}
+		}
+		return &layering.Plan{Name: "tenants", Namespace: "flux-system", Layers: []layering.Layer{
+			{Name: "infrastructure", Kustomization: ks("infrastructure", "./infrastructure", wait)},
+			{Name: "crds", Parent: "infrastructure", Kustomization: ks("crds", "./crds", true)},
+			{Name: "apps", DependsOn: []string{"infrastructure"}, Kustomization: ks("apps", "./apps", true)},
+		}}
+	}
+	inputs := func() []lint.Input {
+		src := &fluxbuild.Source{Dir: dir}
+		return []lint.Input{{Source: src}, {Source: src}, {Source: src}}
+	}
+	rep, err := lint.Plan(t.Context(), plan(true), inputs(), dir)
+	require.NoError(t, err)
+	assert.Empty(t, failing(rep), "wait: true on the parent")
+
+	rep, err = lint.Plan(t.Context(), plan(false), inputs(), dir)
+	require.NoError(t, err)
+	fs := failing(rep)
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, lint.RuleCRDOrder, fs[0].Rule)
+	assert.Contains(t, fs[0].Message, `is in layer "crds", which this layer does not depend on`)
 }

@@ -143,8 +143,9 @@ func (l *linter) mergeInfo(ly *lintLayer, parents map[string]bool) *mergeInfo {
 	spec := &ly.Kustomization.Spec
 	m := &mergeInfo{ids: map[string]bool{}, late: map[string]bool{}, sources: map[string]bool{}, cuts: map[string]bool{}, defOnly: true}
 	m.applying = parents[ly.Name]
-	serving := len(ly.webhookGroups) > 0
-	for g := range ly.webhookGroups {
+	serving := len(ly.webhooks) > 0
+	for k := range ly.webhooks {
+		g, _, _ := strings.Cut(k, "/")
 		m.cuts[g] = true
 	}
 	seen := map[string]bool{}

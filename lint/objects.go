@@ -16,11 +16,11 @@ type object struct {
 	*fluxbuild.Object
 
 	crd        *crdInfo // for CustomResourceDefinitions
-	webhooks   []string // API groups whose admission a webhook configuration intercepts ("*" for all)
+	webhooks   []string // group/resource keys whose create or update a webhook configuration intercepts and can refuse ("*" for all)
 	helmCRDs   string   // for HelmReleases: the install CRD policy (Create when unset)
 	rendered   bool     // for HelmReleases: lint rendered the chart; its objects follow in the layer
 	chartErr   error    // for HelmReleases: why the chart was not rendered
-	assumed    []string // for HelmReleases whose chart lint cannot get: webhook groups of KnownOperators
+	assumed    []string // for HelmReleases whose chart lint cannot get: what KnownOperators says the chart serves, as webhookKey keys
 	release    *object  // for objects of a chart: the HelmRelease that installs it
 	data       []string // keys of a ConfigMap's data or a Secret's data/stringData
 	secretLike bool
@@ -63,7 +63,7 @@ func (o *object) letGo() {
 	o.Node = nil
 }
 
-type crdInfo struct{ group, kind, scope string }
+type crdInfo struct{ group, kind, plural, scope string }
 
 func (o *object) group() string { return o.Group() }
 
@@ -76,17 +76,10 @@ func lintObject(b *fluxbuild.Object) *object {
 	n := b.Node
 	switch {
 	case o.Kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io":
-		o.crd = &crdInfo{group: yamlutil.Str(n, "spec", "group"), kind: yamlutil.Str(n, "spec", "names", "kind"), scope: yamlutil.Str(n, "spec", "scope")}
+		o.crd = &crdInfo{group: yamlutil.Str(n, "spec", "group"), kind: yamlutil.Str(n, "spec", "names", "kind"),
+			plural: yamlutil.Str(n, "spec", "names", "plural"), scope: yamlutil.Str(n, "spec", "scope")}
 	case (o.Kind == "ValidatingWebhookConfiguration" || o.Kind == "MutatingWebhookConfiguration") && o.group() == "admissionregistration.k8s.io":
-		for _, h := range contentOf(yamlutil.Field(n, "webhooks")) {
-			for _, r := range contentOf(yamlutil.Field(h, "rules")) {
-				for _, g := range contentOf(yamlutil.Field(r, "apiGroups")) {
-					if !slices.Contains(o.webhooks, g.Value) {
-						o.webhooks = append(o.webhooks, g.Value)
-					}
-				}
-			}
-		}
+		o.webhooks = webhookScope(n)
 	case o.Kind == "HelmRelease" && strings.HasPrefix(o.APIVersion, "helm.toolkit.fluxcd.io/"):
 		o.helmCRDs = yamlutil.Str(n, "spec", "install", "crds")
 		if o.helmCRDs == "" {
@@ -126,6 +119,71 @@ func lintObject(b *fluxbuild.Object) *object {
 		}
 	}
 	return o
+}
+
+// webhookScope returns the group/resource keys (webhookKey) whose create
+// or update the webhooks of a Validating- or MutatingWebhookConfiguration
+// intercept and can refuse while their server is down: a webhook with
+// failurePolicy Ignore cannot (the API server admits the object without
+// it), nor a rule for other operations only (DELETE, CONNECT).
+func webhookScope(n *yaml.Node) []string {
+	var out []string
+	for _, h := range contentOf(yamlutil.Field(n, "webhooks")) {
+		if yamlutil.Str(h, "failurePolicy") == "Ignore" {
+			continue
+		}
+		for _, r := range contentOf(yamlutil.Field(h, "rules")) {
+			if !slices.ContainsFunc(contentOf(yamlutil.Field(r, "operations")), func(op *yaml.Node) bool {
+				return op.Value == "*" || op.Value == "CREATE" || op.Value == "UPDATE"
+			}) {
+				continue
+			}
+			for _, g := range contentOf(yamlutil.Field(r, "apiGroups")) {
+				for _, res := range contentOf(yamlutil.Field(r, "resources")) {
+					// "x/status" is a subresource: applying x does not
+					// reach it; "*/*" and "*" are every resource.
+					resource, sub, _ := strings.Cut(res.Value, "/")
+					if sub != "" && sub != "*" {
+						continue
+					}
+					if k := webhookKey(g.Value, resource); !slices.Contains(out, k) {
+						out = append(out, k)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// webhookKey keys what a webhook rule covers: group/resource, either of
+// them "*" for all.
+func webhookKey(group, resource string) string { return group + "/" + resource }
+
+// resourceOf is the plural resource name of kind in group: the CRD's
+// spec.names.plural when lint has the CRD, otherwise the name the API
+// machinery guesses for a kind (lowercase; -s, -es after s, -ies for a
+// final y), which is what nearly every CRD uses.
+func (l *linter) resourceOf(group, kind string) string {
+	for _, d := range l.crds[group+"/"+kind] {
+		if d.obj.crd.plural != "" {
+			return d.obj.crd.plural
+		}
+	}
+	r := strings.ToLower(kind)
+	switch {
+	case strings.HasSuffix(r, "s"):
+		return r + "es"
+	case strings.HasSuffix(r, "y"):
+		return strings.TrimSuffix(r, "y") + "ies"
+	}
+	return r + "s"
+}
+
+// covers reports whether a webhook scope (webhookKey keys) covers the
+// resource of group.
+func covers(scope map[string]bool, group, resource string) bool {
+	return scope[webhookKey(group, resource)] || scope[webhookKey(group, "*")] || scope[webhookKey("*", resource)] || scope[webhookKey("*", "*")]
 }
 
 // contentOf is n's items, or nil.

@@ -44,8 +44,6 @@ var clusterScoped = map[string]bool{
 // isCR is true for an object of a custom resource kind.
 func isCR(o *object) bool { return !isBuiltinGroup(o.group()) }
 
-func (ly *lintLayer) hasCRDInstallingRelease() *object { return ly.crdRelease }
-
 func names(layers []string) string {
 	q := make([]string, len(layers))
 	for i, l := range layers {
@@ -54,62 +52,108 @@ func names(layers []string) string {
 	return strings.Join(q, ", ")
 }
 
-// checkCRDs: every custom resource needs its CRD in an ancestor layer
-// (RuleCRDOrder), and a HelmRelease that installs CRDs may not share a
-// layer with custom resources that need them (RuleHelmCRDs).
+// deadlock says why a custom resource in the layer of the HelmRelease that
+// brings its CRD never applies.
+const deadlock = "kustomize-controller's dry-run of the custom resource fails (no matches for kind), so it applies none of the layer's objects, this HelmRelease included, and the CRD never comes: a deadlock, not a race; move the custom resources to a layer that depends on this one"
+
+// checkCRDs: every custom resource needs its CRD in a layer applied before
+// its own (RuleCRDOrder), or in its own layer as a plain object:
+// kustomize-controller applies a Kustomization's CRDs first and waits
+// until they are established (its staged apply). A CRD that a HelmRelease
+// of the same layer installs comes only after the layer is applied, which
+// never happens (RuleHelmCRDs).
 func (l *linter) checkCRDs(ly *lintLayer) {
 	for _, o := range ly.objects {
 		if !isCR(o) {
 			continue
 		}
 		gk := o.group() + "/" + o.Kind
-		defs := l.crds[gk]
-		var ancestor bool
-		var same bool
+		var ok bool
+		var sameRelease *object // a release of this layer whose rendered chart defines it
 		var others []string
-		for _, d := range defs {
+		for _, d := range l.crds[gk] {
 			switch {
 			case o.release != nil && d.obj.release == o.release:
 				// Helm-controller applies a chart's CRDs before its
 				// templates, and waits until they are established.
-				ancestor = true
+				ok = true
 			case l.isApplied(ly, d.layer):
-				ancestor = true
+				ok = true
+			case d.layer == ly.Name && d.obj.release == nil:
+				ok = true // the staged apply
 			case d.layer == ly.Name:
-				same = true
+				if sameRelease == nil {
+					sameRelease = d.obj.release
+				}
 			default:
 				others = append(others, d.layer)
 			}
 		}
-		if ancestor {
-			continue
-		}
-		if hr := ly.hasCRDInstallingRelease(); hr != nil {
-			l.objFinding(RuleHelmCRDs, ly, o, "%s installs CRDs (install.crds: %s) in the same layer as this %s, which needs one: the dry-run of the custom resource fails until the chart is installed; move the custom resources to a layer that depends on this one", hr.ref(), hr.helmCRDs, o.Kind)
-			continue
-		}
 		switch {
-		case same:
-			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is only in this same layer: give the CRDs their own layer (prune: false, wait: true) and make this one depend on it", o.Kind, o.group())
-		case len(others) > 0:
-			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
-		case l.releaseInAncestor(ly), l.unknownAncestor(ly):
-			// A chart installed by an ancestor may bring the CRD (lint
-			// cannot see into charts), or a layer whose objects could not
-			// be read.
-		case slices.Contains(l.p.ExistingAPIGroups, o.group()):
-		default:
-			if rel := l.crdReleasesElsewhere(ly); len(rel) > 0 {
-				l.objFinding(RuleCRDOrder, ly, o, "no layer applied before this one defines the CRD of %s (%s); charts that may define it, which lint could not render, are in layers this one does not depend on: %s: depend on the one that brings it, or give lint the chart (--charts)", o.Kind, o.group(), strings.Join(rel, ", "))
+		case ok:
+			continue
+		case slices.Contains(l.existingGroups(), o.group()):
+			continue
+		case l.unknownAncestor(ly) || len(l.unrenderedBefore(ly)) > 0:
+			// A chart lint could not render, or a layer it could not read,
+			// applied before this one may bring the CRD: no claim.
+			continue
+		}
+		if sameRelease != nil {
+			l.objFinding(RuleHelmCRDs, ly, o, "%s installs the CRD of %s (%s) in this same layer (install.crds: %s): %s", sameRelease.ref(), o.Kind, o.group(), sameRelease.helmCRDs, deadlock)
+			continue
+		}
+		if len(others) == 0 {
+			if hr := l.assumedCRDRelease(ly, o.group()); hr != nil {
+				l.objFinding(RuleHelmCRDs, ly, o, "%s installs the CRDs of %s in this same layer (install.crds: %s; assumed from fluxpack's table of known operators, as lint could not render the chart: %v): %s", hr.ref(), o.group(), hr.helmCRDs, hr.chartErr, deadlock)
 				continue
 			}
-			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or list the group in existingAPIGroups", o.Kind, o.group())
+		}
+		switch {
+		case len(others) > 0:
+			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
+		case len(l.crdReleasesElsewhere(ly)) > 0:
+			l.objFinding(RuleCRDOrder, ly, o, "no layer applied before this one defines the CRD of %s (%s); charts that may define it, which lint could not render, are in layers this one does not depend on: %s: depend on the one that brings it, or give lint the chart (--charts)", o.Kind, o.group(), strings.Join(l.crdReleasesElsewhere(ly), ", "))
+		case len(ly.unrendered) > 0:
+			// A chart of this layer lint could not render may bring it:
+			// that is the deadlock above, or no problem; lint cannot tell.
+		default:
+			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or declare the group as existing before Flux (%s)", o.Kind, o.group(), l.existingAdvice("existingAPIGroups"))
 		}
 	}
 }
 
-// unknownAncestor reports whether a layer ly depends on could not be read:
-// what no rule can see may be there.
+// existingGroups are the API groups that exist before the platform.
+func (l *linter) existingGroups() []string {
+	return slices.Concat(l.p.ExistingAPIGroups, l.cfg.existingGroups)
+}
+
+// existingAdvice names where the user says that something exists before
+// Flux: the stack file's field for a stack, the config file or flag for a
+// repository.
+func (l *linter) existingAdvice(field string) string {
+	if l.cfg.repository {
+		flag := map[string]string{"existingAPIGroups": "--existing-api-group", "existingNamespaces": "--existing-namespace"}[field]
+		return fmt.Sprintf("%s in .fluxpack.yaml, or %s", field, flag)
+	}
+	return "spec." + field + " of the stack"
+}
+
+// assumedCRDRelease is a HelmRelease of ly whose chart lint could not
+// render and that the table of known operators ties to group, or nil.
+func (l *linter) assumedCRDRelease(ly *lintLayer, group string) *object {
+	for _, hr := range ly.unrendered {
+		for _, k := range hr.assumed {
+			if g, _, _ := strings.Cut(k, "/"); g == group {
+				return hr
+			}
+		}
+	}
+	return nil
+}
+
+// unknownAncestor reports whether a layer applied before ly could not be
+// read: what no rule can see may be there.
 func (l *linter) unknownAncestor(ly *lintLayer) bool {
 	for a := range ly.applied.all {
 		if l.layers[a].unknown {
@@ -119,51 +163,45 @@ func (l *linter) unknownAncestor(ly *lintLayer) bool {
 	return false
 }
 
+// unrenderedBefore returns the HelmReleases of the layers applied before
+// ly whose charts lint could not render and that may install CRDs.
+func (l *linter) unrenderedBefore(ly *lintLayer) []*object {
+	var out []*object
+	for a := range ly.applied.all {
+		out = append(out, l.layers[a].unrendered...)
+	}
+	return out
+}
+
 // crdReleasesElsewhere names the layers, other than ly and those applied
-// before it, that install a chart with CRDs.
+// before it, that install a chart lint could not render and that may
+// install CRDs.
 func (l *linter) crdReleasesElsewhere(ly *lintLayer) []string {
 	var out []string
 	for _, other := range l.layers {
-		if other.crdRelease != nil && other != ly && !ly.applied.has(other.index) {
-			out = append(out, fmt.Sprintf("%q (%s)", other.Name, other.crdRelease.ref()))
+		if len(other.unrendered) > 0 && other != ly && !ly.applied.has(other.index) {
+			out = append(out, fmt.Sprintf("%q (%s)", other.Name, other.unrendered[0].ref()))
 		}
 	}
 	return out
 }
 
-func (l *linter) releaseInAncestor(ly *lintLayer) bool {
-	for a := range ly.applied.all {
-		if l.layers[a].hasCRDInstallingRelease() != nil {
-			return true
-		}
-	}
-	return false
-}
-
-// operatorsFor returns the layers that serve admission webhooks for group:
-// those holding a webhook configuration for it, and operator layers (marked
-// MarkOperator, or installing a HelmRelease) that directly depend on a
-// layer defining the group's CRDs: the crds → operator shape of the seeds.
+// operatorsFor returns the layers that serve admission webhooks for the
+// resource of group that kind is: those applying a webhook configuration
+// that intercepts it, or installing a chart that the table of known
+// operators says does. Nothing else makes a layer its server: not being
+// marked as an operator (MarkOperator says a layer must be Ready before
+// its custom resources, not which groups it serves), nor installing a
+// HelmRelease after the CRDs.
 func (l *linter) operatorsFor(group, kind string) []*lintLayer {
 	key := group + "/" + kind
 	if ops, ok := l.operators[key]; ok {
 		return ops
 	}
+	resource := l.resourceOf(group, kind)
 	var out []*lintLayer
-	crdLayers := map[string]bool{}
-	for _, d := range l.crds[key] {
-		crdLayers[d.layer] = true
-	}
 	for _, op := range l.layers {
-		serves := op.webhookGroups[group] || op.webhookGroups["*"]
-		if !serves && (op.Operator || op.release) {
-			for d := range op.direct {
-				if crdLayers[d] {
-					serves = true
-				}
-			}
-		}
-		if serves {
+		if covers(op.webhooks, group, resource) {
 			out = append(out, op)
 		}
 	}
@@ -179,22 +217,35 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 		if !isCR(o) {
 			continue
 		}
+		resource := l.resourceOf(o.group(), o.Kind)
 		for _, op := range l.operatorsFor(o.group(), o.Kind) {
 			if op.Name == ly.Name || l.isAncestor(ly, op.Name) {
 				continue
 			}
-			key := op.Name + "\x00" + o.group()
+			key := op.Name + "\x00" + o.group() + "/" + resource
 			if seen[key] {
 				continue
 			}
 			seen[key] = true
-			assumed := ""
-			if hr := op.assumed[o.group()]; hr != nil {
-				assumed = fmt.Sprintf(" (assumed from fluxpack's table of known operators, as lint cannot render the chart of %s: %v)", hr.ref(), hr.chartErr)
+			why := ""
+			if hr := l.assumedServer(op, o.group(), resource); hr != nil {
+				why = fmt.Sprintf(" (assumed from fluxpack's table of known operators, as lint could not render the chart of %s: %v)", hr.ref(), hr.chartErr)
 			}
-			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs%s", op.Name, o.group(), op.Name, assumed)
+			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s %s%s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs", op.Name, o.group(), resource, why, op.Name)
 		}
 	}
+}
+
+// assumedServer is the HelmRelease of op whose chart the table of known
+// operators says serves group/resource, when no webhook configuration op
+// applies says so for certain; nil otherwise.
+func (l *linter) assumedServer(op *lintLayer, group, resource string) *object {
+	for _, k := range []string{webhookKey(group, resource), webhookKey(group, "*")} {
+		if hr := op.assumed[k]; hr != nil {
+			return hr
+		}
+	}
+	return nil
 }
 
 // checkOperators: an operator layer must be Ready only when it serves, so
@@ -202,7 +253,7 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 func (l *linter) checkOperators() {
 	ops := map[string]bool{}
 	for _, ly := range l.layers {
-		if len(ly.webhookGroups) > 0 || ly.Operator {
+		if len(ly.webhooks) > 0 || ly.Operator {
 			ops[ly.Name] = true
 		}
 	}
@@ -237,7 +288,7 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 	var order []string
 	for _, o := range ly.objects {
 		ns := o.Namespace
-		if ns == "" || l.isClusterScoped(o) || slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) {
+		if ns == "" || l.isClusterScoped(o) || slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) {
 			continue
 		}
 		creators := l.namespaces[ns]
@@ -260,7 +311,7 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 		if creators := l.namespaces[ns]; len(creators) > 0 {
 			l.objFinding(RuleNamespaceOrder, ly, h.o, "namespace %q is created by layer %s, which this layer does not depend on%s", ns, names(creators), more)
 		} else if !l.unknownAncestor(ly) {
-			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or list it in existingNamespaces", ns, more)
+			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", ns, more, l.existingAdvice("existingNamespaces"))
 		}
 	}
 }
