@@ -151,12 +151,12 @@ type Option interface{ applyToLint(*config) error }
 
 type config struct {
 	external           []layering.ObjectRef
-	existingNamespaces []string // WithExistingNamespaces
-	existingGroups     []string // WithExistingAPIGroups
-	repository         bool     // a Plan read from a repository, not a stack: advice names the config file and flags
-	charts    []string            // WithCharts
-	operators map[string][]string // WithOperators
-	fetcher   ChartFetcher        // WithChartFetcher
+	existingNamespaces []string            // WithExistingNamespaces
+	existingGroups     []string            // WithExistingAPIGroups
+	repository         bool                // a Plan read from a repository, not a stack: advice names the config file and flags
+	charts             []string            // WithCharts
+	operators          map[string][]string // WithOperators
+	fetcher            ChartFetcher        // WithChartFetcher
 }
 
 type funcLint func(*config) error
