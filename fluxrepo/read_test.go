@@ -65,6 +65,13 @@ func TestFixtures(t *testing.T) {
 				b.WriteString("note: " + n.String() + "\n")
 			}
 			testutil.Golden(t, f.name+"-lint", []byte(b.String()))
+			// What lint could not check, and its one-line summary.
+			var c strings.Builder
+			for _, cv := range rep.Coverage {
+				fmt.Fprintf(&c, "%s: layers %v\n  missing: %v\n  advice: %s\n", cv.Cause, cv.Layers, cv.Missing, cv.Advice)
+			}
+			c.WriteString("summary: " + rep.Summary() + "\n")
+			testutil.Golden(t, f.name+"-coverage", []byte(c.String()))
 			for _, format := range []layering.GraphFormat{layering.GraphMermaid, layering.GraphTree} {
 				g, err := repo.Plan.Graph(format)
 				require.NoError(t, err)

@@ -30,7 +30,7 @@ type Rule string
 const (
 	RuleGraph          Rule = "graph"           // unknown dependency, cycle, duplicate or invalid name, bad option
 	RulePath           Rule = "path"            // the layer's path is missing or does not build
-	RuleSource         Rule = "source"          // the layer's source cannot be read offline: its objects are unknown
+	RuleSource         Rule = "source"          // a source the tree declares is broken (an ArtifactGenerator that cannot be read); one that is merely not available offline is Coverage, not a finding
 	RuleCRDOrder       Rule = "crd-order"       // a custom resource whose CRD is not in an ancestor layer
 	RuleWebhookOrder   Rule = "webhook-order"   // a custom resource not behind the operator serving its webhook
 	RuleOperatorWait   Rule = "operator-wait"   // an operator layer without wait or health checks
@@ -115,12 +115,70 @@ func (f Finding) String() string {
 	return b.String()
 }
 
-// Report is what Lint found: the findings that fail lint first, then the
-// hints.
+// Report is what lint found: the findings that fail lint first, then the
+// hints; and what it could not check (Coverage).
 type Report struct {
-	Layers   int       `json:"layers"`
-	Objects  int       `json:"objects"`
+	Layers  int `json:"layers"`
+	Objects int `json:"objects"`
+	// Checked counts the layers every rule could decide for: Layers less
+	// those a Coverage entry names.
+	Checked  int       `json:"checked"`
 	Findings []Finding `json:"findings"`
+	// Coverage says, once per cause, which layers lint could not check
+	// fully and how to make them checkable. A layer named there may race in
+	// ways no finding reports: lint does not guess.
+	Coverage []Coverage `json:"coverage"`
+}
+
+// Coverage causes.
+const (
+	// CoverageSource: a layer's source cannot be read offline, so its
+	// objects are unknown; the layers applied after it are not fully
+	// checked either (what they need may be among those objects).
+	CoverageSource = "source"
+	// CoverageChart: a HelmRelease's chart could not be rendered, so the
+	// CRDs, webhooks, namespaces and objects in it are unknown to the
+	// layer and to those applied after it.
+	CoverageChart = "chart"
+)
+
+// Coverage is one cause that kept lint from checking some layers fully.
+type Coverage struct {
+	Cause string `json:"cause"`
+	// Layers are the layers not fully checked for this cause.
+	Layers []string `json:"layers"`
+	// Missing names what lint could not read: sources (Kind/namespace/name)
+	// or HelmReleases whose charts it could not render, each with why.
+	Missing []string `json:"missing"`
+	// Advice says how to make them checkable.
+	Advice string `json:"advice"`
+}
+
+// Summary is the report in one line: the findings, and how much of the
+// platform lint checked fully, with what would let it check the rest.
+func (r *Report) Summary() string {
+	var b strings.Builder
+	n, hints := r.Failing(), len(r.Findings)-r.Failing()
+	switch n {
+	case 0:
+		b.WriteString("no findings")
+	case 1:
+		b.WriteString("1 finding")
+	default:
+		fmt.Fprintf(&b, "%d findings", n)
+	}
+	fmt.Fprintf(&b, " in %d layers, %d objects", r.Layers, r.Objects)
+	if hints > 0 {
+		fmt.Fprintf(&b, " (and %d hint%s)", hints, plural(hints, "", "s"))
+	}
+	if len(r.Coverage) > 0 {
+		fmt.Fprintf(&b, "; checked %d of %d layers fully", r.Checked, r.Layers)
+		for _, c := range r.Coverage {
+			need := map[string]string{CoverageSource: "behind a source lint cannot read offline", CoverageChart: "need charts"}[c.Cause]
+			fmt.Fprintf(&b, "; %d %s: %s", len(c.Layers), need, c.Advice)
+		}
+	}
+	return b.String()
 }
 
 // Failing counts the findings that fail lint (Finding.Fails).
@@ -345,7 +403,15 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 			l.findings[i].Severity = SeverityError
 		}
 	}
-	rep := &Report{Layers: len(l.layers), Findings: l.findings}
+	rep := &Report{Layers: len(l.layers), Findings: l.findings, Coverage: l.coverage()}
+	rep.Checked = rep.Layers
+	partly := map[string]bool{}
+	for _, c := range rep.Coverage {
+		for _, name := range c.Layers {
+			partly[name] = true
+		}
+	}
+	rep.Checked -= len(partly)
 	for _, ly := range l.layers {
 		rep.Objects += len(ly.objects)
 	}
@@ -375,7 +441,51 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
 	}
+	if rep.Coverage == nil {
+		rep.Coverage = []Coverage{}
+	}
 	return rep, nil
+}
+
+// coverage says which layers the rules could not decide for, by cause: a
+// layer lint could not read (or one after it), a chart it could not render
+// (in the layer or one applied before it).
+func (l *linter) coverage() []Coverage {
+	var out []Coverage
+	source := Coverage{Cause: CoverageSource}
+	chart := Coverage{Cause: CoverageChart}
+	for _, ly := range l.layers {
+		if ly.unknown && ly.Source == nil {
+			why := ly.Unavailable
+			if why == "" {
+				why = "its source is not read"
+			}
+			source.Missing = append(source.Missing, fmt.Sprintf("layer %q: %s", ly.Name, why))
+		}
+		if ly.unknown && ly.Source == nil || l.unknownAncestor(ly) {
+			source.Layers = append(source.Layers, ly.Name)
+		}
+		for _, o := range ly.objects {
+			if o.helmCRDs != "" && !o.rendered && o.chartErr != nil && errors.Is(o.chartErr, errChartUnavailable) {
+				chart.Missing = append(chart.Missing, fmt.Sprintf("%s: %v", o.ref(), o.chartErr))
+			}
+		}
+		if l.unseenChart(ly) {
+			chart.Layers = append(chart.Layers, ly.Name)
+		}
+	}
+	if len(source.Layers) > 0 {
+		source.Advice = "map each source to a local directory (--source KIND/NAMESPACE/NAME=DIR)"
+		if !l.cfg.repository {
+			source.Advice = "give each layer a path that builds offline"
+		}
+		out = append(out, source)
+	}
+	if len(chart.Layers) > 0 {
+		chart.Advice = "give lint the charts (--charts DIR, a folder of chart folders or packaged .tgz; --charts online pulls OCI charts from their registry)"
+		out = append(out, chart)
+	}
+	return out
 }
 
 // lintLayer is a layer as the rules see it.
@@ -488,9 +598,6 @@ func (l *linter) load(ctx context.Context) error {
 		}
 		if ly.Source == nil {
 			ly.unknown = true
-			if ly.Unavailable != "" {
-				l.layerFinding(RuleSource, ly, "%s: the layer's objects are unknown, not empty, and no rule checks them", ly.Unavailable)
-			}
 			continue
 		}
 		if err := ctx.Err(); err != nil {

@@ -196,7 +196,7 @@ func TestLintRules(t *testing.T) {
 			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.External(layering.ObjectRef{Kind: "ConfigMap", Name: "cluster-vars"})).
 				Layer("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
 			rule: lint.RuleSubstituteFrom,
-			want: lint.Finding{Layer: "sub", Message: "substituteFrom ConfigMap/flux-system/cluster-vars: no layer creates it"},
+			want: lint.Finding{Layer: "sub", Message: "substituteFrom ConfigMap/flux-system/cluster-vars: no layer applied before this one creates it"},
 		},
 		{
 			// Made by the layer itself: Flux loads variables before it
@@ -491,4 +491,23 @@ func TestLintWaitParentReadiesItsChildren(t *testing.T) {
 	require.Len(t, fs, 1, "%v", fs)
 	assert.Equal(t, lint.RuleCRDOrder, fs[0].Rule)
 	assert.Contains(t, fs[0].Message, `is in layer "crds", which this layer does not depend on`)
+}
+
+// A layer lint cannot read keeps quiet only the rules of the layers
+// applied after it: a substituteFrom typo or a health check on an object
+// nobody makes elsewhere is still found, and Coverage says what was not
+// checked.
+func TestLintUnreadableLayerSilencesOnlyWhatFollowsIt(t *testing.T) {
+	files := map[string]string{
+		"broken/kustomization.yaml": "resources: [missing.yaml]\n",
+		"apps/deploy.yaml":          deployYAML,
+		"namespaces/ns.yaml":        nsYAML,
+	}
+	b := stack().Layer("broken", layering.Path("./broken")).
+		Layer("namespaces", layering.Path("./namespaces")).
+		Then("apps", layering.Path("./apps"),
+			layering.SubstituteFrom(kustomizeRef("ConfigMap", "cluster-varz")),
+			layering.HealthChecks(meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "webb"}))
+	fs := lintStack(t, b, files)
+	assert.ElementsMatch(t, []lint.Rule{lint.RulePath, lint.RuleSubstituteFrom, lint.RuleHealthCheck}, rules(fs), "%v", fs)
 }

@@ -288,7 +288,8 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 	var order []string
 	for _, o := range ly.objects {
 		ns := o.Namespace
-		if ns == "" || l.isClusterScoped(o) || slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) {
+		if ns == "" || l.isClusterScoped(o) || slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) ||
+			l.isExternal("Namespace", "", ns) {
 			continue
 		}
 		creators := l.namespaces[ns]
@@ -363,14 +364,15 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 		if l.isExternal(hc.Kind, ns, hc.Name) {
 			continue
 		}
-		makers, unknown := l.makers(group, hc.Kind, ns, hc.Name)
+		makers, _ := l.makers(group, hc.Kind, ns, hc.Name)
 		switch {
 		case slices.Contains(makers, ly.Name) || slices.ContainsFunc(makers, func(m string) bool { return l.isApplied(ly, m) }):
 		case len(makers) > 0:
 			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: the object is created by layer %s, which this layer does not depend on: the check races that layer; depend on it", hc.Kind, ns, hc.Name, names(makers))
-		case unknown || ly.unknown || l.unseenChart(ly):
+		case ly.unknown || l.unknownAncestor(ly) || l.unseenChart(ly):
 			// It may be among objects lint could not read, or in a chart
-			// it could not render.
+			// it could not render, of this layer or one applied before:
+			// Coverage says so. Made by any other layer, it would race.
 		default:
 			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: no layer creates this object: the layer waits for it until its timeout and fails; fix the name, or declare it as made outside", hc.Kind, ns, hc.Name)
 		}

@@ -248,11 +248,15 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 			a.open = true
 		case ref.Optional:
 			a.open = true
-		case l.anyUnknown():
-			a.open = true // it may come from a layer lint could not read
+		case ly.unknown || l.unknownAncestor(ly):
+			a.open = true // it may come from a layer lint could not read, applied before this one: Coverage says so
 		default:
 			a.open = true
-			l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s: no layer creates it and it is not declared as made outside the platform: Flux fails the layer until it exists. If Terraform (or another tool) creates it, declare it (--external %s, or the stack's vars); otherwise mark it optional: true", key, key)
+			maybe := ""
+			if l.anyUnknown() {
+				maybe = " (layers lint could not read may create it, but none of them is applied before this one, so that would race too)"
+			}
+			l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s: no layer applied before this one creates it and it is not declared as made outside the platform%s: Flux fails the layer until it exists. If Terraform (or another tool) creates it, declare it (--external %s, or the stack's vars); otherwise mark it optional: true", key, maybe, key)
 		}
 	}
 	maps.Copy(a.Values, pb.Substitute)

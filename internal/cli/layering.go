@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -153,9 +154,11 @@ listed, and nothing is written. Prints the files written.`,
 // repoFlags read an existing Flux repository: the sources that map to
 // local directories, the objects made outside it, where it starts.
 type repoFlags struct {
-	root     string
-	sources  []string
-	external []string
+	root               string
+	sources            []string
+	external           []string
+	existingNamespaces []string
+	existingGroups     []string
 }
 
 func (r *repoFlags) bind(cmd *cobra.Command) {
@@ -163,6 +166,21 @@ func (r *repoFlags) bind(cmd *cobra.Command) {
 	fs.StringVar(&r.root, "root", "", "the repository's root (default: the nearest directory above ENTRY holding .git)")
 	fs.StringArrayVar(&r.sources, "source", nil, "a Flux source that is a local directory: KIND/NAMESPACE/NAME=DIR (repeatable; GitRepository/flux-system/flux-system is the repository itself unless given)")
 	fs.StringArrayVar(&r.external, "external", nil, "an object made outside the repository, such as Terraform's ConfigMap of cluster variables: KIND/NAMESPACE/NAME (repeatable)")
+	fs.StringArrayVar(&r.existingNamespaces, "existing-namespace", nil, "lint: a namespace that exists before Flux applies anything, made by IaC or a bootstrap step (repeatable)")
+	fs.StringArrayVar(&r.existingGroups, "existing-api-group", nil, "lint: an API group whose CRDs exist before Flux applies anything, installed by a bootstrap step such as helmfile (repeatable)")
+}
+
+// lintOptions are what the flags say to lint of a repository or a stack:
+// what exists before Flux.
+func (r *repoFlags) lintOptions() []lint.Option {
+	var opts []lint.Option
+	if len(r.existingNamespaces) > 0 {
+		opts = append(opts, lint.WithExistingNamespaces(r.existingNamespaces...))
+	}
+	if len(r.existingGroups) > 0 {
+		opts = append(opts, lint.WithExistingAPIGroups(r.existingGroups...))
+	}
+	return opts
 }
 
 func (r *repoFlags) options() ([]fluxrepo.Option, error) {
@@ -358,7 +376,7 @@ cannot be read.`,
 				if err != nil {
 					return err
 				}
-				opts = append(opts, fluxrepo.WithLint(chartOpts...), fluxrepo.WithLogger(f.log))
+				opts = append(opts, fluxrepo.WithLint(append(chartOpts, repo.lintOptions()...)...), fluxrepo.WithLogger(f.log))
 				rep, err = fluxrepo.Lint(ctx, entry, opts...)
 				if err != nil {
 					return err
@@ -368,7 +386,7 @@ cannot be read.`,
 				if err != nil {
 					return err
 				}
-				if rep, err = lint.File(ctx, string(stack), append(opts, chartOpts...)...); err != nil {
+				if rep, err = lint.File(ctx, string(stack), slices.Concat(opts, chartOpts, repo.lintOptions())...); err != nil {
 					return err
 				}
 			}
@@ -385,21 +403,13 @@ cannot be read.`,
 					return err
 				}
 			}
-			hints := len(rep.Findings) - rep.Failing()
-			if n := rep.Failing(); n > 0 {
-				msg := fmt.Sprintf("%d findings in %d layers, %d objects", n, rep.Layers, rep.Objects)
-				switch {
-				case hints == 1:
-					msg += " (and 1 hint)"
-				case hints > 1:
-					msg += fmt.Sprintf(" (and %d hints)", hints)
-				}
-				return &FindingError{Msg: msg}
+			// One summary line on stderr, findings or not: what was
+			// found, and how much of the platform lint could check.
+			if rep.Failing() > 0 {
+				return &FindingError{Msg: rep.Summary()}
 			}
-			if hints > 0 {
-				f.log.Info("no findings, only hints", "hints", hints, "layers", rep.Layers, "objects", rep.Objects)
-			}
-			return nil
+			_, err = fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+rep.Summary())
+			return err
 		},
 	}
 	stack.bind(cmd)
