@@ -16,6 +16,8 @@ demo: ## Run the demo on an embedded default: an in-process registry, no cluster
 	$(GO) run ./examples/demo
 
 test: tools ## Run every unit and integration test (real registry server), with -race
+	@echo "test: compiling with -race first, one line per package compiled (cached ones are silent)"
+	$(GO) build -race -v ./... 2>&1 | sed -u 's/^/test: compiled /'
 	FLUXPACK_REQUIRE_REAL=1 $(GO) test -race -count=1 ./...
 
 FUZZTIME ?= 30s
@@ -38,11 +40,15 @@ bench: tools ## Benchmark fluxpack beside Flux's own code; print the ratio table
 
 ##@ Development
 
-build: ## Build bin/fluxpack with the version stamped in
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/fluxpack ./cmd/fluxpack
+# Built as the release builds (internal/release): no local paths, no symbol
+# table or DWARF.
+BUILDFLAGS ?= -trimpath -ldflags "-s -w -X main.version=$(VERSION)"
+
+build: ## Build bin/fluxpack with the version stamped in (-trimpath, stripped, as make release)
+	$(GO) build $(BUILDFLAGS) -o bin/fluxpack ./cmd/fluxpack
 
 flux-pack: ## Build bin/flux-pack: fluxpack as the Flux CLI plugin `flux pack` (copy it to ~/.fluxcd/plugins)
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/flux-pack ./cmd/fluxpack
+	$(GO) build $(BUILDFLAGS) -o bin/flux-pack ./cmd/fluxpack
 
 # Where the release archives are downloaded from; the plugin manifest's urls.
 RELEASE_URL ?= https://github.com/fluxpack/fluxpack/releases/download/$(VERSION)/

@@ -42,8 +42,9 @@ type Result struct {
 // Err is the cluster's error, or nil.
 func (r *Result) Err() error { return r.err }
 
-// ErrInvalidOption is wrapped by the errors of bad options.
-var ErrInvalidOption = errors.New("invalid option")
+// ErrInvalidOption is wrapped by the errors of bad options: the sentinel
+// every fluxpack package uses (oci.ErrInvalidOption, layering's, …).
+var ErrInvalidOption = errdefs.ErrInvalidOption
 
 // Option configures Push. Only this package implements it.
 type Option interface{ apply(*config) error }
@@ -53,6 +54,7 @@ type config struct {
 	push   []oci.PushOption
 	tree   []oci.TreeOption
 	logger *slog.Logger
+	client *oci.Client // shared by the clusters: one transport, one ping cache
 }
 
 type funcOption func(*config) error
@@ -122,7 +124,7 @@ var ErrSomeFailed = errors.New("some clusters failed")
 // failure. oci.PushTree writes the tag last, so a failed cluster's tag
 // never points at an incomplete artifact.
 func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, error) {
-	cfg := &config{jobs: DefaultJobs, logger: slog.New(slog.DiscardHandler)}
+	cfg := &config{jobs: DefaultJobs, logger: slog.New(slog.DiscardHandler), client: new(oci.Client)}
 	for _, o := range opts {
 		if o == nil {
 			return nil, errdefs.Kind(ErrInvalidOption, "nil Option")
@@ -248,7 +250,11 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, stackDir, re
 		return err
 	}
 	// The annotations come from the checkout holding the stack.
-	res, err := oci.PushTree(ctx, tree, r.URL, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
+	ref, err := oci.ParseRef(r.URL)
+	if err != nil {
+		return err
+	}
+	res, err := cfg.client.PushTree(ctx, tree, ref, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
 	if err != nil {
 		return err
 	}

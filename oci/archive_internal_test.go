@@ -24,7 +24,7 @@ func TestHandoff(t *testing.T) {
 	}
 	// Streamed, never read ahead: always read again by the compressor.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "d1", "big.yaml"), bytes.Repeat([]byte("big: true\n"), inlineLimit/8), 0o644))
-	o, err := collect([]PushOption(nil), func(x PushOption, o *options) error { return x.applyPush(o) })
+	o, err := collect(nil, []PushOption(nil), func(x PushOption, o *options) error { return x.applyPush(o) })
 	require.NoError(t, err)
 	tr, err := scanTree(dir, o)
 	require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestHandoffHashFails(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("a: 1\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {password: hunter2}\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.yaml"), []byte("c: 1\n"), 0o644))
-	o, err := collect([]PushOption(nil), func(x PushOption, o *options) error { return x.applyPush(o) })
+	o, err := collect(nil, []PushOption(nil), func(x PushOption, o *options) error { return x.applyPush(o) })
 	require.NoError(t, err)
 	tr, err := scanTree(dir, o)
 	require.NoError(t, err)

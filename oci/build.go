@@ -55,7 +55,7 @@ type Artifact struct {
 // tree with the same options gives the same digests on any machine, umask or
 // time zone.
 func Build(dir string, opts ...BuildOption) (*Artifact, error) {
-	o, err := collect(opts, func(x BuildOption, o *options) error { return x.applyBuild(o) })
+	o, err := collect(nil, opts, func(x BuildOption, o *options) error { return x.applyBuild(o) })
 	if err != nil {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -36,30 +37,38 @@ var ErrNotChart = errors.New("not a Helm chart")
 // dir/<name>-<tag>.tgz, <name> being the last element of the repository,
 // and returns its path. The file is written beside and renamed into place,
 // and only once its digest is the one the manifest names.
+//
+// PullChart is Client.PullChart with url parsed, on a Client of its own.
 func PullChart(ctx context.Context, url, dir string, opts ...PullOption) (string, error) {
-	o, err := collect(opts, func(x PullOption, o *options) error { return x.applyPull(o) })
+	ref, err := ParseRef(url)
 	if err != nil {
 		return "", fmt.Errorf("pulling chart %s: %w", redactRef(url), err)
 	}
-	return pullChart(ctx, url, dir, o)
+	return new(Client).PullChart(ctx, ref, dir, opts...)
 }
 
-func pullChart(ctx context.Context, url, dir string, o *options) (string, error) {
-	if dir == "" {
-		return "", fmt.Errorf("pulling chart %s: no directory to write into", redactRef(url))
-	}
-	p, err := guard(ctx, func() (string, error) { return fetchChart(ctx, url, dir, o) })
+// PullChart downloads the Helm chart at ref into dir, as the package-level
+// PullChart describes.
+func (c *Client) PullChart(ctx context.Context, ref Ref, dir string, opts ...PullOption) (string, error) {
+	o, err := collect(c, opts, func(x PullOption, o *options) error { return x.applyPull(o) })
 	if err != nil {
-		return "", fmt.Errorf("pulling chart %s: %w", redactRef(url), err)
+		return "", fmt.Errorf("pulling chart %s: %w", ref, err)
+	}
+	return pullChart(ctx, ref, dir, o)
+}
+
+func pullChart(ctx context.Context, r Ref, dir string, o *options) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("pulling chart %s: no directory to write into", r)
+	}
+	p, err := guard(ctx, func() (string, error) { return fetchChart(ctx, r.at(o).Reference(), dir, o) })
+	if err != nil {
+		return "", fmt.Errorf("pulling chart %s: %w", r, err)
 	}
 	return p, nil
 }
 
-func fetchChart(ctx context.Context, url, dir string, o *options) (string, error) {
-	ref, err := parseRef(url, o)
-	if err != nil {
-		return "", err
-	}
+func fetchChart(ctx context.Context, ref name.Reference, dir string, o *options) (string, error) {
 	ro := o.remoteOptions(ctx)
 	desc, err := remote.Get(ref, ro...)
 	if err != nil {
@@ -131,7 +140,7 @@ func NewChartFetcher(dir string, opts ...PullOption) (*ChartFetcher, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%w: chart fetcher: no directory to write into", ErrInvalidOption)
 	}
-	o, err := collect(opts, func(x PullOption, o *options) error { return x.applyPull(o) })
+	o, err := collect(new(Client), opts, func(x PullOption, o *options) error { return x.applyPull(o) })
 	if err != nil {
 		return nil, fmt.Errorf("chart fetcher: %w", err)
 	}
@@ -151,7 +160,11 @@ func (f *ChartFetcher) FetchChart(ctx context.Context, url, tag string) (string,
 	if p, ok := f.fetched[ref]; ok {
 		return p, nil
 	}
-	p, err := pullChart(ctx, ref, f.dir, f.opts)
+	r, err := ParseRef(ref)
+	if err != nil {
+		return "", fmt.Errorf("pulling chart %s: %w", redactRef(ref), err)
+	}
+	p, err := pullChart(ctx, r, f.dir, f.opts)
 	if err != nil {
 		return "", err
 	}

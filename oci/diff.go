@@ -43,14 +43,26 @@ type DiffResult struct {
 // and lists the files that differ. An error means the comparison could not be
 // made (bad directory, unreachable registry, refused credentials); a tag that
 // does not exist is not an error but Status Missing.
+//
+// Diff is Client.Diff with url parsed, on a Client of its own.
 func Diff(ctx context.Context, dir, url string, opts ...DiffOption) (*DiffResult, error) {
-	o, err := collect(opts, func(x DiffOption, o *options) error { return x.applyDiff(o) })
+	ref, err := ParseRef(url)
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s with %s: %w", dir, redactRef(url), err)
 	}
-	res, err := guard(ctx, func() (*DiffResult, error) { return diff(ctx, dir, url, o) })
+	return new(Client).Diff(ctx, dir, ref, opts...)
+}
+
+// Diff compares the artifact dir would make with what ref's tag holds, as
+// the package-level Diff describes.
+func (c *Client) Diff(ctx context.Context, dir string, ref Ref, opts ...DiffOption) (*DiffResult, error) {
+	o, err := collect(c, opts, func(x DiffOption, o *options) error { return x.applyDiff(o) })
 	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", dir, redactRef(url), err)
+		return nil, fmt.Errorf("comparing %s with %s: %w", dir, ref, err)
+	}
+	res, err := guard(ctx, func() (*DiffResult, error) { return diff(ctx, dir, ref, o) })
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s with %s: %w", dir, ref, err)
 	}
 	return res, nil
 }
@@ -61,8 +73,8 @@ type fileSum struct {
 	sum  [sha256.Size]byte
 }
 
-func diff(ctx context.Context, dir, url string, o *options) (*DiffResult, error) {
-	tag, err := parseTag(url, o)
+func diff(ctx context.Context, dir string, ref Ref, o *options) (*DiffResult, error) {
+	tag, err := ref.at(o).tagRef()
 	if err != nil {
 		return nil, err
 	}

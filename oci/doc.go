@@ -71,56 +71,20 @@
 // ErrSpecialFile, ErrPlaintextSecret, ErrEmptyTree, ErrTooBig and
 // ErrInvalidOption can be tested with errors.Is.
 //
-// Signing. WithCosignKey signs a pushed artifact with a cosign key (cosign's
-// encrypted format, or a plain PEM key) in the format source-controller's
-// cosign verifier reads with a public key: a simple-signing payload naming
-// the manifest digest, signed with SHA-256, under the repository's
-// sha256-<hex>.sig tag (no transparency log, no sigstore bundle). The
-// artifact is signed before any tag points at it, so a tag never moves to
-// an unsigned artifact; an unchanged push checks that a signature made with
-// the key is there and adds it if not (Result.Signed). Verify checks the
-// signatures of a tag with a public key as source-controller does (offline,
-// IgnoreTlog) and answers Verified, Unsigned or BadSignature.
-//
-// A key reference scheme://… other than env:// is a KMS key, resolved by
-// sigstore's KMS registry as cosign's --key is: a provider compiled into
-// the program (KMSProviders), else sigstore's CLI plugin
-// sigstore-kms-<scheme> on $PATH. Its public key is read when the option is
-// applied; each signature is one call to the KMS. The signature is the same
-// cosign signature, which source-controller verifies with the public key.
-// This package compiles in no provider: a program adds one by importing it
-// (the fluxpack command does, see its documentation); ErrUnknownKMS says a
-// scheme has neither.
-//
-// WithCosignKeyless signs keyless, as `cosign sign` v3 does: sigstore-go
-// makes an ephemeral key, Fulcio certifies it for the OIDC identity token,
-// Rekor logs the signature, and the sigstore bundle (a DSSE in-toto
-// statement naming the digest) becomes an OCI referrer of the artifact,
-// which is where source-controller's cosign verifier looks first when
-// spec.verify has matchOIDCIdentity. The same guarantees hold (signed
-// before tagged; an unchanged push adds a bundle if the artifact has none).
-// Verify (and Promote) with WithCosignIdentity check keyless signatures as
-// source-controller does for spec.verify.matchOIDCIdentity, against
-// WithSigstoreTrustedRoot's trusted root or the public-good one (TUF);
-// Promote copies the bundles into another repository. All of it is
-// untested against the real Fulcio, Rekor and TUF root: the tests run
-// offline against stand-ins on loopback (internal/testutil.Sigstore) and
-// their trusted root.
-//
-// WithNotationKey signs with notation-go instead, with a PEM key and its
-// certificate chain: a JWS envelope in an OCI image manifest whose subject
-// is the artifact (config media type application/vnd.cncf.notary.signature),
-// listed by the registry's referrers API or, where it has none, in the
-// sha256-<hex> index of the referrers tag schema, which is where
-// source-controller's notation verifier (oras-go) finds it. The same
-// guarantees hold: signed before tagged, a missing signature re-added by an
-// unchanged push. Verify with WithNotationTrustPolicy and
-// WithNotationCertificates checks them as source-controller does for
-// spec.verify.provider notation, and may also answer Skipped when the
-// policy skips the artifact.
+// Signing. Push signs with the Signer WithSigner gives, before any tag
+// points at the artifact, so a tag never moves to an unsigned artifact; an
+// unchanged push has the signer add its signature if it is missing
+// (Result.Signed). Verify and Promote check signatures with the Verifier
+// WithVerifier gives, and answer Verified, Unsigned, BadSignature or
+// Skipped. This package compiles in no signing stack: package
+// github.com/fluxpack/fluxpack/oci/cosign signs and verifies with cosign
+// (key files, KMS keys, keyless through Fulcio and Rekor), package
+// github.com/fluxpack/fluxpack/oci/notation with notation; a program
+// imports the one it needs. Promote copies both kinds of signature (the
+// sha256-<hex>.sig tag, notation and sigstore-bundle referrers) with the
+// artifact, which needs neither package.
 //
 // This package knows nothing of layers, Kustomizations or variables (see
 // packages layering and substitute), does no RFC 3161 timestamping,
-// and does not log in to cloud providers. WithCosignSigner takes any
-// sigstore signer, WithNotationSigner any notation signer (a plugin's).
+// and does not log in to cloud providers.
 package oci

@@ -80,3 +80,42 @@ func Example() {
 	// tag: latest main@sha1:0123456789abcdef0123456789abcdef01234567
 	// pulled: https://github.com/acme/platform 4 lines
 }
+
+// A Client made once is reused across calls: its transports and the
+// registry's answers to the API check are shared, and its options (here a
+// retry policy) apply to every call. A Ref is parsed once.
+func ExampleClient() {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	dir, _ := os.MkdirTemp("", "platform")
+	defer os.RemoveAll(dir)
+	_ = os.WriteFile(filepath.Join(dir, "namespace.yaml"), []byte("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: apps\n"), 0o644)
+
+	c, err := oci.NewClient(oci.WithRetry(oci.DefaultRetry()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	for _, cluster := range []string{"staging", "prod"} {
+		ref, err := oci.ParseRef("oci://" + host + "/platform/" + cluster + ":v1")
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		res, err := c.Push(ctx, dir, ref, oci.WithCreated(time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(cluster, "pushed:", res.Pushed, "tag:", ref.Tag())
+	}
+	_, err = oci.ParseRef("oci://ci:hunter2@" + host + "/platform:v1")
+	fmt.Println(strings.ReplaceAll(err.Error(), host, "HOST"))
+	// Output:
+	// staging pushed: true tag: v1
+	// prod pushed: true tag: v1
+	// parsing reference "oci://HOST/platform:v1": credentials in the reference are not supported: use WithCreds, $FLUXPACK_CREDS or the docker config
+}

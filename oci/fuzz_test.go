@@ -100,8 +100,7 @@ func FuzzParseRef(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		o := &options{}
-		ref, err := parseRef(s, o)
+		ref, err := ParseRef(s)
 		if err != nil {
 			// Userinfo is what comes before an "@" with no "/" on the way
 			// (after the scheme); "/pass@0" holds none. The error may show
@@ -115,12 +114,12 @@ func FuzzParseRef(f *testing.F) {
 			}
 			return
 		}
-		again, err := parseRef(URL(ref), o)
+		again, err := ParseRef(ref.String())
 		if err != nil {
-			t.Fatalf("%q parsed as %q, which does not parse: %v", s, URL(ref), err)
+			t.Fatalf("%q parsed as %q, which does not parse: %v", s, ref, err)
 		}
-		if again.Name() != ref.Name() {
-			t.Fatalf("%q: %q then %q", s, ref.Name(), again.Name())
+		if again != ref {
+			t.Fatalf("%q: %q then %q", s, ref, again)
 		}
 	})
 }
@@ -154,13 +153,12 @@ func FuzzRedaction(f *testing.F) {
 		if len(secret) < 4 || strings.ContainsAny(secret, "/@") || strings.Contains(rest, secret) || strings.Contains(strconv.Quote(rest), secret) || strings.Contains("oci://ci:@", secret) {
 			return // not a secret the URL delimits, or one the rest shows anyway (%q escapes too)
 		}
-		o := &options{}
 		for _, u := range []string{"oci://ci:" + secret + "@" + rest, "ci:" + secret + "@" + rest, "oci://" + secret + "@" + rest} {
-			_, err := parseRef(u, o)
+			_, err := ParseRef(u)
 			if err == nil {
 				t.Fatalf("%q parsed", u)
 			}
-			_, rerr := parseRepo(u, o)
+			_, rerr := List(t.Context(), u)
 			for _, s := range []string{err.Error(), rerr.Error(), redactRef(u)} {
 				if strings.Contains(s, secret) {
 					t.Fatalf("%q: %q shows the secret", u, s)

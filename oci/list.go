@@ -10,6 +10,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/fluxcd/pkg/version"
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
@@ -31,23 +32,37 @@ type TagInfo struct {
 // the notation signatures and sigstore bundles of an artifact. Tags come newest version first with
 // WithSemver (which keeps only versions in its range), else in reverse
 // lexical order as Flux lists them.
+//
+// List is Client.List with url parsed, on a Client of its own.
 func List(ctx context.Context, url string, opts ...ListOption) ([]TagInfo, error) {
-	o, err := collect(opts, func(x ListOption, o *options) error { return x.applyList(o) })
+	if _, err := cutScheme(url, "REPOSITORY"); err != nil {
+		return nil, fmt.Errorf("listing %s: %w", redactRef(url), err)
+	}
+	ref, err := ParseRef(url)
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", redactRef(url), err)
 	}
-	infos, err := guard(ctx, func() ([]TagInfo, error) { return list(ctx, url, o) })
+	return new(Client).List(ctx, ref, opts...)
+}
+
+// List returns the tags of ref's repository, as the package-level List
+// describes. ref names a repository: a tag or digest is refused.
+func (c *Client) List(ctx context.Context, ref Ref, opts ...ListOption) ([]TagInfo, error) {
+	o, err := collect(c, opts, func(x ListOption, o *options) error { return x.applyList(o) })
+	if err == nil && (ref.tag != "" || ref.digest != "") {
+		err = fmt.Errorf("parsing repository %q: want oci://HOST/REPOSITORY, without tag or digest", ref.String())
+	}
 	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", redactRef(url), err)
+		return nil, fmt.Errorf("listing %s: %w", ref, err)
+	}
+	infos, err := guard(ctx, func() ([]TagInfo, error) { return list(ctx, ref.at(o).repo, o) })
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", ref, err)
 	}
 	return infos, nil
 }
 
-func list(ctx context.Context, url string, o *options) ([]TagInfo, error) {
-	repo, err := parseRepo(url, o)
-	if err != nil {
-		return nil, err
-	}
+func list(ctx context.Context, repo name.Repository, o *options) ([]TagInfo, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(4)
 	ro := o.remoteOptions(gctx)

@@ -82,7 +82,7 @@ func (t *Tree) checkSecret(name string, data []byte) error {
 // options WithIgnorePaths, WithAllowSecrets and WithLogger. Its errors are
 // Push's for the same tree (a *FileError naming the file).
 func ReadTree(dir string, opts ...TreeOption) (*Tree, error) {
-	o, err := collect(opts, func(x TreeOption, o *options) error { return x.applyBuild(o) })
+	o, err := collect(nil, opts, func(x TreeOption, o *options) error { return x.applyBuild(o) })
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", dir, err)
 	}
@@ -333,26 +333,42 @@ func cleanRel(p string) (string, error) {
 // reads no file: a fleet of clusters sharing one tree costs one read of
 // it. The tree options (WithIgnorePaths, WithAllowSecrets) were ReadTree's
 // and are refused here.
+//
+// PushTree is Client.PushTree with url parsed, on a Client of its own.
 func PushTree(ctx context.Context, t *Tree, url string, opts ...PushOption) (*Result, error) {
-	if t == nil {
-		return nil, fmt.Errorf("pushing to %s: %w: nil Tree", redactRef(url), ErrInvalidOption)
+	ref, err := ParseRef(url)
+	if err != nil {
+		display := ""
+		if t != nil {
+			display = t.display + " "
+		}
+		return nil, fmt.Errorf("pushing %sto %s: %w", display, redactRef(url), err)
 	}
-	o, err := collect(opts, func(x PushOption, o *options) error { return x.applyPush(o) })
+	return new(Client).PushTree(ctx, t, ref, opts...)
+}
+
+// PushTree pushes the tree t to ref's tag, as the package-level PushTree
+// describes.
+func (c *Client) PushTree(ctx context.Context, t *Tree, ref Ref, opts ...PushOption) (*Result, error) {
+	if t == nil {
+		return nil, fmt.Errorf("pushing to %s: %w: nil Tree", ref, ErrInvalidOption)
+	}
+	o, err := collect(c, opts, func(x PushOption, o *options) error { return x.applyPush(o) })
 	if err == nil && (o.ignorePaths != nil || o.allowSecrets) {
 		err = fmt.Errorf("%w: WithIgnorePaths and WithAllowSecrets apply when the tree is read: give them to ReadTree", ErrInvalidOption)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", t.display, redactRef(url), err)
+		return nil, fmt.Errorf("pushing %s to %s: %w", t.display, ref, err)
 	}
 	res, err := guard(ctx, func() (*Result, error) {
-		tag, err := parseTag(url, o)
+		tag, err := ref.at(o).tagRef()
 		if err != nil {
 			return nil, err
 		}
 		return pushTree(ctx, t.t, t.display, tag, o)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", t.display, redactRef(url), err)
+		return nil, fmt.Errorf("pushing %s to %s: %w", t.display, ref, err)
 	}
 	return res, nil
 }

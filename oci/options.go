@@ -14,18 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/google/go-containerregistry/pkg/authn"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/notaryproject/notation-go"
-	"github.com/notaryproject/notation-go/verifier/trustpolicy"
-	"github.com/sigstore/cosign/v3/pkg/cosign"
-	"github.com/sigstore/sigstore-go/pkg/root"
-	"github.com/sigstore/sigstore/pkg/signature"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
@@ -49,8 +43,8 @@ type (
 	ListOption interface{ applyList(*options) error }
 	// VerifyOption configures Verify.
 	VerifyOption interface{ applyVerify(*options) error }
-	// PromoteOption configures Promote: registry options, and the key
-	// that the promoted artifact's signature must verify with.
+	// PromoteOption configures Promote: registry options, and the
+	// verifier the promoted artifact must pass (WithVerifier).
 	PromoteOption interface{ applyPromote(*options) error }
 
 	// ArtifactOption says what the artifact holds: Build and Push.
@@ -75,8 +69,7 @@ type (
 		VerifyOption
 		PromoteOption
 	}
-	// KeyOption is the key a signature must verify with: Verify and
-	// Promote.
+	// KeyOption says how a signature is checked: Verify and Promote.
 	KeyOption interface {
 		VerifyOption
 		PromoteOption
@@ -137,7 +130,8 @@ var (
 
 // options is what the options of one call add up to.
 type options struct {
-	fromEnv bool // WithEnvironment
+	client  *Client // the transports' owner; nil: none shared
+	fromEnv bool    // WithEnvironment
 
 	// The artifact.
 	source, revision string
@@ -149,20 +143,12 @@ type options struct {
 	allowSecrets     bool
 
 	// The push.
-	tags  []string
-	force bool
-	// WithCosignKey, WithCosignSigner, WithCosignKeyless, WithNotationKey,
-	// WithNotationSigner: one at a time.
-	signer artifactSigner
+	tags   []string
+	force  bool
+	signer Signer // WithSigner
 
-	// Verify.
-	verifier       signature.Verifier
-	identities     []cosign.Identity     // WithCosignIdentity: keyless
-	trustedRoot    root.TrustedMaterial  // WithSigstoreTrustedRoot
-	notationPolicy *trustpolicy.Document // WithNotationTrustPolicy
-	notationCerts  []*x509.Certificate   // WithNotationCertificates
-	// notationVerifier is made by Verify from the two above.
-	notationVerifier notation.Verifier
+	// Verify and Promote.
+	verifier Verifier // WithVerifier
 
 	// The registry.
 	auth      authn.Authenticator
@@ -185,9 +171,18 @@ type Progress struct {
 	Written, Total int64
 }
 
-// collect applies opts, an operation's options, with apply.
-func collect[T any](opts []T, apply func(T, *options) error) (*options, error) {
+// collect applies opts, an operation's options, with apply, after the
+// options c was made with. c may be nil: no client options then, and
+// transports of the call's own.
+func collect[T any](c *Client, opts []T, apply func(T, *options) error) (*options, error) {
 	o := &options{}
+	if c != nil {
+		if c.base != nil {
+			*o = *c.base
+			o.remote = slices.Clip(o.remote)
+		}
+		o.client = c
+	}
 	var errs []error
 	for _, x := range opts {
 		if any(x) == nil {
@@ -205,15 +200,6 @@ func collect[T any](opts []T, apply func(T, *options) error) (*options, error) {
 	}
 	if o.auth != nil && o.keychain != nil {
 		errs = append(errs, errors.New("options WithCreds and WithKeychain exclude each other"))
-	}
-	if o.verifier != nil && len(o.identities) > 0 {
-		errs = append(errs, errors.New("a cosign public key and keyless identities exclude each other: give WithCosignPublicKey or WithCosignIdentity"))
-	}
-	if o.trustedRoot != nil && len(o.identities) == 0 {
-		errs = append(errs, errors.New("a Sigstore trusted root is for keyless verification: give WithCosignIdentity too"))
-	}
-	if (o.verifier != nil || len(o.identities) > 0) && (o.notationPolicy != nil || o.notationCerts != nil) {
-		errs = append(errs, errors.New("cosign and notation verification exclude each other: give WithCosignPublicKey or WithNotationTrustPolicy"))
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOption, errors.Join(errs...))
@@ -568,32 +554,21 @@ func (o *options) baseTransport() http.RoundTripper {
 		if !ok || (o.rootCAs == nil && !o.insecure) {
 			return retryAfter{o.transport}
 		}
-		return retryAfter{pingsOf(o.sharedTransport(t))}
+		return retryAfter{o.pingsOf(o.sharedTransport(t))}
 	}
-	return retryAfter{pingsOf(o.sharedTransport(nil))}
+	return retryAfter{o.pingsOf(o.sharedTransport(nil))}
 }
 
-// pingCaches holds the pingCache of each shared transport.
-var pingCaches sync.Map // *http.Transport → *pingCache
-
-// pingsOf returns the pingCache over the shared transport t.
-func pingsOf(t *http.Transport) *pingCache {
-	if c, ok := pingCaches.Load(t); ok {
-		return c.(*pingCache)
+// pingsOf returns the pingCache over the transport t: the client's, or
+// one of this call's own.
+func (o *options) pingsOf(t *http.Transport) *pingCache {
+	if o.client == nil {
+		return newPingCache(t)
 	}
-	c, _ := pingCaches.LoadOrStore(t, newPingCache(t))
-	return c.(*pingCache)
+	return o.client.pingsOf(t)
 }
 
-// transports holds the transports the calls of this process build, one
-// per base transport and TLS setting, shared as go-containerregistry
-// shares its DefaultTransport: calls one after the other (a fleet's
-// pushes) reuse the connections to a registry, instead of each opening
-// its own and leaving it idle, with its buffers and goroutines, until the
-// idle timeout, so memory followed the number of calls.
-var transports sync.Map // transportKey → *http.Transport
-
-// transportKey is what a shared transport is built from.
+// transportKey is what a transport is built from.
 type transportKey struct {
 	base     *http.Transport // WithTransport's, or nil: go-containerregistry's default
 	insecure bool
@@ -601,24 +576,27 @@ type transportKey struct {
 }
 
 // sharedTransport returns the transport for base (nil: the default one,
-// with ResponseHeaderTimeout) with this call's TLS settings, built once.
+// with ResponseHeaderTimeout) with this call's TLS settings: the client's,
+// built once, or one of this call's own.
 func (o *options) sharedTransport(base *http.Transport) *http.Transport {
 	key := transportKey{base: base, insecure: o.insecure, caPEM: o.caPEM}
-	if t, ok := transports.Load(key); ok {
-		return t.(*http.Transport)
+	if o.client == nil {
+		return o.newTransport(key)
 	}
-	var t *http.Transport
-	if base != nil {
-		t = o.withTLS(base.Clone())
-	} else {
-		t = remote.DefaultTransport.(*http.Transport).Clone()
-		t.ResponseHeaderTimeout = ResponseHeaderTimeout
-		if o.rootCAs != nil || o.insecure {
-			t = o.withTLS(t)
-		}
+	return o.client.transport(key, o.newTransport)
+}
+
+// newTransport builds the transport key describes.
+func (o *options) newTransport(key transportKey) *http.Transport {
+	if key.base != nil {
+		return o.withTLS(key.base.Clone())
 	}
-	got, _ := transports.LoadOrStore(key, t)
-	return got.(*http.Transport)
+	t := remote.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = ResponseHeaderTimeout
+	if o.rootCAs != nil || o.insecure {
+		t = o.withTLS(t)
+	}
+	return t
 }
 
 func (o *options) withTLS(t *http.Transport) *http.Transport {

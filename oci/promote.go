@@ -17,43 +17,47 @@ var ErrNotVerified = errors.New("not verified")
 // Promote points the tag of to (oci://host/repository:tag) at the artifact
 // from names (by tag or digest): the "dev → staging → prod" move, without
 // rebuilding. The source is resolved once, so the tag ends on the digest
-// checked. With WithCosignPublicKey (or WithNotationTrustPolicy and
-// WithNotationCertificates) the artifact must verify first (as
+// checked. With WithVerifier the artifact must verify first (as
 // source-controller would check it), else nothing moves and the error wraps
 // ErrNotVerified. Within one repository only the tag is written; into
 // another repository the manifest and its blobs are copied first (mounted
 // where the registry allows) with its cosign and notation signatures, and the tag last,
 // so the tag never points at an incomplete artifact. When to's tag already
 // holds the digest, nothing is written and Result.Pushed is false.
+//
+// Promote is Client.Promote with from and to parsed, on a Client of its
+// own.
 func Promote(ctx context.Context, from, to string, opts ...PromoteOption) (*Result, error) {
-	o, err := collect(opts, func(x PromoteOption, o *options) error { return x.applyPromote(o) })
+	src, err := ParseRef(from)
 	if err == nil {
-		err = o.setNotationVerifier()
+		var dst Ref
+		if dst, err = ParseRef(to); err == nil {
+			return new(Client).Promote(ctx, src, dst, opts...)
+		}
+	}
+	return nil, fmt.Errorf("promoting %s to %s: %w", redactRef(from), redactRef(to), err)
+}
+
+// Promote points the tag of to at the artifact from names, as the
+// package-level Promote describes. to must have a tag.
+func (c *Client) Promote(ctx context.Context, from, to Ref, opts ...PromoteOption) (*Result, error) {
+	o, err := collect(c, opts, func(x PromoteOption, o *options) error { return x.applyPromote(o) })
+	if err == nil && to.tag == "" {
+		err = fmt.Errorf("%w: %s: promote moves a tag: give oci://HOST/REPOSITORY:TAG", ErrInvalidOption, to)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("promoting %s to %s: %w", redactRef(from), redactRef(to), err)
+		return nil, fmt.Errorf("promoting %s to %s: %w", from, to, err)
 	}
-	res, err := guard(ctx, func() (*Result, error) { return promote(ctx, from, to, o) })
+	res, err := guard(ctx, func() (*Result, error) {
+		return promote(ctx, from.at(o).Reference(), to.at(o).Reference().(name.Tag), o)
+	})
 	if err != nil {
-		return nil, fmt.Errorf("promoting %s to %s: %w", redactRef(from), redactRef(to), err)
+		return nil, fmt.Errorf("promoting %s to %s: %w", from, to, err)
 	}
 	return res, nil
 }
 
-func promote(ctx context.Context, from, to string, o *options) (*Result, error) {
-	src, err := parseRef(from, o)
-	if err != nil {
-		return nil, err
-	}
-	dstRef, err := parseRef(to, o)
-	if err != nil {
-		return nil, err
-	}
-	dst, ok := dstRef.(name.Tag)
-	rest := strings.TrimPrefix(to, Scheme)
-	if !ok || !strings.Contains(rest[strings.LastIndex(rest, "/")+1:], ":") {
-		return nil, fmt.Errorf("%w: %s: promote moves a tag: give oci://HOST/REPOSITORY:TAG", ErrInvalidOption, redactRef(to))
-	}
+func promote(ctx context.Context, src name.Reference, dst name.Tag, o *options) (*Result, error) {
 	ro := o.remoteOptions(ctx)
 	desc, err := remote.Get(src, ro...)
 	if err != nil {
@@ -61,21 +65,13 @@ func promote(ctx context.Context, from, to string, o *options) (*Result, error) 
 	}
 	digest := src.Context().Digest(desc.Digest.String())
 	res := &Result{Repository: dst.Context().Name(), Tag: dst.TagStr(), Tags: []string{dst.TagStr()}, Digest: desc.Digest.String()}
-	if o.verifier != nil || len(o.identities) > 0 || o.notationVerifier != nil {
-		var (
-			status VerifyStatus
-			reason string
-		)
-		if o.notationVerifier != nil {
-			status, _, reason, err = notationVerifyDigest(ctx, digest, o.notationVerifier, ro)
-		} else {
-			status, _, reason, err = verifyDigest(ctx, digest, o.verifier, o, ro)
-		}
+	if o.verifier != nil {
+		v, err := o.verifier.Verify(ctx, digest, ro)
 		if err != nil {
 			return nil, err
 		}
-		if status != Verified {
-			return nil, fmt.Errorf("%s is %s: %w (%s)", URL(digest), status, ErrNotVerified, reason)
+		if v.Status != Verified {
+			return nil, fmt.Errorf("%s is %s: %w (%s)", URL(digest), v.Status, ErrNotVerified, v.Reason)
 		}
 	}
 	if cur, err := remote.Head(dst, ro...); err == nil && cur.Digest == desc.Digest {
@@ -144,7 +140,7 @@ func copyNotationSignatures(src, dst name.Digest, ro []remote.Option) error {
 		return fmt.Errorf("reading the signatures of %s: %w", URL(src), err)
 	}
 	for _, m := range im.Manifests {
-		if m.ArtifactType != NotationArtifactType && !strings.HasPrefix(m.ArtifactType, sigstoreBundleArtifactType) {
+		if m.ArtifactType != NotationArtifactType && !strings.HasPrefix(m.ArtifactType, SigstoreBundleArtifactType) {
 			continue
 		}
 		from := src.Context().Digest(m.Digest.String())

@@ -11,7 +11,31 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/cosign"
 )
+
+// withCosignKey is the push option signing with the cosign key keyRef.
+func withCosignKey(t *testing.T, keyRef string, password []byte) oci.PushOption {
+	t.Helper()
+	s, err := cosign.NewKeySigner(keyRef, password)
+	require.NoError(t, err)
+	return oci.WithSigner(s)
+}
+
+// withCosignPub is the option verifying with the cosign public key keyRef.
+func withCosignPub(t *testing.T, keyRef string) oci.KeyOption {
+	t.Helper()
+	v, err := cosign.NewKeyVerifier(keyRef)
+	require.NoError(t, err)
+	return oci.WithVerifier(v)
+}
+
+func verifyStatus(t *testing.T, url, pub string) *oci.VerifyResult {
+	t.Helper()
+	res, err := oci.Verify(t.Context(), url, withCosignPub(t, pub))
+	require.NoError(t, err, "Verify(%s)", url)
+	return res
+}
 
 // Promote moves a tag to what another tag holds, in one repository or
 // across repositories (with the signature), checks the signature when asked,
@@ -22,7 +46,7 @@ func TestPromote(t *testing.T) {
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, platformFiles)
 	staging := "oci://" + reg.Host + "/platform/staging:main"
-	signed, err := oci.Push(t.Context(), dir, staging, oci.WithCosignKey(key, []byte("s3cret")), oci.WithTags("v2"))
+	signed, err := oci.Push(t.Context(), dir, staging, withCosignKey(t, key, []byte("s3cret")), oci.WithTags("v2"))
 	require.NoError(t, err)
 
 	// Tag to tag in one repository.
@@ -33,7 +57,7 @@ func TestPromote(t *testing.T) {
 
 	// Into another repository, checked, with the signature beside it.
 	prod := "oci://" + reg.Host + "/platform/prod:main"
-	res, err = oci.Promote(t.Context(), staging, prod, oci.WithCosignPublicKey(pub))
+	res, err = oci.Promote(t.Context(), staging, prod, withCosignPub(t, pub))
 	require.NoError(t, err)
 	assert.True(t, res.Pushed)
 	assert.Equal(t, reg.Host+"/platform/prod", res.Repository)
@@ -57,7 +81,7 @@ func TestPromote(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "extra.yaml"), []byte("kind: Namespace\n"), 0o644))
 	_, err = oci.Push(t.Context(), dir, staging)
 	require.NoError(t, err)
-	_, err = oci.Promote(t.Context(), staging, prod, oci.WithCosignPublicKey(pub))
+	_, err = oci.Promote(t.Context(), staging, prod, withCosignPub(t, pub))
 	require.ErrorIs(t, err, oci.ErrNotVerified)
 	assert.ErrorContains(t, err, "is unsigned")
 	assert.Equal(t, signed.Digest, tagDigest(t, reg.Host+"/platform/prod:main"), "a refused promote moved the tag")

@@ -39,26 +39,38 @@ const MaxPullSize = tar.DefaultMaxUntarSize
 // dir, symlinks and special files are refused. The artifact is extracted
 // into a temporary directory beside dir and renamed into place, so dir never
 // holds half an artifact.
+//
+// Pull is Client.Pull with url parsed, on a Client of its own.
 func Pull(ctx context.Context, url, dir string, opts ...PullOption) (*Metadata, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("pulling %s: no directory to extract into", redactRef(url))
 	}
-	o, err := collect(opts, func(x PullOption, o *options) error { return x.applyPull(o) })
+	ref, err := ParseRef(url)
 	if err != nil {
 		return nil, fmt.Errorf("pulling %s into %s: %w", redactRef(url), dir, err)
 	}
-	md, err := guard(ctx, func() (*Metadata, error) { return pull(ctx, url, dir, o) })
+	return new(Client).Pull(ctx, ref, dir, opts...)
+}
+
+// Pull downloads the Flux artifact at ref and extracts it into dir, as the
+// package-level Pull describes.
+func (c *Client) Pull(ctx context.Context, ref Ref, dir string, opts ...PullOption) (*Metadata, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("pulling %s: no directory to extract into", ref)
+	}
+	o, err := collect(c, opts, func(x PullOption, o *options) error { return x.applyPull(o) })
 	if err != nil {
-		return nil, fmt.Errorf("pulling %s into %s: %w", redactRef(url), dir, err)
+		return nil, fmt.Errorf("pulling %s into %s: %w", ref, dir, err)
+	}
+	md, err := guard(ctx, func() (*Metadata, error) { return pull(ctx, ref, dir, o) })
+	if err != nil {
+		return nil, fmt.Errorf("pulling %s into %s: %w", ref, dir, err)
 	}
 	return md, nil
 }
 
-func pull(ctx context.Context, url, dir string, o *options) (*Metadata, error) {
-	ref, err := parseRef(url, o)
-	if err != nil {
-		return nil, err
-	}
+func pull(ctx context.Context, r Ref, dir string, o *options) (*Metadata, error) {
+	ref := r.at(o).Reference()
 	if err := checkEmptyOrAbsent(dir); err != nil {
 		return nil, err
 	}
@@ -88,7 +100,7 @@ func pull(ctx context.Context, url, dir string, o *options) (*Metadata, error) {
 	m := manifestOf(desc).Annotations
 	meta := fluxoci.MetadataFromAnnotations(m)
 	return &Metadata{
-		URL: url, Digest: ref.Context().Digest(desc.Digest.String()).String(),
+		URL: r.String(), Digest: ref.Context().Digest(desc.Digest.String()).String(),
 		Created: meta.Created, Source: meta.Source, Revision: meta.Revision,
 		Files: files, Annotations: m,
 	}, nil

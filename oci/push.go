@@ -8,14 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"runtime"
 	"slices"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/fluxpack/fluxpack/oci/internal/regutil"
 )
 
 // Result is what Push or Tag did.
@@ -31,8 +31,7 @@ type Result struct {
 	// Pushed is false when the tag already held the same content, so nothing
 	// was uploaded and the tag did not move.
 	Pushed bool `json:"pushed"`
-	// Signed is true when the call wrote a signature (WithCosignKey,
-	// WithNotationKey): the
+	// Signed is true when the call wrote a signature (WithSigner): the
 	// pushed artifact's, or, for content the tag already held, one that
 	// was missing.
 	Signed bool `json:"signed,omitempty"`
@@ -47,25 +46,36 @@ func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
 // even if the source or revision differ. WithForce pushes anyway.
 //
 // Blobs go first and tags last, so an interrupted push never leaves a tag
-// pointing at an incomplete artifact. With WithCosignKey (or
-// WithNotationKey) the artifact is signed before any tag points at it, and
-// an unchanged tag's artifact is signed if no signature made with the key
-// is found (Result.Signed). Failed requests are retried (see
+// pointing at an incomplete artifact. With WithSigner the artifact is
+// signed before any tag points at it, and an unchanged tag's artifact is
+// signed if the signer finds no signature of its own (Result.Signed). Failed requests are retried (see
 // WithRetry); ctx bounds the whole push.
+//
+// Push is Client.Push with url parsed, on a Client of its own.
 func Push(ctx context.Context, dir, url string, opts ...PushOption) (*Result, error) {
-	o, err := collect(opts, func(x PushOption, o *options) error { return x.applyPush(o) })
+	ref, err := ParseRef(url)
 	if err != nil {
 		return nil, fmt.Errorf("pushing %s to %s: %w", dir, redactRef(url), err)
 	}
-	res, err := guard(ctx, func() (*Result, error) { return push(ctx, dir, url, o) })
+	return new(Client).Push(ctx, dir, ref, opts...)
+}
+
+// Push archives dir as a Flux artifact and pushes it to ref's tag ("latest"
+// when ref has none), as the package-level Push describes.
+func (c *Client) Push(ctx context.Context, dir string, ref Ref, opts ...PushOption) (*Result, error) {
+	o, err := collect(c, opts, func(x PushOption, o *options) error { return x.applyPush(o) })
 	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", dir, redactRef(url), err)
+		return nil, fmt.Errorf("pushing %s to %s: %w", dir, ref, err)
+	}
+	res, err := guard(ctx, func() (*Result, error) { return push(ctx, dir, ref, o) })
+	if err != nil {
+		return nil, fmt.Errorf("pushing %s to %s: %w", dir, ref, err)
 	}
 	return res, nil
 }
 
-func push(ctx context.Context, dir, url string, o *options) (*Result, error) {
-	tag, err := parseTag(url, o)
+func push(ctx context.Context, dir string, ref Ref, o *options) (*Result, error) {
+	tag, err := ref.at(o).tagRef()
 	if err != nil {
 		return nil, err
 	}
@@ -162,7 +172,7 @@ func pushTree(ctx context.Context, t *tree, dir string, tag name.Tag, o *options
 		if err := remote.Write(d, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
 			return nil, err
 		}
-		if err := o.signer.sign(ctx, d, o, ro); err != nil {
+		if err := o.signer.Sign(ctx, d, ro); err != nil {
 			return nil, err
 		}
 		res.Signed = true
@@ -186,14 +196,13 @@ func pushTree(ctx context.Context, t *tree, dir string, tag name.Tag, o *options
 var errForced = errors.New("forced")
 
 // unchanged reports that tag already holds the content, signs what it holds
-// unless a signature made with the signer's key is there already (with
-// WithCosignKey), and points the extra tags at it where they point
-// elsewhere.
+// unless the signer finds its signature there already (WithSigner), and
+// points the extra tags at it where they point elsewhere.
 func unchanged(ctx context.Context, tag name.Tag, existing *remote.Descriptor, o *options, ro []remote.Option) (*Result, error) {
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: existing.Digest.String()}
 	d := tag.Context().Digest(existing.Digest.String())
 	if o.signer != nil {
-		signed, err := o.signer.ensureSigned(ctx, d, o, ro)
+		signed, err := o.signer.SignIfUnsigned(ctx, d, ro)
 		if err != nil {
 			return nil, err
 		}
@@ -289,19 +298,4 @@ func holdsContent(tag name.Tag, desc *remote.Descriptor, content v1.Hash, size i
 }
 
 // isNotFound reports whether err says the tag or repository does not exist.
-func isNotFound(err error) bool {
-	var te *transport.Error
-	if !errors.As(err, &te) {
-		return false
-	}
-	if te.StatusCode == http.StatusNotFound {
-		return true
-	}
-	for _, d := range te.Errors {
-		switch d.Code {
-		case transport.ManifestUnknownErrorCode, transport.NameUnknownErrorCode:
-			return true
-		}
-	}
-	return false
-}
+func isNotFound(err error) bool { return regutil.IsNotFound(err) }

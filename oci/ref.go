@@ -13,21 +13,6 @@ import (
 // Scheme prefixes every artifact URL, as in OCIRepository's spec.url.
 const Scheme = fluxoci.OCIRepositoryPrefix
 
-// parseRef parses oci://host/repo[:tag|@digest]. A URL without tag or digest
-// means the tag "latest", as for OCIRepository. A URL with credentials is
-// refused without printing them: they belong in WithCreds.
-func parseRef(u string, o *options) (name.Reference, error) {
-	s, err := cutScheme(u, "REPOSITORY[:TAG]")
-	if err != nil {
-		return nil, err
-	}
-	ref, err := name.ParseReference(s, nameOptions(o)...)
-	if err != nil {
-		return nil, fmt.Errorf("parsing reference %q: %w", u, whyNotRef(s, o))
-	}
-	return ref, nil
-}
-
 // cutScheme returns u without oci://, or an error that shows u without
 // credentials. want completes oci://HOST/ in the error.
 func cutScheme(u, want string) (string, error) {
@@ -45,12 +30,12 @@ func cutScheme(u, want string) (string, error) {
 // whyNotRef says why s is not a reference: go-containerregistry's
 // ParseReference only says that it is not, while NewTag and NewDigest name
 // the part at fault.
-func whyNotRef(s string, o *options) error {
+func whyNotRef(s string) error {
 	var err error
 	if strings.Contains(s, "@") {
-		_, err = name.NewDigest(s, nameOptions(o)...)
+		_, err = name.NewDigest(s)
 	} else {
-		_, err = name.NewTag(s, nameOptions(o)...)
+		_, err = name.NewTag(s)
 	}
 	if err == nil { // cannot happen: ParseReference tries both
 		err = errors.New("not a reference")
@@ -58,43 +43,10 @@ func whyNotRef(s string, o *options) error {
 	return err
 }
 
-// parseTag parses an artifact URL that must name a tag (push, diff).
-func parseTag(u string, o *options) (name.Tag, error) {
-	ref, err := parseRef(u, o)
-	if err != nil {
-		return name.Tag{}, err
-	}
-	tag, ok := ref.(name.Tag)
-	if !ok {
-		return name.Tag{}, fmt.Errorf("parsing reference %q: want a tag, not a digest", u)
-	}
-	return tag, nil
-}
-
-// parseRepo parses oci://host/repo, without tag or digest (list).
-func parseRepo(u string, o *options) (name.Repository, error) {
-	s, err := cutScheme(u, "REPOSITORY")
-	if err != nil {
-		return name.Repository{}, err
-	}
-	repo, err := name.NewRepository(s, nameOptions(o)...)
-	if err != nil {
-		return name.Repository{}, fmt.Errorf("parsing repository %q: %w", u, err)
-	}
-	return repo, nil
-}
-
 // errUserinfo refuses credentials written into the reference
 // (user:password@host/...): go-containerregistry would echo them in its parse
 // error, and neither it nor Flux's OCIRepository reads credentials from there.
-var errUserinfo = errors.New("credentials in the reference are not supported: use --creds, $FLUXPACK_CREDS or the docker config")
-
-func nameOptions(o *options) []name.Option {
-	if o.insecure {
-		return []name.Option{name.Insecure}
-	}
-	return nil
-}
+var errUserinfo = errors.New("credentials in the reference are not supported: use WithCreds, $FLUXPACK_CREDS or the docker config")
 
 // URL returns the oci:// form of a reference, as users write it.
 func URL(ref name.Reference) string { return Scheme + ref.Name() }
@@ -149,4 +101,101 @@ func dropUserinfo(s string) string {
 		return s[i+1:]
 	}
 	return s
+}
+
+// Ref is an artifact reference, parsed once (ParseRef): the repository
+// oci://HOST/REPOSITORY and a tag or a digest, or neither. Every operation
+// of Client takes one; the package-level functions parse their URL into
+// one. Its zero value is no reference.
+type Ref struct {
+	repo   name.Repository
+	tag    string // as written, "" when none
+	digest string // "" when none
+}
+
+// ParseRef parses oci://HOST/REPOSITORY[:TAG|@DIGEST]. A reference without
+// tag or digest means the tag "latest" where a tag is read or written (as
+// for OCIRepository), and the repository itself for List. A reference
+// holding credentials (user:password@host) is refused without printing
+// them: they belong in WithCreds.
+func ParseRef(url string) (Ref, error) {
+	s, err := cutScheme(url, "REPOSITORY[:TAG]")
+	if err != nil {
+		return Ref{}, err
+	}
+	ref, err := name.ParseReference(s)
+	if err != nil {
+		return Ref{}, fmt.Errorf("parsing reference %q: %w", url, whyNotRef(s))
+	}
+	r := Ref{repo: ref.Context()}
+	switch ref := ref.(type) {
+	case name.Digest:
+		r.digest = ref.DigestStr()
+	case name.Tag:
+		// name.ParseReference fills in "latest"; keep only a written tag.
+		if last := s[strings.LastIndex(s, "/")+1:]; strings.Contains(last, ":") {
+			r.tag = ref.TagStr()
+		}
+	}
+	return r, nil
+}
+
+// Repository returns the repository.
+func (r Ref) Repository() name.Repository { return r.repo }
+
+// Tag returns the tag as written, or "" when the reference has none.
+func (r Ref) Tag() string { return r.tag }
+
+// Digest returns the digest (sha256:…), or "" when the reference has none.
+func (r Ref) Digest() string { return r.digest }
+
+// IsZero reports whether r is the zero Ref.
+func (r Ref) IsZero() bool { return r.repo.RegistryStr() == "" && r.repo.RepositoryStr() == "" }
+
+// Reference returns the tag or digest go-containerregistry reads: the
+// digest if any, else the tag, "latest" when none was written.
+func (r Ref) Reference() name.Reference {
+	if r.digest != "" {
+		return r.repo.Digest(r.digest)
+	}
+	if r.tag != "" {
+		return r.repo.Tag(r.tag)
+	}
+	return r.repo.Tag(name.DefaultTag)
+}
+
+// String returns the reference as written, with its scheme:
+// oci://host/repository[:tag|@digest].
+func (r Ref) String() string {
+	s := Scheme + r.repo.Name()
+	switch {
+	case r.digest != "":
+		s += "@" + r.digest
+	case r.tag != "":
+		s += ":" + r.tag
+	}
+	return s
+}
+
+// at returns r as reached with o's settings: its registry plain HTTP with
+// WithInsecure.
+func (r Ref) at(o *options) Ref {
+	if !o.insecure || r.repo.Scheme() == "http" {
+		return r
+	}
+	repo, err := name.NewRepository(r.repo.Name(), name.Insecure)
+	if err != nil { // cannot happen: it parsed before
+		return r
+	}
+	r.repo = repo
+	return r
+}
+
+// tagRef returns the tag of a reference that must name one (push, diff):
+// the tag written, or "latest".
+func (r Ref) tagRef() (name.Tag, error) {
+	if r.digest != "" {
+		return name.Tag{}, fmt.Errorf("parsing reference %q: want a tag, not a digest", r.String())
+	}
+	return r.Reference().(name.Tag), nil
 }

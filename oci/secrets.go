@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
@@ -25,14 +25,14 @@ func plaintextSecret(name string, data []byte) (line int, object string) {
 	if !maySecret(name, data) {
 		return 0, ""
 	}
-	dec := kyaml.NewDecoder(bytes.NewReader(data))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
-		var doc kyaml.Node
+		var doc yaml.Node
 		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) || err != nil {
 			return 0, "" // the rest is not YAML: kustomize would refuse it anyway
 		}
-		if len(doc.Content) == 0 || doc.Content[0].Kind != kyaml.MappingNode {
+		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 			continue
 		}
 		m := doc.Content[0]
@@ -65,24 +65,24 @@ func maySecret(name string, data []byte) bool {
 
 // hasPlaintextValues reports whether a data/stringData mapping holds a value
 // that is not a SOPS "ENC[…]" string.
-func hasPlaintextValues(m *kyaml.Node) bool {
-	if m == nil || m.Kind != kyaml.MappingNode {
+func hasPlaintextValues(m *yaml.Node) bool {
+	if m == nil || m.Kind != yaml.MappingNode {
 		return false
 	}
 	for i := 1; i < len(m.Content); i += 2 {
-		if v := m.Content[i]; !(v.Kind == kyaml.ScalarNode && strings.HasPrefix(v.Value, "ENC[")) {
+		if v := m.Content[i]; !(v.Kind == yaml.ScalarNode && strings.HasPrefix(v.Value, "ENC[")) {
 			return true
 		}
 	}
 	return false
 }
 
-func scalar(m *kyaml.Node, key string) (string, int) {
-	if m == nil || m.Kind != kyaml.MappingNode {
+func scalar(m *yaml.Node, key string) (string, int) {
+	if m == nil || m.Kind != yaml.MappingNode {
 		return "", 0
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key && m.Content[i+1].Kind == kyaml.ScalarNode {
+		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.ScalarNode {
 			return m.Content[i+1].Value, m.Content[i].Line
 		}
 	}

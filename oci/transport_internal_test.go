@@ -11,21 +11,23 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
-// Calls with the same TLS settings share one transport, so a fleet's pushes
-// reuse their connections; other settings get transports of their own.
+// Calls of one Client with the same TLS settings share one transport, so a
+// fleet's pushes reuse their connections; other settings, and other
+// clients, get transports of their own.
 func TestSharedTransport(t *testing.T) {
 	ca := filepath.Join(t.TempDir(), "ca.pem")
 	testutil.WriteSelfSignedCA(t, ca)
+	client := new(Client)
 	build := func(opts ...PushOption) *http.Transport {
 		t.Helper()
-		o, err := collect(opts, func(x PushOption, o *options) error { return x.applyPush(o) })
+		o, err := collect(client, opts, func(x PushOption, o *options) error { return x.applyPush(o) })
 		require.NoError(t, err)
 		rt, ok := o.baseTransport().(retryAfter)
 		require.True(t, ok, "baseTransport() = %T, want retryAfter", o.baseTransport())
 		if pc, ok := rt.base.(*pingCache); ok {
 			tr, ok := pc.base.(*http.Transport)
 			require.True(t, ok, "pingCache.base = %T, want *http.Transport", pc.base)
-			assert.Same(t, pc, pingsOf(tr), "one pingCache per shared transport")
+			assert.Same(t, pc, client.pingsOf(tr), "one pingCache per shared transport")
 			return tr
 		}
 		tr, ok := rt.base.(*http.Transport)
@@ -34,6 +36,10 @@ func TestSharedTransport(t *testing.T) {
 	}
 	def := build()
 	assert.Same(t, def, build(), "two default calls")
+	other := client
+	client = new(Client)
+	assert.NotSame(t, def, build(), "two clients")
+	client = other
 	assert.Equal(t, ResponseHeaderTimeout, def.ResponseHeaderTimeout)
 
 	insecure := build(WithInsecure())

@@ -70,10 +70,10 @@ type FileError = errdefs.FileError
 
 // Errors a tree can have, for errors.Is.
 var (
-	ErrSymlinkEscape   = errors.New("symlink points outside the tree (Flux would leave it out; fluxpack follows symlinks, so it refuses one it cannot follow: copy the target in, or leave the link out with --ignore-paths or .sourceignore)")
+	ErrSymlinkEscape   = errors.New("symlink points outside the tree (Flux would leave it out; fluxpack follows symlinks, so it refuses one it cannot follow: copy the target in, or leave the link out with WithIgnorePaths or .sourceignore)")
 	ErrSymlinkCycle    = errors.New("symlink makes a cycle")
 	ErrSpecialFile     = errors.New("not a regular file, directory or symlink")
-	ErrPlaintextSecret = errors.New("plaintext Secret (encrypt it with SOPS, or allow it with --allow-secrets)")
+	ErrPlaintextSecret = errors.New("plaintext Secret (encrypt it with SOPS, or allow it with WithAllowSecrets)")
 	ErrEmptyTree       = errors.New("no file to archive once ignore rules apply (an empty artifact would make Flux prune all it applied)")
 )
 

@@ -290,7 +290,7 @@ func (o *Outputs) name(renames map[string]string) error {
 			if a.Line > b.Line {
 				a, b = b, a
 			}
-			return fileErr(o.File, b.Line, fmt.Errorf("%w: outputs %s and %s both map to variable %q; rename one (--rename %s=NEW)",
+			return fileErr(o.File, b.Line, fmt.Errorf("%w: outputs %s and %s both map to variable %q; rename one (WithRename %s=NEW)",
 				ErrDuplicateName, describe(a), describe(b), a.Var, b.Name))
 		}
 	}

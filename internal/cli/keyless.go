@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/cosign"
 )
 
 // keylessFlags are push's flags for keyless cosign signing, named as
@@ -25,8 +26,8 @@ func (k *keylessFlags) bind(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.BoolVar(&k.keyless, "keyless", false, "with --sign cosign: sign keyless (OIDC), with a Fulcio certificate and a Rekor entry; untested against the real Fulcio and Rekor")
 	fs.StringVar(&k.token, "identity-token", "", "with --keyless: the OIDC identity token, or a file holding it (default $SIGSTORE_ID_TOKEN)")
-	fs.StringVar(&k.fulcioURL, "fulcio-url", oci.DefaultFulcioURL, "with --keyless: the Fulcio instance")
-	fs.StringVar(&k.rekorURL, "rekor-url", oci.DefaultRekorURL, "with --keyless: the Rekor transparency log")
+	fs.StringVar(&k.fulcioURL, "fulcio-url", cosign.DefaultFulcioURL, "with --keyless: the Fulcio instance")
+	fs.StringVar(&k.rekorURL, "rekor-url", cosign.DefaultRekorURL, "with --keyless: the Rekor transparency log")
 }
 
 // set reports whether any keyless flag was given.
@@ -41,23 +42,23 @@ func (k *keylessFlags) set() bool {
 
 // options reads the token: the flag's value, the file it names, else
 // $SIGSTORE_ID_TOKEN. Errors never hold the token.
-func (k *keylessFlags) options() (oci.CosignKeyless, error) {
+func (k *keylessFlags) options() (cosign.Keyless, error) {
 	token, from := k.token, "--identity-token"
 	if token == "" {
 		token, from = os.Getenv("SIGSTORE_ID_TOKEN"), "$SIGSTORE_ID_TOKEN"
 	}
 	if token == "" {
-		return oci.CosignKeyless{}, fmt.Errorf("--keyless needs an OIDC identity token: --identity-token, or $SIGSTORE_ID_TOKEN")
+		return cosign.Keyless{}, fmt.Errorf("--keyless needs an OIDC identity token: --identity-token, or $SIGSTORE_ID_TOKEN")
 	}
 	if fi, err := os.Stat(token); from == "--identity-token" && err == nil && fi.Mode().IsRegular() {
 		// A file holding the token, as cosign's --identity-token takes.
 		raw, err := os.ReadFile(token)
 		if err != nil {
-			return oci.CosignKeyless{}, fmt.Errorf("reading --identity-token: %w", err)
+			return cosign.Keyless{}, fmt.Errorf("reading --identity-token: %w", err)
 		}
 		token = strings.TrimSpace(string(raw))
 	}
-	return oci.CosignKeyless{IDToken: token, FulcioURL: k.fulcioURL, RekorURL: k.rekorURL}, nil
+	return cosign.Keyless{IDToken: token, FulcioURL: k.fulcioURL, RekorURL: k.rekorURL}, nil
 }
 
 // identityFlags are verify's and promote's flags for keyless signatures,
@@ -82,16 +83,31 @@ func (f *identityFlags) set() bool {
 	return f.identity != "" || f.identityRegexp != "" || f.issuer != "" || f.issuerRegexp != "" || f.trustedRoot != ""
 }
 
-// options turns the flags into Verify's options; the library checks them.
-func (f *identityFlags) options() []oci.KeyOption {
-	if !f.set() {
-		return nil
-	}
-	opts := []oci.KeyOption{oci.WithCosignIdentity(oci.OIDCIdentity{
+// verifier turns the flags into a keyless verifier; the library checks
+// them, and its errors are given the flags' names.
+func (f *identityFlags) verifier() (oci.Verifier, error) {
+	v, err := cosign.NewKeylessVerifier(f.trustedRoot, cosign.Identity{
 		Issuer: f.issuer, IssuerRegexp: f.issuerRegexp, Subject: f.identity, SubjectRegexp: f.identityRegexp,
-	})}
-	if f.trustedRoot != "" {
-		opts = append(opts, oci.WithSigstoreTrustedRoot(f.trustedRoot))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("keyless verification: %w", flagWorded{err, keylessFlagNames.Replace(err.Error())})
 	}
-	return opts
+	return v, nil
+}
+
+// keylessFlagNames names the fields of cosign.Keyless and cosign.Identity
+// as the flags that set them.
+var keylessFlagNames = strings.NewReplacer(
+	"Keyless.IDToken", "--identity-token",
+	"Keyless.FulcioURL", "--fulcio-url",
+	"Keyless.RekorURL", "--rekor-url",
+	"IssuerRegexp", "--certificate-oidc-issuer-regexp",
+	"SubjectRegexp", "--certificate-identity-regexp",
+	"Issuer", "--certificate-oidc-issuer",
+	"Subject", "--certificate-identity",
+)
+
+// keylessFlagError names the fields in a keyless option error as flags.
+func keylessFlagError(err error) error {
+	return fmt.Errorf("%s: %w", "--keyless", flagWorded{err, keylessFlagNames.Replace(err.Error())})
 }

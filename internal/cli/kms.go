@@ -4,7 +4,7 @@ package cli
 // awskms://, gcpkms://, azurekms://, hashivault:// and openbao:// (each
 // registers itself with sigstore's KMS registry; they read their
 // credentials as cosign does, from the environment and the SDKs' files). Any other scheme goes to sigstore's
-// CLI plugin sigstore-kms-<scheme> on $PATH. Package oci compiles in none,
+// CLI plugin sigstore-kms-<scheme> on $PATH. Package oci/cosign compiles in none,
 // so that a program using the library chooses its own.
 import (
 	_ "github.com/sigstore/sigstore/pkg/signature/kms/aws"        // awskms://

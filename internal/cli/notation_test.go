@@ -43,7 +43,7 @@ func TestNotationSignAndVerify(t *testing.T) {
 		{"push unchanged adds the signature", []string{"push", dir, url + ":v2", "--sign", "notation", "--key", pki.Key, "--cert", pki.Chain}, 0, reg.Host, "signature added"},
 		{"verify after", append([]string{"verify", url + ":v2", "--cert", pki.CA}, policy...), 0, "verified: ", ""},
 		{"verify missing tag", append([]string{"verify", url + ":nope", "--cert", pki.CA}, policy...), 2, "", "oci://" + reg.Host + "/platform:nope"},
-		{"verify bad policy file", []string{"verify", url + ":v1", "--cert", pki.CA, "--trust-policy", pki.CA}, 2, "", "WithNotationTrustPolicy"},
+		{"verify bad policy file", []string{"verify", url + ":v1", "--cert", pki.CA, "--trust-policy", pki.CA}, 2, "", "--trust-policy"},
 		{"verify policy without cert", append([]string{"verify", url + ":v1"}, policy...), 2, "", "--trust-policy needs --cert"},
 		{"verify cert without policy", []string{"verify", url + ":v1", "--cert", pki.CA}, 2, "", "--cert needs --trust-policy"},
 		{"verify key and policy", append([]string{"verify", url + ":v1", "--key", pki.CA, "--cert", pki.CA}, policy...), 2, "", "exclude each other"},

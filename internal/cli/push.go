@@ -8,6 +8,8 @@ import (
 
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/cosign"
+	"github.com/fluxpack/fluxpack/oci/notation"
 )
 
 func newPushCmd(f *rootFlags) *cobra.Command {
@@ -133,15 +135,27 @@ when none failed.`,
 				if err != nil {
 					return err
 				}
-				opts = append(opts, oci.WithCosignKeyless(k))
+				s, err := cosign.NewKeylessSigner(k)
+				if err != nil {
+					return keylessFlagError(err)
+				}
+				opts = append(opts, oci.WithSigner(s))
 			case sign == "cosign" && keyless.set():
 				return fmt.Errorf("--identity-token, --fulcio-url and --rekor-url need --keyless")
 			case sign == "cosign" && key != "":
-				opts = append(opts, oci.WithCosignKey(key, []byte(os.Getenv("COSIGN_PASSWORD"))))
+				s, err := cosign.NewKeySigner(key, []byte(os.Getenv("COSIGN_PASSWORD")))
+				if err != nil {
+					return fmt.Errorf("--key: %w (is $COSIGN_PASSWORD right?)", err)
+				}
+				opts = append(opts, oci.WithSigner(s))
 			case sign == "cosign":
 				return fmt.Errorf("--sign cosign needs --key, or --keyless")
 			case sign == "notation" && key != "" && cert != "":
-				opts = append(opts, oci.WithNotationKey(key, cert))
+				s, err := notation.NewKeySigner(key, cert)
+				if err != nil {
+					return fmt.Errorf("--key, --cert: %w", err)
+				}
+				opts = append(opts, oci.WithSigner(s))
 			case sign == "notation":
 				return fmt.Errorf("--sign notation needs --key and --cert")
 			case sign != "":

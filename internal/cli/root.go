@@ -134,7 +134,7 @@ func MainAs(ctx context.Context, name, version string, args []string, stdout, st
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintf(stderr, "fluxpack: %v\n", err)
+	fmt.Fprintf(stderr, "fluxpack: %v\n", optionFlags.Replace(err.Error()))
 	var finding *FindingError
 	if errors.As(err, &finding) {
 		return ExitFinding

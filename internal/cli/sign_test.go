@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/oci"
+	ocicosign "github.com/fluxpack/fluxpack/oci/cosign"
 )
 
 func TestSignAndVerify(t *testing.T) {
@@ -34,7 +34,7 @@ func TestSignAndVerify(t *testing.T) {
 		{"push unchanged adds the signature", []string{"push", dir, url + ":v2", "--sign", "cosign", "--key", key}, 0, reg.Host, "signature added"},
 		{"verify after", []string{"verify", url + ":v2", "--key", pub}, 0, "verified: ", ""},
 		{"verify missing tag", []string{"verify", url + ":nope", "--key", pub}, 2, "", "oci://" + reg.Host + "/platform:nope"},
-		{"verify bad key file", []string{"verify", url + ":v1", "--key", filepath.Join(keys, "none.pub")}, 2, "", "WithCosignPublicKey"},
+		{"verify bad key file", []string{"verify", url + ":v1", "--key", filepath.Join(keys, "none.pub")}, 2, "", "--key"},
 		{"verify without key", []string{"verify", url + ":v1"}, 2, "", "--key is required"},
 		{"sign without key", []string{"push", dir, url + ":v3", "--sign", "cosign"}, 2, "", "--sign cosign needs --key"},
 		{"unknown signer", []string{"push", dir, url + ":v3", "--sign", "gpg", "--key", key}, 2, "", `invalid --sign "gpg"`},
@@ -86,7 +86,7 @@ func TestSignWithKMSPlugin(t *testing.T) {
 // TestKMSProvidersCompiledIn: the fluxpack command resolves the cloud KMS
 // schemes with sigstore's providers, not with a plugin.
 func TestKMSProvidersCompiledIn(t *testing.T) {
-	assert.Subset(t, oci.KMSProviders(), []string{"awskms://", "azurekms://", "gcpkms://", "hashivault://"})
+	assert.Subset(t, ocicosign.KMSProviders(), []string{"awskms://", "azurekms://", "gcpkms://", "hashivault://"})
 }
 
 // TestSignKeyless pushes with --keyless against the test's Fulcio and Rekor

@@ -6,6 +6,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/cosign"
+	"github.com/fluxpack/fluxpack/oci/notation"
 )
 
 func newVerifyCmd(f *rootFlags) *cobra.Command {
@@ -107,25 +109,38 @@ tag, no trust policy for the repository).`,
 	return cmd
 }
 
-// keyOptions turns verify's and promote's key flags into options: a cosign
-// public key, keyless identities, or a notation trust policy with its
-// certificates.
+// keyOptions turns verify's and promote's key flags into the verifier
+// option: a cosign public key, keyless identities, or a notation trust
+// policy with its certificates.
 func keyOptions(key, trustPolicy string, certs []string, identity *identityFlags) ([]oci.KeyOption, error) {
+	var (
+		v   oci.Verifier
+		err error
+	)
 	switch {
 	case key != "" && (trustPolicy != "" || len(certs) > 0):
 		return nil, fmt.Errorf("--key (cosign) and --trust-policy/--cert (notation) exclude each other")
 	case identity.set() && (key != "" || trustPolicy != "" || len(certs) > 0):
 		return nil, fmt.Errorf("the keyless --certificate-* and --trusted-root flags exclude --key, --trust-policy and --cert")
 	case identity.set():
-		return identity.options(), nil
+		v, err = identity.verifier()
 	case key != "":
-		return []oci.KeyOption{oci.WithCosignPublicKey(key)}, nil
+		if v, err = cosign.NewKeyVerifier(key); err != nil {
+			err = fmt.Errorf("--key: %w", err)
+		}
 	case trustPolicy == "" && len(certs) == 0:
 		return nil, nil
 	case trustPolicy == "":
 		return nil, fmt.Errorf("--cert needs --trust-policy")
 	case len(certs) == 0:
 		return nil, fmt.Errorf("--trust-policy needs --cert")
+	default:
+		if v, err = notation.LoadVerifier(trustPolicy, certs...); err != nil {
+			err = fmt.Errorf("--trust-policy, --cert: %w", err)
+		}
 	}
-	return []oci.KeyOption{oci.WithNotationTrustPolicy(trustPolicy), oci.WithNotationCertificates(certs...)}, nil
+	if err != nil {
+		return nil, err
+	}
+	return []oci.KeyOption{oci.WithVerifier(v)}, nil
 }

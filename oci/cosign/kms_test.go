@@ -1,4 +1,4 @@
-package oci_test
+package cosign_test
 
 import (
 	"os"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/cosign"
 )
 
 // calls returns the methods the test KMS plugin was called for.
@@ -38,7 +39,7 @@ func TestPushSignedWithKMSPlugin(t *testing.T) {
 	repo := reg.Host + "/platform"
 	url := "oci://" + repo + ":v1"
 
-	res, err := oci.Push(t.Context(), dir, url, oci.WithCosignKey(ref, nil))
+	res, err := oci.Push(t.Context(), dir, url, withKey(t, ref, nil))
 	require.NoError(t, err, "Push with WithCosignKey(%s)", ref)
 	assert.True(t, res.Pushed)
 	assert.True(t, res.Signed)
@@ -56,7 +57,7 @@ func TestPushSignedWithKMSPlugin(t *testing.T) {
 
 	// Unchanged: the plugin is asked for the public key, not to sign again.
 	require.NoError(t, os.Remove(log))
-	again, err := oci.Push(t.Context(), dir, url, oci.WithCosignKey(ref, nil))
+	again, err := oci.Push(t.Context(), dir, url, withKey(t, ref, nil))
 	require.NoError(t, err)
 	assert.False(t, again.Pushed)
 	assert.False(t, again.Signed, "unchanged push of a tag signed with the KMS key: Signed")
@@ -65,20 +66,18 @@ func TestPushSignedWithKMSPlugin(t *testing.T) {
 
 	// A key the plugin cannot read: refused before anything is sent.
 	missing := testutil.KMSPluginScheme + "://" + filepath.Join(t.TempDir(), "gone.key")
-	_, err = oci.Push(t.Context(), dir, "oci://"+repo+":v2", oci.WithCosignKey(missing, nil))
-	require.ErrorIs(t, err, oci.ErrInvalidOption, "Push with a KMS key the plugin cannot read")
+	_, err = cosign.NewKeySigner(missing, nil)
+	require.Error(t, err, "a KMS key the plugin cannot read")
 	assert.Contains(t, err.Error(), "reading the public key of KMS key "+missing)
-	_, err = crane.Digest(repo + ":v2")
-	require.Error(t, err, "a tag after a push with a KMS key the plugin cannot read")
 
 	// The key gone between loading and signing: the signing fails after the
 	// upload, naming the key, and no tag is written.
 	key := strings.TrimPrefix(ref, testutil.KMSPluginScheme+"://")
-	sv, err := oci.LoadCosignKey(ref, nil)
+	sv, err := cosign.LoadKey(ref, nil)
 	require.NoError(t, err)
 	require.NoError(t, os.Rename(key, key+".moved"))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("kind: Namespace\n"), 0o644))
-	_, err = oci.Push(t.Context(), dir, "oci://"+repo+":v3", oci.WithCosignSigner(sv))
+	_, err = oci.Push(t.Context(), dir, "oci://"+repo+":v3", withSigner(t, sv))
 	require.Error(t, err, "Push whose KMS signing fails")
 	assert.Contains(t, err.Error(), "using KMS key "+ref)
 	_, err = crane.Digest(repo + ":v3")
@@ -92,18 +91,17 @@ func TestKMSKeyErrors(t *testing.T) {
 		{"userinfo", "nokms://user:s3cret@vault.example.com/keys/1", "nokms://vault.example.com/keys/1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := oci.LoadCosignKey(tt.ref, nil)
-			require.ErrorIs(t, err, oci.ErrUnknownKMS, "LoadCosignKey(%q)", tt.ref)
+			_, err := cosign.LoadKey(tt.ref, nil)
+			require.ErrorIs(t, err, cosign.ErrUnknownKMS, "LoadKey(%q)", tt.ref)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.Contains(t, err.Error(), "env://VAR", "the error says what works")
 			assert.NotContains(t, err.Error(), "s3cret")
 
-			_, err = oci.LoadCosignPublicKey(tt.ref)
-			require.ErrorIs(t, err, oci.ErrUnknownKMS, "LoadCosignPublicKey(%q)", tt.ref)
+			_, err = cosign.LoadPublicKey(tt.ref)
+			require.ErrorIs(t, err, cosign.ErrUnknownKMS, "LoadPublicKey(%q)", tt.ref)
 
-			_, err = oci.Push(t.Context(), t.TempDir(), "oci://127.0.0.1:1/platform:v1", oci.WithCosignKey(tt.ref, nil))
-			require.ErrorIs(t, err, oci.ErrInvalidOption, "Push with WithCosignKey(%q)", tt.ref)
-			require.ErrorIs(t, err, oci.ErrUnknownKMS)
+			_, err = cosign.NewKeySigner(tt.ref, nil)
+			require.ErrorIs(t, err, cosign.ErrUnknownKMS, "NewKeySigner(%q)", tt.ref)
 		})
 	}
 }

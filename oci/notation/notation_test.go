@@ -1,4 +1,4 @@
-package oci_test
+package notation_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/notaryproject/notation-core-go/signature"
-	"github.com/notaryproject/notation-go"
+	notationgo "github.com/notaryproject/notation-go"
 	notationregistry "github.com/notaryproject/notation-go/registry"
 	"github.com/notaryproject/notation-go/verifier"
 	"github.com/notaryproject/notation-go/verifier/truststore"
@@ -24,11 +24,13 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/cosign"
+	"github.com/fluxpack/fluxpack/oci/notation"
 )
 
 func notationVerify(t *testing.T, url string, pki testutil.NotationPKI) *oci.VerifyResult {
 	t.Helper()
-	res, err := oci.Verify(t.Context(), url, oci.WithNotationTrustPolicy(pki.TrustPolicy), oci.WithNotationCertificates(pki.CA))
+	res, err := oci.Verify(t.Context(), url, withPolicy(t, pki.TrustPolicy, pki.CA))
 	require.NoError(t, err, "Verify(%s) with notation", url)
 	return res
 }
@@ -42,14 +44,14 @@ func sourceControllerVerify(t *testing.T, ref string, pki testutil.NotationPKI) 
 	repo, err := orasremote.NewRepository(ref)
 	require.NoError(t, err)
 	repo.PlainHTTP = true
-	policy, err := oci.LoadNotationTrustPolicy(pki.TrustPolicy)
+	policy, err := notation.LoadTrustPolicy(pki.TrustPolicy)
 	require.NoError(t, err)
 	ca, err := os.ReadFile(pki.CA)
 	require.NoError(t, err)
 	store := pemStore{ca}
 	v, err := verifier.New(policy, store, nil)
 	require.NoError(t, err)
-	_, outcomes, err := notation.Verify(t.Context(), v, notationregistry.NewRepository(repo), notation.VerifyOptions{ArtifactReference: ref, MaxSignatureAttempts: 3})
+	_, outcomes, err := notationgo.Verify(t.Context(), v, notationregistry.NewRepository(repo), notationgo.VerifyOptions{ArtifactReference: ref, MaxSignatureAttempts: 3})
 	if err != nil {
 		return err
 	}
@@ -76,7 +78,7 @@ func TestNotationSignVerify(t *testing.T) {
 			repo := reg.Host + "/platform"
 			url := "oci://" + repo + ":v1"
 
-			res, err := oci.Push(t.Context(), dir, url, oci.WithNotationKey(pki.Key, pki.Chain), oci.WithTags("latest"))
+			res, err := oci.Push(t.Context(), dir, url, withKey(t, pki.Key, pki.Chain), oci.WithTags("latest"))
 			require.NoError(t, err)
 			assert.True(t, res.Pushed)
 			assert.True(t, res.Signed, "Push with WithNotationKey: Result.Signed")
@@ -93,6 +95,7 @@ func TestNotationSignVerify(t *testing.T) {
 			sigs := referrers(t, repo, res.Digest)
 			require.Len(t, sigs, 1)
 			assert.Equal(t, oci.NotationArtifactType, sigs[0].ArtifactType)
+			assert.Equal(t, notation.ArtifactType, oci.NotationArtifactType, "package oci copies what package notation writes")
 
 			wrong := notationVerify(t, url, other)
 			assert.Equal(t, oci.BadSignature, wrong.Status, "verify with another CA")
@@ -141,7 +144,7 @@ func TestNotationUnchangedAddsMissingSignature(t *testing.T) {
 	testutil.WriteFiles(t, dir, platformFiles)
 	repo := reg.Host + "/platform"
 	url := "oci://" + repo + ":v1"
-	sign := oci.WithNotationKey(pki.Key, pki.Chain)
+	sign := withKey(t, pki.Key, pki.Chain)
 
 	first, err := oci.Push(t.Context(), dir, url, sign)
 	require.NoError(t, err)
@@ -168,7 +171,7 @@ func TestNotationUnchangedAddsMissingSignature(t *testing.T) {
 
 	// Signed by another CA: signed again with ours.
 	other := testutil.NewNotationPKI(t, t.TempDir(), "other")
-	res, err := oci.Push(t.Context(), dir, url, oci.WithNotationKey(other.Key, other.Chain))
+	res, err := oci.Push(t.Context(), dir, url, withKey(t, other.Key, other.Chain))
 	require.NoError(t, err)
 	assert.True(t, res.Signed, "a signature chaining to another root does not count")
 	assert.Equal(t, oci.Verified, notationVerify(t, url, other).Status)
@@ -178,7 +181,7 @@ func TestNotationUnchangedAddsMissingSignature(t *testing.T) {
 // failingNotationSigner fails to sign.
 type failingNotationSigner struct{}
 
-func (failingNotationSigner) Sign(context.Context, ocispec.Descriptor, notation.SignerSignOptions) ([]byte, *signature.SignerInfo, error) {
+func (failingNotationSigner) Sign(context.Context, ocispec.Descriptor, notationgo.SignerSignOptions) ([]byte, *signature.SignerInfo, error) {
 	return nil, nil, errors.New("hardware token unplugged")
 }
 
@@ -192,16 +195,14 @@ func TestNotationSignFailureLeavesNoTag(t *testing.T) {
 	url := "oci://" + repo + ":v1"
 
 	// A key that does not match the certificate: refused before anything is sent.
-	_, err := oci.Push(t.Context(), dir, url, oci.WithNotationKey(other.Key, pki.Chain))
-	require.ErrorIs(t, err, oci.ErrInvalidOption)
+	_, err := notation.NewKeySigner(other.Key, pki.Chain)
+	require.Error(t, err)
 	key, rerr := os.ReadFile(other.Key)
 	require.NoError(t, rerr)
 	assert.NotContains(t, err.Error(), strings.Split(string(key), "\n")[1], "the key in the error")
-	_, err = crane.Digest(repo + ":v1")
-	require.Error(t, err, "a tag after a push with a bad key")
 
 	chain := loadChain(t, pki)
-	_, err = oci.Push(t.Context(), dir, url, oci.WithNotationSigner(failingNotationSigner{}, chain), oci.WithTags("latest"))
+	_, err = oci.Push(t.Context(), dir, url, withSigner(t, failingNotationSigner{}, chain), oci.WithTags("latest"))
 	require.ErrorContains(t, err, "hardware token unplugged")
 	assert.Contains(t, err.Error(), "oci://"+repo+"@sha256:", "the error names the artifact")
 	_, err = crane.Digest(repo + ":v1")
@@ -209,17 +210,17 @@ func TestNotationSignFailureLeavesNoTag(t *testing.T) {
 	_, err = crane.Digest(repo + ":latest")
 	require.Error(t, err, "an extra tag after a failed signing")
 
-	first, err := oci.Push(t.Context(), dir, url, oci.WithNotationKey(pki.Key, pki.Chain))
+	first, err := oci.Push(t.Context(), dir, url, withKey(t, pki.Key, pki.Chain))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("kind: Namespace\n"), 0o644))
-	_, err = oci.Push(t.Context(), dir, url, oci.WithNotationSigner(failingNotationSigner{}, chain))
+	_, err = oci.Push(t.Context(), dir, url, withSigner(t, failingNotationSigner{}, chain))
 	require.Error(t, err)
 	assert.Equal(t, first.Digest, tagDigest(t, repo+":v1"), "the tag moved to content whose signing failed")
 }
 
 func loadChain(t *testing.T, pki testutil.NotationPKI) []*x509.Certificate {
 	t.Helper()
-	_, chain, err := oci.LoadNotationKey(pki.Key, pki.Chain)
+	_, chain, err := notation.LoadKey(pki.Key, pki.Chain)
 	require.NoError(t, err)
 	return chain
 }
@@ -237,37 +238,45 @@ func TestNotationOptionErrors(t *testing.T) {
 	url := "oci://" + reg.Host + "/platform:v1"
 
 	for _, tt := range []struct {
-		name string
-		opts []oci.VerifyOption
-		want string
+		name          string
+		policy        string
+		certs         []string
+		invalidOption bool
+		want          string
 	}{
-		{"policy without certificates", []oci.VerifyOption{oci.WithNotationTrustPolicy(pki.TrustPolicy)}, "WithNotationCertificates"},
-		{"certificates without policy", []oci.VerifyOption{oci.WithNotationCertificates(pki.CA)}, "WithNotationTrustPolicy"},
-		{"invalid policy", []oci.VerifyOption{oci.WithNotationTrustPolicy(garbage), oci.WithNotationCertificates(pki.CA)}, "trust policy"},
-		{"missing policy", []oci.VerifyOption{oci.WithNotationTrustPolicy(filepath.Join(certDir, "none.json")), oci.WithNotationCertificates(pki.CA)}, "no such file"},
-		{"key as certificate", []oci.VerifyOption{oci.WithNotationTrustPolicy(pki.TrustPolicy), oci.WithNotationCertificates(pki.Key)}, "not a certificate"},
-		{"empty directory", []oci.VerifyOption{oci.WithNotationTrustPolicy(pki.TrustPolicy), oci.WithNotationCertificates(certDir)}, "no *.crt or *.pem"},
-		{"cosign and notation", []oci.VerifyOption{oci.WithCosignPublicKey(pub), oci.WithNotationTrustPolicy(pki.TrustPolicy), oci.WithNotationCertificates(pki.CA)}, "exclude each other"},
+		{"policy without certificates", pki.TrustPolicy, nil, true, "no certificate file"},
+		{"invalid policy", garbage, []string{pki.CA}, false, "trust policy"},
+		{"missing policy", filepath.Join(certDir, "none.json"), []string{pki.CA}, false, "no such file"},
+		{"key as certificate", pki.TrustPolicy, []string{pki.Key}, false, "not a certificate"},
+		{"empty directory", pki.TrustPolicy, []string{certDir}, false, "no *.crt or *.pem"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := oci.Verify(t.Context(), url, tt.opts...)
-			require.ErrorIs(t, err, oci.ErrInvalidOption, "Verify with %s", tt.name)
+			_, err := notation.LoadVerifier(tt.policy, tt.certs...)
+			require.Error(t, err, "LoadVerifier(%s)", tt.name)
+			if tt.invalidOption {
+				require.ErrorIs(t, err, oci.ErrInvalidOption)
+			}
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
+	_, err := notation.NewVerifier(nil, nil)
+	require.ErrorIs(t, err, oci.ErrInvalidOption, "NewVerifier without a policy")
 
-	key, _ := testutil.CosignKeyPair(t, t.TempDir(), "pw")
-	_, err := oci.Push(t.Context(), dir, url, oci.WithCosignKey(key, []byte("pw")), oci.WithNotationKey(pki.Key, pki.Chain))
-	require.ErrorIs(t, err, oci.ErrInvalidOption, "Push with both signers")
-	_, err = oci.Push(t.Context(), dir, url, oci.WithNotationKey(pki.Key, ""))
-	require.ErrorIs(t, err, oci.ErrInvalidOption, "WithNotationKey without a certificate")
+	cv, err := cosign.NewKeyVerifier(pub)
+	require.NoError(t, err)
+	_, err = oci.Verify(t.Context(), url, oci.WithVerifier(cv), withPolicy(t, pki.TrustPolicy, pki.CA))
+	require.ErrorIs(t, err, oci.ErrInvalidOption, "cosign and notation")
+	assert.Contains(t, err.Error(), "one verifier at a time (cosign and notation)")
+
+	_, err = notation.NewKeySigner(pki.Key, "")
+	require.ErrorIs(t, err, oci.ErrInvalidOption, "a key without a certificate")
 
 	// A trust store directory; a missing tag is an error, not unsigned.
 	store := t.TempDir()
 	ca, err := os.ReadFile(pki.CA)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(store, "ca.crt"), ca, 0o600))
-	_, err = oci.Verify(t.Context(), "oci://"+reg.Host+"/nothing:v1", oci.WithNotationTrustPolicy(pki.TrustPolicy), oci.WithNotationCertificates(store))
+	_, err = oci.Verify(t.Context(), "oci://"+reg.Host+"/nothing:v1", withPolicy(t, pki.TrustPolicy, store))
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, oci.ErrInvalidOption)
 	assert.Contains(t, err.Error(), "oci://"+reg.Host+"/nothing:v1")
@@ -275,9 +284,9 @@ func TestNotationOptionErrors(t *testing.T) {
 	// A policy whose scope does not cover the repository: an error.
 	scoped := filepath.Join(t.TempDir(), "scoped.json")
 	require.NoError(t, os.WriteFile(scoped, []byte(strings.Replace(testutil.NotationTrustPolicy, `["*"]`, `["registry.example.com/elsewhere"]`, 1)), 0o600))
-	_, err = oci.Push(t.Context(), dir, url, oci.WithNotationKey(pki.Key, pki.Chain))
+	_, err = oci.Push(t.Context(), dir, url, withKey(t, pki.Key, pki.Chain))
 	require.NoError(t, err)
-	_, err = oci.Verify(t.Context(), url, oci.WithNotationTrustPolicy(scoped), oci.WithNotationCertificates(store))
+	_, err = oci.Verify(t.Context(), url, withPolicy(t, scoped, store))
 	require.Error(t, err, "Verify with a policy for another repository")
 }
 
@@ -288,13 +297,13 @@ func TestNotationRealRegistry(t *testing.T) {
 	testutil.WriteFiles(t, dir, platformFiles)
 	url := "oci://" + reg.Host + "/acme/signed:v1"
 
-	res, err := oci.Push(t.Context(), dir, url, oci.WithNotationKey(pki.Key, pki.Chain))
+	res, err := oci.Push(t.Context(), dir, url, withKey(t, pki.Key, pki.Chain))
 	require.NoError(t, err)
 	require.True(t, res.Signed)
 	got := notationVerify(t, url, pki)
 	assert.Equal(t, oci.Verified, got.Status, "reason: %s", got.Reason)
 	require.NoError(t, sourceControllerVerify(t, res.Ref(), pki), "oras-go and notation, as source-controller, against distribution")
-	again, err := oci.Push(t.Context(), dir, url, oci.WithNotationKey(pki.Key, pki.Chain))
+	again, err := oci.Push(t.Context(), dir, url, withKey(t, pki.Key, pki.Chain))
 	require.NoError(t, err)
 	assert.False(t, again.Signed, "unchanged push of a signed tag, real registry")
 }
@@ -332,11 +341,11 @@ func TestNotationPromote(t *testing.T) {
 			reg := testutil.NewRegistry(t, tt.opts...)
 			pki := testutil.NewNotationPKI(t, t.TempDir(), "good")
 			other := testutil.NewNotationPKI(t, t.TempDir(), "other")
-			check := []oci.PromoteOption{oci.WithNotationTrustPolicy(pki.TrustPolicy), oci.WithNotationCertificates(pki.CA)}
+			check := []oci.PromoteOption{withPolicy(t, pki.TrustPolicy, pki.CA)}
 			dir := t.TempDir()
 			testutil.WriteFiles(t, dir, platformFiles)
 			staging := "oci://" + reg.Host + "/platform/staging:main"
-			signed, err := oci.Push(t.Context(), dir, staging, oci.WithNotationKey(pki.Key, pki.Chain))
+			signed, err := oci.Push(t.Context(), dir, staging, withKey(t, pki.Key, pki.Chain))
 			require.NoError(t, err)
 
 			prod := "oci://" + reg.Host + "/platform/prod:main"
@@ -347,13 +356,48 @@ func TestNotationPromote(t *testing.T) {
 			require.NoError(t, sourceControllerVerify(t, reg.Host+"/platform/prod@"+signed.Digest, pki))
 
 			_, err = oci.Promote(t.Context(), staging, "oci://"+reg.Host+"/platform/other:main",
-				oci.WithNotationTrustPolicy(other.TrustPolicy), oci.WithNotationCertificates(other.CA))
+				withPolicy(t, other.TrustPolicy, other.CA))
 			require.ErrorIs(t, err, oci.ErrNotVerified, "promote checked against another CA")
 			_, err = crane.Digest(reg.Host + "/platform/other:main")
 			require.Error(t, err, "a refused promote wrote the tag")
-
-			_, err = oci.Promote(t.Context(), staging, prod, oci.WithNotationTrustPolicy(pki.TrustPolicy))
-			require.ErrorIs(t, err, oci.ErrInvalidOption, "a trust policy without certificates")
 		})
 	}
+}
+
+// platformFiles is a small manifest tree.
+var platformFiles = map[string]string{
+	"crds/externalsecrets.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: externalsecrets.external-secrets.io\n",
+	"operator/deployment.yaml":  "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: external-secrets\n  namespace: external-secrets\n",
+	"kustomization.yaml":        "resources: [crds, operator]\n",
+}
+
+func tagDigest(t *testing.T, ref string) string {
+	t.Helper()
+	d, err := crane.Digest(ref)
+	require.NoError(t, err)
+	return d
+}
+
+// withKey is the push option signing with the key and chain in the files.
+func withKey(t *testing.T, keyFile, certFile string) oci.PushOption {
+	t.Helper()
+	s, err := notation.NewKeySigner(keyFile, certFile)
+	require.NoError(t, err, "NewKeySigner(%s, %s)", keyFile, certFile)
+	return oci.WithSigner(s)
+}
+
+// withSigner is the push option signing with s.
+func withSigner(t *testing.T, s notationgo.Signer, chain []*x509.Certificate) oci.PushOption {
+	t.Helper()
+	ns, err := notation.NewSigner(s, chain)
+	require.NoError(t, err)
+	return oci.WithSigner(ns)
+}
+
+// withPolicy is the option verifying with the trust policy and certificates.
+func withPolicy(t *testing.T, policy string, certs ...string) oci.KeyOption {
+	t.Helper()
+	v, err := notation.LoadVerifier(policy, certs...)
+	require.NoError(t, err, "LoadVerifier(%s, %v)", policy, certs)
+	return oci.WithVerifier(v)
 }

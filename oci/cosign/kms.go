@@ -1,4 +1,4 @@
-package oci
+package cosign
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/signature/kms"
 	"github.com/sigstore/sigstore/pkg/signature/kms/cliplugin"
 	sigopts "github.com/sigstore/sigstore/pkg/signature/options"
+
+	"github.com/fluxpack/fluxpack/oci"
 )
 
 // ErrUnknownKMS is wrapped by the error about a KMS key reference whose
@@ -21,8 +23,8 @@ var ErrUnknownKMS = errors.New("unknown KMS scheme")
 
 // KMSProviders returns the key reference prefixes of the KMS providers
 // compiled into the program (sigstore's kms.SupportedProviders, such as
-// "awskms://"), sorted. Package oci compiles in none: a program adds one by
-// importing sigstore's provider package, such as
+// "awskms://"), sorted. This package compiles in none: a program adds one
+// by importing sigstore's provider package, such as
 // github.com/sigstore/sigstore/pkg/signature/kms/aws, as the fluxpack
 // command does for aws, gcp, azure and hashivault. Any other scheme is
 // looked up as a sigstore CLI plugin, sigstore-kms-<scheme>, on $PATH.
@@ -36,6 +38,18 @@ func KMSProviders() []string {
 func isKMSRef(keyRef string) bool {
 	scheme, _, ok := strings.Cut(keyRef, "://")
 	return ok && !strings.HasPrefix(keyRef, EnvKeyPrefix) && isScheme(scheme)
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or ".").
+func isScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // kmsKey is a KMS key whose public key was read when it was loaded, and
@@ -65,26 +79,27 @@ func (k *kmsKey) SignMessage(message io.Reader, opts ...signature.SignOption) ([
 // its public key, so that a key the KMS does not have, or a plugin that
 // does not work, is found before anything is pushed.
 func loadKMSKey(keyRef string) (*kmsKey, error) {
-	// LoadCosignKey has no context: the lookup, which for a plugin only
-	// finds the program, is not cancelled; signing calls carry their own.
+	// LoadKey has no context: the lookup, which for a plugin only finds
+	// the program, is not cancelled; signing calls carry their own.
 	ctx := context.Background()
+	shown := oci.RedactURL(keyRef)
 	sv, err := kms.Get(ctx, keyRef, crypto.SHA256)
 	if err == nil {
 		pub, err := sv.PublicKey(sigopts.WithContext(ctx))
 		if err != nil {
-			return nil, fmt.Errorf("reading the public key of KMS key %s: %w", redactRef(keyRef), err)
+			return nil, fmt.Errorf("reading the public key of KMS key %s: %w", shown, err)
 		}
-		return &kmsKey{SignerVerifier: sv, ref: redactRef(keyRef), pub: pub}, nil
+		return &kmsKey{SignerVerifier: sv, ref: shown, pub: pub}, nil
 	}
 	var notFound *kms.ProviderNotFoundError
 	if errors.As(err, &notFound) {
 		scheme, _, _ := strings.Cut(keyRef, "://")
-		built := "none is compiled into fluxpack"
+		built := "none is compiled into the program"
 		if p := KMSProviders(); len(p) > 0 {
 			built = "compiled in: " + strings.Join(p, ", ")
 		}
 		return nil, fmt.Errorf("loading KMS key %s: %w: no provider for %s:// (%s) and no sigstore KMS plugin %s%s on $PATH; files and env://VAR are read directly",
-			redactRef(keyRef), ErrUnknownKMS, scheme, built, cliplugin.PluginBinaryPrefix, scheme)
+			shown, ErrUnknownKMS, scheme, built, cliplugin.PluginBinaryPrefix, scheme)
 	}
-	return nil, fmt.Errorf("loading KMS key %s: %w", redactRef(keyRef), err)
+	return nil, fmt.Errorf("loading KMS key %s: %w", shown, err)
 }

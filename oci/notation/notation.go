@@ -1,4 +1,4 @@
-package oci
+package notation
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	_ "github.com/notaryproject/notation-core-go/signature/cose" // envelopes source-controller reads
 	"github.com/notaryproject/notation-core-go/signature/jws"
-	"github.com/notaryproject/notation-go"
+	notationgo "github.com/notaryproject/notation-go"
 	notationregistry "github.com/notaryproject/notation-go/registry"
 	"github.com/notaryproject/notation-go/signer"
 	"github.com/notaryproject/notation-go/verifier"
@@ -29,61 +29,34 @@ import (
 	"github.com/notaryproject/notation-go/verifier/truststore"
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/fluxpack/fluxpack/oci"
 )
 
-// NotationSignatureMediaType is the envelope fluxpack's notation signatures
-// use: JWS, notation's default. source-controller reads JWS and COSE.
-const NotationSignatureMediaType = jws.MediaTypeEnvelope
+// Provider is the name of this package's signatures, as OCIRepository's
+// spec.verify.provider says it.
+const Provider = "notation"
 
-// NotationArtifactType is the artifact type of a notation signature
-// manifest, the config media type the referrers API lists it under.
-const NotationArtifactType = notationregistry.ArtifactTypeNotation
+// SignatureMediaType is the envelope this package's signatures use: JWS,
+// notation's default. source-controller reads JWS and COSE.
+const SignatureMediaType = jws.MediaTypeEnvelope
+
+// ArtifactType is the artifact type of a notation signature manifest, the
+// config media type the referrers API lists it under (oci.ArtifactType).
+const ArtifactType = notationregistry.ArtifactTypeNotation
 
 // notationMaxSignatureAttempts is how many signatures of an artifact
 // source-controller v1.9.6 tries before it gives up.
 const notationMaxSignatureAttempts = 3
 
-// WithNotationKey signs the pushed artifact with notation: the PEM private
-// key in keyFile (PKCS#8, PKCS#1 or SEC 1; RSA ≥ 2048 bits or ECDSA P-256,
-// P-384, P-521) and the PEM certificate chain in certFile, leaf first and
-// up to the root the verifier trusts. The signature is a JWS envelope in
-// an OCI image manifest whose subject is the artifact, found through the
-// referrers API or, where the registry lacks it, the sha256-<hex> tag
-// schema: where source-controller's notation verifier looks. The files are
-// read when the option is applied; the key never appears in an error.
-//
-// WithNotationKey and WithCosignKey exclude each other.
-func WithNotationKey(keyFile, certFile string) PushOption {
-	return pushOpt{func(o *options) error {
-		s, chain, err := LoadNotationKey(keyFile, certFile)
-		if err != nil {
-			return fmt.Errorf("%s: %w", "WithNotationKey", err)
-		}
-		return o.setSigner("WithNotationKey", notationSigner{s, chain})
-	}}
-}
-
-// WithNotationSigner signs the pushed artifact with s, as WithNotationKey
-// does (for a key in a KMS, through a notation plugin). certChain is the
-// chain s signs with, leaf first; an unchanged push counts a signature as
-// present when it verifies against the chain's last certificate.
-func WithNotationSigner(s notation.Signer, certChain []*x509.Certificate) PushOption {
-	return pushOpt{func(o *options) error {
-		if s == nil {
-			return fmt.Errorf("%s: nil signer", "WithNotationSigner")
-		}
-		if len(certChain) == 0 {
-			return fmt.Errorf("%s: no certificate chain", "WithNotationSigner")
-		}
-		return o.setSigner("WithNotationSigner", notationSigner{s, certChain})
-	}}
-}
-
-// LoadNotationKey loads the key and certificate chain WithNotationKey
-// signs with, with notation-go's local signer.
-func LoadNotationKey(keyFile, certFile string) (notation.Signer, []*x509.Certificate, error) {
+// LoadKey loads a key and its certificate chain for notation-go's local
+// signer: the PEM private key in keyFile (PKCS#8, PKCS#1 or SEC 1; RSA ≥
+// 2048 bits or ECDSA P-256, P-384, P-521) and the PEM certificate chain in
+// certFile, leaf first and up to the root the verifier trusts. The key
+// never appears in an error.
+func LoadKey(keyFile, certFile string) (notationgo.Signer, []*x509.Certificate, error) {
 	if keyFile == "" || certFile == "" {
-		return nil, nil, errors.New("a notation key needs both a key file and a certificate file")
+		return nil, nil, fmt.Errorf("%w: a notation key needs both a key file and a certificate file", oci.ErrInvalidOption)
 	}
 	chain, err := readCertificates(certFile)
 	if err != nil {
@@ -101,45 +74,11 @@ func LoadNotationKey(keyFile, certFile string) (notation.Signer, []*x509.Certifi
 	return s, chain, nil
 }
 
-// WithNotationTrustPolicy verifies with notation and the trust policy in
-// file (trustpolicy.json, notation's OCI trust policy document, version
-// 1.0), as source-controller reads the trustpolicy.json of its Secret.
-// Give the certificates with WithNotationCertificates.
-func WithNotationTrustPolicy(file string) KeyOption {
-	return verifyOpt{func(o *options) error {
-		doc, err := LoadNotationTrustPolicy(file)
-		if err != nil {
-			return fmt.Errorf("%s: %w", "WithNotationTrustPolicy", err)
-		}
-		o.notationPolicy = doc
-		return nil
-	}}
-}
-
-// WithNotationCertificates adds the certificates the trust policy's stores
-// hold: PEM (or DER) files, or directories whose *.crt and *.pem files are
-// read. As in source-controller, every certificate is in every named
-// store of the policy.
-func WithNotationCertificates(paths ...string) KeyOption {
-	return verifyOpt{func(o *options) error {
-		if len(paths) == 0 {
-			return fmt.Errorf("%s: no file", "WithNotationCertificates")
-		}
-		for _, p := range paths {
-			certs, err := readCertificatePath(p)
-			if err != nil {
-				return fmt.Errorf("%s: %w", "WithNotationCertificates", err)
-			}
-			o.notationCerts = append(o.notationCerts, certs...)
-		}
-		return nil
-	}}
-}
-
-// LoadNotationTrustPolicy reads and validates a notation trust policy as
-// source-controller does: JSON, and policies at the skip level lose their
-// trust stores and identities.
-func LoadNotationTrustPolicy(file string) (*trustpolicy.Document, error) {
+// LoadTrustPolicy reads and validates a notation trust policy
+// (trustpolicy.json, notation's OCI trust policy document, version 1.0) as
+// source-controller reads the trustpolicy.json of its Secret: JSON, and
+// policies at the skip level lose their trust stores and identities.
+func LoadTrustPolicy(file string) (*trustpolicy.Document, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading trust policy: %w", err)
@@ -157,6 +96,23 @@ func LoadNotationTrustPolicy(file string) (*trustpolicy.Document, error) {
 		return nil, fmt.Errorf("trust policy %s: %w", file, err)
 	}
 	return &doc, nil
+}
+
+// ReadCertificates reads the certificates of PEM (or DER) files, and of
+// the *.crt and *.pem files of directories.
+func ReadCertificates(paths ...string) ([]*x509.Certificate, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%w: no certificate file", oci.ErrInvalidOption)
+	}
+	var out []*x509.Certificate
+	for _, p := range paths {
+		certs, err := readCertificatePath(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, certs...)
+	}
+	return out, nil
 }
 
 // readCertificatePath reads a certificate file, or the *.crt and *.pem
@@ -236,7 +192,7 @@ var _ truststore.X509TrustStore = certStore(nil)
 
 // newNotationVerifier makes a verifier of policy with certs, as
 // source-controller does.
-func newNotationVerifier(policy *trustpolicy.Document, certs []*x509.Certificate) (notation.Verifier, error) {
+func newNotationVerifier(policy *trustpolicy.Document, certs []*x509.Certificate) (notationgo.Verifier, error) {
 	v, err := verifier.New(policy, certStore(certs), nil)
 	if err != nil {
 		return nil, fmt.Errorf("making the notation verifier: %w", err)
@@ -247,7 +203,7 @@ func newNotationVerifier(policy *trustpolicy.Document, certs []*x509.Certificate
 // signerVerifier is a verifier that accepts a signature made with a
 // certificate chaining to the last certificate of chain: what an unchanged
 // push looks for before it signs again.
-func signerVerifier(chain []*x509.Certificate) (notation.Verifier, error) {
+func signerVerifier(chain []*x509.Certificate) (notationgo.Verifier, error) {
 	policy := &trustpolicy.Document{
 		Version: "1.0",
 		TrustPolicies: []trustpolicy.TrustPolicy{{
@@ -261,86 +217,173 @@ func signerVerifier(chain []*x509.Certificate) (notation.Verifier, error) {
 	return newNotationVerifier(policy, chain[len(chain)-1:])
 }
 
-// notationSign signs d with s and attaches the signature as a referrer.
-func (s notationSigner) sign(ctx context.Context, d name.Digest, _ *options, ro []remote.Option) error {
+// Signer signs with notation: a JWS envelope in an OCI image manifest
+// whose subject is the artifact, found through the referrers API or, where
+// the registry lacks it, the sha256-<hex> tag schema: where
+// source-controller's notation verifier looks. It implements oci.Signer.
+type Signer struct {
+	signer notationgo.Signer
+	chain  []*x509.Certificate
+}
+
+var _ oci.Signer = (*Signer)(nil)
+
+// NewSigner signs with s (for a key in a KMS, a notation plugin's signer).
+// chain is the certificate chain s signs with, leaf first; an unchanged
+// push counts a signature as present when it verifies against the chain's
+// last certificate.
+func NewSigner(s notationgo.Signer, chain []*x509.Certificate) (*Signer, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%w: nil signer", oci.ErrInvalidOption)
+	}
+	if len(chain) == 0 {
+		return nil, fmt.Errorf("%w: no certificate chain", oci.ErrInvalidOption)
+	}
+	return &Signer{s, chain}, nil
+}
+
+// NewKeySigner signs with the key and certificate chain LoadKey reads
+// from keyFile and certFile, with notation-go's local signer. The files
+// are read now.
+func NewKeySigner(keyFile, certFile string) (*Signer, error) {
+	s, chain, err := LoadKey(keyFile, certFile)
+	if err != nil {
+		return nil, err
+	}
+	return &Signer{s, chain}, nil
+}
+
+// Provider returns "notation".
+func (*Signer) Provider() string { return Provider }
+
+// Sign signs d and attaches the signature as a referrer.
+func (s *Signer) Sign(ctx context.Context, d name.Digest, ro []remote.Option) error {
 	repo := &notationRepo{repo: d.Context(), ro: ro}
-	_, err := notation.Sign(ctx, s.signer, repo, notation.SignOptions{
-		SignerSignOptions: notation.SignerSignOptions{
-			SignatureMediaType: NotationSignatureMediaType,
-			SigningAgent:       UserAgent,
+	_, err := notationgo.Sign(ctx, s.signer, repo, notationgo.SignOptions{
+		SignerSignOptions: notationgo.SignerSignOptions{
+			SignatureMediaType: SignatureMediaType,
+			SigningAgent:       oci.UserAgent,
 		},
 		ArtifactReference: d.DigestStr(),
 	})
 	if err != nil {
-		return fmt.Errorf("signing %s with notation: %w", URL(d), err)
+		return fmt.Errorf("signing %s with notation: %w", oci.URL(d), err)
 	}
 	return nil
 }
 
-// ensureNotationSigned signs d unless a signature chaining to the signer's
-// root is there, and reports whether it signed.
-func (s notationSigner) ensureSigned(ctx context.Context, d name.Digest, o *options, ro []remote.Option) (bool, error) {
+// SignIfUnsigned signs d unless a signature chaining to the signer's root
+// is there, and reports whether it signed.
+func (s *Signer) SignIfUnsigned(ctx context.Context, d name.Digest, ro []remote.Option) (bool, error) {
 	v, err := signerVerifier(s.chain)
 	if err != nil {
 		return false, err
 	}
-	status, _, _, err := notationVerifyDigest(ctx, d, v, ro)
+	res, err := verifyDigest(ctx, d, v, ro)
 	if err != nil {
 		return false, err
 	}
-	if status == Verified {
+	if res.Status == oci.Verified {
 		return false, nil
 	}
-	return true, s.sign(ctx, d, o, ro)
+	return true, s.Sign(ctx, d, ro)
 }
 
-// notationVerifyDigest verifies d's notation signatures with v as
-// source-controller v1.9.6's notation verifier does: notation.Verify over
+// Verifier checks notation signatures as source-controller does for
+// spec.verify.provider notation: the signatures among the digest's
+// referrers (the referrers API, else the sha256-<hex> tag), at most three
+// tried, against a trust policy whose every store holds the certificates.
+// It may answer oci.Skipped when the policy skips the artifact. It
+// implements oci.Verifier.
+type Verifier struct{ v notationgo.Verifier }
+
+var _ oci.Verifier = (*Verifier)(nil)
+
+// NewVerifier verifies with policy (see LoadTrustPolicy), every named
+// store of which holds certs, as in source-controller.
+func NewVerifier(policy *trustpolicy.Document, certs []*x509.Certificate) (*Verifier, error) {
+	switch {
+	case policy == nil:
+		return nil, fmt.Errorf("%w: no trust policy", oci.ErrInvalidOption)
+	case len(certs) == 0:
+		return nil, fmt.Errorf("%w: a notation trust policy without certificates", oci.ErrInvalidOption)
+	}
+	v, err := newNotationVerifier(policy, certs)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", oci.ErrInvalidOption, err)
+	}
+	return &Verifier{v}, nil
+}
+
+// LoadVerifier verifies with the trust policy in policyFile
+// (LoadTrustPolicy) and the certificates of certPaths (ReadCertificates).
+func LoadVerifier(policyFile string, certPaths ...string) (*Verifier, error) {
+	policy, err := LoadTrustPolicy(policyFile)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := ReadCertificates(certPaths...)
+	if err != nil {
+		return nil, err
+	}
+	return NewVerifier(policy, certs)
+}
+
+// Provider returns "notation".
+func (*Verifier) Provider() string { return Provider }
+
+// Verify checks d's notation signatures.
+func (v *Verifier) Verify(ctx context.Context, d name.Digest, ro []remote.Option) (oci.Verification, error) {
+	return verifyDigest(ctx, d, v.v, ro)
+}
+
+// verifyDigest verifies d's notation signatures with v as
+// source-controller v1.9.6's notation verifier does: notationgo.Verify over
 // the artifact's referrers, three signatures at most, the reference by
 // digest. A registry failure is an error; no signature is Unsigned; none
 // passing the policy is BadSignature, with notation's reason.
-func notationVerifyDigest(ctx context.Context, d name.Digest, v notation.Verifier, ro []remote.Option) (VerifyStatus, int, string, error) {
+func verifyDigest(ctx context.Context, d name.Digest, v notationgo.Verifier, ro []remote.Option) (oci.Verification, error) {
 	repo := &notationRepo{repo: d.Context(), ro: ro}
-	_, outcomes, err := notation.Verify(ctx, v, repo, notation.VerifyOptions{
+	_, outcomes, err := notationgo.Verify(ctx, v, repo, notationgo.VerifyOptions{
 		ArtifactReference:    d.Name(),
 		MaxSignatureAttempts: notationMaxSignatureAttempts,
 	})
 	var (
-		noSig  notation.SignatureRetrievalFailedError
-		failed notation.VerificationFailedError
+		noSig  notationgo.SignatureRetrievalFailedError
+		failed notationgo.VerificationFailedError
 	)
 	switch {
 	case repo.err != nil:
-		return "", 0, "", fmt.Errorf("reading the notation signatures of %s: %w", URL(d), repo.err)
+		return oci.Verification{}, fmt.Errorf("reading the notation signatures of %s: %w", oci.URL(d), repo.err)
 	case err != nil && repo.listed == 0 && errors.As(err, &noSig):
-		return Unsigned, 0, err.Error(), nil
+		return oci.Verification{Status: oci.Unsigned, Reason: err.Error()}, nil
 	case err != nil && errors.As(err, &failed):
-		return BadSignature, 0, err.Error(), nil
+		return oci.Verification{Status: oci.BadSignature, Reason: err.Error()}, nil
 	case err != nil:
 		// No applicable trust policy, or a policy notation cannot use.
-		return "", 0, "", fmt.Errorf("verifying %s with notation: %w", URL(d), err)
+		return oci.Verification{}, fmt.Errorf("verifying %s with notation: %w", oci.URL(d), err)
 	case len(outcomes) == 0:
-		return BadSignature, 0, "no verification outcome", nil
+		return oci.Verification{Status: oci.BadSignature, Reason: "no verification outcome"}, nil
 	}
 	out := outcomes[0]
 	if out.VerificationLevel == trustpolicy.LevelSkip {
-		return Skipped, 0, "the trust policy skips verification of this artifact", nil
+		return oci.Verification{Status: oci.Skipped, Reason: "the trust policy skips verification of this artifact"}, nil
 	}
 	for _, r := range out.VerificationResults {
 		// An authenticity failure the policy only logs: source-controller
 		// does not mark such an artifact verified.
 		if r.Error != nil && r.Type == trustpolicy.TypeAuthenticity {
-			return BadSignature, 0, r.Error.Error(), nil
+			return oci.Verification{Status: oci.BadSignature, Reason: r.Error.Error()}, nil
 		}
 	}
-	return Verified, 1, "", nil
+	return oci.Verification{Status: oci.Verified, Signatures: 1}, nil
 }
 
 // notationRepo is notation-go's view of a repository, over
 // go-containerregistry with the operation's transport, credentials and
 // retries. It stores a signature the way notation-go's own repository
 // does: an OCI image manifest with the artifact as subject, config media
-// type NotationArtifactType and the envelope as its one layer.
+// type ArtifactType and the envelope as its one layer.
 type notationRepo struct {
 	repo name.Repository
 	ro   []remote.Option
@@ -381,7 +424,7 @@ func (r *notationRepo) Resolve(_ context.Context, reference string) (ocispec.Des
 }
 
 func (r *notationRepo) ListSignatures(_ context.Context, desc ocispec.Descriptor, fn func([]ocispec.Descriptor) error) error {
-	idx, err := remote.Referrers(r.repo.Digest(desc.Digest.String()), append(slices.Clip(r.ro), remote.WithFilter("artifactType", NotationArtifactType))...)
+	idx, err := remote.Referrers(r.repo.Digest(desc.Digest.String()), append(slices.Clip(r.ro), remote.WithFilter("artifactType", ArtifactType))...)
 	if err != nil {
 		return r.fail(err)
 	}
@@ -391,7 +434,7 @@ func (r *notationRepo) ListSignatures(_ context.Context, desc ocispec.Descriptor
 	}
 	var sigs []ocispec.Descriptor
 	for _, m := range im.Manifests {
-		if m.ArtifactType != NotationArtifactType {
+		if m.ArtifactType != ArtifactType {
 			continue
 		}
 		sigs = append(sigs, ocispec.Descriptor{MediaType: string(m.MediaType), Digest: digest.Digest(m.Digest.String()), Size: m.Size, ArtifactType: m.ArtifactType, Annotations: m.Annotations})
@@ -445,7 +488,7 @@ func (r *notationRepo) FetchSignatureBlob(_ context.Context, desc ocispec.Descri
 var notationConfig = []byte("{}")
 
 func (r *notationRepo) PushSignature(_ context.Context, mediaType string, blob []byte, subject ocispec.Descriptor, annotations map[string]string) (ocispec.Descriptor, ocispec.Descriptor, error) {
-	cfg := static.NewLayer(notationConfig, types.MediaType(NotationArtifactType))
+	cfg := static.NewLayer(notationConfig, types.MediaType(ArtifactType))
 	env := static.NewLayer(blob, types.MediaType(mediaType))
 	for _, l := range []v1.Layer{cfg, env} {
 		if err := remote.WriteLayer(r.repo, l, r.ro...); err != nil {
@@ -455,7 +498,7 @@ func (r *notationRepo) PushSignature(_ context.Context, mediaType string, blob [
 	envDesc := ocispec.Descriptor{MediaType: mediaType, Digest: digest.FromBytes(blob), Size: int64(len(blob))}
 	m := ocispec.Manifest{
 		MediaType:   ocispec.MediaTypeImageManifest,
-		Config:      ocispec.Descriptor{MediaType: NotationArtifactType, Digest: digest.FromBytes(notationConfig), Size: int64(len(notationConfig))},
+		Config:      ocispec.Descriptor{MediaType: ArtifactType, Digest: digest.FromBytes(notationConfig), Size: int64(len(notationConfig))},
 		Layers:      []ocispec.Descriptor{envDesc},
 		Subject:     &subject,
 		Annotations: annotations,
@@ -482,12 +525,3 @@ type rawManifest struct {
 
 func (m rawManifest) RawManifest() ([]byte, error)        { return bytes.Clone(m.raw), nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
-
-// notationSigner signs with notation, with the certificate chain an
-// unchanged push checks an existing signature against.
-type notationSigner struct {
-	signer notation.Signer
-	chain  []*x509.Certificate
-}
-
-func (notationSigner) tool() string { return "notation" }

@@ -1,8 +1,9 @@
-package oci_test
+package cosign_test
 
 import (
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/cosign"
 )
 
 // sigTag is where cosign keeps the signatures of digest.
@@ -24,7 +26,7 @@ func sigTag(repo, digest string) string {
 
 func verifyStatus(t *testing.T, url, pub string) *oci.VerifyResult {
 	t.Helper()
-	res, err := oci.Verify(t.Context(), url, oci.WithCosignPublicKey(pub))
+	res, err := oci.Verify(t.Context(), url, withPub(t, pub))
 	require.NoError(t, err, "Verify(%s)", url)
 	return res
 }
@@ -39,7 +41,7 @@ func TestPushSignedVerifies(t *testing.T) {
 	repo := reg.Host + "/platform"
 	url := "oci://" + repo + ":v1"
 
-	res, err := oci.Push(t.Context(), dir, url, oci.WithCosignKey(key, []byte("s3cret")), oci.WithTags("latest"))
+	res, err := oci.Push(t.Context(), dir, url, withKey(t, key, []byte("s3cret")), oci.WithTags("latest"))
 	require.NoError(t, err)
 	assert.True(t, res.Pushed)
 	assert.True(t, res.Signed, "Push with WithCosignKey: Result.Signed")
@@ -82,7 +84,7 @@ func TestPushSignedUnchangedAddsMissingSignature(t *testing.T) {
 	testutil.WriteFiles(t, dir, platformFiles)
 	repo := reg.Host + "/platform"
 	url := "oci://" + repo + ":v1"
-	sign := oci.WithCosignKey(key, []byte("pw"))
+	sign := withKey(t, key, []byte("pw"))
 
 	first, err := oci.Push(t.Context(), dir, url, sign)
 	require.NoError(t, err)
@@ -127,9 +129,9 @@ func TestPushSignedByAnotherKeyIsResigned(t *testing.T) {
 	testutil.WriteFiles(t, dir, platformFiles)
 	url := "oci://" + reg.Host + "/platform:v1"
 
-	_, err := oci.Push(t.Context(), dir, url, oci.WithCosignKey(keyA, []byte("a")))
+	_, err := oci.Push(t.Context(), dir, url, withKey(t, keyA, []byte("a")))
 	require.NoError(t, err)
-	res, err := oci.Push(t.Context(), dir, url, oci.WithCosignKey(keyB, []byte("b")))
+	res, err := oci.Push(t.Context(), dir, url, withKey(t, keyB, []byte("b")))
 	require.NoError(t, err)
 	assert.True(t, res.Signed, "a signature by another key does not count")
 	got := verifyStatus(t, url, pubB)
@@ -152,17 +154,17 @@ func TestPushSignFailureLeavesNoTag(t *testing.T) {
 	url := "oci://" + repo + ":v1"
 
 	// A wrong password: refused before anything is sent, and never printed.
-	_, err := oci.Push(t.Context(), dir, url, oci.WithCosignKey(key, []byte("not-the-password")))
-	require.ErrorIs(t, err, oci.ErrInvalidOption)
+	_, err := cosign.NewKeySigner(key, []byte("not-the-password"))
+	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "not-the-password")
 	assert.Contains(t, err.Error(), "decrypting private key")
 	_, err = crane.Digest(repo + ":v1")
 	require.Error(t, err, "a tag after a push with a bad key")
 
 	// Signing fails after the upload: no tag, first push or not.
-	sv, err := oci.LoadCosignKey(key, []byte("pw"))
+	sv, err := cosign.LoadKey(key, []byte("pw"))
 	require.NoError(t, err)
-	_, err = oci.Push(t.Context(), dir, url, oci.WithCosignSigner(failingSigner{sv}), oci.WithTags("latest"))
+	_, err = oci.Push(t.Context(), dir, url, withSigner(t, failingSigner{sv}), oci.WithTags("latest"))
 	require.ErrorContains(t, err, "hardware token unplugged")
 	assert.Contains(t, err.Error(), "oci://"+repo+"@sha256:", "the error names the artifact")
 	_, err = crane.Digest(repo + ":v1")
@@ -170,10 +172,10 @@ func TestPushSignFailureLeavesNoTag(t *testing.T) {
 	_, err = crane.Digest(repo + ":latest")
 	require.Error(t, err, "an extra tag after a failed signing")
 
-	first, err := oci.Push(t.Context(), dir, url, oci.WithCosignSigner(sv))
+	first, err := oci.Push(t.Context(), dir, url, withSigner(t, sv))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("kind: Namespace\n"), 0o644))
-	_, err = oci.Push(t.Context(), dir, url, oci.WithCosignSigner(failingSigner{sv}))
+	_, err = oci.Push(t.Context(), dir, url, withSigner(t, failingSigner{sv}))
 	require.Error(t, err)
 	assert.Equal(t, first.Digest, tagDigest(t, repo+":v1"), "the tag moved to content whose signing failed")
 }
@@ -200,7 +202,7 @@ func TestCosignKeyFormats(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url := "oci://" + reg.Host + "/" + strings.ReplaceAll(strings.ReplaceAll(tt.name, " ", "-"), ",", "") + ":v1"
-			res, err := oci.Push(t.Context(), dir, url, oci.WithCosignKey(tt.key, nil))
+			res, err := oci.Push(t.Context(), dir, url, withKey(t, tt.key, nil))
 			require.NoError(t, err, "Push with key %s", tt.key)
 			assert.True(t, res.Signed)
 			got := verifyStatus(t, url, tt.pub)
@@ -222,7 +224,7 @@ func TestCosignKeyErrors(t *testing.T) {
 		{"unset variable", "env://FLUXPACK_TEST_EMPTY", "is not set"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := oci.LoadCosignKey(tt.ref, nil)
+			_, err := cosign.LoadKey(tt.ref, nil)
 			require.ErrorContains(t, err, tt.want, "LoadCosignKey(%q)", tt.ref)
 		})
 	}
@@ -232,16 +234,23 @@ func TestVerifyErrors(t *testing.T) {
 	reg := testutil.NewRegistry(t)
 	_, pub := testutil.CosignKeyPair(t, t.TempDir(), "pw")
 
-	_, err := oci.Verify(t.Context(), "oci://"+reg.Host+"/nothing:v1", oci.WithCosignPublicKey(pub))
+	_, err := oci.Verify(t.Context(), "oci://"+reg.Host+"/nothing:v1", withPub(t, pub))
 	require.Error(t, err, "Verify of a missing tag")
 	assert.Contains(t, err.Error(), "oci://"+reg.Host+"/nothing:v1")
 
-	_, err = oci.Verify(t.Context(), "oci://"+reg.Host+"/nothing:v1", oci.WithCosignPublicKey(filepath.Join(t.TempDir(), "none.pub")))
-	require.ErrorIs(t, err, oci.ErrInvalidOption)
+	_, err = cosign.NewKeyVerifier(filepath.Join(t.TempDir(), "none.pub"))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = cosign.NewKeyVerifier("")
+	require.ErrorIs(t, err, oci.ErrInvalidOption, "an empty key reference")
+	_, err = cosign.NewVerifier(nil)
+	require.ErrorIs(t, err, oci.ErrInvalidOption, "a nil verifier")
+	_, err = cosign.NewSigner(nil)
+	require.ErrorIs(t, err, oci.ErrInvalidOption, "a nil signer")
 
 	_, err = oci.Verify(t.Context(), "oci://"+reg.Host+"/nothing:v1")
 	require.ErrorIs(t, err, oci.ErrInvalidOption, "Verify without a key")
+	require.ErrorIs(t, err, oci.ErrNoVerifier, "Verify without a key")
 
-	_, err = oci.Verify(t.Context(), "oci://127.0.0.1:1/nothing:v1", oci.WithCosignPublicKey(pub), oci.WithRetry(fastRetry))
+	_, err = oci.Verify(t.Context(), "oci://127.0.0.1:1/nothing:v1", withPub(t, pub), oci.WithRetry(fastRetry))
 	require.Error(t, err, "Verify against an unreachable registry")
 }

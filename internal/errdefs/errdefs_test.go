@@ -1,0 +1,79 @@
+package errdefs_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/fleet"
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/cosign"
+	"github.com/fluxpack/fluxpack/oci/notation"
+	"github.com/fluxpack/fluxpack/outputs"
+	"github.com/fluxpack/fluxpack/substitute"
+)
+
+// TestInvalidOptionIsOneSentinel: every public package's ErrInvalidOption
+// is errdefs.ErrInvalidOption, and an option each package refuses matches
+// it, and every other package's name for it, with errors.Is.
+func TestInvalidOptionIsOneSentinel(t *testing.T) {
+	names := map[string]error{
+		"oci": oci.ErrInvalidOption, "fleet": fleet.ErrInvalidOption, "fluxbuild": fluxbuild.ErrInvalidOption,
+		"fluxrepo": fluxrepo.ErrInvalidOption, "layering": layering.ErrInvalidOption, "lint": lint.ErrInvalidOption,
+		"outputs": outputs.ErrInvalidOption, "substitute": substitute.ErrInvalidOption,
+	}
+	for pkg, sentinel := range names {
+		assert.Same(t, errdefs.ErrInvalidOption, sentinel, "%s.ErrInvalidOption is a sentinel of its own", pkg)
+	}
+
+	missing := filepath.Join(t.TempDir(), "none")
+	for _, tt := range []struct {
+		pkg  string
+		call func(t *testing.T) error
+	}{
+		{"oci", func(t *testing.T) error {
+			_, err := oci.Push(t.Context(), t.TempDir(), "oci://127.0.0.1:1/x:v1", oci.WithTags("bad tag"))
+			return err
+		}},
+		{"oci/cosign", func(*testing.T) error { _, err := cosign.NewSigner(nil); return err }},
+		{"oci/notation", func(*testing.T) error { _, err := notation.NewSigner(nil, nil); return err }},
+		{"fleet", func(t *testing.T) error { _, err := fleet.Push(t.Context(), nil, fleet.Jobs(0)); return err }},
+		{"fluxbuild", func(t *testing.T) error {
+			_, err := fluxbuild.Build(t.Context(), fluxbuild.Source{}, nil, fluxbuild.WithLogger(nil))
+			return err
+		}},
+		{"fluxrepo", func(t *testing.T) error {
+			_, err := fluxrepo.Read(t.Context(), missing, fluxrepo.WithLogger(nil))
+			return err
+		}},
+		{"layering", func(*testing.T) error { _, err := layering.New("platform", nil).Build(); return err }},
+		{"lint", func(t *testing.T) error {
+			_, err := lint.Stack(t.Context(), layering.New("platform", nil), t.TempDir(), lint.WithExistingNamespaces("Not A Namespace"))
+			return err
+		}},
+		{"outputs", func(t *testing.T) error {
+			file := filepath.Join(t.TempDir(), "outputs.json")
+			require.NoError(t, os.WriteFile(file, []byte("{}"), 0o600))
+			_, err := outputs.Read(file, outputs.WithFormat("bogus"))
+			return err
+		}},
+		{"substitute", func(*testing.T) error { _, err := substitute.NewSubstituter(nil); return err }},
+	} {
+		t.Run(tt.pkg, func(t *testing.T) {
+			err := tt.call(t)
+			require.Error(t, err, "%s: an invalid option was accepted", tt.pkg)
+			for pkg, sentinel := range names {
+				assert.True(t, errors.Is(err, sentinel), "%s's error %q is not %s.ErrInvalidOption", tt.pkg, err, pkg)
+			}
+		})
+	}
+}
