@@ -107,9 +107,10 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		p.Vars = append(p.Vars, v)
 	}
 	srcRef := kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.OCIRepositoryKind, Name: st.name}
-	if st.sourceRef != nil {
+	switch {
+	case st.sourceRef != nil:
 		srcRef = *st.sourceRef
-	} else {
+	case st.oci != nil: // nil in a Draft of a stack without a source, which Build refuses
 		spec := *st.oci.DeepCopy()
 		if spec.Interval == nil {
 			spec.Interval = &metav1.Duration{Duration: st.interval}
