@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -53,6 +54,8 @@ type config struct {
 	push   []oci.PushOption
 	tree   []oci.TreeOption
 	logger *slog.Logger
+
+	revision string // of every cluster's artifact, "" when unknown
 }
 
 type funcOption func(*config) error
@@ -151,6 +154,13 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 		return nil, err
 	}
 	base := &baseTree{dir: stackDir, inputs: inputs, opts: cfg.tree}
+	// Every cluster's artifact is of one source revision, read once; each
+	// is tagged with it too (oci.RevisionTag), for promotion by revision.
+	revision, err := oci.ArtifactRevision(stackDir, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.revision = revision
 	// Jobs workers take the clusters in order: memory follows Jobs, not
 	// the fleet's size (no goroutine waits per cluster).
 	next := make(chan int)
@@ -248,7 +258,15 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, stackDir, re
 		return err
 	}
 	// The annotations come from the checkout holding the stack.
-	res, err := oci.PushTree(ctx, tree, r.URL, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
+	opts := append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))
+	if cfg.revision != "" {
+		tag, ok := urlTag(r.URL)
+		if !ok {
+			return fmt.Errorf("%s: want a tag", oci.RedactURL(r.URL))
+		}
+		opts = append(opts, oci.WithRevision(cfg.revision), oci.WithTags(oci.RevisionTag(tag, cfg.revision)))
+	}
+	res, err := oci.PushTree(ctx, tree, r.URL, opts...)
 	if err != nil {
 		return err
 	}
@@ -257,4 +275,13 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, stackDir, re
 		r.Status = Pushed
 	}
 	return nil
+}
+
+// urlTag returns the tag of oci://host/repository:tag.
+func urlTag(url string) (string, bool) {
+	i := strings.LastIndex(url, ":")
+	if i < 0 || i < strings.LastIndex(url, "/") || strings.Contains(url, "@") {
+		return "", false
+	}
+	return url[i+1:], true
 }

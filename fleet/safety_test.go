@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,5 +36,31 @@ func TestPushRefusesSensitiveOutputs(t *testing.T) {
 	require.NoError(t, err)
 	for _, r := range res {
 		assert.Equal(t, fleet.Pushed, r.Status, r.Cluster)
+	}
+}
+
+// TestPushTagsRevision: every cluster's artifact is tagged with its source
+// revision too (oci.RevisionTag), and an unchanged push of the same
+// revision costs no request for that tag.
+func TestPushTagsRevision(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	_, f := fleetAt(t, reg.Host)
+	res, err := fleet.Push(t.Context(), f, pushOpts)
+	require.NoError(t, err)
+	rev := "main@sha1:" + strings.Repeat("0", 40)
+	for _, r := range res {
+		info, err := oci.Describe(t.Context(), strings.TrimSuffix(r.URL, ":main")+":"+oci.RevisionTag("main", rev), oci.WithInsecure())
+		require.NoError(t, err, r.Cluster)
+		assert.Equal(t, r.Digest, info.Digest, "%s: the revision tag names the cluster's artifact", r.Cluster)
+		assert.Equal(t, rev, info.Revision)
+	}
+	reg.Reset()
+	again, err := fleet.Push(t.Context(), f, pushOpts)
+	require.NoError(t, err)
+	for _, r := range again {
+		assert.Equal(t, fleet.Unchanged, r.Status)
+	}
+	for _, req := range reg.Requests() {
+		assert.NotContains(t, req, "-rev-", "an unchanged push looked up the revision tag")
 	}
 }
