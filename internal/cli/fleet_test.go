@@ -162,7 +162,7 @@ func TestPromoteCommand(t *testing.T) {
 
 	_, pub := testutil.CosignKeyPair(t, t.TempDir(), "pw")
 	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:v3", "--from", "main", "--insecure-registry", "--key", pub)
-	assert.Equal(t, cli.ExitError, code)
+	assert.Equal(t, cli.ExitFinding, code, "an unsigned artifact is a failed check, as verify says")
 	assert.Contains(t, stderr, "is unsigned: not verified")
 
 	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:main")

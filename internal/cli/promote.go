@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -88,6 +89,10 @@ whether the tag moved.`,
 				res, err = fleet.Promote(ctx, fl, args[0], from, fleet.PromoteOptions{Read: reg.listOptions(f.log), Promote: opts})
 			} else {
 				res, err = oci.Promote(ctx, src, to, opts...)
+			}
+			if errors.Is(err, oci.ErrNotVerified) {
+				// A failed check, as verify reports it: exit 1, nothing moved.
+				return &FindingError{Msg: err.Error()}
 			}
 			if err != nil {
 				return err
