@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -55,6 +56,8 @@ type config struct {
 	tree   []oci.TreeOption
 	logger *slog.Logger
 	client *oci.Client // shared by the clusters: one transport, one ping cache
+
+	revision string // of every cluster's artifact, "" when unknown
 }
 
 type funcOption func(*config) error
@@ -153,6 +156,13 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 		return nil, err
 	}
 	base := &baseTree{dir: stackDir, inputs: inputs, opts: cfg.tree}
+	// Every cluster's artifact is of one source revision, read once; each
+	// is tagged with it too (oci.RevisionTag), for promotion by revision.
+	revision, err := oci.ArtifactRevision(stackDir, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.revision = revision
 	// Jobs workers take the clusters in order: memory follows Jobs, not
 	// the fleet's size (no goroutine waits per cluster).
 	next := make(chan int)
@@ -254,7 +264,15 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, stackDir, re
 	if err != nil {
 		return err
 	}
-	res, err := cfg.client.PushTree(ctx, tree, ref, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
+	opts := append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))
+	if cfg.revision != "" {
+		tag, ok := urlTag(r.URL)
+		if !ok {
+			return fmt.Errorf("%s: want a tag", oci.RedactURL(r.URL))
+		}
+		opts = append(opts, oci.WithRevision(cfg.revision), oci.WithTags(oci.RevisionTag(tag, cfg.revision)))
+	}
+	res, err := cfg.client.PushTree(ctx, tree, ref, opts...)
 	if err != nil {
 		return err
 	}
@@ -263,4 +281,13 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, stackDir, re
 		r.Status = Pushed
 	}
 	return nil
+}
+
+// urlTag returns the tag of oci://host/repository:tag.
+func urlTag(url string) (string, bool) {
+	i := strings.LastIndex(url, ":")
+	if i < 0 || i < strings.LastIndex(url, "/") || strings.Contains(url, "@") {
+		return "", false
+	}
+	return url[i+1:], true
 }

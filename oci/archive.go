@@ -32,7 +32,8 @@ import (
 // once.
 type archiver struct {
 	display      string // the tree's directory as the caller named it
-	checkSecrets bool
+	checkSecrets bool   // refuse plaintext Secrets and IaC outputs
+	inputs       namedInputs
 	// onFile, when set, sees every file's archive name, mode and content.
 	onFile func(name string, mode int64, data []byte)
 	// handoff, when set, receives every file this pass read, for a
@@ -223,7 +224,7 @@ func (a *archiver) writeTarFrom(t *tree, w io.Writer, h *handoff) error {
 // of every file in order.
 func (a *archiver) writeStream(t *tree, w io.Writer, next func(entry) fileData) error {
 	tw := tar.NewWriter(w)
-	a.size = 0
+	a.size, a.inputs = 0, nil
 	for _, e := range t.entries {
 		if e.dir {
 			if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: e.name, Mode: 0o755}); err != nil {
@@ -250,6 +251,11 @@ func (a *archiver) writeStream(t *tree, w io.Writer, next func(entry) fileData) 
 			}
 		}
 		if err != nil {
+			return err
+		}
+	}
+	if a.checkSecrets {
+		if err := a.inputs.check(a.display, t.entries); err != nil {
 			return err
 		}
 	}
@@ -297,6 +303,10 @@ func (a *archiver) writeFile(tw *tar.Writer, e entry, mode int64, data []byte) e
 		if line, obj := plaintextSecret(e.name, data); line > 0 {
 			return &FileError{Path: filepath.Join(a.display, filepath.FromSlash(e.name)), Line: line, Err: fmt.Errorf("%s: %w", obj, ErrPlaintextSecret)}
 		}
+		if err := sensitiveOutput(a.display, e.name, data); err != nil {
+			return err
+		}
+		a.inputs.add(e.name, data)
 	}
 	if a.onFile != nil {
 		a.onFile(e.name, mode, data)

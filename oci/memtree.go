@@ -34,6 +34,11 @@ type Tree struct {
 	// plaintext Secret, shared by the trees made from one ReadTree: a
 	// fleet's clusters add mostly the same files.
 	clean *cleanSet
+	// held are the files ReadTree found to be IaC outputs (a value marked
+	// sensitive, or named by a Stack or Fleet file of the tree), each with
+	// its error: PushTree refuses a tree that still holds one (Without
+	// may have taken it out, as a fleet takes out its outputs files).
+	held map[string]error
 }
 
 // cleanSet is a set of content digests, up to cleanLimit; when full it
@@ -64,6 +69,9 @@ func (c *cleanSet) add(d [sha256.Size]byte) {
 // checkSecret is checkSecret for a file With adds, remembering the
 // contents found clean.
 func (t *Tree) checkSecret(name string, data []byte) error {
+	if err := sensitiveOutput(t.display, name, data); err != nil {
+		return err
+	}
 	if !maySecret(name, data) {
 		return nil
 	}
@@ -91,6 +99,8 @@ func ReadTree(dir string, opts ...TreeOption) (*Tree, error) {
 		return nil, fmt.Errorf("reading %s: %w", dir, err)
 	}
 	a := &archiver{display: dir}
+	held := map[string]error{}
+	var inputs namedInputs
 	for i := range t.entries {
 		e := &t.entries[i]
 		if e.dir {
@@ -99,14 +109,38 @@ func ReadTree(dir string, opts ...TreeOption) (*Tree, error) {
 		data, mode, err := readWhole(t.src(*e), func(size int64) error { return a.account(*e, size) })
 		if err == nil && !o.allowSecrets {
 			err = checkSecret(dir, e.name, data)
+			if serr := sensitiveOutput(dir, e.name, data); serr != nil {
+				held[e.name] = serr
+			}
+			inputs.add(e.name, data)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", dir, a.fileErr(*e, err))
 		}
 		e.data, e.mode = data, mode
 	}
+	for name, by := range inputs {
+		if _, ok := held[name]; !ok {
+			held[name] = &FileError{Path: filepath.Join(dir, filepath.FromSlash(name)), Err: fmt.Errorf("%s: %w", by, ErrOutputsFile)}
+		}
+	}
 	t.mem = true
-	return &Tree{t: t, display: dir, allowSecrets: o.allowSecrets, clean: &cleanSet{}}, nil
+	return &Tree{t: t, display: dir, allowSecrets: o.allowSecrets, clean: &cleanSet{}, held: held}, nil
+}
+
+// Check returns what PushTree would refuse in the tree's files, unless it
+// was read WithAllowSecrets: IaC outputs files (ErrOutputsFile) and files
+// holding a value marked sensitive (ErrSensitiveOutput), each a
+// *FileError, all of them joined. Plaintext Secrets ReadTree refuses
+// itself.
+func (t *Tree) Check() error {
+	var errs []error
+	for _, e := range t.t.entries {
+		if err, ok := t.held[e.name]; ok && !e.dir {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // readWhole reads a regular file of any size, with its archive mode,
@@ -363,6 +397,9 @@ func (c *Client) PushTree(ctx context.Context, t *Tree, ref Ref, opts ...PushOpt
 	res, err := guard(ctx, func() (*Result, error) {
 		tag, err := ref.at(o).tagRef()
 		if err != nil {
+			return nil, err
+		}
+		if err := t.Check(); err != nil {
 			return nil, err
 		}
 		return pushTree(ctx, t.t, t.display, tag, o)

@@ -212,6 +212,10 @@ func unchanged(ctx context.Context, tag name.Tag, existing *remote.Descriptor, o
 		if extra == tag.TagStr() {
 			continue
 		}
+		if revisionTagWritten(extra, tag.TagStr(), existing, o) {
+			res.Tags = append(res.Tags, extra)
+			continue
+		}
 		dst := tag.Context().Tag(extra)
 		d, err := remote.Head(dst, ro...)
 		if err != nil && !isNotFound(err) {

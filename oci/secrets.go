@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fluxpack/fluxpack/internal/sensitive"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
@@ -87,4 +89,62 @@ func scalar(m *yaml.Node, key string) (string, int) {
 		}
 	}
 	return "", 0
+}
+
+// Errors of IaC outputs in a tree, for errors.Is.
+var (
+	// ErrSensitiveOutput: a file holds an IaC output its tool marks
+	// sensitive (Terraform/OpenTofu "sensitive": true, Pulumi "[secret]").
+	ErrSensitiveOutput = errors.New("IaC output marked sensitive (keep IaC outputs files outside the pushed folder, or allow them with --allow-secrets)")
+	// ErrOutputsFile: a file is the IaC outputs file a fluxpack Stack or
+	// Fleet file of the tree names (vars[].outputs, clusters[].outputs).
+	ErrOutputsFile = errors.New("IaC outputs file (keep it outside the pushed folder, or allow it with --allow-secrets)")
+)
+
+// sensitiveOutput refuses a file holding an IaC output marked sensitive.
+func sensitiveOutput(display, name string, data []byte) error {
+	f, ok := sensitive.Find(data)
+	if !ok {
+		return nil
+	}
+	return &FileError{Path: filepath.Join(display, filepath.FromSlash(name)), Line: f.Line, Err: fmt.Errorf("%s output %q: %w", f.Format, f.Output, ErrSensitiveOutput)}
+}
+
+// namedInputs are the archive names of the IaC outputs files that the
+// Stack and Fleet files of a tree name, each with where it is named.
+type namedInputs map[string]string
+
+// add records the outputs files the file name (an archive name) names,
+// if it is a Stack or Fleet file. Files outside the tree cannot be in it.
+func (n *namedInputs) add(name string, data []byte) {
+	for _, in := range sensitive.Inputs(name, data) {
+		if path.IsAbs(in.Path) {
+			continue
+		}
+		p := path.Join(path.Dir(name), in.Path)
+		if p == ".." || strings.HasPrefix(p, "../") {
+			continue
+		}
+		if *n == nil {
+			*n = namedInputs{}
+		}
+		if _, ok := (*n)[p]; !ok {
+			(*n)[p] = fmt.Sprintf("named by %s (%s:%d)", in.Field, name, in.Line)
+		}
+	}
+}
+
+// check refuses the tree's files that are named outputs files, all of
+// them, in archive order.
+func (n namedInputs) check(display string, entries []entry) error {
+	if len(n) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, e := range entries {
+		if by, ok := n[e.name]; ok && !e.dir {
+			errs = append(errs, &FileError{Path: filepath.Join(display, filepath.FromSlash(e.name)), Err: fmt.Errorf("%s: %w", by, ErrOutputsFile)})
+		}
+	}
+	return errors.Join(errs...)
 }

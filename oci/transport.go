@@ -81,11 +81,12 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // guard runs fn, the network part of an operation, and returns when it ends
-// or when ctx does, whichever comes first. go-containerregistry sleeps
-// between retries without watching the context, so without the guard an
-// operation could outlive its deadline by a backoff step. Once ctx is done
-// every request fn makes fails at once, so fn writes nothing after guard
-// returns and soon ends by itself.
+// or soon after ctx does. go-containerregistry sleeps between retries
+// without watching the context, so without the guard an operation could
+// outlive its deadline by a backoff step. Once ctx is done every request fn
+// makes fails at once, so fn writes nothing after guard returns; guard
+// waits up to guardGrace for it to end, so that its cleanup (temporary
+// files, partial directories) is done when guard returns.
 func guard[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	type result struct {
 		v   T
@@ -100,10 +101,25 @@ func guard[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	case r := <-done:
 		return r.v, r.err
 	case <-ctx.Done():
+		// fn sees ctx too: give it a moment to end and clean up (a spooled
+		// layer, a pull's partial directory, uploads cancelled), so that a
+		// caller exiting on an interrupt leaves nothing behind; a request
+		// that ignores ctx is not waited for longer.
+		select {
+		case r := <-done:
+			if r.err == nil {
+				return r.v, nil
+			}
+		case <-time.After(guardGrace):
+		}
 		var zero T
 		return zero, fmt.Errorf("giving up: %w", context.Cause(ctx))
 	}
 }
+
+// guardGrace is how long guard waits, once its context is done, for the
+// work to end and clean up.
+const guardGrace = 3 * time.Second
 
 // retryable decides which failed requests go-containerregistry tries again:
 // what its default predicate retries (temporary errors, dropped and reset

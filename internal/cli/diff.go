@@ -60,7 +60,7 @@ which), 2 error (bad input, unreachable registry, refused credentials).`,
 	reg.bind(cmd)
 	out.bind(cmd)
 	cmd.Flags().StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax")
-	cmd.Flags().BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets in the directory")
+	cmd.Flags().BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets and IaC outputs files in the directory")
 	return cmd
 }
 

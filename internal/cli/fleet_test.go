@@ -86,25 +86,73 @@ func TestFleetCommands(t *testing.T) {
 	assert.Contains(t, stderr, `"extra"`)
 }
 
-// promote moves prod's tag to staging's artifact, by cluster name with
-// --fleet or by URL and tag, and refuses what does not verify.
+// promote --fleet moves prod's tag to prod's own artifact of the revision
+// staging runs, never to staging's artifact, and moves nothing when prod
+// has none; by URL and tag it moves a tag to what another holds, and
+// refuses what does not verify.
 func TestPromoteCommand(t *testing.T) {
 	reg := testutil.NewRegistry(t)
 	dir := fleetDir(t, reg.Host)
 	file := filepath.Join(dir, "fleet.yaml")
-	_, stderr, code := run(t, "push", "--fleet", file, "--insecure-registry")
+	r1, r2 := "main@sha1:"+strings.Repeat("1", 40), "main@sha1:"+strings.Repeat("2", 40)
+	digestOf := func(url string) string { // of oci://host/repository:tag
+		t.Helper()
+		i := strings.LastIndex(url, ":")
+		stdout, stderr, code := run(t, "list", url[:i], "--insecure-registry", "-o", "json")
+		require.Equal(t, cli.ExitOK, code, stderr)
+		var tags []struct{ Tag, Digest string }
+		require.NoError(t, json.Unmarshal([]byte(stdout), &tags), stdout)
+		for _, tag := range tags {
+			if tag.Tag == url[i+1:] {
+				return tag.Digest
+			}
+		}
+		t.Fatalf("no tag %s", url)
+		return ""
+	}
+	_, stderr, code := run(t, "push", "--fleet", file, "--insecure-registry", "--revision", r1)
 	require.Equal(t, cli.ExitOK, code, stderr)
-	staging, _, code := run(t, "list", "oci://"+reg.Host+"/platform/staging", "--insecure-registry")
-	require.Equal(t, cli.ExitOK, code)
+	prod1 := digestOf("oci://" + reg.Host + "/platform/prod:main")
+	// Revision 2 changes both clusters' outputs: both are pushed.
+	for _, c := range []string{"staging", "prod"} {
+		p := filepath.Join(dir, "terraform", c+".json")
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), "eu-west", "us-east", 1)), 0o644))
+	}
+	_, stderr, code = run(t, "push", "--fleet", file, "--insecure-registry", "--revision", r2)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	staging2, prod2 := digestOf("oci://"+reg.Host+"/platform/staging:main"), digestOf("oci://"+reg.Host+"/platform/prod:main")
+	require.NotEqual(t, prod1, prod2)
+	// prod stays on revision 1 (its tag back on its own revision-1 artifact).
+	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:main", "--from", "main-rev-"+strings.Repeat("1", 40), "--insecure-registry")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	require.Equal(t, prod1, digestOf("oci://"+reg.Host+"/platform/prod:main"))
 
 	stdout, stderr, code := run(t, "promote", "--fleet", file, "prod", "--from", "staging", "--insecure-registry")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.True(t, strings.HasPrefix(stdout, reg.Host+"/platform/prod:main@sha256:"), stdout)
 	assert.Contains(t, stderr, "promoted: the tag moved")
 	digest := strings.TrimSpace(stdout[strings.Index(stdout, "@")+1:])
-	assert.Contains(t, staging, digest, "prod now holds staging's artifact")
+	assert.Equal(t, prod2, digest, "prod's tag is on prod's own artifact of the revision staging runs")
+	assert.NotEqual(t, staging2, digest, "prod was handed staging's render")
 
-	stdout, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:main", "--from", "oci://"+reg.Host+"/platform/staging:main", "--insecure-registry", "-o", "json")
+	// staging runs a revision prod has no artifact of: promote says so and
+	// moves nothing.
+	other := t.TempDir()
+	testutil.WriteFiles(t, other, map[string]string{"cm.yaml": "a: 1\n"})
+	_, stderr, code = run(t, "push", other, "oci://"+reg.Host+"/platform/staging:main", "--insecure-registry", "--revision", "main@sha1:"+strings.Repeat("3", 40))
+	require.Equal(t, cli.ExitOK, code, stderr)
+	_, stderr, code = run(t, "promote", "--fleet", file, "prod", "--from", "staging", "--insecure-registry")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, `cluster "prod" has no artifact of revision main@sha1:`+strings.Repeat("3", 40))
+	assert.Equal(t, prod2, digestOf("oci://"+reg.Host+"/platform/prod:main"), "nothing moved")
+
+	// By URL and tag, promote does what it is told, as before.
+	stdout, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:v1", "--from", "oci://"+reg.Host+"/platform/staging:main", "--insecure-registry", "-o", "json")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.Contains(t, stdout, `"pushed": true`)
+	stdout, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:v1", "--from", "oci://"+reg.Host+"/platform/staging:main", "--insecure-registry", "-o", "json")
 	require.Equal(t, cli.ExitOK, code, stderr)
 	assert.Contains(t, stdout, `"pushed": false`)
 	assert.Contains(t, stderr, "unchanged: the tag already holds the artifact")
@@ -114,7 +162,7 @@ func TestPromoteCommand(t *testing.T) {
 
 	_, pub := testutil.CosignKeyPair(t, t.TempDir(), "pw")
 	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:v3", "--from", "main", "--insecure-registry", "--key", pub)
-	assert.Equal(t, cli.ExitError, code)
+	assert.Equal(t, cli.ExitFinding, code, "an unsigned artifact is a failed check, as verify says")
 	assert.Contains(t, stderr, "is unsigned: not verified")
 
 	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:main")

@@ -26,6 +26,7 @@ func newRenderCmd(f *rootFlags) *cobra.Command {
 		dir, outputs, secret, secretDir, receiverURL string
 		verifyKey, verifyPolicy                      string
 		verifyCerts                                  []string
+		allowSecrets                                 bool
 	)
 	cmd := &cobra.Command{
 		Use:   "render (-f STACK | --fleet FLEET) -d DIR [--outputs FILE] [--secret-file FILE | --secret-dir DIR]",
@@ -44,7 +45,9 @@ layer reads through spec.postBuild.substituteFrom. The sensitive outputs go to
 a Secret of the same name, written only to --secret-file (mode 0600, outside
 DIR: DIR is meant to be pushed, a plaintext Secret must not be; apply it out of
 band or encrypt it with SOPS); without --secret-file they are left out, and
-their names (never their values) are logged.
+their names (never their values) are logged. An outputs file inside the
+stack's folder (the folder push ships) is refused unless --allow-secrets:
+keep it outside, as push refuses it too.
 
 A stack with spec.wake also gets wake.yaml: a notification-controller
 Provider, Alert and Receiver that request a reconcile of a layer's dependents
@@ -103,6 +106,11 @@ listed, and nothing is written. Prints the files written.`,
 			case secretDir != "":
 				return fmt.Errorf("--secret-dir is for --fleet; use --secret-file")
 			}
+			if !allowSecrets {
+				if err := checkStackInputs(string(stack), outputs); err != nil {
+					return err
+				}
+			}
 			var opts []layering.RenderOption
 			if outputs != "" {
 				opts = append(opts, layering.WithOutputs(outputs))
@@ -146,6 +154,7 @@ listed, and nothing is written. Prints the files written.`,
 	cmd.Flags().StringArrayVar(&verifyCerts, "verify-cert", nil, "notation CA certificate (PEM) for the Secret of the stack's source.verify.secretRef, to --secret-file (repeatable)")
 	cmd.Flags().StringVar(&verifyPolicy, "verify-trust-policy", "", "notation trust policy for that Secret (default: strict, the source's repository, the --verify-cert certificates)")
 	cmd.Flags().StringVar(&receiverURL, "receiver-url", "", "where notification-controller reaches its webhook receiver, for the wake Secret of a stack with spec.wake")
+	cmd.Flags().BoolVar(&allowSecrets, "allow-secrets", false, "render even when an IaC outputs file lies inside the stack's folder, which push ships")
 	_ = cmd.MarkFlagRequired("output-dir")
 	keepOldOutput(cmd, "output-dir")
 	return cmd

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
@@ -13,6 +15,10 @@ import (
 // holds instead of the tests, so a test can run fluxpack in a child process
 // (for instance as another user).
 const helperEnv = "FLUXPACK_CLI_HELPER_ARGS"
+
+// readyEnv names a file the helper creates once SIGINT and SIGTERM cancel
+// its context, for a test to interrupt it only then.
+const readyEnv = "FLUXPACK_CLI_HELPER_READY"
 
 // batchEnv makes the test binary run fluxpack once for each JSON-encoded list
 // of args it holds, one after the other, and write their exit codes as a JSON
@@ -25,7 +31,16 @@ func TestMain(m *testing.M) {
 		if err := json.Unmarshal([]byte(raw), &args); err != nil {
 			panic(err)
 		}
-		os.Exit(cli.Main(context.Background(), "test", args, os.Stdout, os.Stderr)) //nolint:forbidigo // TestMain has no t
+		// As cmd/fluxpack's main: SIGINT and SIGTERM cancel the context.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM) //nolint:forbidigo // TestMain has no t
+		if ready := os.Getenv(readyEnv); ready != "" {
+			if err := os.WriteFile(ready, nil, 0o600); err != nil {
+				panic(err)
+			}
+		}
+		code := cli.Main(ctx, "test", args, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
 	}
 	if raw := os.Getenv(batchEnv); raw != "" {
 		var batch [][]string

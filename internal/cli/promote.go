@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
 )
@@ -25,9 +27,15 @@ func newPromoteCmd(f *rootFlags) *cobra.Command {
 		Short: "Move a tag to the artifact another tag holds: staging to prod, without rebuilding",
 		Long: `Promote points the tag of the URL at the artifact --from names, as it is:
 the "dev → staging → prod" move without rendering or pushing again. --from is
-an oci:// URL (by tag or digest) or a tag of the same repository. With
---fleet, the argument and --from are clusters of the fleet file and their
-artifact URLs come from it.
+an oci:// URL (by tag or digest) or a tag of the same repository.
+
+With --fleet, the argument and --from are clusters of the fleet file, and
+promotion is by revision: each cluster's artifact holds its own render (its
+OCIRepository, its variables), so the cluster's tag moves to the cluster's
+OWN artifact of the source revision --from's artifact holds (push --fleet
+tags every cluster's artifact with its revision, TAG-rev-COMMIT). If the
+cluster has no artifact of that revision, promote says so and moves nothing;
+another cluster's artifact is never copied.
 
 With --key (a cosign public key: a file, env://VAR or a KMS key), the
 keyless --certificate-* flags, or --trust-policy and --cert (notation), all
@@ -49,15 +57,13 @@ whether the tag moved.`,
 				return fmt.Errorf("--from is required")
 			}
 			to, src := args[0], from
+			var fl *layering.Fleet
 			if fleetFile != "" {
-				fl, err := layering.LoadFleet(string(fleetFile))
-				if err != nil {
+				var err error
+				if fl, err = layering.LoadFleet(string(fleetFile)); err != nil {
 					return err
 				}
 				if to, err = fl.Artifact(args[0]); err != nil {
-					return err
-				}
-				if src, err = fl.Artifact(from); err != nil {
 					return err
 				}
 			} else if !strings.HasPrefix(src, oci.Scheme) {
@@ -78,7 +84,16 @@ whether the tag moved.`,
 			}
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
-			res, err := oci.Promote(ctx, src, to, opts...)
+			var res *oci.Result
+			if fl != nil {
+				res, err = fleet.Promote(ctx, fl, args[0], from, fleet.PromoteOptions{Read: reg.listOptions(f.log), Promote: opts})
+			} else {
+				res, err = oci.Promote(ctx, src, to, opts...)
+			}
+			if errors.Is(err, oci.ErrNotVerified) {
+				// A failed check, as verify reports it: exit 1, nothing moved.
+				return &FindingError{Msg: err.Error()}
+			}
 			if err != nil {
 				return err
 			}

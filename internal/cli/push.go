@@ -44,7 +44,11 @@ not move, even when --revision differs; --force pushes anyway.
 --source and --revision default to the Git checkout holding DIR (origin's URL
 without credentials, <branch>@sha1:<commit>). Paths matching the default
 ignore list, .sourceignore files or --ignore-paths are left out. A plaintext
-Kubernetes Secret makes the push fail unless --allow-secrets. So does a tree
+Kubernetes Secret makes the push fail unless --allow-secrets, and so do IaC
+outputs: a file holding an output its tool marks sensitive (Terraform/OpenTofu
+"sensitive": true, Pulumi "[secret]") and any outputs file a Stack or Fleet
+file of the tree names (spec.vars[].outputs, spec.clusters[].outputs): keep
+them outside the pushed folder. So does a tree
 with no file left (an empty artifact would make Flux prune all it applied) or
 with over 100 MiB of file content (oci.MaxArtifactSize, what pull and Flux's
 untar accept).
@@ -205,7 +209,7 @@ when none failed.`,
 	fs.StringArrayVar(&tags, "tag", nil, "another tag to point at the artifact (repeatable)")
 	fs.StringArrayVarP(&annotations, "annotation", "a", nil, "manifest annotation key=value (repeatable)")
 	fs.StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax (after the defaults: "+joinComma(oci.DefaultIgnorePaths())+")")
-	fs.BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets in the artifact")
+	fs.BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets and IaC outputs files (sensitive values, files a stack or fleet names) in the artifact")
 	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
 	fleetFile.bind(cmd)
 	fs.IntVar(&jobs, "jobs", fleet.DefaultJobs, "with --fleet: clusters rendered and pushed at once")

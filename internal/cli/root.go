@@ -20,6 +20,9 @@ const (
 	ExitOK      = 0 // done, nothing to report
 	ExitFinding = 1 // done, and the answer is a finding: a diff, lint problems
 	ExitError   = 2 // not done: bad input, unreachable registry, refused auth
+	// ExitInterrupted: stopped by SIGINT or SIGTERM (128 + SIGINT, as
+	// shells report it), after cleaning up what the command had begun.
+	ExitInterrupted = 130
 )
 
 // FindingError is returned by commands whose work succeeded but whose answer
@@ -48,7 +51,8 @@ that Flux's OCIRepository reconciles.
 Installed as flux-pack in the flux CLI's plugin directory (flux plugin
 install pack), it runs as "flux pack".
 
-Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
+Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error, 130 interrupted
+(SIGINT or SIGTERM; what the command had begun is cleaned up).`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -133,6 +137,10 @@ func MainAs(ctx context.Context, name, version string, args []string, stdout, st
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintf(stderr, "fluxpack: interrupted: %v\n", optionFlags.Replace(err.Error()))
+		return ExitInterrupted
 	}
 	fmt.Fprintf(stderr, "fluxpack: %v\n", optionFlags.Replace(err.Error()))
 	var finding *FindingError

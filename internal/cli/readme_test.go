@@ -1,0 +1,133 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+)
+
+// readmeBlock returns the first fenced block of README.md of the given
+// language that follows the line holding after and contains want.
+func readmeBlock(t *testing.T, lang, after, want string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	s := string(data)
+	i := strings.Index(s, after)
+	require.GreaterOrEqual(t, i, 0, "README.md has no %q", after)
+	re := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```")
+	for _, m := range re.FindAllStringSubmatch(s[i:], -1) {
+		if strings.Contains(m[1], want) {
+			return m[1]
+		}
+	}
+	t.Fatalf("README.md has no ```%s block holding %q after %q", lang, want, after)
+	return ""
+}
+
+// TestReadmeWalkThrough runs the README's walk-through of a stack (its
+// stack file, then the shell lines: Terraform's outputs written where the
+// README writes them, render and push as written, the registry swapped for
+// a local one) and pulls the artifact: no sensitive output is in it, and
+// neither is the outputs file.
+func TestReadmeWalkThrough(t *testing.T) {
+	stack := readmeBlock(t, "yaml", "## Layers: a race-free bootstrap order", "kind: Stack")
+	steps := readmeBlock(t, "sh", "## Layers: a race-free bootstrap order", "fluxpack push ./platform")
+	reg := testutil.NewRegistry(t)
+	work := t.TempDir()
+	testutil.WriteFiles(t, work, map[string]string{
+		"platform/stack.yaml":        stack,
+		"platform/crds/crd.yaml":     "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: stores.example.com\nspec:\n  group: example.com\n  names: {kind: Store, plural: stores}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n",
+		"platform/operator/dep.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: op\n  namespace: default\n",
+		"platform/crs/store.yaml":    "apiVersion: example.com/v1\nkind: Store\nmetadata:\n  name: s\n  namespace: default\nspec:\n  region: ${region}\n",
+	})
+	t.Chdir(work)
+	tfJSON := `{
+  "region": {"sensitive": false, "type": "string", "value": "eu-west-1"},
+  "db_password": {"sensitive": true, "type": "string", "value": "CANARY-readme-db-password"}
+}
+`
+	ran := 0
+	for _, line := range strings.Split(steps, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) == 0:
+		case fields[0] == "terraform" && len(fields) == 5 && fields[3] == ">":
+			require.NoError(t, os.WriteFile(fields[4], []byte(tfJSON), 0o600))
+		case fields[0] == "fluxpack":
+			for i, f := range fields {
+				fields[i] = strings.Replace(f, "oci://ghcr.io/acme", "oci://"+reg.Host, 1)
+			}
+			stdout, stderr, code := run(t, fields[1:]...)
+			require.Equal(t, 0, code, "%s\nstdout: %s\nstderr: %s", line, stdout, stderr)
+			assert.NotContains(t, stdout+stderr, "CANARY")
+			ran++
+		default:
+			t.Fatalf("the walk-through has a line the test cannot run: %q", line)
+		}
+	}
+	require.Equal(t, 2, ran, "render and push ran")
+
+	out := filepath.Join(work, "pulled")
+	_, stderr, code := run(t, "pull", "oci://"+reg.Host+"/platform:v1", "-d", out)
+	require.Equal(t, 0, code, stderr)
+	var files []string
+	require.NoError(t, filepath.Walk(out, func(p string, fi os.FileInfo, err error) error {
+		require.NoError(t, err)
+		if fi.Mode().IsRegular() {
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.NotContains(t, string(data), "CANARY", "pushed file %s", p)
+			rel, _ := filepath.Rel(out, p)
+			files = append(files, filepath.ToSlash(rel))
+		}
+		return nil
+	}))
+	assert.Contains(t, files, "flux/vars/configmap-cluster-vars.yaml", "the plain outputs are pushed as the vars ConfigMap")
+	for _, f := range files {
+		assert.NotContains(t, f, "terraform", "the outputs file is not pushed")
+	}
+}
+
+// TestOutputsInsidePushedFolderRefused is the README's old layout: the
+// stack names terraform.json beside it, inside the folder push ships.
+// render, push and diff refuse it, naming the file; nothing reaches the
+// registry; --allow-secrets lets push through.
+func TestOutputsInsidePushedFolderRefused(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	work := t.TempDir()
+	testutil.WriteFiles(t, work, map[string]string{
+		"platform/stack.yaml":   "apiVersion: fluxpack.dev/v1alpha1\nkind: Stack\nmetadata: {name: p, namespace: flux-system}\nspec:\n  source: {url: oci://registry.example.com/platform, tag: v1}\n  vars: [{outputs: terraform.json, name: cluster-vars}]\n  layers:\n    - {name: apps, path: ./apps}\n",
+		"platform/apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: default}\ndata: {region: ${region}}\n",
+		"platform/terraform.json": `{"region": {"sensitive": false, "type": "string", "value": "eu"},
+ "db_password": {"sensitive": true, "type": "string", "value": "CANARY-inside"}}`,
+	})
+	p := filepath.Join(work, "platform")
+	url := "oci://" + reg.Host + "/platform:v1"
+	for _, c := range []cmdCase{
+		{name: "render", args: []string{"render", "-f", filepath.Join(p, "stack.yaml"), "-d", filepath.Join(p, "flux")}, code: 2, inStderr: filepath.Join(p, "terraform.json") + `: named by Stack "p": spec.vars[0].outputs`},
+		{name: "push", args: []string{"push", p, url}, code: 2, inStderr: filepath.Join(p, "terraform.json") + `:2: Terraform/OpenTofu output "db_password"`},
+		{name: "diff", args: []string{"diff", p, url}, code: 2, inStderr: filepath.Join(p, "terraform.json")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr := c.check(t)
+			assert.NotContains(t, stdout+stderr, "CANARY")
+		})
+	}
+	assert.NoDirExists(t, filepath.Join(p, "flux"), "render wrote nothing")
+	for _, r := range reg.Requests() {
+		assert.NotContains(t, r, "/blobs/uploads", "nothing uploaded")
+	}
+	// The file holding no sensitive value is still refused: the stack names it.
+	require.NoError(t, os.WriteFile(filepath.Join(p, "terraform.json"), []byte(`{"region": {"sensitive": false, "type": "string", "value": "eu"}}`), 0o600))
+	cmdCase{args: []string{"push", p, url}, code: 2, inStderr: "IaC outputs file"}.check(t)
+	cmdCase{args: []string{"push", p, url, "--allow-secrets"}, code: 0, stdout: reg.Host}.check(t)
+}
