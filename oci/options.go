@@ -466,23 +466,40 @@ func WithTransport(rt http.RoundTripper) RegistryOption {
 	}}
 }
 
-// WithRetry sets the backoff for retrying failed registry requests (5xx, 429,
-// dropped connections). The default is DefaultRetry. The caller's context
-// deadline bounds the whole operation, retries included.
+// WithRetry sets the backoff for retrying failed registry requests (5xx,
+// 429, 408, dropped connections, stalled answers): b.Steps tries, the first
+// wait b.Duration, each next one b.Factor times longer, each lengthened by up
+// to b.Jitter of itself at random. The same backoff retries a whole blob
+// upload, and (at most four tries) each of its requests that is safe to send
+// again. b.Cap, if set, ends the retries once a wait would pass it (that is
+// go-containerregistry's meaning), so it must be at least b.Duration. The
+// default is DefaultRetry. The caller's context deadline (the CLI's
+// --timeout) bounds the whole operation, retries included.
 func WithRetry(b remote.Backoff) RegistryOption {
 	return registryOpt{func(o *options) error {
-		if b.Steps < 1 || b.Duration <= 0 || b.Factor < 1 {
-			return fmt.Errorf("%s: want steps ≥ 1, duration > 0 and factor ≥ 1, got %+v", "WithRetry", b)
+		if b.Steps < 1 || b.Duration <= 0 || b.Factor < 1 || b.Jitter < 0 || (b.Cap != 0 && b.Cap < b.Duration) {
+			return fmt.Errorf("%s: want steps ≥ 1, duration > 0, factor ≥ 1, jitter ≥ 0 and cap 0 or ≥ duration, got %+v", "WithRetry", b)
 		}
 		o.backoff = &b
 		return nil
 	}}
 }
 
-// DefaultRetry is the backoff used without WithRetry: five tries, from a
-// quarter second growing threefold.
+// DefaultRetry is the backoff used without WithRetry: eight tries, from a
+// fifth of a second doubling (25 s of waits at most), with up to half again
+// of each wait at random so that a fleet's pushes do not retry in step.
+// Through a registry failing a fifth of its requests it pushes every
+// cluster of fleet's fault test.
 func DefaultRetry() remote.Backoff {
-	return remote.Backoff{Duration: 250 * time.Millisecond, Factor: 3, Jitter: 0.1, Steps: 5, Cap: 30 * time.Second}
+	return remote.Backoff{Duration: 200 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 8}
+}
+
+// retry is the backoff of this call.
+func (o *options) retry() remote.Backoff {
+	if o.backoff != nil {
+		return *o.backoff
+	}
+	return DefaultRetry()
 }
 
 // WithProgress calls fn as the upload of a push progresses.
@@ -552,11 +569,11 @@ func (o *options) baseTransport() http.RoundTripper {
 	if o.transport != nil {
 		t, ok := o.transport.(*http.Transport)
 		if !ok || (o.rootCAs == nil && !o.insecure) {
-			return retryAfter{o.transport}
+			return retryAfter{o.transport, o.retry()}
 		}
-		return retryAfter{o.pingsOf(o.sharedTransport(t))}
+		return retryAfter{o.pingsOf(o.sharedTransport(t)), o.retry()}
 	}
-	return retryAfter{o.pingsOf(o.sharedTransport(nil))}
+	return retryAfter{o.pingsOf(o.sharedTransport(nil)), o.retry()}
 }
 
 // pingsOf returns the pingCache over the transport t: the client's, or
@@ -616,10 +633,7 @@ func (o *options) withTLS(t *http.Transport) *http.Transport {
 
 // remoteOptions turns the registry options into go-containerregistry's.
 func (o *options) remoteOptions(ctx context.Context) []remote.Option {
-	backoff := DefaultRetry()
-	if o.backoff != nil {
-		backoff = *o.backoff
-	}
+	backoff := o.retry()
 	ro := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithTransport(o.httpTransport()),

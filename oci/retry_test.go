@@ -141,3 +141,20 @@ func TestPushProgress(t *testing.T) {
 	require.NoError(t, err)
 	require.Eventually(t, func() bool { p := last.Load(); return p != nil && p.Total > 0 && p.Written == p.Total }, 5*time.Second, 10*time.Millisecond)
 }
+
+// WithRetry checks its backoff, and NewClient says which option was bad.
+func TestWithRetryValidates(t *testing.T) {
+	for _, b := range []remote.Backoff{
+		{Steps: 0, Duration: time.Second, Factor: 2},
+		{Steps: 3, Duration: 0, Factor: 2},
+		{Steps: 3, Duration: time.Second, Factor: 0.5},
+		{Steps: 3, Duration: time.Second, Factor: 2, Jitter: -1},
+		{Steps: 3, Duration: time.Second, Factor: 2, Cap: time.Millisecond},
+	} {
+		_, err := oci.NewClient(oci.WithRetry(b))
+		require.Error(t, err, "%+v", b)
+		assert.ErrorContains(t, err, "WithRetry")
+	}
+	_, err := oci.NewClient(oci.WithRetry(oci.DefaultRetry()))
+	require.NoError(t, err)
+}

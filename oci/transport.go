@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
@@ -20,16 +23,36 @@ import (
 const maxRetryAfter = time.Minute
 
 // retryAfter is the innermost transport under go-containerregistry's retry,
-// and mends two gaps in it (which go-containerregistry should close itself):
+// and mends three gaps in it (which go-containerregistry should close itself):
+//
+//   - Inside a blob upload go-containerregistry does not retry single
+//     requests: it retries the whole upload (HEAD, POST, PATCH, PUT), so one
+//     fault in any of four requests costs an attempt, and at a 20 % fault
+//     rate five attempts are not enough for every blob of a fleet.
+//     retryAfter retries, with the client's backoff (at most
+//     maxInnerTries tries, jittered, never past the request's context), the
+//     requests it is safe to send again: GET and HEAD, and the bodiless
+//     POST that opens an upload, on a dropped connection or a 408, 429 or
+//     5xx answer; the bodiless PUT that commits an upload only on such an
+//     answer (a dropped commit may have been committed; the upload's own
+//     retry finds out with its HEAD). Bodies are never re-sent.
 //
 //   - It honours a registry's Retry-After on 429 and 503 answers, waiting
 //     that long (at most maxRetryAfter, never past the request's context)
 //     before handing the answer on; the retry only knows its own backoff.
+//
 //   - A request that timed out waiting for the registry's answer (a stalled
 //     registry) is retried while the caller's context lives: net/http's
 //     timeout error matches context.DeadlineExceeded, which the retry
 //     otherwise takes for the caller's own deadline.
-type retryAfter struct{ base http.RoundTripper }
+type retryAfter struct {
+	base    http.RoundTripper
+	backoff remote.Backoff // the client's (WithRetry), for requests retried here
+}
+
+// maxInnerTries bounds retryAfter's own tries of one request; go-containerregistry's
+// retry (of the request, or of the whole upload) runs around them.
+const maxInnerTries = 4
 
 // attemptTimeout is one request's timeout, retryable.
 type attemptTimeout struct{ err error }
@@ -39,6 +62,86 @@ func (e *attemptTimeout) Timeout() bool   { return true }
 func (e *attemptTimeout) Temporary() bool { return true }
 
 func (t retryAfter) RoundTrip(r *http.Request) (*http.Response, error) {
+	tries := min(max(t.backoff.Steps, 1), maxInnerTries)
+	onError, onStatus := resendable(r)
+	if !onStatus {
+		tries = 1
+	}
+	delay := t.backoff.Duration
+	for try := 1; ; try++ {
+		resp, err := t.once(r)
+		last := try >= tries || r.Context().Err() != nil
+		switch {
+		case err != nil && (last || !onError || !retryable(err)):
+			return nil, err
+		case err == nil && (last || !transientStatus(resp.StatusCode)):
+			return resp, nil
+		case err == nil:
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+				if _, ok := parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+					continue // once has waited as long as the registry asked
+				}
+			}
+		}
+		if !sleep(r.Context(), jitter(delay, t.backoff.Jitter)) {
+			return nil, context.Cause(r.Context())
+		}
+		if t.backoff.Factor > 1 {
+			delay = time.Duration(float64(delay) * t.backoff.Factor)
+		}
+	}
+}
+
+// resendable says whether retryAfter may send r again after an error, and
+// after a transient answer.
+func resendable(r *http.Request) (onError, onStatus bool) {
+	bodiless := r.Body == nil || r.Body == http.NoBody
+	switch {
+	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+		return true, true
+	case r.Method == http.MethodPost && bodiless && strings.HasSuffix(r.URL.Path, "/blobs/uploads/"):
+		return true, true
+	case r.Method == http.MethodPut && bodiless && strings.Contains(r.URL.Path, "/blobs/uploads/"):
+		return false, true
+	}
+	return false, false
+}
+
+// transientStatus reports the answers worth asking again.
+func transientStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// jitter adds up to f·d at random to d, as go-containerregistry's backoff does.
+func jitter(d time.Duration, f float64) time.Duration {
+	if f <= 0 {
+		return d
+	}
+	return d + time.Duration(rand.Float64()*f*float64(d)) //nolint:gosec // spreads retries, not a secret
+}
+
+// sleep waits d, or until ctx is done (false).
+func sleep(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// once sends r, and waits out a 429 or 503's Retry-After before handing
+// the answer on.
+func (t retryAfter) once(r *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(r)
 	if err != nil {
 		var ne net.Error
@@ -54,12 +157,7 @@ func (t retryAfter) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !ok || d <= 0 {
 		return resp, nil
 	}
-	timer := time.NewTimer(min(d, maxRetryAfter))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-	case <-r.Context().Done():
-	}
+	sleep(r.Context(), min(d, maxRetryAfter))
 	return resp, nil
 }
 

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"fmt"
+	"hash/fnv"
 	"io"
 	"log"
 	"math/rand/v2"
@@ -38,7 +39,12 @@ var AllFaults = []Fault{Fault5xx, FaultReset, FaultStall, Fault429}
 
 // FaultConfig sets up a FaultProxy.
 type FaultConfig struct {
-	// Seed makes the sequence of faults repeatable.
+	// Seed makes the faults repeatable: whether a request gets a fault, and
+	// which, depends on the seed, the request (method, repository path,
+	// the blob it is about) and how many times the same request came
+	// before, not on the order in which concurrent requests arrive. Only
+	// which of several concurrent callers makes the n-th of identical
+	// requests (a registry ping, say) can vary between runs.
 	Seed uint64
 	// Rate is the probability that a request gets a fault.
 	Rate float64
@@ -59,7 +65,8 @@ type FaultProxy struct {
 
 	cfg      FaultConfig
 	mu       sync.Mutex
-	rng      *rand.Rand
+	seen     map[string]int    // how many times each request identity came
+	uploads  map[string]string // upload location path → the blob it uploads
 	injected map[Fault]int
 	requests int
 	log      []FaultEvent
@@ -86,17 +93,18 @@ func NewFaultProxy(t testing.TB, upstream string, cfg FaultConfig) *FaultProxy {
 	if cfg.RetryAfter == 0 {
 		cfg.RetryAfter = 1
 	}
-	p := &FaultProxy{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+1)), injected: map[Fault]int{}}
+	p := &FaultProxy{cfg: cfg, seen: map[string]int{}, uploads: map[string]string{}, injected: map[Fault]int{}}
 	target := &url.URL{Scheme: "http", Host: upstream}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	rp.ErrorLog = log.New(io.Discard, "", 0)
+	rp.ModifyResponse = p.noteUpload
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fault := p.draw(r)
+		fault, rng := p.draw(r)
 		switch fault {
 		case "":
 			rp.ServeHTTP(w, r)
 		case Fault5xx:
-			code := []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable}[int(p.intn(3))]
+			code := []int{http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable}[rng.IntN(3)]
 			http.Error(w, "injected fault", code)
 		case Fault429:
 			w.Header().Set("Retry-After", fmt.Sprint(p.cfg.RetryAfter))
@@ -125,23 +133,59 @@ func NewFaultProxy(t testing.TB, upstream string, cfg FaultConfig) *FaultProxy {
 	return p
 }
 
-func (p *FaultProxy) draw(r *http.Request) Fault {
+// draw decides r's fault, from the seed, r's identity and how many times
+// that identity came before, and returns a generator for the fault's
+// details drawn from the same.
+func (p *FaultProxy) draw(r *http.Request) (Fault, *rand.Rand) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.requests++
+	id := p.identity(r)
+	n := p.seen[id]
+	p.seen[id] = n + 1
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s#%d", id, n)
+	rng := rand.New(rand.NewPCG(p.cfg.Seed, h.Sum64()))
 	var f Fault
-	if p.rng.Float64() < p.cfg.Rate {
-		f = p.cfg.Faults[p.rng.IntN(len(p.cfg.Faults))]
+	if rng.Float64() < p.cfg.Rate {
+		f = p.cfg.Faults[rng.IntN(len(p.cfg.Faults))]
 		p.injected[f]++
 	}
 	p.log = append(p.log, FaultEvent{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Fault: f})
-	return f
+	return f, rng
 }
 
-func (p *FaultProxy) intn(n int) int {
+// identity names what r asks for independently of the registry's random
+// upload locations: the method and path, with an upload location replaced
+// by the blob it uploads (the mount digest of the POST that opened it),
+// and the digest a blob upload or commit names. Called with p.mu held.
+func (p *FaultProxy) identity(r *http.Request) string {
+	path := r.URL.Path
+	if blob, ok := p.uploads[path]; ok {
+		path = "upload of " + blob
+	}
+	q := r.URL.Query()
+	return strings.Join([]string{r.Method, path, q.Get("mount"), q.Get("digest")}, " ")
+}
+
+// noteUpload records which blob an upload location opened by a POST with
+// ?mount= is for, so that the location's PATCH and PUT have an identity
+// that does not depend on the registry's random upload id.
+func (p *FaultProxy) noteUpload(resp *http.Response) error {
+	r := resp.Request
+	mount := r.URL.Query().Get("mount")
+	loc := resp.Header.Get("Location")
+	if r.Method != http.MethodPost || mount == "" || loc == "" {
+		return nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil //nolint:nilerr // not an upload location: the client will say
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.rng.IntN(n)
+	p.uploads[u.Path] = r.URL.Path + " " + mount
+	return nil
 }
 
 // Injected returns how many faults of each kind were injected.
