@@ -151,3 +151,22 @@ func TestMalformedThroughFileError(t *testing.T) {
 	require.ErrorAs(t, err, &fe, "Parse: %v", err)
 	assert.Equal(t, "outputs.json", fe.Path)
 }
+
+// A tenant's Kustomization the root applies cannot be kept by any layer:
+// Import refuses it, naming it and what the stack cannot say, rather than
+// move it into flux-system.
+func TestImportRefusesRootTenant(t *testing.T) {
+	tenant := "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: team-a\n  namespace: team-a\n" +
+		"spec:\n  serviceAccountName: team-a\n  interval: 5m\n  path: ./team-a\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n    namespace: flux-system\n"
+	repo := t.TempDir()
+	testutil.WriteFiles(t, repo, map[string]string{
+		".git/HEAD":                 "ref: refs/heads/main\n",
+		"clusters/prod/infra.yaml":  infraKustomization,
+		"clusters/prod/team-a.yaml": tenant,
+		"infra/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n",
+		"team-a/cm.yaml":            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: team-a}\n",
+	})
+	_, err := fluxrepo.Import(t.Context(), filepath.Join(repo, "clusters", "prod"))
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "clusters/prod/team-a.yaml:1: Kustomization/team-a/team-a: namespace team-a, serviceAccountName team-a")
+}

@@ -3,8 +3,11 @@ package fluxrepo
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -16,7 +19,8 @@ import (
 // Imported is a repository's platform as a stack file.
 type Imported struct {
 	// Stack is the stack file (fluxpack.dev/v1alpha1 Stack); its layers'
-	// paths are relative to the repository's root, where it belongs.
+	// paths are relative to the repository's root, where it belongs, or to
+	// the folder of WithStackFile's file.
 	Stack []byte
 	// Differences are what the stack does not say as the repository does,
 	// one line each naming the Kustomization and where it is declared: none
@@ -31,8 +35,11 @@ type Imported struct {
 // Flux (FluxDefaults). It then renders the stack and compares each
 // rendered Kustomization's spec with the original, field for field;
 // whatever differs is listed in Differences, as is what the stack model
-// cannot hold (a Kustomization in another namespace, a dependency outside
-// the stack).
+// cannot hold (a dependency outside the stack). spec.suspend is kept. A
+// tenant's Kustomization (in another namespace than flux-system, with its
+// service account and sources there) is not made a layer, which would move
+// it to flux-system: the layer that applies it keeps applying it as it is
+// (a Difference says so); if the root applies it, Import refuses, naming it.
 func Import(ctx context.Context, entry string, opts ...Option) (*Imported, error) {
 	repo, err := Read(ctx, entry, opts...)
 	if err != nil {
@@ -60,8 +67,47 @@ func importPlan(repo *Repository) (*Imported, error) {
 	if len(others) > 0 {
 		differ(root, "it also applies objects that are not Kustomizations, which the stack does not carry: keep them beside the rendered stack: %s", strings.Join(others, ", "))
 	}
+	// A tenant's Kustomization (another namespace, its own service account
+	// and sources there) cannot be a layer: a stack puts every layer in one
+	// namespace, where its serviceAccountName and sourceRef would name other
+	// objects. When a layer applies it, that layer keeps applying it as it
+	// is; when the root does, import refuses.
+	layerRef := map[string]string{}
+	for _, l := range p.Layers {
+		layerRef[l.Name] = kustomizationRef(l.Kustomization)
+	}
+	tenant := map[string]bool{}
+	var refused []error
+	for _, l := range p.Layers[1:] {
+		k := l.Kustomization
+		if namespaceOr(k.Namespace, DefaultNamespace) == DefaultNamespace {
+			continue
+		}
+		tenant[l.Name] = true
+		what := tenantFields(k)
+		if l.Parent == root.Name {
+			refused = append(refused, fmt.Errorf("%s:%d: %s: %s: a stack puts every layer in %s, and the root applies it, so no layer of the stack would; move it into a folder that a Kustomization in %s applies",
+				l.File, l.Line, kustomizationRef(k), what, DefaultNamespace, DefaultNamespace))
+			continue
+		}
+		differ(l, "not imported as a layer: it is a tenant's (%s), which a stack, all in %s, cannot say; %s, a layer of the stack, applies it as it is", what, DefaultNamespace, layerRef[l.Parent])
+	}
+	if len(refused) > 0 {
+		return nil, fmt.Errorf("importing %s: %w", repo.Entry, errors.Join(refused...))
+	}
+	stackDir, err := repo.stackDir()
+	if err != nil {
+		return nil, err
+	}
+	if stackDir == "" {
+		stackDir = "."
+		out.Differences = append(out.Differences, fmt.Sprintf("the stack file is written outside the repository %s: its layers' paths are relative to the repository's root, so it renders from there, not from where it is written", repo.Root))
+	}
 	names := map[string]string{} // layer name → stack layer name
 	for _, l := range p.Layers[1:] {
+		if tenant[l.Name] {
+			continue
+		}
 		if prev, dup := names[l.Name]; dup || slices.Contains(slices.Collect(maps.Values(names)), l.Kustomization.Name) {
 			differ(l, "not imported: another Kustomization (%s) has its name in the stack's namespace", prev)
 			continue
@@ -79,9 +125,6 @@ func importPlan(repo *Repository) (*Imported, error) {
 			continue
 		}
 		k := l.Kustomization
-		if k.Namespace != DefaultNamespace {
-			differ(l, "its namespace is %s; a stack puts every layer in %s", k.Namespace, DefaultNamespace)
-		}
 		if l.Parent != root.Name {
 			differ(l, "it is applied by Kustomization %s; the stack applies every layer from its root, so it is applied sooner", l.Parent)
 		}
@@ -99,6 +142,7 @@ func importPlan(repo *Repository) (*Imported, error) {
 		spec.DependsOn = deps
 		if spec.SourceRef == source {
 			spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{}
+			spec.Path = fromDir(stackDir, spec.Path)
 		}
 		builder.Layer(name, layering.FromKustomization(spec))
 	}
@@ -126,11 +170,62 @@ func importPlan(repo *Repository) (*Imported, error) {
 		if !ok {
 			continue
 		}
-		for _, f := range specDiff(normalize(l.Kustomization), normalize(rendered[name])) {
+		orig, back := normalize(l.Kustomization), normalize(rendered[name])
+		if stackDir != "." && back.SourceRef == source {
+			orig.Path, back.Path = path.Clean(orig.Path), path.Join(stackDir, back.Path)
+		}
+		for _, f := range specDiff(orig, back) {
 			differ(l, "spec.%s renders differently", f)
 		}
 	}
 	return out, nil
+}
+
+// tenantFields names what makes k a tenant's: its namespace, service
+// account and source.
+func tenantFields(k *kustomizev1.Kustomization) string {
+	out := []string{"namespace " + k.Namespace}
+	if k.Spec.ServiceAccountName != "" {
+		out = append(out, "serviceAccountName "+k.Spec.ServiceAccountName)
+	}
+	s := sourceOf(k)
+	out = append(out, fmt.Sprintf("sourceRef %s/%s/%s", s.Kind, s.Namespace, s.Name))
+	return strings.Join(out, ", ")
+}
+
+// stackDir is the folder of the stack file (WithStackFile), relative to
+// the repository's root, slash-separated: "." without it, "" when it is
+// outside the repository.
+func (r *Repository) stackDir() (string, error) {
+	if r.stackFile == "" {
+		return ".", nil
+	}
+	abs, err := filepath.Abs(r.stackFile)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(r.Root, filepath.Dir(abs))
+	if err != nil || rel != "." && !filepath.IsLocal(rel) {
+		return "", nil //nolint:nilerr // outside the repository: said by a Difference
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// fromDir is p, a path relative to the repository's root, relative to dir
+// (a folder relative to the root) instead.
+func fromDir(dir, p string) string {
+	if dir == "." {
+		return p
+	}
+	rel, err := filepath.Rel(filepath.FromSlash(dir), filepath.FromSlash(path.Clean(p)))
+	if err != nil { // both are relative: it cannot fail
+		return p
+	}
+	rel = filepath.ToSlash(rel)
+	if rel != ".." && !strings.HasPrefix(rel, "../") {
+		rel = "./" + rel
+	}
+	return rel
 }
 
 // stackName makes a name a stack's metadata.name can be.

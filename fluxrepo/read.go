@@ -90,7 +90,8 @@ type Repository struct {
 	// from it, for package lint.
 	Inputs []lint.Input
 
-	lint []lint.Option // WithLint
+	lint      []lint.Option // WithLint
+	stackFile string        // WithStackFile
 
 	temps   []string
 	built   map[string]fluxbuild.Source // layer → where it was built from
@@ -106,6 +107,8 @@ type config struct {
 	root     string
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
+	// stackFile is where Import's stack will be written (WithStackFile).
+	stackFile string
 }
 
 type funcOption func(*config) error
@@ -121,6 +124,23 @@ func WithRoot(dir string) Option {
 			return errdefs.InvalidOption("WithRoot: empty directory")
 		}
 		c.root = dir
+		return nil
+	})
+}
+
+// WithStackFile says where Import's stack file will be written. When it
+// is inside the repository, the paths of the layers that read the
+// repository's own source are written relative to the file's folder, as
+// render reads them, so the stack renders where it is written (Flux, which
+// reads them from the repository's root, resolves the leading ../ there).
+// Without it, or outside the repository (a Difference says so), the paths
+// are relative to the repository's root. Read ignores it.
+func WithStackFile(path string) Option {
+	return funcOption(func(c *config) error {
+		if path == "" {
+			return errdefs.InvalidOption("WithStackFile: empty path")
+		}
+		c.stackFile = path
 		return nil
 	})
 }
@@ -255,6 +275,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 	}
 	repo.Notes = r.notes
 	repo.lint = cfg.lint
+	repo.stackFile = cfg.stackFile
 	repo.temps, repo.built = r.temps, r.built
 	repo.sources = r.decodedSources
 	return repo, nil

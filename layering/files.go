@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	corev1 "k8s.io/api/core/v1"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -301,11 +302,14 @@ func stageSecret(file, dir string, data []byte) (commit func() error, abort func
 }
 
 // checkPaths reports every Kustomization layer whose path is not a
-// directory under root, as *LayerError wrapping ErrMissingPath.
+// directory under root, as *LayerError wrapping ErrMissingPath. A layer
+// whose sourceRef is another source than the stack's (another Git
+// repository, say) reads that source's tree, not root: its path is not
+// checked here.
 func (p *Plan) checkPaths(root string) error {
 	var errs []error
 	for _, l := range p.Layers {
-		if l.HelmRelease != nil {
+		if l.HelmRelease != nil || !p.ownSource(l.Kustomization) {
 			continue
 		}
 		path := l.Kustomization.Spec.Path
@@ -318,6 +322,22 @@ func (p *Plan) checkPaths(root string) error {
 		return fmt.Errorf("%w: %w", ErrInvalidPlan, joinErrs(errs))
 	}
 	return nil
+}
+
+// ownSource reports whether k reads the stack's own source (true when the
+// Plan was not made by Build and does not know it).
+func (p *Plan) ownSource(k *kustomizev1.Kustomization) bool {
+	if p.sourceRef.Kind == "" {
+		return true
+	}
+	ref := k.Spec.SourceRef
+	ns := func(n string) string {
+		if n == "" {
+			return k.Namespace
+		}
+		return n
+	}
+	return ref.Kind == p.sourceRef.Kind && ref.Name == p.sourceRef.Name && ns(ref.Namespace) == ns(p.sourceRef.Namespace)
 }
 
 // GraphFile reads and builds a stack file and draws it (Plan.Graph).

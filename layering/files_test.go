@@ -3,6 +3,7 @@ package layering_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -161,4 +162,47 @@ func renderableStack(t *testing.T) string {
 }`,
 	})
 	return dir
+}
+
+// A layer reading another source than the stack's (another Git
+// repository) is not looked for in the stack's folder; the stack's own
+// layers still are. suspend: true reaches spec.suspend.
+func TestRenderFileOtherSourcePaths(t *testing.T) {
+	dir := t.TempDir()
+	stack := `apiVersion: fluxpack.dev/v1alpha1
+kind: Stack
+metadata:
+  name: platform
+spec:
+  sourceRef: {kind: GitRepository, name: flux-system}
+  layers:
+    - name: infra
+      path: ./infra
+    - name: crds
+      path: ./cmd/k8s-operator/deploy/crds
+      sourceRef: {kind: GitRepository, name: tailscale}
+    - name: same-source
+      path: ./nowhere
+      sourceRef: {kind: GitRepository, name: flux-system, namespace: flux-system}
+    - name: opt-in
+      path: ./infra
+      suspend: true
+`
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "infra"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(stack), 0o644))
+	_, err := layering.RenderFile(filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "out"))
+	require.ErrorIs(t, err, layering.ErrMissingPath)
+	assert.ErrorContains(t, err, `layer "same-source": path "./nowhere" is not a directory`)
+	assert.NotContains(t, err.Error(), `layer "crds"`)
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(strings.Replace(stack, "./nowhere", "./infra", 1)), 0o644))
+	out := filepath.Join(t.TempDir(), "out")
+	r, err := layering.RenderFile(filepath.Join(dir, "stack.yaml"), out)
+	require.NoError(t, err)
+	for _, l := range r.Plan.Layers {
+		assert.Equal(t, l.Name == "opt-in", l.Kustomization.Spec.Suspend, "layer %s: spec.suspend", l.Name)
+	}
+	data, err := os.ReadFile(filepath.Join(out, "layers", "opt-in.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "suspend: true")
 }

@@ -56,6 +56,7 @@ type step struct {
 	patches                          []kustomize.Patch
 	commonMetadata                   *kustomizev1.CommonMetadata
 	force                            bool
+	suspend                          bool
 	sourceRef                        *kustomizev1.CrossNamespaceSourceReference
 	serviceAccountName               string
 	decryption                       *kustomizev1.Decryption
@@ -512,6 +513,14 @@ func ServiceAccountName(name string) StepOption {
 		}
 		s.serviceAccountName = name
 	})
+}
+
+// Suspend sets spec.suspend: kustomize-controller leaves the layer alone
+// until someone resumes it (flux resume kustomization), so the layer is
+// declared, and deployed only on demand (an opt-in platform). Layers that
+// depend on it wait for it as for any other.
+func Suspend() StepOption {
+	return funcStep(func(s *step) { s.suspend = true })
 }
 
 // Decryption sets spec.decryption: SOPS decryption of the layer's Secrets.

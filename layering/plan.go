@@ -32,6 +32,9 @@ type Plan struct {
 	// Source is the stack's OCIRepository, or nil when the stack uses an
 	// existing source (FromSource).
 	Source *sourcev1.OCIRepository
+	// sourceRef is the source the stack's own layers read (Build's); a
+	// layer with another reads a tree that is not the stack's folder.
+	sourceRef kustomizev1.CrossNamespaceSourceReference
 	// Layers are in declaration order.
 	Layers []Layer
 
@@ -127,6 +130,7 @@ func (b *Builder) emit(nodes []*node) *Plan {
 			Spec:       spec,
 		}
 	}
+	p.sourceRef = srcRef
 	for _, n := range nodes {
 		p.Layers = append(p.Layers, b.emitLayer(n, srcRef))
 	}
@@ -166,6 +170,7 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 		Patches:            slices.Clone(s.patches),
 		CommonMetadata:     s.commonMetadata,
 		Force:              s.force,
+		Suspend:            s.suspend,
 		HealthChecks:       slices.Clone(s.healthChecks),
 		HealthCheckExprs:   slices.Clone(s.healthCheckExprs),
 	}

@@ -118,6 +118,7 @@ type stackLayer struct {
 	Patches           []kustomize.Patch                          `json:"patches,omitempty"`
 	CommonMetadata    *kustomizev1.CommonMetadata                `json:"commonMetadata,omitempty"`
 	Force             bool                                       `json:"force,omitempty"`
+	Suspend           bool                                       `json:"suspend,omitempty"`
 	SourceRef         *kustomizev1.CrossNamespaceSourceReference `json:"sourceRef,omitempty"`
 	ServiceAccount    string                                     `json:"serviceAccountName,omitempty"`
 	Decryption        *kustomizev1.Decryption                    `json:"decryption,omitempty"`
@@ -648,6 +649,9 @@ func layerOptions(l *stackLayer) []StepOption {
 	}
 	if l.Force {
 		o = append(o, Force())
+	}
+	if l.Suspend {
+		o = append(o, Suspend())
 	}
 	if l.SourceRef != nil {
 		o = append(o, SourceRef(*l.SourceRef))

@@ -74,7 +74,7 @@ func (s *step) stackLayer() stackLayer {
 		Interval: duration(s.interval), RetryInterval: duration(s.retryInterval), Timeout: duration(s.timeout),
 		HealthChecks: s.healthChecks, HealthCheckExprs: s.healthCheckExprs, TargetNamespace: s.targetNamespace,
 		Components: s.components, Patches: s.patches, CommonMetadata: s.commonMetadata, Force: s.force,
-		SourceRef: s.sourceRef, ServiceAccount: s.serviceAccountName, Decryption: s.decryption, Images: s.images,
+		Suspend: s.suspend, SourceRef: s.sourceRef, ServiceAccount: s.serviceAccountName, Decryption: s.decryption, Images: s.images,
 		NamePrefix: s.namePrefix, NameSuffix: s.nameSuffix,
 	}
 	for _, d := range s.dependsOn {
@@ -117,7 +117,7 @@ func duration(d *time.Duration) *metav1.Duration {
 // spec, as Build would emit it back: path, dependsOn (names of the stack's
 // layers, with readyExpr), interval, retryInterval, timeout, prune, wait,
 // deletionPolicy, health checks and their expressions, targetNamespace,
-// postBuild, components, patches, commonMetadata, force, sourceRef,
+// postBuild, components, patches, commonMetadata, force, suspend, sourceRef,
 // serviceAccountName, decryption, images, namePrefix and nameSuffix (a
 // sourceRef without a kind leaves the stack's). A
 // repository's Kustomization becomes a stack layer with it (package
@@ -154,6 +154,7 @@ func FromKustomization(spec kustomizev1.KustomizationSpec) StepOption {
 			s.substitute, s.substituteFrom, s.substituteStrategy = pb.Substitute, pb.SubstituteFrom, pb.SubstituteStrategy
 		}
 		s.components, s.patches, s.commonMetadata, s.force = spec.Components, spec.Patches, spec.CommonMetadata, spec.Force
+		s.suspend = spec.Suspend
 		if ref := spec.SourceRef; ref.Kind != "" {
 			s.sourceRef = &ref
 		}

@@ -24,13 +24,16 @@ one that flux bootstrap applies, every field as the Kustomization has it,
 Flux's own defaults left to Flux (fluxDefaults: true). It then renders the
 stack and compares every Kustomization's spec with the original, field for
 field: whatever differs, and whatever the stack cannot say (a Kustomization
-in another namespace, one applied by another Kustomization, a dependency
-outside the stack, objects the root applies that are not Kustomizations), is
-logged to stderr, one line each, and written as a comment at the end of the
-stack file: nothing is dropped silently.
+applied by another Kustomization, a dependency outside the stack, objects
+the root applies that are not Kustomizations), is logged to stderr, one line
+each, and written as a comment at the end of the stack file: nothing is
+dropped silently. suspend: true is kept. A tenant's Kustomization (another
+namespace, its own service account) stays applied by the layer that applies
+it; one the root applies is refused, by name.
 
-The layers' paths stay relative to the repository, so the stack file
-belongs at the repository's root. Without --output-file it goes to stdout.
+The layers' paths are relative to the file written (--output-file), so
+"fluxpack render -f" of it works; on stdout, or for a file outside the
+repository, they are relative to the repository's root.
 
 With --argocd, DIR holds the Argo CD Applications of an app-of-apps (and
 ApplicationSets with list generators): each Application becomes a layer,
@@ -54,6 +57,9 @@ layers of the repository; what Flux cannot say is listed the same way.`,
 				opts, err := repo.options()
 				if err != nil {
 					return err
+				}
+				if out != "" {
+					opts = append(opts, fluxrepo.WithStackFile(out))
 				}
 				imp, err := fluxrepo.Import(cmd.Context(), args[0], opts...)
 				if err != nil {
