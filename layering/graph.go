@@ -2,6 +2,7 @@ package layering
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,10 +19,11 @@ const (
 	GraphMermaid GraphFormat = "mermaid" // a flowchart that GitHub renders
 	GraphDot     GraphFormat = "dot"     // Graphviz
 	GraphTree    GraphFormat = "tree"    // like `flux tree kustomization`
+	GraphJSON    GraphFormat = "json"    // GraphDoc, for programs
 )
 
 // GraphFormats lists the formats Graph takes.
-func GraphFormats() []GraphFormat { return []GraphFormat{GraphMermaid, GraphDot, GraphTree} }
+func GraphFormats() []GraphFormat { return []GraphFormat{GraphMermaid, GraphDot, GraphTree, GraphJSON} }
 
 // ParseGraphFormat reads a format's name, as --format takes it.
 func ParseGraphFormat(s string) (GraphFormat, error) {
@@ -169,9 +171,75 @@ func (l *Layer) describe() string {
 	return strings.Join(parts, ", ")
 }
 
-// Graph draws the Plan's DAG in format (GraphMermaid, GraphDot or
-// GraphTree): each layer with its kind and how it becomes Ready, edges from
-// a layer to those that depend on it, and the critical path highlighted.
+// GraphDoc is what GraphJSON writes: the layers in declaration order, each
+// with its kind, how it becomes Ready, what it depends on (layers of the
+// Plan only) and the layer that applies it, and the critical path.
+type GraphDoc struct {
+	Name         string           `json:"name"`
+	Layers       []GraphLayer     `json:"layers"`
+	CriticalPath GraphCriticalDoc `json:"criticalPath"`
+}
+
+// GraphLayer is one layer of a GraphDoc.
+type GraphLayer struct {
+	Name string `json:"name"`
+	// Kind is Kustomization or HelmRelease.
+	Kind string `json:"kind"`
+	// Ready says how it becomes Ready: wait, healthChecks or none.
+	Ready     string   `json:"ready"`
+	Operator  bool     `json:"operator,omitempty"`
+	Prune     bool     `json:"prune"`
+	DependsOn []string `json:"dependsOn,omitempty"`
+	AppliedBy string   `json:"appliedBy,omitempty"`
+}
+
+// GraphCriticalDoc is CriticalPath in a GraphDoc, durations as Go writes
+// them (1m30s).
+type GraphCriticalDoc struct {
+	Layers  []string `json:"layers"`
+	Timeout string   `json:"timeout"`
+	Polling string   `json:"polling"`
+	Woken   bool     `json:"woken"`
+	Latency string   `json:"latency"`
+}
+
+// graphDoc is the Plan as GraphJSON writes it.
+func (p *Plan) graphDoc(crit CriticalPath) GraphDoc {
+	idx := p.index()
+	doc := GraphDoc{Name: p.Name, Layers: []GraphLayer{}, CriticalPath: GraphCriticalDoc{
+		Layers: append([]string{}, crit.Layers...), Timeout: crit.Timeout.String(), Polling: crit.Polling.String(), Woken: crit.Woken, Latency: crit.Latency(),
+	}}
+	for _, l := range p.Layers {
+		g := GraphLayer{Name: l.Name, Kind: "Kustomization", Ready: "none", Operator: l.Operator}
+		if l.HelmRelease != nil {
+			g.Kind = "HelmRelease"
+		}
+		if k := l.Kustomization; k != nil {
+			switch {
+			case k.Spec.Wait:
+				g.Ready = "wait"
+			case len(k.Spec.HealthChecks) > 0:
+				g.Ready = "healthChecks"
+			}
+			g.Prune = k.Spec.Prune
+		}
+		for _, d := range l.DependsOn {
+			if _, ok := idx[d]; ok {
+				g.DependsOn = append(g.DependsOn, d)
+			}
+		}
+		if _, ok := idx[l.Parent]; ok {
+			g.AppliedBy = l.Parent
+		}
+		doc.Layers = append(doc.Layers, g)
+	}
+	return doc
+}
+
+// Graph draws the Plan's DAG in format (GraphMermaid, GraphDot, GraphTree
+// or GraphJSON): each layer with its kind and how it becomes Ready, edges
+// from a layer to those that depend on it, and the critical path
+// highlighted.
 func (p *Plan) Graph(format GraphFormat) ([]byte, error) {
 	var b bytes.Buffer
 	crit := p.CriticalPath()
@@ -248,6 +316,12 @@ func (p *Plan) Graph(format GraphFormat) ([]byte, error) {
 	case GraphTree:
 		p.tree(&b)
 		fmt.Fprintf(&b, "\n%s\n%s\n", crit, crit.Latency())
+	case GraphJSON:
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(p.graphDoc(crit)); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, errdefs.Kind(ErrInvalidOption, "unknown graph format %q: want one of %s", format, formatList())
 	}

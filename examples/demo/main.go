@@ -80,7 +80,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if _, err := fluxpack(ctx, out, 0, "lint", "-f", filepath.Join(dir, "stack.yaml")); err != nil {
 		return err
 	}
-	if _, err := fluxpack(ctx, out, 0, "graph", "-f", filepath.Join(dir, "stack.yaml"), "--format", "tree"); err != nil {
+	if _, err := fluxpack(ctx, out, 0, "graph", "-f", filepath.Join(dir, "stack.yaml"), "-o", "tree"); err != nil {
 		return err
 	}
 	// The Terraform outputs become the cluster-vars ConfigMap inside the

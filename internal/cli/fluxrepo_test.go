@@ -57,9 +57,9 @@ func TestFluxRepoCommands(t *testing.T) {
 		{name: "lint-entry-and-stack", args: []string{"lint", phEntry, "-f", stack}, code: cli.ExitError, stderr: "not both"},
 		{name: "lint-nothing", args: []string{"lint"}, code: cli.ExitError, stderr: "give a Flux entry point"},
 		// graph ENTRY
-		{name: "graph-entry-mermaid", args: []string{"graph", filepath.Join(fx, "clusters", "production"), "--root", fx, "--format", "mermaid"}, same: "fluxrepo/testdata/fluxcd-example-production-graph-mermaid.golden"},
+		{name: "graph-entry-mermaid", args: []string{"graph", filepath.Join(fx, "clusters", "production"), "--root", fx, "-o", "mermaid"}, same: "fluxrepo/testdata/fluxcd-example-production-graph-mermaid.golden"},
 		{name: "graph-entry-tree", args: []string{"graph", phEntry, "--root", ph}, same: "fluxrepo/testdata/platform-hierarchy-graph-tree.golden"},
-		{name: "graph-entry-dot", args: []string{"graph", filepath.Join(mt, "clusters", "production"), "--root", mt, "--format", "dot"}},
+		{name: "graph-entry-dot", args: []string{"graph", filepath.Join(mt, "clusters", "production"), "--root", mt, "-o", "dot"}},
 		// preview --cluster ENTRY HelmRelease/NAMESPACE/NAME: what
 		// helm-controller installs, Secret values redacted unless asked.
 		{name: "preview-release", args: []string{"preview", "--cluster", filepath.Join(ho, "clusters", "naive"), "--root", ho, "HelmRelease/flux-system/external-secrets"}},
@@ -93,7 +93,9 @@ func TestFluxRepoCommands(t *testing.T) {
 		{name: "lint-stack-root", args: []string{"lint", "-f", stack, "--root", root, "--external", "ConfigMap/flux-system/cluster-vars"}, code: cli.ExitError, stderr: "--root applies to a Flux repository (ENTRY), not to a stack file (-f)"},
 		{name: "graph-stack-external", args: []string{"graph", "-f", stack, "--external", "ConfigMap/flux-system/cluster-vars"}, code: cli.ExitError, stderr: "--external applies to a Flux repository (ENTRY), not to a stack file (-f)"},
 		{name: "graph-stack-root-source", args: []string{"graph", "-f", stack, "--root", root, "--source", "GitRepository/flux-system/flux-system=" + devTeam}, code: cli.ExitError, stderr: "--root and --source apply to a Flux repository (ENTRY)"},
-		{name: "graph-stack", args: []string{"graph", "-f", stack, "--format", "mermaid"}},
+		{name: "graph-stack", args: []string{"graph", "-f", stack, "-o", "mermaid"}},
+		{name: "graph-stack-json", args: []string{"graph", "-f", stack, "-o", "json"}},
+		{name: "graph-stack-old-format", args: []string{"graph", "-f", stack, "--format", "mermaid"}, stderr: "Flag --format has been deprecated, use -o/--output"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -81,6 +81,6 @@ layers of the repository; what Flux cannot say is listed the same way.`,
 	repo.bind(cmd)
 	cmd.Flags().BoolVar(&argoCD, "argocd", false, "DIR holds the Argo CD Applications of an app-of-apps (sync waves become layers)")
 	cmd.Flags().StringVar(&out, "output-file", "", "file to write the stack to (default: stdout)")
-	keepOldOutput(cmd, "output-file")
+	refuseOldOutput(cmd, "output-file")
 	return cmd
 }

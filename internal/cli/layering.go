@@ -156,7 +156,7 @@ listed, and nothing is written. Prints the files written.`,
 	cmd.Flags().StringVar(&receiverURL, "receiver-url", "", "where notification-controller reaches its webhook receiver, for the wake Secret of a stack with spec.wake")
 	cmd.Flags().BoolVar(&allowSecrets, "allow-secrets", false, "render even when an IaC outputs file lies inside the stack's folder, which push ships")
 	_ = cmd.MarkFlagRequired("output-dir")
-	keepOldOutput(cmd, "output-dir")
+	refuseOldOutput(cmd, "output-dir")
 	return cmd
 }
 
@@ -431,12 +431,12 @@ cannot be read.`,
 
 func newGraphCmd(*rootFlags) *cobra.Command {
 	var (
-		stack  stackFlag
-		repo   repoFlags
-		format string
+		stack             stackFlag
+		repo              repoFlags
+		format, oldFormat string
 	)
 	cmd := &cobra.Command{
-		Use:   "graph [ENTRY | -f STACK] [--format mermaid|dot|tree]",
+		Use:   "graph [ENTRY | -f STACK] [-o tree|mermaid|dot|json]",
 		Short: "Draw the layers of a stack file or of a cluster's Flux repository, how each becomes Ready, and the critical path",
 		Long: `Graph draws the dependency DAG of a stack file (-f) or of the Flux
 Kustomizations of a cluster's repository (ENTRY, as lint reads it): each layer
@@ -448,19 +448,32 @@ another, with what its dependsOn edges cost a bootstrap in stock Flux: up to
 Kustomization whose dependencies are not Ready again only after that long
 (fluxpack flux-patch shortens it, where you may change Flux).
 
+-o chooses the format (--format is its deprecated spelling):
+
+  tree     like flux tree kustomization, one tree per layer nothing depends on (default)
   mermaid  a flowchart that renders on GitHub (critical path in red)
   dot      Graphviz
-  tree     like flux tree kustomization, one tree per layer nothing depends on
+  json     the layers (kind, how each becomes Ready, dependsOn, the layer
+           that applies it) and the critical path, for programs
 
 --external, --root and --source read a repository (ENTRY); with -f they are
 refused.`,
-		Example: `  fluxpack graph clusters/production --format mermaid
-  fluxpack graph -f platform/stack.yaml --format dot`,
+		Example: `  fluxpack graph clusters/production -o mermaid
+  fluxpack graph -f platform/stack.yaml -o dot
+  fluxpack graph -f platform/stack.yaml -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			fs := cmd.Flags()
+			if fs.Changed("format") {
+				if fs.Changed("output") {
+					return fmt.Errorf("give -o/--output only: --format is its deprecated spelling")
+				}
+				fmt.Fprintln(cmd.ErrOrStderr(), "Flag --format has been deprecated, use -o/--output")
+				format = oldFormat
+			}
 			f, err := layering.ParseGraphFormat(format)
 			if err != nil {
-				return err
+				return formatError(format, formatNames())
 			}
 			entry, err := stackOrEntry(stack, args)
 			if err != nil {
@@ -490,6 +503,17 @@ refused.`,
 	}
 	stack.bind(cmd)
 	repo.bind(cmd)
-	cmd.Flags().StringVar(&format, "format", string(layering.GraphTree), "output format: mermaid, dot, tree")
+	cmd.Flags().StringVarP(&format, "output", "o", string(layering.GraphTree), "output format: "+formatNames())
+	cmd.Flags().StringVar(&oldFormat, "format", "", "deprecated: use -o/--output")
+	_ = cmd.Flags().MarkHidden("format")
 	return cmd
+}
+
+// formatNames lists graph's formats.
+func formatNames() string {
+	var s []string
+	for _, f := range layering.GraphFormats() {
+		s = append(s, string(f))
+	}
+	return strings.Join(s, ", ")
 }

@@ -47,9 +47,9 @@ func TestLayeringCommands(t *testing.T) {
 		{name: "lint-unknown-field", args: []string{"lint", "-f", filepath.Join(bad, "unknown-field.yaml")}, code: cli.ExitError, stderr: "invalid stack file"},
 		{name: "lint-missing-file", args: []string{"lint", "-f", filepath.Join(bad, "nope.yaml")}, code: cli.ExitError, stderr: "no such file or directory"},
 		{name: "graph-tree", args: []string{"graph", "-f", s3}},
-		{name: "graph-mermaid", args: []string{"graph", "-f", s3, "--format", "mermaid"}},
-		{name: "graph-dot", args: []string{"graph", "-f", s3, "--format", "dot"}},
-		{name: "graph-bad-format", args: []string{"graph", "-f", s3, "--format", "png"}, code: cli.ExitError, stderr: `unknown graph format "png"`},
+		{name: "graph-mermaid", args: []string{"graph", "-f", s3, "-o", "mermaid"}},
+		{name: "graph-dot", args: []string{"graph", "-f", s3, "-o", "dot"}},
+		{name: "graph-bad-format", args: []string{"graph", "-f", s3, "-o", "png"}, code: cli.ExitError, stderr: `invalid -o/--output "png": want mermaid, dot, tree, json`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

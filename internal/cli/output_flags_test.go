@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +15,11 @@ import (
 )
 
 // TestOldOutputSpellings: -o is the output format wherever it exists (push,
-// diff, list, lint); render, pull and outputs write to -d/--output-dir and
-// import to --output-file. For one release the old -o/--output of those
-// four still works: the same stdout, the same files, the same stderr after
-// one notice naming the new flag.
+// diff, list, lint, graph, version); render, pull and outputs write to
+// -d/--output-dir and import to --output-file. The old -o/--output of those
+// four, deprecated for a release, is refused now: exit 2, an error naming
+// the flag to use, nothing written (`outputs … -o json` used to write a
+// directory named json).
 func TestOldOutputSpellings(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	reg := testutil.NewRegistry(t)
@@ -30,61 +32,39 @@ func TestOldOutputSpellings(t *testing.T) {
 	tf := filepath.Join(root, "outputs", "testdata", "outputs", "terraform.json")
 	fluxEx := filepath.Join(root, "fluxrepo", "testdata", "repos", "fluxcd-example")
 
-	// In args, $FLAG is the new or the old flag and $OUT where it writes.
 	tests := []struct {
-		name     string
-		args     []string
-		new, old string
-		notice   string // the notice's first words
+		name string
+		args []string // the output is appended
+		want string   // in stderr
 	}{
-		{name: "render", args: []string{"render", "-f", stack, "$FLAG", "$OUT"}, new: "-d", old: "-o", notice: "Flag -o/--output has been deprecated, use -d/--output-dir"},
-		{name: "render-long", args: []string{"render", "-f", stack, "$FLAG", "$OUT"}, new: "--output-dir", old: "--output", notice: "Flag -o/--output has been deprecated, use -d/--output-dir"},
-		{name: "pull", args: []string{"pull", url, "$FLAG", "$OUT"}, new: "-d", old: "-o", notice: "Flag -o/--output has been deprecated, use -d/--output-dir"},
-		{name: "outputs", args: []string{"outputs", tf, "--name", "cluster-vars", "$FLAG", "$OUT"}, new: "--output-dir", old: "-o", notice: "Flag -o/--output has been deprecated, use -d/--output-dir"},
-		{name: "import", args: []string{"import", filepath.Join(fluxEx, "clusters", "staging"), "--root", fluxEx, "$FLAG", "$OUT"}, new: "--output-file", old: "-o", notice: "Flag -o/--output has been deprecated, use --output-file"},
+		{name: "render", args: []string{"render", "-f", stack, "-o"}, want: "-o is the output format in fluxpack, no longer the output directory, and render has no format to choose: use -d/--output-dir "},
+		{name: "render-long", args: []string{"render", "-f", stack, "--output"}, want: "use -d/--output-dir "},
+		{name: "pull", args: []string{"pull", url, "-o"}, want: "use -d/--output-dir "},
+		{name: "outputs", args: []string{"outputs", tf, "--name", "cluster-vars", "-o"}, want: "use -d/--output-dir "},
+		{name: "outputs-json", args: []string{"outputs", tf, "--name", "cluster-vars", "-o"}, want: "use -d/--output-dir "},
+		{name: "import", args: []string{"import", filepath.Join(fluxEx, "clusters", "staging"), "--root", fluxEx, "-o"}, want: "no longer the output file, and import has no format to choose: use --output-file "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			type result struct {
-				stdout, stderr string
-				files          map[string]string
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			if tt.name == "outputs-json" {
+				out = "json" // the issue's case: relative, in the working directory
+				t.Chdir(dir)
 			}
-			spell := func(flag string) result {
-				out := filepath.Join(t.TempDir(), "out")
-				args := strings.NewReplacer("$FLAG", flag, "$OUT", out)
-				argv := make([]string, len(tt.args))
-				for i, a := range tt.args {
-					argv[i] = args.Replace(a)
-				}
-				stdout, stderr, code := run(t, argv...)
-				require.Equal(t, cli.ExitOK, code, "fluxpack %s: stderr:\n%s", strings.Join(argv, " "), stderr)
-				fi, err := os.Stat(out)
-				require.NoError(t, err, "fluxpack %s wrote nothing", strings.Join(argv, " "))
-				files := map[string]string{}
-				if fi.IsDir() {
-					files = testutil.ReadFiles(t, out)
-				} else {
-					data, err := os.ReadFile(out)
-					require.NoError(t, err)
-					files[""] = string(data)
-				}
-				hide := strings.NewReplacer(out, "OUT", root, "ROOT", reg.Host, "REGISTRY")
-				return result{hide.Replace(stdout), hide.Replace(stderr), files}
-			}
-			want, got := spell(tt.new), spell(tt.old)
-			assert.NotContains(t, want.stderr, "deprecated", "the new spelling %s", tt.new)
-			notice, rest, _ := strings.Cut(got.stderr, "\n")
-			assert.True(t, strings.HasPrefix(notice, tt.notice), "the old spelling %s: first line of stderr %q, want %q…", tt.old, notice, tt.notice)
-			assert.Equal(t, want.stderr, rest, "stderr after the notice")
-			assert.Equal(t, want.stdout, got.stdout, "stdout")
-			assert.Equal(t, want.files, got.files, "files written")
-			testutil.Golden(t, "flags/"+tt.name, []byte(got.stdout+"--- stderr ---\n"+got.stderr))
+			stdout, stderr, code := run(t, append(tt.args, out)...)
+			assert.Equal(t, cli.ExitError, code, "stderr: %s", stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tt.want+out)
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Empty(t, entries, "the old spelling wrote something")
 		})
 	}
 }
 
-// TestOutputFlagErrors: the old and the new spelling together are refused,
-// and the old one is hidden from help.
+// TestOutputFlagErrors: a bad format, or a path where -o wants a format, is
+// refused with an error that says so; the removed -o is hidden from help.
 func TestOutputFlagErrors(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	out := t.TempDir()
@@ -95,9 +75,13 @@ func TestOutputFlagErrors(t *testing.T) {
 		args   []string
 		stderr string // a substring stderr must hold
 	}{
-		{name: "render-both", args: []string{"render", "-f", stack, "-d", filepath.Join(out, "a"), "-o", filepath.Join(out, "b")}, stderr: "give -d/--output-dir only: -o/--output is its deprecated spelling"},
-		{name: "import-both", args: []string{"import", filepath.Join(fluxEx, "clusters", "staging"), "--root", fluxEx, "--output-file", filepath.Join(out, "a.yaml"), "-o", filepath.Join(out, "b.yaml")}, stderr: "give --output-file only"},
-		{name: "lint-bad-output", args: []string{"lint", "-f", stack, "-o", "yaml"}, stderr: `invalid --output "yaml"`},
+		{name: "render-both", args: []string{"render", "-f", stack, "-d", filepath.Join(out, "a"), "-o", filepath.Join(out, "b")}, stderr: "no longer the output directory, and render has no format to choose: use -d/--output-dir "},
+		{name: "import-both", args: []string{"import", filepath.Join(fluxEx, "clusters", "staging"), "--root", fluxEx, "--output-file", filepath.Join(out, "a.yaml"), "-o", filepath.Join(out, "b.yaml")}, stderr: "no longer the output file, and import has no format to choose: use --output-file "},
+		{name: "lint-bad-output", args: []string{"lint", "-f", stack, "-o", "yaml"}, stderr: `invalid -o/--output "yaml": want "json" or nothing`},
+		{name: "lint-output-dir", args: []string{"lint", "-f", stack, "-o", "./out"}, stderr: "-o is the output format, no longer a directory or file to write to"},
+		{name: "graph-output-dir", args: []string{"graph", "-f", stack, "-o", "out/"}, stderr: "-o is the output format, no longer a directory or file to write to"},
+		{name: "graph-both", args: []string{"graph", "-f", stack, "-o", "dot", "--format", "tree"}, stderr: "give -o/--output only: --format is its deprecated spelling"},
+		{name: "version-bad-output", args: []string{"version", "-o", "yaml"}, stderr: `invalid -o/--output "yaml"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,4 +101,17 @@ func TestOutputFlagErrors(t *testing.T) {
 		require.Equal(t, cli.ExitOK, code)
 		assert.NotContains(t, stdout, "-o, --output", "%s --help shows the deprecated -o", cmd)
 	}
+}
+
+// version -o json prints an object programs read.
+func TestVersionJSON(t *testing.T) {
+	stdout, stderr, code := run(t, "version", "-o", "json")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	var v struct{ Version, Go string }
+	require.NoError(t, json.Unmarshal([]byte(stdout), &v), stdout)
+	assert.Equal(t, "test", v.Version)
+	assert.True(t, strings.HasPrefix(v.Go, "go"), v.Go)
+	stdout, _, code = run(t, "version")
+	require.Equal(t, cli.ExitOK, code)
+	assert.Equal(t, "test\n", stdout)
 }

@@ -108,7 +108,7 @@ The values map is YAML:
 	fs.StringVarP(&dir, "output-dir", "d", "", "write the objects into this directory instead of stdout")
 	fs.StringArrayVar(&sensitive, "sensitive", nil, "output to treat as sensitive, for formats that do not mark secrets: Pulumi, CloudFormation, plain files (repeatable)")
 	fs.BoolVar(&showSecrets, "show-secrets", false, "print the Secret of sensitive values on stdout too")
-	keepOldOutput(cmd, "output-dir")
+	refuseOldOutput(cmd, "output-dir")
 	return cmd
 }
 

@@ -35,6 +35,6 @@ refused; DIR never holds half an artifact. Prints the digest reference.`,
 	}
 	reg.bind(cmd)
 	cmd.Flags().StringVarP(&dir, "output-dir", "d", "", "directory to create with the artifact's files")
-	keepOldOutput(cmd, "output-dir")
+	refuseOldOutput(cmd, "output-dir")
 	return cmd
 }

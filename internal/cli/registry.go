@@ -116,7 +116,7 @@ func (o *outputFlag) bind(cmd *cobra.Command) {
 
 func (o outputFlag) check() error {
 	if o != "" && o != "json" {
-		return fmt.Errorf(`invalid --output %q: want "json" or nothing`, string(o))
+		return formatError(string(o), `"json" or nothing`)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -94,15 +95,29 @@ func dropTime(groups []string, a slog.Attr) slog.Attr {
 func joinComma(s []string) string { return strings.Join(s, ",") }
 
 func newVersionCmd(version string) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "version [-o json]",
 		Short: "Print fluxpack's version",
-		Args:  cobra.NoArgs,
+		Long: `Version prints fluxpack's version; with -o json, an object with the
+version and the Go release it was built with.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.check(); err != nil {
+				return err
+			}
+			if out == "json" {
+				return writeJSON(cmd.OutOrStdout(), struct {
+					Version string `json:"version"`
+					Go      string `json:"go"`
+				}{version, runtime.Version()})
+			}
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), version)
 			return err
 		},
 	}
+	out.bind(cmd)
+	return cmd
 }
 
 // PluginBinary is fluxpack's name as a Flux CLI plugin: `flux pack ARGS`
