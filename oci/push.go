@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 
+	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -35,6 +36,12 @@ type Result struct {
 	// pushed artifact's, or, for content the tag already held, one that
 	// was missing.
 	Signed bool `json:"signed,omitempty"`
+	// Source and Revision are what the artifact the tag points at records
+	// (org.opencontainers.image.source and .revision, which Flux shows):
+	// "" when it records none, as when the folder is not in a Git checkout
+	// and neither WithSource nor WithRevision was given.
+	Source   string `json:"source,omitempty"`
+	Revision string `json:"revision,omitempty"`
 }
 
 // Ref returns host/repository@digest.
@@ -160,7 +167,8 @@ func pushTree(ctx context.Context, t *tree, dir string, tag name.Tag, o *options
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: art.Digest.String(), Pushed: true}
+	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: art.Digest.String(), Pushed: true,
+		Source: art.Annotations[fluxoci.SourceAnnotation], Revision: art.Annotations[fluxoci.RevisionAnnotation]}
 	if o.signer == nil {
 		if err := remote.Write(tag, art.Image, append(slices.Clip(ro), o.progressOption()...)...); err != nil {
 			return nil, err
@@ -200,6 +208,9 @@ var errForced = errors.New("forced")
 // points the extra tags at it where they point elsewhere.
 func unchanged(ctx context.Context, tag name.Tag, existing *remote.Descriptor, o *options, ro []remote.Option) (*Result, error) {
 	res := &Result{Repository: tag.Context().Name(), Tag: tag.TagStr(), Tags: []string{tag.TagStr()}, Digest: existing.Digest.String()}
+	if m, err := v1.ParseManifest(bytes.NewReader(existing.Manifest)); err == nil {
+		res.Source, res.Revision = m.Annotations[fluxoci.SourceAnnotation], m.Annotations[fluxoci.RevisionAnnotation]
+	}
 	d := tag.Context().Digest(existing.Digest.String())
 	if o.signer != nil {
 		signed, err := o.signer.SignIfUnsigned(ctx, d, ro)

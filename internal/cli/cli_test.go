@@ -81,7 +81,7 @@ func TestArtifactCommands(t *testing.T) {
 		{name: "push-secret", args: []string{"push", secretDir, url + ":v3"}, code: cli.ExitError, stderr: "apps/token.yaml:2: Secret/token: plaintext Secret"},
 		{name: "push-bad-ref", args: []string{"push", dir, "https://" + reg.Host + "/platform:v1"}, code: cli.ExitError, stderr: "want oci://HOST/REPOSITORY[:TAG]"},
 		{name: "push-missing-dir", args: []string{"push", filepath.Join(dir, "nope"), url + ":v1"}, code: cli.ExitError, stderr: "no such file or directory"},
-		{name: "push-bad-output", args: []string{"push", dir, url + ":v1", "-o", "yaml"}, code: cli.ExitError, stderr: `invalid --output "yaml"`},
+		{name: "push-bad-output", args: []string{"push", dir, url + ":v1", "-o", "yaml"}, code: cli.ExitError, stderr: `invalid -o/--output "yaml"`},
 		{name: "push-bad-annotation", args: []string{"push", dir, url + ":v1", "-a", "novalue"}, code: cli.ExitError, stderr: `invalid --annotation "novalue"`},
 		{name: "push-no-args", args: []string{"push"}, code: cli.ExitError, stderr: "accepts 2 arg(s)"},
 		{name: "diff-unreachable", args: []string{"diff", dir, "oci://127.0.0.1:1/platform:v1", "--timeout", "2s"}, code: cli.ExitError, stderr: "connection refused"},

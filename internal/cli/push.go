@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -186,6 +188,7 @@ when none failed.`,
 			if err != nil {
 				return err
 			}
+			warnUnrecorded(cmd.ErrOrStderr(), args[0], res)
 			if res.Pushed {
 				f.log.Info("pushed", "url", args[1], "digest", res.Digest, "tags", res.Tags, "signed", res.Signed)
 			} else {
@@ -218,4 +221,22 @@ when none failed.`,
 	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
 	keyless.bind(cmd)
 	return cmd
+}
+
+// warnUnrecorded says on w what the pushed artifact does not record of its
+// origin: Flux shows an artifact's source and revision, and without them
+// nobody can tell which commit a cluster runs.
+func warnUnrecorded(w io.Writer, dir string, res *oci.Result) {
+	var missing []string
+	if res.Source == "" {
+		missing = append(missing, "no source")
+	}
+	if res.Revision == "" {
+		missing = append(missing, "no revision")
+	}
+	if len(missing) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "fluxpack: the artifact records %s: %s is not in a Git checkout with an origin and a commit, and --source/--revision were not given\n",
+		strings.Join(missing, " and "), dir)
 }
