@@ -80,3 +80,36 @@ func TestImportBadInput(t *testing.T) {
 	assert.Contains(t, fe.Error(), "a.yaml:1")
 	assert.Contains(t, fe.Error(), "is not an integer")
 }
+
+// An Application from another Git repository reads a GitRepository of its
+// own (named after the repository, a Difference says to create it), and the
+// stack renders although that repository's path is not a folder of the
+// stack's: only the app of apps' repository is.
+func TestImportOtherRepository(t *testing.T) {
+	app := func(name, repo, path string) string {
+		return "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: " + name + "\n  namespace: argocd\nspec:\n  project: default\n  source:\n    repoURL: " + repo +
+			"\n    targetRevision: main\n    path: " + path + "\n  destination:\n    server: https://kubernetes.default.svc\n  syncPolicy:\n    automated:\n      prune: true\n"
+	}
+	own := "https://github.com/example/platform.git"
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{
+		"apps/infra.yaml":     app("infra", own, "infra"),
+		"apps/web.yaml":       app("web", own, "web"),
+		"apps/tailscale.yaml": app("tailscale-crds", "https://github.com/tailscale/tailscale.git", "cmd/k8s-operator/deploy/crds"),
+		"infra/ns.yaml":       "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: infra\n",
+		"web/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\n  namespace: infra\n",
+	})
+	imp, err := argocd.Import(filepath.Join(dir, "apps"))
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(imp.Differences, "\n"), "Application/tailscale-crds: its repository https://github.com/tailscale/tailscale.git is not the app of apps' one: the layer reads GitRepository/tailscale, which you create")
+	testutil.WriteFiles(t, dir, map[string]string{"stack.yaml": string(imp.Stack)})
+	r, err := layering.RenderFile(filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err, "%s", imp.Stack)
+	for _, l := range r.Plan.Layers {
+		want := "flux-system"
+		if l.Name == "tailscale-crds" {
+			want = "tailscale"
+		}
+		assert.Equal(t, want, l.Kustomization.Spec.SourceRef.Name, "layer %s", l.Name)
+	}
+}
