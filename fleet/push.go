@@ -36,6 +36,12 @@ type Result struct {
 	Digest string `json:"digest,omitempty"`
 	// Error says why the push failed.
 	Error string `json:"error,omitempty"`
+	// Source and Revision are what the artifact records (oci.Result's):
+	// "" when the fleet is not in a Git checkout and no WithSource or
+	// WithRevision was given. Without a revision the artifact gets no
+	// revision tag, and promotion by revision cannot find it.
+	Source   string `json:"source,omitempty"`
+	Revision string `json:"revision,omitempty"`
 
 	err error
 }
@@ -276,7 +282,7 @@ func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, stackDir, re
 	if err != nil {
 		return err
 	}
-	r.Digest, r.Status = res.Digest, Unchanged
+	r.Digest, r.Status, r.Source, r.Revision = res.Digest, Unchanged, res.Source, res.Revision
 	if res.Pushed {
 		r.Status = Pushed
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -117,6 +118,12 @@ func pushFleet(cmd *cobra.Command, log *slog.Logger, file string, jobs int, out 
 	res, err := fleet.Push(cmd.Context(), f, opts...)
 	if res == nil {
 		return err
+	}
+	for _, r := range res {
+		if r.Status != fleet.Failed {
+			warnUnrecorded(cmd.ErrOrStderr(), "the fleet's folder "+filepath.Dir(file), &oci.Result{Source: r.Source, Revision: r.Revision})
+			break // one cluster says it for all: they share the checkout
+		}
 	}
 	if out == "json" {
 		if werr := writeJSON(cmd.OutOrStdout(), res); werr != nil {

@@ -61,6 +61,7 @@ func TestFleetCommands(t *testing.T) {
 	require.Len(t, lines, 2, stdout)
 	assert.True(t, strings.HasPrefix(lines[0], "staging pushed "+reg.Host+"/platform/staging@sha256:"), lines[0])
 	assert.True(t, strings.HasPrefix(lines[1], "prod pushed "+reg.Host+"/platform/prod@sha256:"), lines[1])
+	assert.Contains(t, stderr, "the artifact records no source and no revision: the fleet's folder "+dir+" is not in a Git checkout", "a fleet outside Git says what its artifacts lack")
 
 	stdout, stderr, code = run(t, "push", "--fleet", file, "--insecure-registry", "-o", "json")
 	require.Equal(t, cli.ExitOK, code, stderr)
