@@ -31,11 +31,14 @@ const maxRetryAfter = time.Minute
 //     rate five attempts are not enough for every blob of a fleet.
 //     retryAfter retries, with the client's backoff (at most
 //     maxInnerTries tries, jittered, never past the request's context), the
-//     requests it is safe to send again: GET and HEAD, and the bodiless
-//     POST that opens an upload, on a dropped connection or a 408, 429 or
-//     5xx answer; the bodiless PUT that commits an upload only on such an
-//     answer (a dropped commit may have been committed; the upload's own
-//     retry finds out with its HEAD). Bodies are never re-sent.
+//     upload's requests it is safe to send again: the blob's HEAD and the
+//     bodiless POST that opens the upload, on a dropped connection or a
+//     408, 429 or 5xx answer; the bodiless PUT that commits it only on such
+//     an answer (a dropped commit may have been committed; the upload's own
+//     retry finds out with its HEAD). Bodies are never re-sent. Other
+//     requests (GETs, manifests) go through go-containerregistry's retry
+//     alone, so that a registry that keeps failing is not asked
+//     steps × maxInnerTries times.
 //
 //   - It honours a registry's Retry-After on 429 and 503 answers, waiting
 //     that long (at most maxRetryAfter, never past the request's context)
@@ -99,7 +102,7 @@ func (t retryAfter) RoundTrip(r *http.Request) (*http.Response, error) {
 func resendable(r *http.Request) (onError, onStatus bool) {
 	bodiless := r.Body == nil || r.Body == http.NoBody
 	switch {
-	case r.Method == http.MethodGet || r.Method == http.MethodHead:
+	case r.Method == http.MethodHead && strings.Contains(r.URL.Path, "/blobs/"):
 		return true, true
 	case r.Method == http.MethodPost && bodiless && strings.HasSuffix(r.URL.Path, "/blobs/uploads/"):
 		return true, true
