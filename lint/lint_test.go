@@ -5,6 +5,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -138,11 +140,11 @@ var lintTree = map[string]string{
 	"repeated/deploy.yaml":          deployYAML + "  replicas: 2\n" + "  replicas: 3\n",
 }
 
-func lintStack(t *testing.T, b *layering.Builder, files map[string]string) []lint.Finding {
+func lintStack(t *testing.T, b *layering.Builder, files map[string]string, opts ...lint.Option) []lint.Finding {
 	t.Helper()
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, files)
-	rep, err := lint.Stack(t.Context(), b, dir)
+	rep, err := lint.Stack(t.Context(), b, dir, opts...)
 	require.NoError(t, err)
 	return failing(rep)
 }
@@ -510,4 +512,56 @@ func TestLintUnreadableLayerSilencesOnlyWhatFollowsIt(t *testing.T) {
 			layering.HealthChecks(meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "webb"}))
 	fs := lintStack(t, b, files)
 	assert.ElementsMatch(t, []lint.Rule{lint.RulePath, lint.RuleSubstituteFrom, lint.RuleHealthCheck}, rules(fs), "%v", fs)
+}
+
+// A bootstrap helmfile that installs an operator before Flux makes its
+// CRDs and webhook exist first: no race is left to report. One that only
+// renders CRDs (--include-crds) leaves the webhook to the layer.
+func TestLintHelmfileBootstrap(t *testing.T) {
+	naive := stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("operator", layering.Path("./operator"), layering.Wait()).
+		Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
+	dir := t.TempDir()
+	apps := filepath.Join(dir, "apps.yaml")
+	crdsOnly := filepath.Join(dir, "crds.yaml")
+	require.NoError(t, os.WriteFile(apps, []byte("releases:\n  - name: eso\n    namespace: external-secrets\n    chart: oci://ghcr.io/external-secrets/charts/external-secrets\n"), 0o600))
+	require.NoError(t, os.WriteFile(crdsOnly, []byte("helmDefaults:\n  args: [--include-crds, --no-hooks]\n---\nreleases:\n  - name: external-secrets\n    namespace: external-secrets\n"), 0o600))
+
+	assert.Contains(t, rules(lintStack(t, naive, lintTree)), lint.RuleWebhookOrder, "without the helmfile")
+	assert.Empty(t, lintStack(t, naive, lintTree, lint.WithHelmfile(apps)), "the helmfile installs the operator before Flux")
+	assert.Contains(t, rules(lintStack(t, naive, lintTree, lint.WithHelmfile(crdsOnly))), lint.RuleWebhookOrder, "a CRDs-only helmfile")
+	assert.Empty(t, lintStack(t, naive, lintTree, lint.WithExistingWebhooks("external-secrets.io/clustersecretstores")))
+
+	_, err := lint.Stack(t.Context(), naive, dir, lint.WithHelmfile(filepath.Join(dir, "none.yaml")))
+	require.ErrorIs(t, err, lint.ErrInvalidOption)
+	assert.ErrorContains(t, err, "none.yaml")
+	_, err = lint.Stack(t.Context(), naive, dir, lint.WithExistingWebhooks("a/b/c"))
+	require.ErrorIs(t, err, lint.ErrInvalidOption)
+}
+
+// Flux applies nothing under a suspended Kustomization until it is
+// resumed, by which time the rest of the platform is there: the layers
+// under it race only each other.
+func TestLintSuspendedSubtree(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"crds/crd.yaml": crdYAML, "optin/ns.yaml": nsYAML, "crs/store.yaml": crYAML})
+	plan := func(suspend bool) *layering.Plan {
+		ks := func(name, path string, suspend bool) *kustomizev1.Kustomization {
+			return &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "flux-system"},
+				Spec: kustomizev1.KustomizationSpec{Path: path, Wait: true, Suspend: suspend}}
+		}
+		return &layering.Plan{Name: "optin", Namespace: "flux-system", Layers: []layering.Layer{
+			{Name: "crds", Kustomization: ks("crds", "./crds", false)},
+			{Name: "optin", Kustomization: ks("optin", "./optin", suspend)},
+			{Name: "crs", Parent: "optin", Kustomization: ks("crs", "./crs", false)},
+		}}
+	}
+	src := &fluxbuild.Source{Dir: dir}
+	inputs := []lint.Input{{Source: src}, {Source: src}, {Source: src}}
+	rep, err := lint.Plan(t.Context(), plan(true), inputs, dir)
+	require.NoError(t, err)
+	assert.Empty(t, failing(rep), "under a suspended parent")
+	rep, err = lint.Plan(t.Context(), plan(false), inputs, dir)
+	require.NoError(t, err)
+	assert.Equal(t, []lint.Rule{lint.RuleCRDOrder}, rules(failing(rep)), "%v", rep.Findings)
 }

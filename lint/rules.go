@@ -109,18 +109,47 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 				continue
 			}
 		}
-		switch {
+		switch elsewhere := l.crdReleasesElsewhere(ly); {
 		case len(others) > 0:
 			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
-		case len(l.crdReleasesElsewhere(ly)) > 0:
-			l.objFinding(RuleCRDOrder, ly, o, "no layer applied before this one defines the CRD of %s (%s); charts that may define it, which lint could not render, are in layers this one does not depend on: %s: depend on the one that brings it, or give lint the chart (--charts)", o.Kind, o.group(), strings.Join(l.crdReleasesElsewhere(ly), ", "))
-		case len(ly.unrendered) > 0:
-			// A chart of this layer lint could not render may bring it:
-			// that is the deadlock above, or no problem; lint cannot tell.
+		case l.assumedCRDLayer(ly, o.group()) != nil:
+			other, hr := l.assumedCRDLayer(ly, o.group()), l.assumedCRDRelease(l.assumedCRDLayer(ly, o.group()), o.group())
+			l.objFinding(RuleCRDOrder, ly, o, "the CRDs of %s come from %s in layer %q (assumed from fluxpack's table of known operators, as lint could not render the chart: %v), which this layer does not depend on: depend on it, or declare the group as existing before Flux (%s)", o.group(), hr.ref(), other.Name, hr.chartErr, l.existingAdvice("existingAPIGroups"))
+		case len(elsewhere) > 0, len(ly.unrendered) > 0, l.anyUnknown():
+			// A chart lint could not render (in this layer or another) or
+			// a layer it could not read may bring the CRD, or it may exist
+			// before Flux: lint cannot tell a race from no problem, and
+			// Coverage names the layer.
+			l.undecided(ly, CoverageChart)
 		default:
 			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or declare the group as existing before Flux (%s)", o.Kind, o.group(), l.existingAdvice("existingAPIGroups"))
 		}
 	}
+}
+
+// assumedCRDLayer is a layer other than ly, not applied before it, with a
+// HelmRelease whose chart lint could not render and that the table of
+// known operators ties to group; nil when there is none.
+func (l *linter) assumedCRDLayer(ly *lintLayer, group string) *lintLayer {
+	for _, other := range l.layers {
+		if other != ly && !ly.applied.has(other.index) && l.assumedCRDRelease(other, group) != nil {
+			return other
+		}
+	}
+	return nil
+}
+
+// undecided records that a rule could not decide for ly, for cause.
+func (l *linter) undecided(ly *lintLayer, cause string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.undecidedBy == nil {
+		l.undecidedBy = map[string]map[string]bool{}
+	}
+	if l.undecidedBy[cause] == nil {
+		l.undecidedBy[cause] = map[string]bool{}
+	}
+	l.undecidedBy[cause][ly.Name] = true
 }
 
 // existingGroups are the API groups that exist before the platform.
@@ -218,6 +247,9 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			continue
 		}
 		resource := l.resourceOf(o.group(), o.Kind)
+		if covers(l.cfg.existingWebhooks, o.group(), resource) {
+			continue // its server runs before Flux
+		}
 		for _, op := range l.operatorsFor(o.group(), o.Kind) {
 			if op.Name == ly.Name || l.isAncestor(ly, op.Name) {
 				continue
@@ -396,7 +428,9 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 			}
 		}
 		if kinds == 0 {
-			l.layerFinding(RuleHealthCheck, ly, "healthCheckExprs for %s %s: the layer neither applies nor health-checks an object of that kind, so the expression never runs", e.APIVersion, e.Kind)
+			// Flux fails nothing for it: a hint, not a race.
+			l.add(Finding{Rule: RuleHealthCheck, Severity: SeverityHint, Layer: ly.Name, File: ly.File, Line: ly.Line,
+				Message: fmt.Sprintf("healthCheckExprs for %s %s: the layer neither applies nor health-checks an object of that kind, so the expression never runs", e.APIVersion, e.Kind)})
 		}
 	}
 }
