@@ -110,10 +110,10 @@ func WithOperators(charts map[string][]string) Option {
 // WithOperators extends it.
 func KnownOperators() map[string][]string {
 	return map[string][]string{
-		"external-secrets": {"external-secrets.io/externalsecrets", "external-secrets.io/secretstores", "external-secrets.io/clustersecretstores"},
-		"cert-manager":     {"cert-manager.io", "acme.cert-manager.io"},
-		"kyverno":          {"kyverno.io"},
-		"crossplane":       {"apiextensions.crossplane.io", "pkg.crossplane.io"},
+		"external-secrets":       {"external-secrets.io/externalsecrets", "external-secrets.io/secretstores", "external-secrets.io/clustersecretstores"},
+		"cert-manager":           {"cert-manager.io", "acme.cert-manager.io"},
+		"kyverno":                {"kyverno.io"},
+		"crossplane":             {"apiextensions.crossplane.io", "pkg.crossplane.io"},
 		"opentelemetry-operator": {"opentelemetry.io"},
 		"istiod":                 {"networking.istio.io", "security.istio.io", "telemetry.istio.io"},
 		"gatekeeper":             {"constraints.gatekeeper.sh", "templates.gatekeeper.sh", "mutations.gatekeeper.sh"},
