@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 
@@ -323,6 +324,17 @@ func TestLintRules(t *testing.T) {
 			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("kustomized", layering.Path("./kustomized")),
 			rule: lint.RuleNamespaceOrder,
 			want: lint.Finding{Layer: "kustomized", Object: "Deployment/apps/team-web", File: "kustomized/deploy.yaml", Line: 2, Message: `namespace "apps"`},
+		},
+		{
+			// helm-controller installs into spec.targetNamespace and fails
+			// the release until it exists, unless install.createNamespace.
+			name: "namespace-order-helm-target",
+			bad: stack().Layer("web", layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "web", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}),
+				layering.ReleaseNamespace("apps"))),
+			good: stack().Layer("web", layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "web", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}),
+				layering.ReleaseNamespace("apps"), layering.CreateNamespace())),
+			rule: lint.RuleNamespaceOrder,
+			want: lint.Finding{Layer: "web", Object: "HelmRelease/flux-system/web", Message: `no layer creates namespace "apps"`},
 		},
 		{
 			name: "crd-prune",

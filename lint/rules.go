@@ -306,34 +306,25 @@ func (l *linter) checkOperators() {
 	}
 }
 
+// hit is the first object of a layer that needs a missing namespace, and
+// how many more do.
+type hit struct {
+	o     *object
+	count int
+}
+
 // alwaysThere are namespaces no layer needs to create.
 var alwaysThere = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
 // checkNamespaces: an object's namespace must be created by the layer
 // itself (Flux applies namespaces first) or an ancestor.
 func (l *linter) checkNamespaces(ly *lintLayer) {
-	type hit struct {
-		o     *object
-		count int
-	}
 	missing := map[string]*hit{}
 	var order []string
 	for _, o := range ly.objects {
-		ns := o.Namespace
-		if ns == "" || l.isClusterScoped(o) || slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) ||
-			l.isExternal("Namespace", "", ns) {
-			continue
+		for _, ns := range l.namespacesOf(o) {
+			l.needNamespace(ly, o, ns, missing, &order)
 		}
-		creators := l.namespaces[ns]
-		if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isApplied(ly, c) }) {
-			continue
-		}
-		if h, ok := missing[ns]; ok {
-			h.count++
-			continue
-		}
-		missing[ns] = &hit{o: o}
-		order = append(order, ns)
 	}
 	for _, ns := range order {
 		h := missing[ns]
@@ -347,6 +338,46 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", ns, more, l.existingAdvice("existingNamespaces"))
 		}
 	}
+}
+
+// namespacesOf returns the namespaces o needs to exist when its layer
+// applies it: its own, and for a HelmRelease the namespace helm-controller
+// installs into (spec.targetNamespace, unless install.createNamespace) and
+// the one it keeps the release's storage in (spec.storageNamespace):
+// helm-controller fails the release until they exist.
+func (l *linter) namespacesOf(o *object) []string {
+	var out []string
+	if o.Namespace != "" && !l.isClusterScoped(o) {
+		out = append(out, o.Namespace)
+	}
+	if o.helmCRDs != "" {
+		if ns := yamlutil.Str(o.Node, "spec", "targetNamespace"); ns != "" && yamlutil.Str(o.Node, "spec", "install", "createNamespace") != "true" {
+			out = append(out, ns)
+		}
+		if ns := yamlutil.Str(o.Node, "spec", "storageNamespace"); ns != "" {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
+// needNamespace records that o of ly needs namespace ns, unless the layer
+// or one applied before it creates it, or it exists before the platform.
+func (l *linter) needNamespace(ly *lintLayer, o *object, ns string, missing map[string]*hit, order *[]string) {
+	if slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) ||
+		l.isExternal("Namespace", "", ns) {
+		return
+	}
+	creators := l.namespaces[ns]
+	if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isApplied(ly, c) }) {
+		return
+	}
+	if h, ok := missing[ns]; ok {
+		h.count++
+		return
+	}
+	missing[ns] = &hit{o: o}
+	*order = append(*order, ns)
 }
 
 func (l *linter) isClusterScoped(o *object) bool {
