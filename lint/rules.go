@@ -163,7 +163,7 @@ func (l *linter) existingGroups() []string {
 func (l *linter) existingAdvice(field string) string {
 	if l.cfg.repository {
 		flag := map[string]string{"existingAPIGroups": "--existing-api-group", "existingNamespaces": "--existing-namespace"}[field]
-		return fmt.Sprintf("%s in .fluxpack.yaml, or %s", field, flag)
+		return flag + ", or a bootstrap helmfile that installs it"
 	}
 	return "spec." + field + " of the stack"
 }
