@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -124,6 +125,9 @@ type Report struct {
 	// those a Coverage entry names.
 	Checked  int       `json:"checked"`
 	Findings []Finding `json:"findings"`
+	// Suppressed are the findings the configuration accepts, each with its
+	// reason (Config.Suppress).
+	Suppressed []Suppressed `json:"suppressed,omitempty"`
 	// Bootstrap says what lint took as existing before Flux from the
 	// helmfiles of a bootstrap step (WithHelmfile).
 	Bootstrap []string `json:"bootstrap,omitempty"`
@@ -174,6 +178,9 @@ func (r *Report) Summary() string {
 	if hints > 0 {
 		fmt.Fprintf(&b, " (and %d hint%s)", hints, plural(hints, "", "s"))
 	}
+	if len(r.Suppressed) > 0 {
+		fmt.Fprintf(&b, "; %d suppressed by the configuration", len(r.Suppressed))
+	}
 	if len(r.Bootstrap) > 0 {
 		fmt.Fprintf(&b, "; read %d releases of a bootstrap helmfile as there before Flux (Bootstrap)", len(r.Bootstrap))
 	}
@@ -219,6 +226,8 @@ type config struct {
 	existingGroups     []string            // WithExistingAPIGroups
 	existingWebhooks   map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
 	bootstrap          []bootstrapRelease  // WithHelmfile
+	severities         map[Rule]string     // Config.Rules
+	suppress           []Suppression       // Config.Suppress
 	repository         bool                // a Plan read from a repository, not a stack: advice names the config file and flags
 	charts             []string            // WithCharts
 	operators          map[string][]string // WithOperators
@@ -412,7 +421,9 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 			l.findings[i].Severity = SeverityError
 		}
 	}
-	rep := &Report{Layers: len(l.layers), Findings: l.findings, Coverage: l.coverage(), Bootstrap: l.bootstrap}
+	var suppressed []Suppressed
+	l.findings, suppressed = l.judge(l.findings, time.Now())
+	rep := &Report{Suppressed: suppressed, Layers: len(l.layers), Findings: l.findings, Coverage: l.coverage(), Bootstrap: l.bootstrap}
 	rep.Checked = rep.Layers
 	partly := map[string]bool{}
 	for _, c := range rep.Coverage {

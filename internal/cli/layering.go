@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -171,6 +173,7 @@ type repoFlags struct {
 	existingWebhooks   []string
 	helmfiles          []string
 	noHelmfile         bool
+	config             string
 }
 
 func (r *repoFlags) bind(cmd *cobra.Command) {
@@ -183,6 +186,7 @@ func (r *repoFlags) bind(cmd *cobra.Command) {
 // bindLint adds the flags that say what exists before Flux, for lint.
 func (r *repoFlags) bindLint(cmd *cobra.Command) {
 	fs := cmd.Flags()
+	fs.StringVar(&r.config, "config", "", "the lint configuration (kind LintConfig): what exists before Flux, charts, rule severities, suppressions with reasons (default: "+lint.ConfigFile+" at the repository's root, or beside the stack file)")
 	fs.StringArrayVar(&r.existingNamespaces, "existing-namespace", nil, "a namespace that exists before Flux applies anything, made by IaC or a bootstrap step (repeatable)")
 	fs.StringArrayVar(&r.existingGroups, "existing-api-group", nil, "an API group whose CRDs exist before Flux applies anything, installed by a bootstrap step such as helmfile (repeatable)")
 	fs.StringArrayVar(&r.existingWebhooks, "existing-webhook", nil, "GROUP or GROUP/RESOURCE whose admission webhook serves before Flux applies anything (repeatable)")
@@ -210,13 +214,9 @@ func (r *repoFlags) lintOptions() []lint.Option {
 }
 
 // entryLintOptions are lintOptions for a repository's entry point, with
-// the bootstrap helmfiles found at the repository's root unless given or
-// turned off.
+// the configuration file and the bootstrap helmfiles found at the
+// repository's root unless given or turned off.
 func (r *repoFlags) entryLintOptions(entry string) ([]lint.Option, error) {
-	opts := r.lintOptions()
-	if len(r.helmfiles) > 0 || r.noHelmfile {
-		return opts, nil
-	}
 	root := r.root
 	if root == "" {
 		var err error
@@ -224,10 +224,35 @@ func (r *repoFlags) entryLintOptions(entry string) ([]lint.Option, error) {
 			return nil, err
 		}
 	}
+	opts, err := r.configOptions(root)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, r.lintOptions()...)
+	if len(r.helmfiles) > 0 || r.noHelmfile {
+		return opts, nil
+	}
 	if found := lint.FindHelmfiles(root); len(found) > 0 {
 		opts = append(opts, lint.WithHelmfile(found...))
 	}
 	return opts, nil
+}
+
+// configOptions reads --config, or the configuration file in dir when
+// there is one.
+func (r *repoFlags) configOptions(dir string) ([]lint.Option, error) {
+	file := r.config
+	if file == "" {
+		file = filepath.Join(dir, lint.ConfigFile)
+		if _, err := os.Stat(file); err != nil {
+			return nil, nil
+		}
+	}
+	c, err := lint.LoadConfig(file)
+	if err != nil {
+		return nil, err
+	}
+	return c.Options()
 }
 
 func (r *repoFlags) options() ([]fluxrepo.Option, error) {
@@ -437,7 +462,11 @@ cannot be read.`,
 				if err != nil {
 					return err
 				}
-				if rep, err = lint.File(ctx, string(stack), slices.Concat(opts, chartOpts, repo.lintOptions())...); err != nil {
+				cfgOpts, err := repo.configOptions(filepath.Dir(string(stack)))
+				if err != nil {
+					return err
+				}
+				if rep, err = lint.File(ctx, string(stack), slices.Concat(opts, chartOpts, cfgOpts, repo.lintOptions())...); err != nil {
 					return err
 				}
 			}
