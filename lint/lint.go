@@ -43,6 +43,7 @@ const (
 	RuleNoPostBuild    Rule = "no-postbuild"    // ${var} of the platform's variables in a layer without postBuild
 	RuleVariables      Rule = "variables"       // ${var} problems, checked by package substitute
 	RuleChart          Rule = "chart"           // a HelmRelease's chart does not render, as helm-controller would fail
+	RuleValuesFrom     Rule = "values-from"     // a HelmRelease's valuesFrom that nothing creates, or a layer it does not depend on
 	RuleMerge          Rule = "merge"           // a hint: layers that could be one Kustomization, saving dependency polling
 )
 
@@ -50,7 +51,7 @@ const (
 // is the caller's: changing it changes no other caller's list.
 func Rules() []Rule {
 	return []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
-		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleMerge}
+		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleValuesFrom, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleMerge}
 }
 
 // Severity says what a Finding means for lint's verdict.
@@ -408,6 +409,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 		l.checkNamespaces(ly)
 		l.checkPrune(ly)
 		l.checkHealthChecks(ly)
+		l.checkReleases(ly)
 	}
 	l.checkOperators()
 	if err := l.checkVariables(ctx); err != nil {

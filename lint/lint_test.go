@@ -129,6 +129,7 @@ var lintTree = map[string]string{
 	"helm-and-crs/store.yaml":       crYAML,
 	"namespaces/ns.yaml":            nsYAML,
 	"apps/deploy.yaml":              deployYAML,
+	"values/cm.yaml":                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-values, namespace: flux-system}\ndata: {values.yaml: \"replicas: 2\"}\n",
 	"kustomized/kustomization.yaml": "resources: [deploy.yaml]\nnamePrefix: team-\n",
 	"kustomized/deploy.yaml":        "# the web app\n" + deployYAML,
 	"remote/kustomization.yaml":     "resources: [\"REMOTE\"]\n",
@@ -335,6 +336,18 @@ func TestLintRules(t *testing.T) {
 				layering.ReleaseNamespace("apps"), layering.CreateNamespace())),
 			rule: lint.RuleNamespaceOrder,
 			want: lint.Finding{Layer: "web", Object: "HelmRelease/flux-system/web", Message: `no layer creates namespace "apps"`},
+		},
+		{
+			// helm-controller resolves valuesFrom before it installs: a
+			// ConfigMap no layer applied before creates fails the release.
+			name: "values-from",
+			bad: stack().Layer("web", layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "web", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}),
+				layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "web-values"}))),
+			good: stack().Layer("values", layering.Path("./values")).
+				Then("web", layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "web", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}),
+					layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "web-values"}))),
+			rule: lint.RuleValuesFrom,
+			want: lint.Finding{Layer: "web", Object: "HelmRelease/flux-system/web", Message: "valuesFrom ConfigMap/flux-system/web-values: no layer creates it"},
 		},
 		{
 			name: "crd-prune",
