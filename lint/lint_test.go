@@ -590,3 +590,34 @@ func TestLintSuspendedSubtree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []lint.Rule{lint.RuleCRDOrder}, rules(failing(rep)), "%v", rep.Findings)
 }
+
+// A hub applies to spokes through spec.kubeConfig: a webhook served in one
+// cluster does not intercept the custom resources of another, and rules
+// relate only layers of one cluster.
+func TestLintRelatesOnlyLayersOfOneCluster(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"crds/crd.yaml": crdYAML, "webhook/webhook.yaml": webhookYAML, "crs/store.yaml": crYAML})
+	plan := func(webhookCluster string) *layering.Plan {
+		ks := func(name, path, cluster string, deps ...string) layering.Layer {
+			k := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "flux-system"},
+				Spec: kustomizev1.KustomizationSpec{Path: path, Wait: true}}
+			if cluster != "" {
+				k.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: cluster}}
+			}
+			return layering.Layer{Name: name, Kustomization: k, DependsOn: deps}
+		}
+		return &layering.Plan{Name: "hub", Namespace: "flux-system", Layers: []layering.Layer{
+			ks("crds", "./crds", "spoke-a"),
+			ks("webhook", "./webhook", webhookCluster),
+			ks("crs", "./crs", "spoke-a", "crds"),
+		}}
+	}
+	src := &fluxbuild.Source{Dir: dir}
+	inputs := []lint.Input{{Source: src}, {Source: src}, {Source: src}}
+	rep, err := lint.Plan(t.Context(), plan("spoke-b"), inputs, dir)
+	require.NoError(t, err)
+	assert.Empty(t, failing(rep), "the webhook serves spoke-b")
+	rep, err = lint.Plan(t.Context(), plan("spoke-a"), inputs, dir)
+	require.NoError(t, err)
+	assert.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(failing(rep)), "the webhook serves spoke-a too: %v", rep.Findings)
+}

@@ -25,7 +25,10 @@ var builtinGroups = map[string]bool{
 // source.extensions.fluxcd.io of Flux ≥ 2.7's ArtifactGenerator), which
 // bootstrap installs before any layer.
 func isBuiltinGroup(g string) bool {
-	return builtinGroups[g] || strings.HasSuffix(g, ".toolkit.fluxcd.io") || g == "source.extensions.fluxcd.io"
+	return builtinGroups[g] || strings.HasSuffix(g, ".toolkit.fluxcd.io") || g == "source.extensions.fluxcd.io" ||
+		// flux-operator's FluxInstance and ResourceSet: a cluster whose
+		// Flux is flux-operator's has them before it syncs any layer.
+		g == "fluxcd.controlplane.io"
 }
 
 // clusterScoped are the built-in kinds that have no namespace.
@@ -72,6 +75,9 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		var sameRelease *object // a release of this layer whose rendered chart defines it
 		var others []string
 		for _, d := range l.crds[gk] {
+			if !l.sameCluster(ly, l.byName[d.layer]) {
+				continue // a CRD of another cluster (spec.kubeConfig)
+			}
 			switch {
 			case o.release != nil && d.obj.release == o.release:
 				// Helm-controller applies a chart's CRDs before its
@@ -254,6 +260,13 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			if op.Name == ly.Name || l.isAncestor(ly, op.Name) {
 				continue
 			}
+			server := l.clusterOf(op)
+			if hr := l.assumedServer(op, o.group(), resource); hr != nil {
+				server = l.objectCluster(op, hr)
+			}
+			if server != l.clusterOf(ly) {
+				continue // it serves another cluster (spec.kubeConfig)
+			}
 			key := op.Name + "\x00" + o.group() + "/" + resource
 			if seen[key] {
 				continue
@@ -368,7 +381,7 @@ func (l *linter) needNamespace(ly *lintLayer, o *object, ns string, missing map[
 		l.isExternal("Namespace", "", ns) {
 		return
 	}
-	creators := l.namespaces[ns]
+	creators := slices.DeleteFunc(slices.Clone(l.namespaces[ns]), func(c string) bool { return !l.sameCluster(ly, l.byName[c]) })
 	if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isApplied(ly, c) }) {
 		return
 	}
@@ -516,3 +529,42 @@ func (l *linter) isExternal(kind, ns, name string) bool {
 		return r.Kind == kind && r.Name == name && (r.Namespace == ns || r.Namespace == "")
 	})
 }
+
+// clusterOf names the cluster a layer applies to: "" for the cluster
+// kustomize-controller runs in, or the kubeConfig it is given
+// (spec.kubeConfig, a hub applying to a spoke). Rules relate only layers
+// of one cluster.
+func (l *linter) clusterOf(ly *lintLayer) string {
+	if ly == nil {
+		return ""
+	}
+	kc := ly.Kustomization.Spec.KubeConfig
+	switch {
+	case kc == nil:
+		return ""
+	case kc.SecretRef != nil:
+		return ly.Kustomization.Namespace + "/Secret/" + kc.SecretRef.Name
+	case kc.ConfigMapRef != nil:
+		return ly.Kustomization.Namespace + "/ConfigMap/" + kc.ConfigMapRef.Name
+	}
+	return ""
+}
+
+// objectCluster names the cluster an object of ly acts on: a HelmRelease
+// with spec.kubeConfig installs into that cluster, anything else into the
+// layer's.
+func (l *linter) objectCluster(ly *lintLayer, o *object) string {
+	if o.helmCRDs != "" && o.Node != nil {
+		ns := namespaceOr(o.Namespace, namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace))
+		if name := yamlutil.Str(o.Node, "spec", "kubeConfig", "secretRef", "name"); name != "" {
+			return ns + "/Secret/" + name
+		}
+		if name := yamlutil.Str(o.Node, "spec", "kubeConfig", "configMapRef", "name"); name != "" {
+			return ns + "/ConfigMap/" + name
+		}
+	}
+	return l.clusterOf(ly)
+}
+
+// sameCluster reports whether two layers apply to one cluster.
+func (l *linter) sameCluster(a, b *lintLayer) bool { return l.clusterOf(a) == l.clusterOf(b) }
