@@ -322,8 +322,10 @@ func (l *linter) checkOperators() {
 // hit is the first object of a layer that needs a missing namespace, and
 // how many more do.
 type hit struct {
-	o     *object
-	count int
+	o        *object
+	ns       string
+	creators []string // the layers of its cluster that create the namespace
+	count    int
 }
 
 // alwaysThere are namespaces no layer needs to create.
@@ -335,62 +337,76 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 	missing := map[string]*hit{}
 	var order []string
 	for _, o := range ly.objects {
-		for _, ns := range l.namespacesOf(o) {
-			l.needNamespace(ly, o, ns, missing, &order)
+		for _, need := range l.namespacesOf(ly, o) {
+			l.needNamespace(ly, o, need, missing, &order)
 		}
 	}
-	for _, ns := range order {
-		h := missing[ns]
+	for _, key := range order {
+		h := missing[key]
 		more := ""
 		if h.count > 0 {
 			more = fmt.Sprintf(" (and %d more objects of this layer)", h.count)
 		}
-		if creators := l.namespaces[ns]; len(creators) > 0 {
-			l.objFinding(RuleNamespaceOrder, ly, h.o, "namespace %q is created by layer %s, which this layer does not depend on%s", ns, names(creators), more)
+		if len(h.creators) > 0 {
+			l.objFinding(RuleNamespaceOrder, ly, h.o, "namespace %q is created by layer %s, which this layer does not depend on%s", h.ns, names(h.creators), more)
 		} else if !l.unknownAncestor(ly) {
-			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", ns, more, l.existingAdvice("existingNamespaces"))
+			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", h.ns, more, l.existingAdvice("existingNamespaces"))
 		}
 	}
 }
 
+// namespaceNeed is a namespace an object needs, in the cluster it acts on.
+type namespaceNeed struct{ ns, cluster string }
+
 // namespacesOf returns the namespaces o needs to exist when its layer
 // applies it: its own, and for a HelmRelease the namespace helm-controller
 // installs into (spec.targetNamespace, unless install.createNamespace) and
-// the one it keeps the release's storage in (spec.storageNamespace):
-// helm-controller fails the release until they exist.
-func (l *linter) namespacesOf(o *object) []string {
-	var out []string
-	if o.Namespace != "" && !l.isClusterScoped(o) {
-		out = append(out, o.Namespace)
+// the one it keeps the release's storage in (spec.storageNamespace), in the
+// cluster it installs into: helm-controller fails the release until they
+// exist. A custom resource whose CRD lint does not have may be
+// cluster-scoped: it needs no namespace lint can name.
+func (l *linter) namespacesOf(ly *lintLayer, o *object) []namespaceNeed {
+	var out []namespaceNeed
+	if o.Namespace != "" && !l.isClusterScoped(o) && (!isCR(o) || l.scope[o.group()+"/"+o.Kind] != "") {
+		out = append(out, namespaceNeed{o.Namespace, l.clusterOf(ly)})
 	}
 	if o.helmCRDs != "" {
+		cluster := l.objectCluster(ly, o)
 		if ns := yamlutil.Str(o.Node, "spec", "targetNamespace"); ns != "" && yamlutil.Str(o.Node, "spec", "install", "createNamespace") != "true" {
-			out = append(out, ns)
+			out = append(out, namespaceNeed{ns, cluster})
 		}
 		if ns := yamlutil.Str(o.Node, "spec", "storageNamespace"); ns != "" {
-			out = append(out, ns)
+			out = append(out, namespaceNeed{ns, cluster})
 		}
 	}
 	return out
 }
 
-// needNamespace records that o of ly needs namespace ns, unless the layer
-// or one applied before it creates it, or it exists before the platform.
-func (l *linter) needNamespace(ly *lintLayer, o *object, ns string, missing map[string]*hit, order *[]string) {
-	if slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) ||
+// needNamespace records that o of ly needs a namespace, unless a layer of
+// its cluster, the layer itself or one applied before it, creates it, or it
+// exists before the platform.
+func (l *linter) needNamespace(ly *lintLayer, o *object, need namespaceNeed, missing map[string]*hit, order *[]string) {
+	ns := need.ns
+	if slices.Contains(alwaysThere, ns) || ns == l.p.Namespace && need.cluster == "" || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) ||
 		l.isExternal("Namespace", "", ns) {
 		return
 	}
-	creators := slices.DeleteFunc(slices.Clone(l.namespaces[ns]), func(c string) bool { return !l.sameCluster(ly, l.byName[c]) })
+	var creators []string
+	for _, c := range l.namespaces[ns] {
+		if l.clusterOf(l.byName[c]) == need.cluster {
+			creators = append(creators, c)
+		}
+	}
 	if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isApplied(ly, c) }) {
 		return
 	}
-	if h, ok := missing[ns]; ok {
+	key := need.cluster + "\x00" + ns
+	if h, ok := missing[key]; ok {
 		h.count++
 		return
 	}
-	missing[ns] = &hit{o: o}
-	*order = append(*order, ns)
+	missing[key] = &hit{o: o, ns: ns, creators: creators}
+	*order = append(*order, key)
 }
 
 func (l *linter) isClusterScoped(o *object) bool {
