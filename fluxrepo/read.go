@@ -291,6 +291,21 @@ func (repo *Repository) Close() error {
 	return errors.Join(errs...)
 }
 
+// Root returns the directory Read takes as the repository's root for the
+// entry point, without WithRoot: the nearest directory above it holding
+// .git, or the entry point's directory.
+func Root(entry string) (string, error) {
+	abs, err := filepath.Abs(entry)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	return repositoryRoot(abs, fi.IsDir()), nil
+}
+
 // repositoryRoot is the nearest directory above the entry point that holds
 // .git, or the entry point's directory.
 func repositoryRoot(entry string, isDir bool) string {

@@ -103,18 +103,17 @@ func WithOperators(charts map[string][]string) Option {
 // configurations, failurePolicy Fail): an API group, every resource of it,
 // or GROUP/RESOURCE. A finding that relies on it says so ("assumed").
 // Charts whose current releases serve no admission webhook for their
-// custom resources (karpenter since v1, strimzi) are not in it.
+// custom resources (karpenter since v1, strimzi), or whose webhooks ignore
+// a failure to call them by default (kube-prometheus-stack's, for
+// prometheusrules and alertmanagerconfigs only), are not in it: a webhook
+// with failurePolicy Ignore cannot race.
 // WithOperators extends it.
 func KnownOperators() map[string][]string {
 	return map[string][]string{
-		"external-secrets": {"external-secrets.io/externalsecrets", "external-secrets.io/secretstores", "external-secrets.io/clustersecretstores"},
-		"cert-manager":     {"cert-manager.io", "acme.cert-manager.io"},
-		"kyverno":          {"kyverno.io"},
-		"crossplane":       {"apiextensions.crossplane.io", "pkg.crossplane.io"},
-		// The Prometheus operator's webhook validates rules and
-		// Alertmanager configurations only.
-		"kube-prometheus-stack":  {"monitoring.coreos.com/prometheusrules", "monitoring.coreos.com/alertmanagerconfigs"},
-		"prometheus-operator":    {"monitoring.coreos.com/prometheusrules", "monitoring.coreos.com/alertmanagerconfigs"},
+		"external-secrets":       {"external-secrets.io/externalsecrets", "external-secrets.io/secretstores", "external-secrets.io/clustersecretstores"},
+		"cert-manager":           {"cert-manager.io", "acme.cert-manager.io"},
+		"kyverno":                {"kyverno.io"},
+		"crossplane":             {"apiextensions.crossplane.io", "pkg.crossplane.io"},
 		"opentelemetry-operator": {"opentelemetry.io"},
 		"istiod":                 {"networking.istio.io", "security.istio.io", "telemetry.istio.io"},
 		"gatekeeper":             {"constraints.gatekeeper.sh", "templates.gatekeeper.sh", "mutations.gatekeeper.sh"},

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -42,6 +43,7 @@ const (
 	RuleNoPostBuild    Rule = "no-postbuild"    // ${var} of the platform's variables in a layer without postBuild
 	RuleVariables      Rule = "variables"       // ${var} problems, checked by package substitute
 	RuleChart          Rule = "chart"           // a HelmRelease's chart does not render, as helm-controller would fail
+	RuleValuesFrom     Rule = "values-from"     // a HelmRelease's valuesFrom that nothing creates, or a layer it does not depend on
 	RuleMerge          Rule = "merge"           // a hint: layers that could be one Kustomization, saving dependency polling
 )
 
@@ -49,7 +51,7 @@ const (
 // is the caller's: changing it changes no other caller's list.
 func Rules() []Rule {
 	return []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
-		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleMerge}
+		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleValuesFrom, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleMerge}
 }
 
 // Severity says what a Finding means for lint's verdict.
@@ -124,6 +126,12 @@ type Report struct {
 	// those a Coverage entry names.
 	Checked  int       `json:"checked"`
 	Findings []Finding `json:"findings"`
+	// Suppressed are the findings the configuration accepts, each with its
+	// reason (Config.Suppress).
+	Suppressed []Suppressed `json:"suppressed,omitempty"`
+	// Bootstrap says what lint took as existing before Flux from the
+	// helmfiles of a bootstrap step (WithHelmfile).
+	Bootstrap []string `json:"bootstrap,omitempty"`
 	// Coverage says, once per cause, which layers lint could not check
 	// fully and how to make them checkable. A layer named there may race in
 	// ways no finding reports: lint does not guess.
@@ -171,6 +179,12 @@ func (r *Report) Summary() string {
 	if hints > 0 {
 		fmt.Fprintf(&b, " (and %d hint%s)", hints, plural(hints, "", "s"))
 	}
+	if len(r.Suppressed) > 0 {
+		fmt.Fprintf(&b, "; %d suppressed by the configuration", len(r.Suppressed))
+	}
+	if len(r.Bootstrap) > 0 {
+		fmt.Fprintf(&b, "; read %d releases of a bootstrap helmfile as there before Flux (Bootstrap)", len(r.Bootstrap))
+	}
 	if len(r.Coverage) > 0 {
 		fmt.Fprintf(&b, "; checked %d of %d layers fully", r.Checked, r.Layers)
 		for _, c := range r.Coverage {
@@ -211,6 +225,10 @@ type config struct {
 	external           []layering.ObjectRef
 	existingNamespaces []string            // WithExistingNamespaces
 	existingGroups     []string            // WithExistingAPIGroups
+	existingWebhooks   map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
+	bootstrap          []bootstrapRelease  // WithHelmfile
+	severities         map[Rule]string     // Config.Rules
+	suppress           []Suppression       // Config.Suppress
 	repository         bool                // a Plan read from a repository, not a stack: advice names the config file and flags
 	charts             []string            // WithCharts
 	operators          map[string][]string // WithOperators
@@ -376,6 +394,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 		return nil, err
 	}
 	l := &linter{p: p, inputs: inputs, root: root, cfg: cfg}
+	l.applyBootstrap()
 	for _, err := range problems {
 		l.graphFinding(err)
 	}
@@ -390,6 +409,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 		l.checkNamespaces(ly)
 		l.checkPrune(ly)
 		l.checkHealthChecks(ly)
+		l.checkReleases(ly)
 	}
 	l.checkOperators()
 	if err := l.checkVariables(ctx); err != nil {
@@ -403,7 +423,9 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 			l.findings[i].Severity = SeverityError
 		}
 	}
-	rep := &Report{Layers: len(l.layers), Findings: l.findings, Coverage: l.coverage()}
+	var suppressed []Suppressed
+	l.findings, suppressed = l.judge(l.findings, time.Now())
+	rep := &Report{Suppressed: suppressed, Layers: len(l.layers), Findings: l.findings, Coverage: l.coverage(), Bootstrap: l.bootstrap}
 	rep.Checked = rep.Layers
 	partly := map[string]bool{}
 	for _, c := range rep.Coverage {
@@ -470,7 +492,7 @@ func (l *linter) coverage() []Coverage {
 				chart.Missing = append(chart.Missing, fmt.Sprintf("%s: %v", o.ref(), o.chartErr))
 			}
 		}
-		if l.unseenChart(ly) {
+		if l.unseenChart(ly) || l.undecidedBy[CoverageChart][ly.Name] {
 			chart.Layers = append(chart.Layers, ly.Name)
 		}
 	}
@@ -520,6 +542,13 @@ type linter struct {
 	namespaces map[string][]string     // namespace → layers creating it
 	scope      map[string]string       // group/Kind → Cluster or Namespaced
 	mu         sync.Mutex
+
+	undecidedBy map[string]map[string]bool // Coverage cause → layers a rule could not decide for
+
+	bootstrap []string // what lint took from helmfiles (Report.Bootstrap)
+
+	missingFrom  map[string][]*lintLayer // substituteFrom sources no layer makes in time → the layers reading them
+	missingOrder []string
 }
 
 type crdDef struct {
@@ -873,12 +902,23 @@ func (l *linter) ancestors() {
 	// readyImplies: the layers that are Ready once ly is.
 	readyImplies := func(ly *lintLayer) []string { return append(deps(ly), children[ly.Name]...) }
 	ready := l.closure(readyImplies)
+	suspended := l.suspendedRoots()
 	for _, ly := range l.layers {
 		set := make(layerSet, len(ready[ly.index]))
 		for _, d := range deps(ly) {
 			dep := l.byName[d]
 			set.add(dep.index)
 			set.union(ready[dep.index])
+		}
+		if root, ok := suspended[ly.index]; ok {
+			// Flux applies nothing under a suspended Kustomization until
+			// it is resumed, by which time the rest of the platform is
+			// there: only the layers resumed with it can race it.
+			for _, other := range l.layers {
+				if r, in := suspended[other.index]; !in || r != root {
+					set.add(other.index)
+				}
+			}
 		}
 		// A layer is not its own ancestor, by name: with duplicate names
 		// or a cycle, a graph finding already.
@@ -901,6 +941,24 @@ func (l *linter) ancestors() {
 	for i, set := range l.closure(withParent) {
 		l.layers[i].applied = set
 	}
+}
+
+// suspendedRoots maps every layer that Flux does not reconcile yet to the
+// suspended Kustomization above it: a layer with spec.suspend, and the
+// layers it applies, transitively (their Kustomizations are never created
+// while it is suspended): an opt-in part of a platform, resumed later.
+func (l *linter) suspendedRoots() map[int]int {
+	out := map[int]int{}
+	for _, ly := range l.layers {
+		seen := map[int]bool{}
+		for x := ly; x != nil && !seen[x.index]; x = l.byName[x.Parent] {
+			seen[x.index] = true
+			if x.Kustomization.Spec.Suspend {
+				out[ly.index] = x.index // the topmost one wins: keep walking
+			}
+		}
+	}
+	return out
 }
 
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

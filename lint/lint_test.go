@@ -1,20 +1,23 @@
 package lint_test
 
 import (
-	"github.com/fluxpack/fluxpack/fluxbuild"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
@@ -126,6 +129,7 @@ var lintTree = map[string]string{
 	"helm-and-crs/store.yaml":       crYAML,
 	"namespaces/ns.yaml":            nsYAML,
 	"apps/deploy.yaml":              deployYAML,
+	"values/cm.yaml":                "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web-values, namespace: flux-system}\ndata: {values.yaml: \"replicas: 2\"}\n",
 	"kustomized/kustomization.yaml": "resources: [deploy.yaml]\nnamePrefix: team-\n",
 	"kustomized/deploy.yaml":        "# the web app\n" + deployYAML,
 	"remote/kustomization.yaml":     "resources: [\"REMOTE\"]\n",
@@ -138,11 +142,11 @@ var lintTree = map[string]string{
 	"repeated/deploy.yaml":          deployYAML + "  replicas: 2\n" + "  replicas: 3\n",
 }
 
-func lintStack(t *testing.T, b *layering.Builder, files map[string]string) []lint.Finding {
+func lintStack(t *testing.T, b *layering.Builder, files map[string]string, opts ...lint.Option) []lint.Finding {
 	t.Helper()
 	dir := t.TempDir()
 	testutil.WriteFiles(t, dir, files)
-	rep, err := lint.Stack(t.Context(), b, dir)
+	rep, err := lint.Stack(t.Context(), b, dir, opts...)
 	require.NoError(t, err)
 	return failing(rep)
 }
@@ -321,6 +325,29 @@ func TestLintRules(t *testing.T) {
 			good: stack().Layer("namespaces", layering.Path("./namespaces")).Then("kustomized", layering.Path("./kustomized")),
 			rule: lint.RuleNamespaceOrder,
 			want: lint.Finding{Layer: "kustomized", Object: "Deployment/apps/team-web", File: "kustomized/deploy.yaml", Line: 2, Message: `namespace "apps"`},
+		},
+		{
+			// helm-controller installs into spec.targetNamespace and fails
+			// the release until it exists, unless install.createNamespace.
+			name: "namespace-order-helm-target",
+			bad: stack().Layer("web", layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "web", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}),
+				layering.ReleaseNamespace("apps"))),
+			good: stack().Layer("web", layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "web", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}),
+				layering.ReleaseNamespace("apps"), layering.CreateNamespace())),
+			rule: lint.RuleNamespaceOrder,
+			want: lint.Finding{Layer: "web", Object: "HelmRelease/flux-system/web", Message: `no layer creates namespace "apps"`},
+		},
+		{
+			// helm-controller resolves valuesFrom before it installs: a
+			// ConfigMap no layer applied before creates fails the release.
+			name: "values-from",
+			bad: stack().Layer("web", layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "web", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}),
+				layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "web-values"}))),
+			good: stack().Layer("values", layering.Path("./values")).
+				Then("web", layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: "web", SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: "charts"}}),
+					layering.ValuesFrom(helmv2.ValuesReference{Kind: "ConfigMap", Name: "web-values"}))),
+			rule: lint.RuleValuesFrom,
+			want: lint.Finding{Layer: "web", Object: "HelmRelease/flux-system/web", Message: "valuesFrom ConfigMap/flux-system/web-values: no layer creates it"},
 		},
 		{
 			name: "crd-prune",
@@ -510,4 +537,87 @@ func TestLintUnreadableLayerSilencesOnlyWhatFollowsIt(t *testing.T) {
 			layering.HealthChecks(meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "apps", Name: "webb"}))
 	fs := lintStack(t, b, files)
 	assert.ElementsMatch(t, []lint.Rule{lint.RulePath, lint.RuleSubstituteFrom, lint.RuleHealthCheck}, rules(fs), "%v", fs)
+}
+
+// A bootstrap helmfile that installs an operator before Flux makes its
+// CRDs and webhook exist first: no race is left to report. One that only
+// renders CRDs (--include-crds) leaves the webhook to the layer.
+func TestLintHelmfileBootstrap(t *testing.T) {
+	naive := stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("operator", layering.Path("./operator"), layering.Wait()).
+		Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
+	dir := t.TempDir()
+	apps := filepath.Join(dir, "apps.yaml")
+	crdsOnly := filepath.Join(dir, "crds.yaml")
+	require.NoError(t, os.WriteFile(apps, []byte("releases:\n  - name: eso\n    namespace: external-secrets\n    chart: oci://ghcr.io/external-secrets/charts/external-secrets\n"), 0o600))
+	require.NoError(t, os.WriteFile(crdsOnly, []byte("helmDefaults:\n  args: [--include-crds, --no-hooks]\n---\nreleases:\n  - name: external-secrets\n    namespace: external-secrets\n"), 0o600))
+
+	assert.Contains(t, rules(lintStack(t, naive, lintTree)), lint.RuleWebhookOrder, "without the helmfile")
+	assert.Empty(t, lintStack(t, naive, lintTree, lint.WithHelmfile(apps)), "the helmfile installs the operator before Flux")
+	assert.Contains(t, rules(lintStack(t, naive, lintTree, lint.WithHelmfile(crdsOnly))), lint.RuleWebhookOrder, "a CRDs-only helmfile")
+	assert.Empty(t, lintStack(t, naive, lintTree, lint.WithExistingWebhooks("external-secrets.io/clustersecretstores")))
+
+	_, err := lint.Stack(t.Context(), naive, dir, lint.WithHelmfile(filepath.Join(dir, "none.yaml")))
+	require.ErrorIs(t, err, lint.ErrInvalidOption)
+	assert.ErrorContains(t, err, "none.yaml")
+	_, err = lint.Stack(t.Context(), naive, dir, lint.WithExistingWebhooks("a/b/c"))
+	require.ErrorIs(t, err, lint.ErrInvalidOption)
+}
+
+// Flux applies nothing under a suspended Kustomization until it is
+// resumed, by which time the rest of the platform is there: the layers
+// under it race only each other.
+func TestLintSuspendedSubtree(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"crds/crd.yaml": crdYAML, "optin/ns.yaml": nsYAML, "crs/store.yaml": crYAML})
+	plan := func(suspend bool) *layering.Plan {
+		ks := func(name, path string, suspend bool) *kustomizev1.Kustomization {
+			return &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "flux-system"},
+				Spec: kustomizev1.KustomizationSpec{Path: path, Wait: true, Suspend: suspend}}
+		}
+		return &layering.Plan{Name: "optin", Namespace: "flux-system", Layers: []layering.Layer{
+			{Name: "crds", Kustomization: ks("crds", "./crds", false)},
+			{Name: "optin", Kustomization: ks("optin", "./optin", suspend)},
+			{Name: "crs", Parent: "optin", Kustomization: ks("crs", "./crs", false)},
+		}}
+	}
+	src := &fluxbuild.Source{Dir: dir}
+	inputs := []lint.Input{{Source: src}, {Source: src}, {Source: src}}
+	rep, err := lint.Plan(t.Context(), plan(true), inputs, dir)
+	require.NoError(t, err)
+	assert.Empty(t, failing(rep), "under a suspended parent")
+	rep, err = lint.Plan(t.Context(), plan(false), inputs, dir)
+	require.NoError(t, err)
+	assert.Equal(t, []lint.Rule{lint.RuleCRDOrder}, rules(failing(rep)), "%v", rep.Findings)
+}
+
+// A hub applies to spokes through spec.kubeConfig: a webhook served in one
+// cluster does not intercept the custom resources of another, and rules
+// relate only layers of one cluster.
+func TestLintRelatesOnlyLayersOfOneCluster(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"crds/crd.yaml": crdYAML, "webhook/webhook.yaml": webhookYAML, "crs/store.yaml": crYAML})
+	plan := func(webhookCluster string) *layering.Plan {
+		ks := func(name, path, cluster string, deps ...string) layering.Layer {
+			k := &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "flux-system"},
+				Spec: kustomizev1.KustomizationSpec{Path: path, Wait: true}}
+			if cluster != "" {
+				k.Spec.KubeConfig = &meta.KubeConfigReference{SecretRef: &meta.SecretKeyReference{Name: cluster}}
+			}
+			return layering.Layer{Name: name, Kustomization: k, DependsOn: deps}
+		}
+		return &layering.Plan{Name: "hub", Namespace: "flux-system", Layers: []layering.Layer{
+			ks("crds", "./crds", "spoke-a"),
+			ks("webhook", "./webhook", webhookCluster),
+			ks("crs", "./crs", "spoke-a", "crds"),
+		}}
+	}
+	src := &fluxbuild.Source{Dir: dir}
+	inputs := []lint.Input{{Source: src}, {Source: src}, {Source: src}}
+	rep, err := lint.Plan(t.Context(), plan("spoke-b"), inputs, dir)
+	require.NoError(t, err)
+	assert.Empty(t, failing(rep), "the webhook serves spoke-b")
+	rep, err = lint.Plan(t.Context(), plan("spoke-a"), inputs, dir)
+	require.NoError(t, err)
+	assert.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(failing(rep)), "the webhook serves spoke-a too: %v", rep.Findings)
 }

@@ -25,7 +25,10 @@ var builtinGroups = map[string]bool{
 // source.extensions.fluxcd.io of Flux ≥ 2.7's ArtifactGenerator), which
 // bootstrap installs before any layer.
 func isBuiltinGroup(g string) bool {
-	return builtinGroups[g] || strings.HasSuffix(g, ".toolkit.fluxcd.io") || g == "source.extensions.fluxcd.io"
+	return builtinGroups[g] || strings.HasSuffix(g, ".toolkit.fluxcd.io") || g == "source.extensions.fluxcd.io" ||
+		// flux-operator's FluxInstance and ResourceSet: a cluster whose
+		// Flux is flux-operator's has them before it syncs any layer.
+		g == "fluxcd.controlplane.io"
 }
 
 // clusterScoped are the built-in kinds that have no namespace.
@@ -72,6 +75,9 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		var sameRelease *object // a release of this layer whose rendered chart defines it
 		var others []string
 		for _, d := range l.crds[gk] {
+			if !l.sameCluster(ly, l.byName[d.layer]) {
+				continue // a CRD of another cluster (spec.kubeConfig)
+			}
 			switch {
 			case o.release != nil && d.obj.release == o.release:
 				// Helm-controller applies a chart's CRDs before its
@@ -109,18 +115,47 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 				continue
 			}
 		}
-		switch {
+		switch elsewhere := l.crdReleasesElsewhere(ly); {
 		case len(others) > 0:
 			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
-		case len(l.crdReleasesElsewhere(ly)) > 0:
-			l.objFinding(RuleCRDOrder, ly, o, "no layer applied before this one defines the CRD of %s (%s); charts that may define it, which lint could not render, are in layers this one does not depend on: %s: depend on the one that brings it, or give lint the chart (--charts)", o.Kind, o.group(), strings.Join(l.crdReleasesElsewhere(ly), ", "))
-		case len(ly.unrendered) > 0:
-			// A chart of this layer lint could not render may bring it:
-			// that is the deadlock above, or no problem; lint cannot tell.
+		case l.assumedCRDLayer(ly, o.group()) != nil:
+			other, hr := l.assumedCRDLayer(ly, o.group()), l.assumedCRDRelease(l.assumedCRDLayer(ly, o.group()), o.group())
+			l.objFinding(RuleCRDOrder, ly, o, "the CRDs of %s come from %s in layer %q (assumed from fluxpack's table of known operators, as lint could not render the chart: %v), which this layer does not depend on: depend on it, or declare the group as existing before Flux (%s)", o.group(), hr.ref(), other.Name, hr.chartErr, l.existingAdvice("existingAPIGroups"))
+		case len(elsewhere) > 0, len(ly.unrendered) > 0, l.anyUnknown():
+			// A chart lint could not render (in this layer or another) or
+			// a layer it could not read may bring the CRD, or it may exist
+			// before Flux: lint cannot tell a race from no problem, and
+			// Coverage names the layer.
+			l.undecided(ly, CoverageChart)
 		default:
 			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or declare the group as existing before Flux (%s)", o.Kind, o.group(), l.existingAdvice("existingAPIGroups"))
 		}
 	}
+}
+
+// assumedCRDLayer is a layer other than ly, not applied before it, with a
+// HelmRelease whose chart lint could not render and that the table of
+// known operators ties to group; nil when there is none.
+func (l *linter) assumedCRDLayer(ly *lintLayer, group string) *lintLayer {
+	for _, other := range l.layers {
+		if other != ly && !ly.applied.has(other.index) && l.assumedCRDRelease(other, group) != nil {
+			return other
+		}
+	}
+	return nil
+}
+
+// undecided records that a rule could not decide for ly, for cause.
+func (l *linter) undecided(ly *lintLayer, cause string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.undecidedBy == nil {
+		l.undecidedBy = map[string]map[string]bool{}
+	}
+	if l.undecidedBy[cause] == nil {
+		l.undecidedBy[cause] = map[string]bool{}
+	}
+	l.undecidedBy[cause][ly.Name] = true
 }
 
 // existingGroups are the API groups that exist before the platform.
@@ -134,7 +169,7 @@ func (l *linter) existingGroups() []string {
 func (l *linter) existingAdvice(field string) string {
 	if l.cfg.repository {
 		flag := map[string]string{"existingAPIGroups": "--existing-api-group", "existingNamespaces": "--existing-namespace"}[field]
-		return fmt.Sprintf("%s in .fluxpack.yaml, or %s", field, flag)
+		return flag + ", or a bootstrap helmfile that installs it"
 	}
 	return "spec." + field + " of the stack"
 }
@@ -218,9 +253,19 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			continue
 		}
 		resource := l.resourceOf(o.group(), o.Kind)
+		if covers(l.cfg.existingWebhooks, o.group(), resource) {
+			continue // its server runs before Flux
+		}
 		for _, op := range l.operatorsFor(o.group(), o.Kind) {
 			if op.Name == ly.Name || l.isAncestor(ly, op.Name) {
 				continue
+			}
+			server := l.clusterOf(op)
+			if hr := l.assumedServer(op, o.group(), resource); hr != nil {
+				server = l.objectCluster(op, hr)
+			}
+			if server != l.clusterOf(ly) {
+				continue // it serves another cluster (spec.kubeConfig)
 			}
 			key := op.Name + "\x00" + o.group() + "/" + resource
 			if seen[key] {
@@ -274,47 +319,94 @@ func (l *linter) checkOperators() {
 	}
 }
 
+// hit is the first object of a layer that needs a missing namespace, and
+// how many more do.
+type hit struct {
+	o        *object
+	ns       string
+	creators []string // the layers of its cluster that create the namespace
+	count    int
+}
+
 // alwaysThere are namespaces no layer needs to create.
 var alwaysThere = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
 // checkNamespaces: an object's namespace must be created by the layer
 // itself (Flux applies namespaces first) or an ancestor.
 func (l *linter) checkNamespaces(ly *lintLayer) {
-	type hit struct {
-		o     *object
-		count int
-	}
 	missing := map[string]*hit{}
 	var order []string
 	for _, o := range ly.objects {
-		ns := o.Namespace
-		if ns == "" || l.isClusterScoped(o) || slices.Contains(alwaysThere, ns) || ns == l.p.Namespace || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) ||
-			l.isExternal("Namespace", "", ns) {
-			continue
+		for _, need := range l.namespacesOf(ly, o) {
+			l.needNamespace(ly, o, need, missing, &order)
 		}
-		creators := l.namespaces[ns]
-		if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isApplied(ly, c) }) {
-			continue
-		}
-		if h, ok := missing[ns]; ok {
-			h.count++
-			continue
-		}
-		missing[ns] = &hit{o: o}
-		order = append(order, ns)
 	}
-	for _, ns := range order {
-		h := missing[ns]
+	for _, key := range order {
+		h := missing[key]
 		more := ""
 		if h.count > 0 {
 			more = fmt.Sprintf(" (and %d more objects of this layer)", h.count)
 		}
-		if creators := l.namespaces[ns]; len(creators) > 0 {
-			l.objFinding(RuleNamespaceOrder, ly, h.o, "namespace %q is created by layer %s, which this layer does not depend on%s", ns, names(creators), more)
+		if len(h.creators) > 0 {
+			l.objFinding(RuleNamespaceOrder, ly, h.o, "namespace %q is created by layer %s, which this layer does not depend on%s", h.ns, names(h.creators), more)
 		} else if !l.unknownAncestor(ly) {
-			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", ns, more, l.existingAdvice("existingNamespaces"))
+			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", h.ns, more, l.existingAdvice("existingNamespaces"))
 		}
 	}
+}
+
+// namespaceNeed is a namespace an object needs, in the cluster it acts on.
+type namespaceNeed struct{ ns, cluster string }
+
+// namespacesOf returns the namespaces o needs to exist when its layer
+// applies it: its own, and for a HelmRelease the namespace helm-controller
+// installs into (spec.targetNamespace, unless install.createNamespace) and
+// the one it keeps the release's storage in (spec.storageNamespace), in the
+// cluster it installs into: helm-controller fails the release until they
+// exist. A custom resource whose CRD lint does not have may be
+// cluster-scoped: it needs no namespace lint can name.
+func (l *linter) namespacesOf(ly *lintLayer, o *object) []namespaceNeed {
+	var out []namespaceNeed
+	if o.Namespace != "" && !l.isClusterScoped(o) && (!isCR(o) || l.scope[o.group()+"/"+o.Kind] != "") {
+		out = append(out, namespaceNeed{o.Namespace, l.clusterOf(ly)})
+	}
+	if o.helmCRDs != "" {
+		cluster := l.objectCluster(ly, o)
+		if ns := yamlutil.Str(o.Node, "spec", "targetNamespace"); ns != "" && yamlutil.Str(o.Node, "spec", "install", "createNamespace") != "true" {
+			out = append(out, namespaceNeed{ns, cluster})
+		}
+		if ns := yamlutil.Str(o.Node, "spec", "storageNamespace"); ns != "" {
+			out = append(out, namespaceNeed{ns, cluster})
+		}
+	}
+	return out
+}
+
+// needNamespace records that o of ly needs a namespace, unless a layer of
+// its cluster, the layer itself or one applied before it, creates it, or it
+// exists before the platform.
+func (l *linter) needNamespace(ly *lintLayer, o *object, need namespaceNeed, missing map[string]*hit, order *[]string) {
+	ns := need.ns
+	if slices.Contains(alwaysThere, ns) || ns == l.p.Namespace && need.cluster == "" || slices.Contains(l.p.ExistingNamespaces, ns) || slices.Contains(l.cfg.existingNamespaces, ns) ||
+		l.isExternal("Namespace", "", ns) {
+		return
+	}
+	var creators []string
+	for _, c := range l.namespaces[ns] {
+		if l.clusterOf(l.byName[c]) == need.cluster {
+			creators = append(creators, c)
+		}
+	}
+	if slices.Contains(creators, ly.Name) || slices.ContainsFunc(creators, func(c string) bool { return l.isApplied(ly, c) }) {
+		return
+	}
+	key := need.cluster + "\x00" + ns
+	if h, ok := missing[key]; ok {
+		h.count++
+		return
+	}
+	missing[key] = &hit{o: o, ns: ns, creators: creators}
+	*order = append(*order, key)
 }
 
 func (l *linter) isClusterScoped(o *object) bool {
@@ -396,7 +488,9 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 			}
 		}
 		if kinds == 0 {
-			l.layerFinding(RuleHealthCheck, ly, "healthCheckExprs for %s %s: the layer neither applies nor health-checks an object of that kind, so the expression never runs", e.APIVersion, e.Kind)
+			// Flux fails nothing for it: a hint, not a race.
+			l.add(Finding{Rule: RuleHealthCheck, Severity: SeverityHint, Layer: ly.Name, File: ly.File, Line: ly.Line,
+				Message: fmt.Sprintf("healthCheckExprs for %s %s: the layer neither applies nor health-checks an object of that kind, so the expression never runs", e.APIVersion, e.Kind)})
 		}
 	}
 }
@@ -451,3 +545,42 @@ func (l *linter) isExternal(kind, ns, name string) bool {
 		return r.Kind == kind && r.Name == name && (r.Namespace == ns || r.Namespace == "")
 	})
 }
+
+// clusterOf names the cluster a layer applies to: "" for the cluster
+// kustomize-controller runs in, or the kubeConfig it is given
+// (spec.kubeConfig, a hub applying to a spoke). Rules relate only layers
+// of one cluster.
+func (l *linter) clusterOf(ly *lintLayer) string {
+	if ly == nil {
+		return ""
+	}
+	kc := ly.Kustomization.Spec.KubeConfig
+	switch {
+	case kc == nil:
+		return ""
+	case kc.SecretRef != nil:
+		return ly.Kustomization.Namespace + "/Secret/" + kc.SecretRef.Name
+	case kc.ConfigMapRef != nil:
+		return ly.Kustomization.Namespace + "/ConfigMap/" + kc.ConfigMapRef.Name
+	}
+	return ""
+}
+
+// objectCluster names the cluster an object of ly acts on: a HelmRelease
+// with spec.kubeConfig installs into that cluster, anything else into the
+// layer's.
+func (l *linter) objectCluster(ly *lintLayer, o *object) string {
+	if o.helmCRDs != "" && o.Node != nil {
+		ns := namespaceOr(o.Namespace, namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace))
+		if name := yamlutil.Str(o.Node, "spec", "kubeConfig", "secretRef", "name"); name != "" {
+			return ns + "/Secret/" + name
+		}
+		if name := yamlutil.Str(o.Node, "spec", "kubeConfig", "configMapRef", "name"); name != "" {
+			return ns + "/ConfigMap/" + name
+		}
+	}
+	return l.clusterOf(ly)
+}
+
+// sameCluster reports whether two layers apply to one cluster.
+func (l *linter) sameCluster(a, b *lintLayer) bool { return l.clusterOf(a) == l.clusterOf(b) }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
@@ -102,6 +103,8 @@ func (l *linter) checkVariables(ctx context.Context) error {
 		findings []substitute.Finding
 	}
 	var checks, noPostBuild []*check
+	l.missingFrom = map[string][]*lintLayer{}
+	defer l.reportMissingSources()
 	for _, ly := range l.layers {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -112,6 +115,9 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			continue
 		}
 		avail := l.available(ly, pb, sources, vars)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		for k := range avail.Values {
 			platformVars[k] = true
 		}
@@ -252,11 +258,10 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 			a.open = true // it may come from a layer lint could not read, applied before this one: Coverage says so
 		default:
 			a.open = true
-			maybe := ""
-			if l.anyUnknown() {
-				maybe = " (layers lint could not read may create it, but none of them is applied before this one, so that would race too)"
+			if l.missingFrom[key] == nil {
+				l.missingOrder = append(l.missingOrder, key)
 			}
-			l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s: no layer applied before this one creates it and it is not declared as made outside the platform%s: Flux fails the layer until it exists. If Terraform (or another tool) creates it, declare it (--external %s, or the stack's vars); otherwise mark it optional: true", key, maybe, key)
+			l.missingFrom[key] = append(l.missingFrom[key], ly)
 		}
 	}
 	maps.Copy(a.Values, pb.Substitute)
@@ -267,6 +272,29 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 	}
 	slices.Sort(a.Names)
 	return a
+}
+
+// reportMissingSources reports each substituteFrom source that no layer
+// applied before its users creates once, at its first user, naming the
+// others: one ConfigMap a tool outside Flux makes is one finding, however
+// many layers read it.
+func (l *linter) reportMissingSources() {
+	for _, key := range l.missingOrder {
+		users := l.missingFrom[key]
+		others := ""
+		if len(users) > 1 {
+			var names []string
+			for _, u := range users[1:] {
+				names = append(names, u.Name)
+			}
+			others = fmt.Sprintf(" (nor before the %d other layers that read it: %s)", len(names), strings.Join(quoted(names), ", "))
+		}
+		maybe := ""
+		if l.anyUnknown() {
+			maybe = "; layers lint could not read may create it, but none of them is applied before, so that would race too"
+		}
+		l.layerFinding(RuleSubstituteFrom, users[0], "substituteFrom %s: no layer applied before this one creates it%s and it is not declared as made outside the platform%s: Flux fails the layer until it exists. If Terraform (or another tool) creates it, declare it (--external %s, or the stack's vars); otherwise mark it optional: true", key, others, maybe, key)
+	}
 }
 
 // anyUnknown reports whether some layer's objects could not be read.

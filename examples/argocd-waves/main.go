@@ -1,7 +1,9 @@
 // Command argocd-waves renders seed 004's Argo CD bootstrap order with
 // package layering: sync waves become layers, each wave depending on the one
 // before (-2: external-dns and external-secrets, -1: ingress-nginx, 0: the
-// rest). platform/stack.yaml is the same stack as a stack file.
+// rest), and each release creates its namespace, as the Applications'
+// CreateNamespace=true sync option does. platform/stack.yaml is the same
+// stack as a stack file.
 //
 //	go run ./examples/argocd-waves
 package main
@@ -30,7 +32,10 @@ func stack() *layering.Builder {
 		var names []string
 		for _, app := range wave {
 			b.Layer(app.name, layering.DependsOn(previous...),
-				layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: app.name, Version: app.version, SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: app.repo}}), layering.ReleaseNamespace(app.namespace)))
+				layering.HelmRelease(layering.Chart(helmv2.HelmChartTemplateSpec{Chart: app.name, Version: app.version, SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: "HelmRepository", Name: app.repo}}), layering.ReleaseNamespace(app.namespace),
+					// Argo CD's CreateNamespace=true sync option: without it,
+					// helm-controller fails the release until the namespace exists.
+					layering.CreateNamespace()))
 			names = append(names, app.name)
 		}
 		previous = names

@@ -19,7 +19,9 @@ import (
 )
 
 func stack() *layering.Builder {
-	return layering.New("external-secrets", layering.FromOCI("oci://registry.example.com/platform/external-secrets", "v1")).
+	return layering.New("external-secrets", layering.FromOCI("oci://registry.example.com/platform/external-secrets", "v1"),
+		// The operator's Helm values, written by Terraform before Flux.
+		layering.External(layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "external-secrets-values"})).
 		Layer("namespaces", layering.Path("./namespaces")).
 		Layer("external-secrets-crds", layering.Path("./external-secrets/crds"), layering.KeepOnDelete(), layering.Wait()).
 		Then("external-secrets-operator",

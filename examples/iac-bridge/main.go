@@ -33,6 +33,13 @@ func stack() *layering.Builder {
 		layering.FromOCI("oci://registry.example.com/acme/addons", "v1"),
 		layering.Vars("cluster-vars"),
 		layering.ExistingNamespaces("karpenter", "external-dns", "external-secrets", "istio-system", "authentik", "headlamp", "apps"),
+		// The values ConfigMaps and Secret Terraform writes before Flux.
+		layering.External(
+			layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "karpenter-values"},
+			layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "aws-load-balancer-controller-values"},
+			layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "external-dns-values"},
+			layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "authentik-values"},
+			layering.ObjectRef{Kind: "Secret", Namespace: "flux-system", Name: "authentik-secrets"}),
 	).
 		Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
 		Then("karpenter", layering.HelmRelease(

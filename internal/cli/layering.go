@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -168,6 +170,10 @@ type repoFlags struct {
 	external           []string
 	existingNamespaces []string
 	existingGroups     []string
+	existingWebhooks   []string
+	helmfiles          []string
+	noHelmfile         bool
+	config             string
 }
 
 func (r *repoFlags) bind(cmd *cobra.Command) {
@@ -175,8 +181,17 @@ func (r *repoFlags) bind(cmd *cobra.Command) {
 	fs.StringVar(&r.root, "root", "", "the repository's root (default: the nearest directory above ENTRY holding .git)")
 	fs.StringArrayVar(&r.sources, "source", nil, "a Flux source that is a local directory: KIND/NAMESPACE/NAME=DIR (repeatable; GitRepository/flux-system/flux-system is the repository itself unless given)")
 	fs.StringArrayVar(&r.external, "external", nil, "an object made outside the repository, such as Terraform's ConfigMap of cluster variables: KIND/NAMESPACE/NAME (repeatable)")
-	fs.StringArrayVar(&r.existingNamespaces, "existing-namespace", nil, "lint: a namespace that exists before Flux applies anything, made by IaC or a bootstrap step (repeatable)")
-	fs.StringArrayVar(&r.existingGroups, "existing-api-group", nil, "lint: an API group whose CRDs exist before Flux applies anything, installed by a bootstrap step such as helmfile (repeatable)")
+}
+
+// bindLint adds the flags that say what exists before Flux, for lint.
+func (r *repoFlags) bindLint(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&r.config, "config", "", "the lint configuration (kind LintConfig): what exists before Flux, charts, rule severities, suppressions with reasons (default: "+lint.ConfigFile+" at the repository's root, or beside the stack file)")
+	fs.StringArrayVar(&r.existingNamespaces, "existing-namespace", nil, "a namespace that exists before Flux applies anything, made by IaC or a bootstrap step (repeatable)")
+	fs.StringArrayVar(&r.existingGroups, "existing-api-group", nil, "an API group whose CRDs exist before Flux applies anything, installed by a bootstrap step such as helmfile (repeatable)")
+	fs.StringArrayVar(&r.existingWebhooks, "existing-webhook", nil, "GROUP or GROUP/RESOURCE whose admission webhook serves before Flux applies anything (repeatable)")
+	fs.StringArrayVar(&r.helmfiles, "helmfile", nil, "a helmfile a bootstrap step syncs before Flux: its releases' CRDs and webhooks exist first (repeatable; default for ENTRY: helmfile.yaml, bootstrap/helmfile.yaml or bootstrap/helmfile/*.yaml at the repository's root)")
+	fs.BoolVar(&r.noHelmfile, "no-helmfile", false, "do not look for a bootstrap helmfile")
 }
 
 // lintOptions are what the flags say to lint of a repository or a stack:
@@ -189,7 +204,55 @@ func (r *repoFlags) lintOptions() []lint.Option {
 	if len(r.existingGroups) > 0 {
 		opts = append(opts, lint.WithExistingAPIGroups(r.existingGroups...))
 	}
+	if len(r.existingWebhooks) > 0 {
+		opts = append(opts, lint.WithExistingWebhooks(r.existingWebhooks...))
+	}
+	if len(r.helmfiles) > 0 {
+		opts = append(opts, lint.WithHelmfile(r.helmfiles...))
+	}
 	return opts
+}
+
+// entryLintOptions are lintOptions for a repository's entry point, with
+// the configuration file and the bootstrap helmfiles found at the
+// repository's root unless given or turned off.
+func (r *repoFlags) entryLintOptions(entry string) ([]lint.Option, error) {
+	root := r.root
+	if root == "" {
+		var err error
+		if root, err = fluxrepo.Root(entry); err != nil {
+			return nil, err
+		}
+	}
+	opts, err := r.configOptions(root)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts, r.lintOptions()...)
+	if len(r.helmfiles) > 0 || r.noHelmfile {
+		return opts, nil
+	}
+	if found := lint.FindHelmfiles(root); len(found) > 0 {
+		opts = append(opts, lint.WithHelmfile(found...))
+	}
+	return opts, nil
+}
+
+// configOptions reads --config, or the configuration file in dir when
+// there is one.
+func (r *repoFlags) configOptions(dir string) ([]lint.Option, error) {
+	file := r.config
+	if file == "" {
+		file = filepath.Join(dir, lint.ConfigFile)
+		if _, err := os.Stat(file); err != nil {
+			return nil, nil
+		}
+	}
+	c, err := lint.LoadConfig(file)
+	if err != nil {
+		return nil, err
+	}
+	return c.Options()
 }
 
 func (r *repoFlags) options() ([]fluxrepo.Option, error) {
@@ -385,7 +448,11 @@ cannot be read.`,
 				if err != nil {
 					return err
 				}
-				opts = append(opts, fluxrepo.WithLint(append(chartOpts, repo.lintOptions()...)...), fluxrepo.WithLogger(f.log))
+				lintOpts, err := repo.entryLintOptions(entry)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, fluxrepo.WithLint(append(chartOpts, lintOpts...)...), fluxrepo.WithLogger(f.log))
 				rep, err = fluxrepo.Lint(ctx, entry, opts...)
 				if err != nil {
 					return err
@@ -395,7 +462,11 @@ cannot be read.`,
 				if err != nil {
 					return err
 				}
-				if rep, err = lint.File(ctx, string(stack), slices.Concat(opts, chartOpts, repo.lintOptions())...); err != nil {
+				cfgOpts, err := repo.configOptions(filepath.Dir(string(stack)))
+				if err != nil {
+					return err
+				}
+				if rep, err = lint.File(ctx, string(stack), slices.Concat(opts, chartOpts, cfgOpts, repo.lintOptions())...); err != nil {
 					return err
 				}
 			}
@@ -424,6 +495,7 @@ cannot be read.`,
 	stack.bind(cmd)
 	fleetFile.bind(cmd)
 	repo.bind(cmd)
+	repo.bindLint(cmd)
 	charts.bind(cmd)
 	out.bind(cmd)
 	return cmd
