@@ -73,7 +73,7 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error.`,
 		newOutputsCmd(f),
 		newPreviewCmd(f),
 		newRenderCmd(f), newLintCmd(f), newGraphCmd(f), newImportCmd(f),
-		newFluxPatchCmd(f),
+		newFluxPatchCmd(f), newWakeCmd(f),
 	)
 	return root
 }
