@@ -224,13 +224,14 @@ func wakeName(stack string) string { return stack + "-wake" }
 
 // wakeHealth is the wake Kustomization's health check of the Receiver:
 // Current once notification-controller has made it Ready (it has then
-// stored the webhook path it answers on), Failed when it could not (no
-// Secret, say). kustomize-controller first requires
-// status.observedGeneration to equal metadata.generation; a new Receiver's
-// is -1 (the CRD's default).
+// stored the webhook path it answers on). kustomize-controller first
+// requires status.observedGeneration to equal metadata.generation (a new
+// Receiver's is -1, the CRD's default). There is no Failed expression: a
+// Receiver not Ready yet (its Secret applied later, notification-controller
+// started late) is waited for until the timeout, so the wake-up follows
+// within one health-check poll (5s) of it becoming Ready.
 var wakeHealth = kustomize.HealthCheckExpressions{
 	Current: "has(status.conditions) && status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
-	Failed:  "has(status.conditions) && status.conditions.exists(c, c.type == 'Ready' && c.status == 'False')",
 }
 
 // layerNamespace is the namespace of a layer's Kustomization.
@@ -378,7 +379,7 @@ func (p *Plan) emitWake(t WakeTarget) *Wake {
 		Spec: kustomizev1.KustomizationSpec{
 			Interval:      metav1.Duration{Duration: t.Interval},
 			RetryInterval: &metav1.Duration{Duration: time.Minute},
-			Timeout:       &metav1.Duration{Duration: 2 * time.Minute},
+			Timeout:       &metav1.Duration{Duration: 5 * time.Minute},
 			Path:          t.Path,
 			Prune:         true,
 			SourceRef:     t.SourceRef,
