@@ -132,7 +132,7 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		}
 		p.Wake = p.emitWake(WakeTarget{
 			Name: wakeName(st.name), Namespace: st.namespace, SourceRef: srcRef, Path: wakePath,
-			Interval: st.interval, ReceiverURL: st.wake.receiverURL,
+			Interval: DefaultWakeInterval, ReceiverURL: st.wake.receiverURL,
 		})
 	}
 	return p

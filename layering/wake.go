@@ -91,12 +91,17 @@ type WakeTarget struct {
 	ReceiverURL string
 }
 
+// DefaultWakeInterval is the wake Kustomization's spec.interval: each of
+// its reconciles asks every layer with dependencies for one reconcile, so
+// it is long.
+const DefaultWakeInterval = time.Hour
+
 // DefaultWakeTarget is the target of a repository's Plan read by package
 // fluxrepo: objects named <plan>-wake in the Plan's namespace, read from
 // path of the source the Plan's first (root) layer reads, reconciled
-// every hour.
+// every DefaultWakeInterval.
 func DefaultWakeTarget(p *Plan, path string) WakeTarget {
-	t := WakeTarget{Name: wakeName(p.Name), Namespace: p.Namespace, Path: path, Interval: time.Hour, ReceiverURL: DefaultReceiverURL}
+	t := WakeTarget{Name: wakeName(p.Name), Namespace: p.Namespace, Path: path, Interval: DefaultWakeInterval, ReceiverURL: DefaultReceiverURL}
 	if len(p.Layers) > 0 && p.Layers[0].Kustomization != nil {
 		t.SourceRef = p.Layers[0].Kustomization.Spec.SourceRef
 	}
