@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/cli"
@@ -30,7 +31,9 @@ const repoEntry = "clusters/e2e"
 // variant (the custom resources depend on the CRDs, not on the operator
 // serving their webhook) is flagged by lint and fails in the cluster as
 // lint said (seed 002's order: the operator applied on its own, the custom
-// resources waiting for the CRDs only).
+// resources waiting for the CRDs only). Both carry the folder `fluxpack
+// wake` writes for them, so that they bootstrap at controller speed in
+// stock Flux too.
 func TestRepository(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, testRepository)
@@ -72,6 +75,14 @@ func testRepository(t *testing.T, m Mode) {
 				require.Contains(t, stdout.String(), "[webhook-order]")
 			}
 
+			// The folder `fluxpack wake` writes (clusters/e2e/wake, which
+			// the entry applies: it has no kustomization.yaml) and its
+			// Secret, applied out of band, outside the repository.
+			secretFile := filepath.Join(t.TempDir(), "wake-secret.yaml")
+			fluxpack(t, "wake", filepath.Join(dir, repoEntry), "-d", filepath.Join(dir, repoEntry, "wake"), "--root", dir,
+				"--source", "OCIRepository/flux-system/"+rootName+"="+dir, "--secret-file", secretFile, "--receiver-url", c.ReceiverURL)
+			applySecretFile(t, c, secretFile)
+
 			repo, err := fluxrepo.Read(t.Context(), filepath.Join(dir, repoEntry), fluxrepo.WithRoot(dir),
 				fluxrepo.WithSource(fluxrepo.SourceRef{Kind: "OCIRepository", Namespace: fluxNamespace, Name: rootName}, dir))
 			require.NoError(t, err)
@@ -79,7 +90,7 @@ func testRepository(t *testing.T, m Mode) {
 			for _, l := range repo.Plan.Layers[1:] { // the first is the entry, the harness's root
 				layers = append(layers, l.Name)
 			}
-			require.Equal(t, []string{"apps", "crds", "crs", "namespaces", "operator"}, layers)
+			require.Equal(t, []string{"apps", "crds", "crs", "namespaces", "operator", "e2e-wake"}, layers)
 
 			d := DeployEntry(t, c, "repo-"+variant, dir, repoEntry, layers)
 			if variant == "clean" {
@@ -88,11 +99,23 @@ func testRepository(t *testing.T, m Mode) {
 				var cm corev1.ConfigMap
 				require.NoError(t, c.Client.Get(t.Context(), client.ObjectKey{Namespace: "external-secrets", Name: "settings"}, &cm))
 				require.Equal(t, "e2e-cluster", cm.Data["cluster"], "the apps layer's ConfigMap carries the cluster folder's variables")
-				recordRun("R0 clean", d, "lint 0 findings; the repository as written, no wake")
+				recordRun("R0 clean", d, "lint 0 findings; the repository as written, plus fluxpack wake's folder")
 			} else {
 				note := requireNaiveRace(t, d, m, "namespaces", "crds", "operator", "apps", rootName)
 				recordRun("R0 racy", d, "lint webhook-order on crs; "+note)
 			}
 		})
 	}
+}
+
+// applySecretFile creates the Secret a secret file holds (the wake
+// Secret of `fluxpack wake`), as kubectl apply -f would.
+func applySecretFile(t *testing.T, c *Cluster, file string) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var s corev1.Secret
+	require.NoError(t, sigyaml.Unmarshal(data, &s))
+	require.Equal(t, "Secret", s.Kind)
+	c.create(&s)
 }

@@ -96,6 +96,7 @@ type Repository struct {
 	temps   []string
 	built   map[string]fluxbuild.Source // layer → where it was built from
 	sources func() []runtime.Object     // the tree's ConfigMaps and Secrets
+	srcDirs map[SourceRef]string        // every source mapped to a directory (WithSource, DefaultSource)
 }
 
 // Option configures Read. Only this package implements it.
@@ -278,6 +279,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 	repo.stackFile = cfg.stackFile
 	repo.temps, repo.built = r.temps, r.built
 	repo.sources = r.decodedSources
+	repo.srcDirs = cfg.sources
 	return repo, nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -90,7 +92,9 @@ func ExampleOperator() {
 
 // In stock Flux a layer waiting for another is polled every 30s; with
 // WakeDependents, notification-controller requests its reconcile the moment
-// the other is Ready. The objects go to wake.yaml; the Secret they read is
+// the other is Ready. The wake Kustomization (wake.yaml) applies the
+// objects (wake/) and, once the Receiver is Ready, wakes every layer with
+// dependencies once, for the events sent before; the Secret they read is
 // applied out of band.
 func ExampleWakeDependents() {
 	plan, err := layering.New("platform", layering.FromOCI("oci://registry.example.com/platform", "v1"),
@@ -105,6 +109,7 @@ func ExampleWakeDependents() {
 	}
 	w := plan.Wake
 	fmt.Println(w.Provider.Kind, w.Provider.Spec.Type, "->", w.Receiver.Kind, w.Receiver.Spec.Type)
+	fmt.Println("Kustomization", w.Kustomization.Name, w.Kustomization.Spec.Path)
 	fmt.Println(w.Receiver.Spec.ResourceFilter)
 	secret, err := w.Secret("", "a-token-of-32-random-characters!")
 	if err != nil {
@@ -114,8 +119,54 @@ func ExampleWakeDependents() {
 	fmt.Println(secret.Name, string(secret.Data["address"])[:60])
 	// Output:
 	// Provider generic-hmac -> Receiver generic-hmac
-	// req.involvedObject.kind == 'Kustomization' && req.involvedObject.namespace == 'flux-system' && req.involvedObject.name in {'operator': ['crds'], 'crs': ['operator']}[res.metadata.name]
+	// Kustomization platform-wake ./flux/wake
+	// req.involvedObject.kind == 'Kustomization' && (req.involvedObject.namespace + '/' + req.involvedObject.name == 'flux-system/platform-wake' || (req.involvedObject.namespace + '/' + req.involvedObject.name) in {'flux-system/operator': ['flux-system/crds'], 'flux-system/crs': ['flux-system/operator']}[res.metadata.namespace + '/' + res.metadata.name])
 	// platform-wake http://webhook-receiver.flux-system.svc.cluster.local./hook/
+}
+
+// A repository's Plan (package fluxrepo reads one) wakes its dependents
+// with objects written to a folder of the repository (`fluxpack wake`):
+// WakeFor says where the wake Kustomization reads them.
+func ExamplePlan_WakeFor() {
+	plan := &layering.Plan{Name: "prod", Namespace: "flux-system", Layers: []layering.Layer{
+		{Name: "flux-system", Kustomization: kustomization("flux-system", "flux-system")},
+		{Name: "infra", Parent: "flux-system", Kustomization: kustomization("infra", "flux-system")},
+		{Name: "team-a/apps", Parent: "flux-system", DependsOn: []string{"infra"}, Kustomization: kustomization("apps", "team-a")},
+	}}
+	w, err := plan.WakeFor(layering.DefaultWakeTarget(plan, "./clusters/prod/wake/objects"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	files, err := w.Files()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range files {
+		fmt.Println(f.Path)
+	}
+	fmt.Println(w.Kustomization.Spec.SourceRef.Kind, w.Kustomization.Spec.Path)
+	for _, r := range w.Receiver.Spec.Resources {
+		fmt.Println("wakes", r.Kind, r.Namespace+"/"+r.Name)
+	}
+	// Output:
+	// kustomization.yaml
+	// wake.yaml
+	// objects/kustomization.yaml
+	// objects/wake.yaml
+	// GitRepository ./clusters/prod/wake/objects
+	// wakes Kustomization team-a/apps
+}
+
+// kustomization is a Kustomization of the flux-system GitRepository.
+func kustomization(name, namespace string) *kustomizev1.Kustomization {
+	return &kustomizev1.Kustomization{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+		Spec: kustomizev1.KustomizationSpec{SourceRef: kustomizev1.CrossNamespaceSourceReference{
+			Kind: "GitRepository", Name: "flux-system", Namespace: "flux-system",
+		}},
+	}
 }
 
 // The critical path and what its dependsOn edges cost in stock Flux,

@@ -63,10 +63,37 @@ type CriticalPath struct {
 	// the path: each of its len(Layers)-1 dependsOn edges costs up to
 	// DefaultRequeueDependency.
 	Polling time.Duration
-	// Woken is true when the Plan wakes dependents (Plan.Wake): each edge
-	// then costs one event through notification-controller, and Polling
-	// only when events are lost.
+	// Woken is true when the Plan wakes dependents (Plan.Wake, or a
+	// repository whose tree holds the wake Kustomization `fluxpack wake`
+	// writes): each edge then costs one event through
+	// notification-controller, and Polling only without it.
 	Woken bool
+	// Repository is true for the Plan of a repository (package fluxrepo:
+	// Kustomizations applied by Kustomizations), whose dependents
+	// `fluxpack wake` wakes; false for a stack.
+	Repository bool
+}
+
+// WakeSaving is what waking dependents would save a bootstrap along the
+// path in stock Flux: up to DefaultRequeueDependency per dependsOn edge
+// (Polling), each edge then costing one event through
+// notification-controller instead; 0 when the Plan wakes them already.
+func (c CriticalPath) WakeSaving() time.Duration {
+	if c.Woken {
+		return 0
+	}
+	return c.Polling
+}
+
+// WakeHint says, for a repository whose dependents are not woken, what
+// `fluxpack wake` would save along the path; "" otherwise (a stack, a
+// Plan that wakes them, a path without edges).
+func (c CriticalPath) WakeHint() string {
+	if !c.Repository || c.WakeSaving() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("`fluxpack wake` would save up to %s of it: each of the %d edges then costs one event through notification-controller",
+		c.WakeSaving(), c.Edges())
 }
 
 func (c CriticalPath) String() string {
@@ -85,11 +112,15 @@ func (c CriticalPath) Latency() string {
 		return "no dependsOn edge on the critical path: no dependency polling"
 	}
 	if c.Woken {
-		return fmt.Sprintf("dependents are woken by events (wake): each of the %d dependsOn edges costs one event through notification-controller, not up to %s of dependency polling (--requeue-dependency=%s, %s in all, only if events are lost)",
+		return fmt.Sprintf("dependents are woken by events (wake): each of the %d dependsOn edges costs one event through notification-controller, not up to %s of dependency polling (--requeue-dependency=%s, %s in all, only without notification-controller or the wake Secret)",
 			n, DefaultRequeueDependency, DefaultRequeueDependency, c.Polling)
 	}
-	return fmt.Sprintf("up to %d × %s = %s of dependency polling in stock Flux (--requeue-dependency=%s): kustomize-controller does not watch dependencies, it looks at a layer whose dependsOn is not Ready again only after that long",
+	s := fmt.Sprintf("up to %d × %s = %s of dependency polling in stock Flux (--requeue-dependency=%s): kustomize-controller does not watch dependencies, it looks at a layer whose dependsOn is not Ready again only after that long",
 		n, DefaultRequeueDependency, c.Polling, DefaultRequeueDependency)
+	if h := c.WakeHint(); h != "" {
+		s += "; " + h
+	}
+	return s
 }
 
 // CriticalPath returns the Plan's longest dependency chain; ties go to the
@@ -135,6 +166,10 @@ func (p *Plan) CriticalPath() CriticalPath {
 	slices.Reverse(c.Layers)
 	c.Polling = time.Duration(c.Edges()) * DefaultRequeueDependency
 	c.Woken = p.Wake != nil
+	for _, l := range p.Layers {
+		c.Woken = c.Woken || IsWakeKustomization(l.Kustomization)
+		c.Repository = c.Repository || l.Parent != ""
+	}
 	return c
 }
 

@@ -135,7 +135,14 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		p.Layers = append(p.Layers, b.emitLayer(n, srcRef))
 	}
 	if st.wake != nil {
-		p.Wake = p.emitWake(st.wake.receiverURL)
+		wakePath := path.Join(st.renderedPath, "wake")
+		if st.renderedPath != "" && st.renderedPath[0] == '.' {
+			wakePath = "./" + wakePath
+		}
+		p.Wake = p.emitWake(WakeTarget{
+			Name: wakeName(st.name), Namespace: st.namespace, SourceRef: srcRef, Path: wakePath,
+			Interval: DefaultWakeInterval, ReceiverURL: st.wake.receiverURL,
+		})
 	}
 	return p
 }
@@ -297,7 +304,9 @@ type File struct {
 // Files returns the rendered files in a fixed order: kustomization.yaml,
 // source.yaml (when the stack has its own OCIRepository), layers/<layer>.yaml
 // for each layer, releases/<layer>/helmrelease.yaml for HelmRelease layers
-// and wake.yaml (the Plan's Wake objects, when it has them). The bytes
+// and, when the Plan has Wake objects, wake.yaml (their Kustomization) and
+// wake/kustomization.yaml and wake/wake.yaml (Provider, Alert and Receiver,
+// which it applies). The bytes
 // depend only on the Plan.
 func (p *Plan) Files() ([]File, error) { return p.files(nil) }
 
@@ -351,15 +360,12 @@ func (p *Plan) files(extra []File) ([]File, error) {
 		}
 	}
 	if w := p.Wake; w != nil {
-		var docs [][]byte
-		for _, obj := range []any{w.Provider, w.Alert, w.Receiver} {
-			data, err := marshal(obj)
-			if err != nil {
-				return nil, fmt.Errorf("rendering wake.yaml: %w", err)
-			}
-			docs = append(docs, data)
+		// wake.yaml is the wake Kustomization, which applies wake/.
+		wf, err := w.files("wake")
+		if err != nil {
+			return nil, err
 		}
-		files = append(files, File{Path: "wake.yaml", Data: bytes.Join(docs, []byte("---\n"))})
+		files = append(files, wf[1:]...)
 		resources = append(resources, "wake.yaml")
 	}
 	for _, f := range extra {

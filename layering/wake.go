@@ -1,17 +1,22 @@
 package layering
 
 import (
+	"bytes"
 	"fmt"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	notifyv1 "github.com/fluxcd/notification-controller/api/v1"
 	notifyv1beta3 "github.com/fluxcd/notification-controller/api/v1beta3"
+	"github.com/fluxcd/pkg/apis/kustomize"
 	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
@@ -35,17 +40,124 @@ const wakeMessage = "^Reconciliation finished in "
 // each layer's "Reconciliation finished" event (sent once the layer is
 // patched Ready) through Provider and Alert to Receiver, which requests a
 // reconcile of the layers that depend on it, and only of those (the
-// Receiver's resourceFilter). The objects hold no secret: the token and
-// the Receiver's URL (which holds a digest of the token) are in the Secret
-// that Secret returns, applied out of band. Lost events, a missing Secret or
-// no notification-controller leave the layers polling, as without Wake.
+// Receiver's resourceFilter).
+//
+// notification-controller drops an event that arrives before the Alert
+// exists or before it has made the Receiver Ready (the Receiver answers
+// 404 until then), and nothing sends it again: the first layers of a
+// bootstrap can report before the objects that would forward their events.
+// So the objects are applied by a Kustomization of their own
+// (Kustomization), Ready only once notification-controller has made the
+// Receiver Ready (healthCheckExprs on its Ready condition), and whose own
+// "Reconciliation finished" event requests a reconcile of every layer that
+// depends on another: whatever was lost before the Receiver was ready is
+// made up for the moment it is. No layer depends on it, so a missing
+// Secret or notification-controller only leaves the layers polling, as
+// without Wake.
+//
+// The objects hold no secret: the token and the Receiver's URL (which holds
+// a digest of the token) are in the Secret that Secret returns, applied
+// out of band.
 type Wake struct {
 	// ReceiverURL is where notification-controller reaches its own webhook
 	// receiver; DefaultReceiverURL unless the stack says otherwise.
 	ReceiverURL string
-	Provider    *notifyv1beta3.Provider
-	Alert       *notifyv1beta3.Alert
-	Receiver    *notifyv1.Receiver
+	// Kustomization applies Provider, Alert and Receiver from its path.
+	Kustomization *kustomizev1.Kustomization
+	Provider      *notifyv1beta3.Provider
+	Alert         *notifyv1beta3.Alert
+	Receiver      *notifyv1.Receiver
+}
+
+// WakeTarget is where a Plan's wake objects go and what they read, for
+// Plan.WakeFor. Start from DefaultWakeTarget.
+type WakeTarget struct {
+	// Name names the wake Kustomization, Provider, Alert, Receiver and
+	// their Secret; it must not be a layer's name.
+	Name string
+	// Namespace is theirs (the Plan's when empty). The Receiver reaches
+	// layers in other namespaces, as notification-controller allows unless
+	// it runs with --no-cross-namespace-refs.
+	Namespace string
+	// SourceRef and Path are where the wake Kustomization reads Provider,
+	// Alert and Receiver: a folder of the repository's source (such as
+	// ./clusters/prod/wake/objects of GitRepository flux-system).
+	SourceRef kustomizev1.CrossNamespaceSourceReference
+	Path      string
+	// Interval is the wake Kustomization's spec.interval. Each of its
+	// reconciles requests one reconcile of every layer with dependencies.
+	Interval time.Duration
+	// ReceiverURL goes only into the Secret (DefaultReceiverURL when empty).
+	ReceiverURL string
+}
+
+// DefaultWakeInterval is the wake Kustomization's spec.interval: each of
+// its reconciles asks every layer with dependencies for one reconcile, so
+// it is long.
+const DefaultWakeInterval = time.Hour
+
+// DefaultWakeTarget is the target of a repository's Plan read by package
+// fluxrepo: objects named <plan>-wake in the Plan's namespace, read from
+// path of the source the Plan's first (root) layer reads, reconciled
+// every DefaultWakeInterval.
+func DefaultWakeTarget(p *Plan, path string) WakeTarget {
+	t := WakeTarget{Name: wakeName(p.Name), Namespace: p.Namespace, Path: path, Interval: DefaultWakeInterval, ReceiverURL: DefaultReceiverURL}
+	if len(p.Layers) > 0 && p.Layers[0].Kustomization != nil {
+		t.SourceRef = p.Layers[0].Kustomization.Spec.SourceRef
+	}
+	return t
+}
+
+// WakeFor returns the objects that wake the Plan's dependents (see Wake),
+// built from its layers' Name, DependsOn and Kustomization as t says, or
+// nil when no layer depends on another. A dependency that is not a layer
+// of the Plan, or that depends on the layer itself (a cycle), is left out:
+// a layer never wakes itself or one of its dependencies.
+func (p *Plan) WakeFor(t WakeTarget) (*Wake, error) {
+	if t.Namespace == "" {
+		t.Namespace = p.Namespace
+	}
+	if t.ReceiverURL == "" {
+		t.ReceiverURL = DefaultReceiverURL
+	}
+	var errs []string
+	if msg := notLabel(t.Name); msg != "" {
+		errs = append(errs, fmt.Sprintf("name %q: %s", t.Name, msg))
+	}
+	if t.SourceRef.Kind == "" || t.SourceRef.Name == "" {
+		errs = append(errs, "no sourceRef: kind and name are required")
+	}
+	if msg := notRelative(t.Path, false); t.Path == "" || msg != "" {
+		errs = append(errs, fmt.Sprintf("path %q: want a relative path inside the source", t.Path))
+	}
+	if t.Interval <= 0 {
+		errs = append(errs, "interval: want a positive duration")
+	}
+	if msg := checkReceiverURL(t.ReceiverURL); msg != "" {
+		errs = append(errs, fmt.Sprintf("invalid receiver URL %q: %s", t.ReceiverURL, msg))
+	}
+	for _, l := range p.Layers {
+		if l.Kustomization != nil && l.Kustomization.Name == t.Name && p.layerNamespace(&l) == t.Namespace && !IsWakeKustomization(l.Kustomization) {
+			errs = append(errs, fmt.Sprintf("name %q: layer %q has it already", t.Name, l.Name))
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errdefs.Kind(ErrInvalidOption, "wake objects: %s", strings.Join(errs, "; "))
+	}
+	return p.emitWake(t), nil
+}
+
+// WakeRoleLabel marks the wake Kustomization (value WakeRoleValue), so
+// that a repository that holds one is known to wake its dependents.
+const (
+	WakeRoleLabel = "fluxpack.io/role"
+	WakeRoleValue = "wake"
+)
+
+// IsWakeKustomization reports whether k is a wake Kustomization written by
+// fluxpack (Wake.Kustomization).
+func IsWakeKustomization(k *kustomizev1.Kustomization) bool {
+	return k != nil && k.Labels[WakeRoleLabel] == WakeRoleValue
 }
 
 // WakeOption configures WakeDependents. Only this package implements it.
@@ -115,45 +227,178 @@ func WakeDependents(opts ...WakeOption) StackOption {
 // wakeName names the wake objects and their Secret.
 func wakeName(stack string) string { return stack + "-wake" }
 
+// wakeHealth is the wake Kustomization's health check of the Receiver:
+// Current once notification-controller has made it Ready (it has then
+// stored the webhook path it answers on). kustomize-controller first
+// requires status.observedGeneration to equal metadata.generation (a new
+// Receiver's is -1, the CRD's default). There is no Failed expression: a
+// Receiver not Ready yet (its Secret applied later, notification-controller
+// started late) is waited for until the timeout, so the wake-up follows
+// within one health-check poll (5s) of it becoming Ready.
+var wakeHealth = kustomize.HealthCheckExpressions{
+	Current: "has(status.conditions) && status.conditions.exists(c, c.type == 'Ready' && c.status == 'True')",
+}
+
+// layerNamespace is the namespace of a layer's Kustomization.
+func (p *Plan) layerNamespace(l *Layer) string {
+	if l.Kustomization != nil && l.Kustomization.Namespace != "" {
+		return l.Kustomization.Namespace
+	}
+	return p.Namespace
+}
+
+// wakeGraph is what wake follows of a Plan: the Kustomization of each
+// layer (by name, the first of a name), and the dependencies of each layer
+// that has any, without unknown layers, the layer itself or a layer that
+// depends on it (a cycle), sorted by name.
+type wakeGraph struct {
+	order []string // layers with dependencies or dependents, in Plan order
+	ref   map[string]types.NamespacedName
+	deps  map[string][]string
+	woken map[string]bool // has dependents
+}
+
+func (p *Plan) wakeGraph() *wakeGraph {
+	g := &wakeGraph{ref: map[string]types.NamespacedName{}, deps: map[string][]string{}, woken: map[string]bool{}}
+	idx := map[string]*Layer{}
+	for i := range p.Layers {
+		l := &p.Layers[i]
+		if _, dup := idx[l.Name]; dup || IsWakeKustomization(l.Kustomization) {
+			continue
+		}
+		idx[l.Name] = l
+		name := l.Name
+		if l.Kustomization != nil && l.Kustomization.Name != "" {
+			name = l.Kustomization.Name
+		}
+		g.ref[l.Name] = types.NamespacedName{Namespace: p.layerNamespace(l), Name: name}
+	}
+	// reaches[x] holds every layer x depends on, transitively.
+	reaches := map[string]map[string]bool{}
+	var reach func(x string) map[string]bool
+	reach = func(x string) map[string]bool {
+		if r, ok := reaches[x]; ok {
+			return r
+		}
+		r := map[string]bool{}
+		reaches[x] = r // a cycle back to x sees the set being filled
+		stack := []string{x}
+		for len(stack) > 0 {
+			y := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			for _, d := range idx[y].DependsOn {
+				if _, ok := idx[d]; ok && !r[d] {
+					r[d] = true
+					stack = append(stack, d)
+				}
+			}
+		}
+		return r
+	}
+	for i := range p.Layers {
+		l := &p.Layers[i]
+		if idx[l.Name] != l {
+			continue
+		}
+		var deps []string
+		for _, d := range l.DependsOn {
+			if _, ok := idx[d]; !ok || d == l.Name || reach(d)[l.Name] || slices.Contains(deps, d) {
+				continue
+			}
+			deps = append(deps, d)
+		}
+		if len(deps) > 0 {
+			slices.Sort(deps)
+			g.deps[l.Name] = deps
+			for _, d := range deps {
+				g.woken[d] = true
+			}
+		}
+	}
+	for i := range p.Layers {
+		l := &p.Layers[i]
+		if idx[l.Name] == l && (g.woken[l.Name] || len(g.deps[l.Name]) > 0) {
+			g.order = append(g.order, l.Name)
+		}
+	}
+	return g
+}
+
+// key is how the Receiver's resourceFilter names a layer.
+func (g *wakeGraph) key(layer string) string {
+	r := g.ref[layer]
+	return r.Namespace + "/" + r.Name
+}
+
 // emitWake builds the wake objects of a plan whose layers are built; nil
 // when no layer has a dependency.
-func (p *Plan) emitWake(receiverURL string) *Wake {
-	name := wakeName(p.Name)
-	ref := &meta.LocalObjectReference{Name: name}
+func (p *Plan) emitWake(t WakeTarget) *Wake {
+	g := p.wakeGraph()
+	if len(g.deps) == 0 {
+		return nil
+	}
+	ref := &meta.LocalObjectReference{Name: t.Name}
+	crossRef := func(layer string) notifyv1.CrossNamespaceObjectReference {
+		r := g.ref[layer]
+		c := notifyv1.CrossNamespaceObjectReference{Kind: kustomizev1.KustomizationKind, Name: r.Name}
+		if r.Namespace != t.Namespace {
+			c.Namespace = r.Namespace
+		}
+		return c
+	}
 	var sources []notifyv1.CrossNamespaceObjectReference
 	var resources []notifyv1.ReceiverResource
 	var entries []string
-	hasDependents := map[string]bool{}
-	for _, l := range p.Layers {
-		for _, d := range l.DependsOn {
-			hasDependents[d] = true
+	for _, name := range g.order {
+		if g.woken[name] {
+			sources = append(sources, crossRef(name))
 		}
-	}
-	for _, l := range p.Layers {
-		if hasDependents[l.Name] {
-			sources = append(sources, notifyv1.CrossNamespaceObjectReference{Kind: kustomizev1.KustomizationKind, Name: l.Name})
-		}
-		if len(l.DependsOn) == 0 {
+		deps := g.deps[name]
+		if len(deps) == 0 {
 			continue
 		}
-		resources = append(resources, notifyv1.ReceiverResource{CrossNamespaceObjectReference: notifyv1.CrossNamespaceObjectReference{
-			APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind, Name: l.Name,
-		}})
-		deps := slices.Clone(l.DependsOn)
-		slices.Sort(deps)
-		entries = append(entries, fmt.Sprintf("%s: %s", celString(l.Name), celList(deps)))
+		r := crossRef(name)
+		r.APIVersion = kustomizev1.GroupVersion.String()
+		resources = append(resources, notifyv1.ReceiverResource{CrossNamespaceObjectReference: r})
+		keys := make([]string, len(deps))
+		for i, d := range deps {
+			keys[i] = g.key(d)
+		}
+		slices.Sort(keys)
+		entries = append(entries, fmt.Sprintf("%s: %s", celString(g.key(name)), celList(keys)))
 	}
-	if len(resources) == 0 {
-		return nil
+	sources = append(sources, notifyv1.CrossNamespaceObjectReference{Kind: kustomizev1.KustomizationKind, Name: t.Name})
+	om := func() metav1.ObjectMeta { return metav1.ObjectMeta{Name: t.Name, Namespace: t.Namespace} }
+	// A reconcile is requested of a layer when the event's object is one
+	// of its dependencies, or the wake Kustomization (which no layer is):
+	// no event wakes the layer that sent it or one of its dependencies, so
+	// events cannot loop.
+	filter := fmt.Sprintf("req.involvedObject.kind == 'Kustomization' && "+
+		"(req.involvedObject.namespace + '/' + req.involvedObject.name == %s || "+
+		"(req.involvedObject.namespace + '/' + req.involvedObject.name) in {%s}[res.metadata.namespace + '/' + res.metadata.name])",
+		celString(t.Namespace+"/"+t.Name), strings.Join(entries, ", "))
+	ks := &kustomizev1.Kustomization{
+		TypeMeta: metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
+		ObjectMeta: metav1.ObjectMeta{Name: t.Name, Namespace: t.Namespace,
+			Labels: map[string]string{WakeRoleLabel: WakeRoleValue}},
+		Spec: kustomizev1.KustomizationSpec{
+			Interval:      metav1.Duration{Duration: t.Interval},
+			RetryInterval: &metav1.Duration{Duration: time.Minute},
+			Timeout:       &metav1.Duration{Duration: 5 * time.Minute},
+			Path:          t.Path,
+			Prune:         true,
+			SourceRef:     t.SourceRef,
+			HealthChecks: []meta.NamespacedObjectKindReference{{
+				APIVersion: notifyv1.GroupVersion.String(), Kind: notifyv1.ReceiverKind, Name: t.Name, Namespace: t.Namespace,
+			}},
+			HealthCheckExprs: []kustomize.CustomHealthCheck{{
+				APIVersion: notifyv1.GroupVersion.String(), Kind: notifyv1.ReceiverKind, HealthCheckExpressions: wakeHealth,
+			}},
+		},
 	}
-	om := func() metav1.ObjectMeta { return metav1.ObjectMeta{Name: name, Namespace: p.Namespace} }
-	// A reconcile is requested of a layer only when the event's object is
-	// one of its dependencies: each event wakes the next layers, never the
-	// one that sent it, so events cannot loop.
-	filter := fmt.Sprintf("req.involvedObject.kind == 'Kustomization' && req.involvedObject.namespace == %s && req.involvedObject.name in {%s}[res.metadata.name]",
-		celString(p.Namespace), strings.Join(entries, ", "))
 	return &Wake{
-		ReceiverURL: receiverURL,
+		ReceiverURL:   t.ReceiverURL,
+		Kustomization: ks,
 		Provider: &notifyv1beta3.Provider{
 			TypeMeta:   metav1.TypeMeta{APIVersion: notifyv1beta3.GroupVersion.String(), Kind: notifyv1beta3.ProviderKind},
 			ObjectMeta: om(),
@@ -165,7 +410,7 @@ func (p *Plan) emitWake(receiverURL string) *Wake {
 			TypeMeta:   metav1.TypeMeta{APIVersion: notifyv1beta3.GroupVersion.String(), Kind: notifyv1beta3.AlertKind},
 			ObjectMeta: om(),
 			Spec: notifyv1beta3.AlertSpec{
-				ProviderRef:   meta.LocalObjectReference{Name: name},
+				ProviderRef:   meta.LocalObjectReference{Name: t.Name},
 				EventSeverity: "info",
 				EventSources:  sources,
 				InclusionList: []string{wakeMessage},
@@ -178,7 +423,7 @@ func (p *Plan) emitWake(receiverURL string) *Wake {
 				Type:           notifyv1.GenericHMACReceiver,
 				Resources:      resources,
 				ResourceFilter: filter,
-				SecretRef:      &meta.LocalObjectReference{Name: name},
+				SecretRef:      &meta.LocalObjectReference{Name: t.Name},
 			},
 		},
 	}
@@ -224,5 +469,51 @@ func (w *Wake) Secret(receiverURL, token string) (*corev1.Secret, error) {
 			"token":   []byte(token),
 			"address": []byte(strings.TrimSuffix(receiverURL, "/") + w.Receiver.GetWebhookPath(token)),
 		},
+	}, nil
+}
+
+// Files returns the folder that holds the wake objects in a repository, in
+// this order: kustomization.yaml (listing wake.yaml: add the folder to the
+// cluster's entry point), wake.yaml (the wake Kustomization) and, under
+// objects, the folder it applies (its spec.path must name it):
+// objects/kustomization.yaml and objects/wake.yaml with Provider, Alert
+// and Receiver. The Secret is not among them (see Secret).
+func (w *Wake) Files() ([]File, error) { return w.files("objects") }
+
+func (w *Wake) files(objects string) ([]File, error) {
+	var docs [][]byte
+	for _, obj := range []any{w.Provider, w.Alert, w.Receiver} {
+		data, err := marshal(obj)
+		if err != nil {
+			return nil, fmt.Errorf("rendering %s/wake.yaml: %w", objects, err)
+		}
+		docs = append(docs, data)
+	}
+	ks, err := marshal(w.Kustomization)
+	if err != nil {
+		return nil, fmt.Errorf("rendering wake.yaml: %w", err)
+	}
+	list := func(header string, resources ...string) ([]byte, error) {
+		k, err := sigyaml.Marshal(struct {
+			APIVersion string   `json:"apiVersion"`
+			Kind       string   `json:"kind"`
+			Resources  []string `json:"resources"`
+		}{"kustomize.config.k8s.io/v1beta1", "Kustomization", resources})
+		return append([]byte(header), k...), err
+	}
+	header := "# Written by fluxpack from the dependsOn of the Kustomizations (wake). Do not edit: run fluxpack again.\n"
+	top, err := list(header, "wake.yaml")
+	if err != nil {
+		return nil, err
+	}
+	inner, err := list(header, "wake.yaml")
+	if err != nil {
+		return nil, err
+	}
+	return []File{
+		{Path: "kustomization.yaml", Data: top},
+		{Path: "wake.yaml", Data: ks},
+		{Path: objects + "/kustomization.yaml", Data: inner},
+		{Path: objects + "/wake.yaml", Data: bytes.Join(docs, []byte("---\n"))},
 	}, nil
 }

@@ -36,16 +36,30 @@ func TestWakeDependents(t *testing.T) {
 	for _, s := range plan.Wake.Alert.Spec.EventSources {
 		sources = append(sources, s.Kind+"/"+s.Name)
 	}
-	assert.Equal(t, []string{"Kustomization/namespaces", "Kustomization/crds", "Kustomization/sources", "Kustomization/operator"}, sources,
-		"the layers something depends on, and no other")
+	assert.Equal(t, []string{"Kustomization/namespaces", "Kustomization/crds", "Kustomization/sources", "Kustomization/operator", "Kustomization/platform-wake"}, sources,
+		"the layers something depends on and the wake Kustomization, and no other")
 	var woken []string
 	for _, r := range plan.Wake.Receiver.Spec.Resources {
 		woken = append(woken, r.Kind+"/"+r.Name)
 	}
 	assert.Equal(t, []string{"Kustomization/crds", "Kustomization/operator", "Kustomization/crs"}, woken)
-	assert.Equal(t, "req.involvedObject.kind == 'Kustomization' && req.involvedObject.namespace == 'flux-system' && "+
-		"req.involvedObject.name in {'crds': ['namespaces'], 'operator': ['crds', 'sources'], 'crs': ['operator']}[res.metadata.name]",
+	assert.Equal(t, "req.involvedObject.kind == 'Kustomization' && (req.involvedObject.namespace + '/' + req.involvedObject.name == 'flux-system/platform-wake' || "+
+		"(req.involvedObject.namespace + '/' + req.involvedObject.name) in {'flux-system/crds': ['flux-system/namespaces'], "+
+		"'flux-system/operator': ['flux-system/crds', 'flux-system/sources'], 'flux-system/crs': ['flux-system/operator']}[res.metadata.namespace + '/' + res.metadata.name])",
 		plan.Wake.Receiver.Spec.ResourceFilter)
+
+	// The wake Kustomization applies the objects from the rendered
+	// directory's wake/ and is Ready once the Receiver is.
+	ks := plan.Wake.Kustomization
+	assert.Equal(t, "platform-wake", ks.Name)
+	assert.Equal(t, "./flux/wake", ks.Spec.Path)
+	assert.Equal(t, "OCIRepository/platform", ks.Spec.SourceRef.String())
+	require.Len(t, ks.Spec.HealthChecks, 1)
+	assert.Equal(t, "Receiver", ks.Spec.HealthChecks[0].Kind)
+	assert.True(t, layering.IsWakeKustomization(ks))
+	for _, l := range plan.Layers {
+		assert.NotContains(t, l.DependsOn, "platform-wake", "no layer waits for wake: without it, layers poll")
+	}
 
 	files, err := plan.Files()
 	require.NoError(t, err)
@@ -54,8 +68,9 @@ func TestWakeDependents(t *testing.T) {
 		byPath[f.Path] = string(f.Data)
 	}
 	require.Contains(t, byPath, "wake.yaml")
-	assert.Contains(t, byPath["kustomization.yaml"], "- wake.yaml\n", "the root applies the wake objects with the layers")
-	testutil.Golden(t, "wake", []byte(byPath["wake.yaml"]))
+	assert.Contains(t, byPath["kustomization.yaml"], "- wake.yaml\n", "the root applies the wake Kustomization with the layers")
+	assert.NotContains(t, byPath["kustomization.yaml"], "wake/", "the wake Kustomization applies its objects, not the root")
+	testutil.Golden(t, "wake", []byte(byPath["wake.yaml"]+"--- wake/kustomization.yaml\n"+byPath["wake/kustomization.yaml"]+"--- wake/wake.yaml\n"+byPath["wake/wake.yaml"]))
 	for p, data := range byPath {
 		assert.NotContains(t, data, "/hook/", "%s holds the receiver's URL, which is as good as its token", p)
 	}

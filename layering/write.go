@@ -14,7 +14,7 @@ import (
 
 // renderedEntries are the top-level names WriteDir writes; a directory
 // holding only these is a previous render it may replace.
-var renderedEntries = []string{"kustomization.yaml", "source.yaml", "layers", "releases", "vars", "wake.yaml"}
+var renderedEntries = []string{"kustomization.yaml", "source.yaml", "layers", "releases", "vars", "wake.yaml", "wake"}
 
 // WriteDir writes the Plan's Files, plus extra files (say the variables'
 // ConfigMap under vars/, listed in kustomization.yaml), to dir atomically: into a temporary directory next

@@ -78,7 +78,7 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error, 130 interrupted
 		newOutputsCmd(f),
 		newPreviewCmd(f),
 		newRenderCmd(f), newLintCmd(f), newGraphCmd(f), newImportCmd(f),
-		newFluxPatchCmd(f),
+		newFluxPatchCmd(f), newWakeCmd(f),
 	)
 	return root
 }

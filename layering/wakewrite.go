@@ -1,0 +1,163 @@
+package layering
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+)
+
+// WakeWritten is what WriteWake wrote, or what CheckWake found stale.
+type WakeWritten struct {
+	// Wake are the objects.
+	Wake *Wake
+	// Dir is the folder of the wake objects.
+	Dir string
+	// Changed are its files (Wake.Files' paths) that were written because
+	// they differed or did not exist; with CheckWake, those that would be.
+	Changed []string
+	// Unchanged are the files that already held what they should.
+	Unchanged []string
+	// SecretFile is where the wake Secret went ("" when WithSecretFile
+	// was not given: the objects then wait for a Secret applied some other
+	// way, and the layers poll until it is); SecretChanged says it was
+	// written (a new token, or another receiver URL).
+	SecretFile    string
+	SecretChanged bool
+}
+
+// Stale reports whether CheckWake found a file to rewrite.
+func (w *WakeWritten) Stale() bool { return len(w.Changed) > 0 }
+
+// WriteWake writes the wake objects' folder (Wake.Files) to dir, each file
+// only when its bytes change, so running it again for an unchanged graph
+// writes nothing; files of dir that are not Wake.Files' are left alone.
+// WithSecretFile writes the wake Secret there (0600, outside dir): with the
+// token the file holds already, so the Receiver's URL stays, or a new
+// random one; the file must hold nothing else. WithReceiverURL sets the
+// Secret's receiver URL. Other RenderOptions are refused.
+func WriteWake(w *Wake, dir string, opts ...RenderOption) (*WakeWritten, error) {
+	cfg := &renderConfig{}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errdefs.Kind(ErrInvalidOption, "nil RenderOption")
+		}
+		if err := o.applyToRender(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.outputs != "" || cfg.secretDir != "" || cfg.verifyKey != "" || cfg.notationCerts != nil {
+		return nil, errdefs.Kind(ErrInvalidOption, "WriteWake takes only WithSecretFile and WithReceiverURL")
+	}
+	out, files, err := compareWake(w, dir)
+	if err != nil {
+		return nil, err
+	}
+	var commit func() error
+	if cfg.secretFile != "" {
+		data, err := wakeSecretOnly(w, cfg)
+		if err != nil {
+			return nil, err
+		}
+		old, err := os.ReadFile(cfg.secretFile)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("reading %s: %w", cfg.secretFile, err)
+		}
+		out.SecretFile = cfg.secretFile
+		if !bytes.Equal(old, data) {
+			c, abort, err := stageSecret(cfg.secretFile, dir, data)
+			if err != nil {
+				return nil, err
+			}
+			defer abort()
+			commit, out.SecretChanged = c, true
+		}
+	}
+	for _, f := range files {
+		if !slices.Contains(out.Changed, f.Path) {
+			continue
+		}
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", p, err)
+		}
+		if err := atomicfile.WriteFile(p, f.Data, 0o644); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	if commit != nil {
+		if err := commit(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// CheckWake compares dir with the wake objects' folder (Wake.Files) and
+// writes nothing: Changed lists the files WriteWake would write. It does
+// not read the Secret.
+func CheckWake(w *Wake, dir string) (*WakeWritten, error) {
+	out, _, err := compareWake(w, dir)
+	return out, err
+}
+
+func compareWake(w *Wake, dir string) (*WakeWritten, []File, error) {
+	if w == nil {
+		return nil, nil, errdefs.Kind(ErrInvalidOption, "no wake objects: no Kustomization depends on another")
+	}
+	files, err := w.Files()
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &WakeWritten{Wake: w, Dir: dir}
+	for _, f := range files {
+		old, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		switch {
+		case err == nil && bytes.Equal(old, f.Data):
+			out.Unchanged = append(out.Unchanged, f.Path)
+		case err == nil || errors.Is(err, fs.ErrNotExist):
+			out.Changed = append(out.Changed, f.Path)
+		default:
+			return nil, nil, fmt.Errorf("reading %s: %w", dir, err)
+		}
+	}
+	return out, files, nil
+}
+
+// wakeSecretOnly renders the wake Secret for a secret file that holds it
+// alone, keeping the file's token.
+func wakeSecretOnly(w *Wake, cfg *renderConfig) ([]byte, error) {
+	data, err := os.ReadFile(cfg.secretFile)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("reading %s: %w", cfg.secretFile, err)
+	}
+	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var s corev1.Secret
+		err := dec.Decode(&s)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", cfg.secretFile, err)
+		}
+		if s.Kind == "" && s.Name == "" {
+			continue // an empty document
+		}
+		if s.Kind != "Secret" || s.Name != w.Receiver.Name || s.Namespace != w.Receiver.Namespace {
+			return nil, errdefs.Kind(ErrInvalidOption, "the secret file %s holds %s %s/%s: it must hold the wake Secret alone (Secret/%s/%s)",
+				cfg.secretFile, s.Kind, s.Namespace, s.Name, w.Receiver.Namespace, w.Receiver.Name)
+		}
+	}
+	return wakeSecret(w, cfg)
+}
