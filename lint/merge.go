@@ -552,17 +552,21 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 func (m *Merge) saving(crit layering.CriticalPath, longest int) string {
 	switch {
 	case m.CriticalEdges == 0 && crit.Woken:
-		return fmt.Sprintf("The critical path (%s) stays as long; the merge saves %s before %q is Ready, each an event of the stack's wake (up to --requeue-dependency=%s if one is lost), not bootstrap time",
+		return fmt.Sprintf("The critical path (%s) stays as long; the merge saves %s before %q is Ready, each an event of wake (up to --requeue-dependency=%s each without notification-controller or the wake Secret), not bootstrap time",
 			strings.Join(crit.Layers, " -> "), edges(longest), m.Into(), layering.DefaultRequeueDependency)
 	case m.CriticalEdges == 0:
 		return fmt.Sprintf("The critical path (%s) stays as long; in stock Flux the merge saves up to %s of dependency polling before %q is Ready (%s × --requeue-dependency=%s), not bootstrap time",
 			strings.Join(crit.Layers, " -> "), time.Duration(longest)*layering.DefaultRequeueDependency, m.Into(), edges(longest), layering.DefaultRequeueDependency)
 	case crit.Woken:
-		return fmt.Sprintf("The critical path loses %s: with the stack's wake, each costs one event through notification-controller (up to --requeue-dependency=%s if the event is lost)",
+		return fmt.Sprintf("The critical path loses %s: with wake, each costs one event through notification-controller (up to --requeue-dependency=%s each without notification-controller or the wake Secret)",
 			edges(m.CriticalEdges), layering.DefaultRequeueDependency)
 	}
-	return fmt.Sprintf("Saves up to %s of dependency polling in stock Flux: the critical path loses %s × --requeue-dependency=%s",
+	out := fmt.Sprintf("Saves up to %s of dependency polling in stock Flux: the critical path loses %s × --requeue-dependency=%s",
 		time.Duration(m.CriticalEdges)*layering.DefaultRequeueDependency, edges(m.CriticalEdges), layering.DefaultRequeueDependency)
+	if hint := crit.WakeHint(); hint != "" {
+		out += "; without merging, " + hint
+	}
+	return out
 }
 
 func edges(n int) string { return fmt.Sprintf("%d dependsOn edge%s", n, plural(n, "", "s")) }

@@ -234,5 +234,5 @@ func TestMergeHintWake(t *testing.T) {
 		Then("crs", layering.Path("./crs-ns"))
 	hints := mergeHints(t, b, mergeTree)
 	require.Len(t, hints, 1)
-	assert.Contains(t, hints[0].Message, "The critical path loses 2 dependsOn edges: with the stack's wake, each costs one event through notification-controller (up to --requeue-dependency=30s if the event is lost)")
+	assert.Contains(t, hints[0].Message, "The critical path loses 2 dependsOn edges: with wake, each costs one event through notification-controller (up to --requeue-dependency=30s each without notification-controller or the wake Secret)")
 }
