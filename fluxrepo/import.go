@@ -119,6 +119,7 @@ func importPlan(repo *Repository) (*Imported, error) {
 		source = s
 	}
 	builder := layering.New(stackName(p.Name), layering.FromSource(source), layering.FluxDefaults(), layering.External(p.External...))
+	imported := 0
 	for _, l := range p.Layers[1:] {
 		name, ok := names[l.Name]
 		if !ok {
@@ -145,6 +146,14 @@ func importPlan(repo *Repository) (*Imported, error) {
 			spec.Path = fromDir(stackDir, spec.Path)
 		}
 		builder.Layer(name, layering.FromKustomization(spec))
+		imported++
+	}
+	if imported == 0 {
+		what := "no Kustomization"
+		if len(others) > 0 {
+			what = "no Kustomization, only " + strings.Join(others, ", ")
+		}
+		return nil, fmt.Errorf("importing %s: its tree applies %s: a stack is made of Kustomizations, so there is nothing to import", repo.Entry, what)
 	}
 	data, err := builder.StackFile()
 	if err != nil {
