@@ -377,23 +377,11 @@ func wakeSecret(w *Wake, cfg *renderConfig) ([]byte, error) {
 // existingToken is the token of Secret namespace/name in file, or "" when
 // the file does not exist or holds no such Secret.
 func existingToken(file, namespace, name string) (string, error) {
-	data, err := os.ReadFile(file)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
+	secrets, err := secretsIn(file)
 	if err != nil {
 		return "", fmt.Errorf("reading the wake token from %s: %w", file, err)
 	}
-	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var s corev1.Secret
-		err := dec.Decode(&s)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", fmt.Errorf("reading the wake token from %s: %w", file, err)
-		}
+	for _, s := range secrets {
 		if s.Kind == "Secret" && s.Name == name && s.Namespace == namespace {
 			if t := string(s.Data["token"]); t != "" {
 				return t, nil
@@ -402,4 +390,31 @@ func existingToken(file, namespace, name string) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// secretsIn decodes the documents of a secret file (YAML or JSON), empty
+// ones left out; a file that does not exist holds none.
+func secretsIn(file string) ([]corev1.Secret, error) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []corev1.Secret
+	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		var s corev1.Secret
+		err := dec.Decode(&s)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if s.Kind != "" || s.Name != "" {
+			out = append(out, s)
+		}
+	}
 }

@@ -4,14 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-
-	corev1 "k8s.io/api/core/v1"
-	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -137,23 +133,11 @@ func compareWake(w *Wake, dir string) (*WakeWritten, []File, error) {
 // wakeSecretOnly renders the wake Secret for a secret file that holds it
 // alone, keeping the file's token.
 func wakeSecretOnly(w *Wake, cfg *renderConfig) ([]byte, error) {
-	data, err := os.ReadFile(cfg.secretFile)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	secrets, err := secretsIn(cfg.secretFile)
+	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", cfg.secretFile, err)
 	}
-	dec := k8syaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
-	for {
-		var s corev1.Secret
-		err := dec.Decode(&s)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", cfg.secretFile, err)
-		}
-		if s.Kind == "" && s.Name == "" {
-			continue // an empty document
-		}
+	for _, s := range secrets {
 		if s.Kind != "Secret" || s.Name != w.Receiver.Name || s.Namespace != w.Receiver.Namespace {
 			return nil, errdefs.Kind(ErrInvalidOption, "the secret file %s holds %s %s/%s: it must hold the wake Secret alone (Secret/%s/%s)",
 				cfg.secretFile, s.Kind, s.Namespace, s.Name, w.Receiver.Namespace, w.Receiver.Name)
