@@ -16,8 +16,10 @@ import (
 var version = "dev"
 
 func main() {
+	// The handlers stay until the process exits: a signal that arrives as
+	// the command ends is absorbed, not fatal (a restored default handler
+	// would kill the process after its cleanup, with no exit code).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.MainAs(ctx, cli.NameFor(os.Args[0]), version, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	defer stop() // never runs: os.Exit runs no deferred call, so the handlers stay
+	os.Exit(cli.MainAs(ctx, cli.NameFor(os.Args[0]), version, os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -38,9 +38,9 @@ func TestMain(m *testing.M) {
 				panic(err)
 			}
 		}
-		code := cli.Main(ctx, "test", args, os.Stdout, os.Stderr)
-		stop()
-		os.Exit(code)
+		// As main: the handlers stay until exit, so a late signal is absorbed.
+		defer stop()
+		os.Exit(cli.Main(ctx, "test", args, os.Stdout, os.Stderr))
 	}
 	if raw := os.Getenv(batchEnv); raw != "" {
 		var batch [][]string
