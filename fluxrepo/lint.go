@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -19,6 +20,11 @@ func Lint(ctx context.Context, entry string, opts ...Option) (*lint.Report, erro
 		return nil, err
 	}
 	defer repo.Close()
+	return repo.Lint(ctx)
+}
+
+// Lint lints the tree read, as the package-level Lint does.
+func (repo *Repository) Lint(ctx context.Context) (*lint.Report, error) {
 	report, err := lint.Plan(ctx, repo.Plan, repo.Inputs, repo.Root, repo.lint...)
 	if err != nil {
 		return nil, err
@@ -29,6 +35,13 @@ func Lint(ctx context.Context, entry string, opts ...Option) (*lint.Report, erro
 	}
 	report.Findings = slices.Insert(report.Findings, hints, repo.Notes...)
 	return report, nil
+}
+
+// Releases renders the HelmReleases that the layers for which want
+// returns true apply (every layer's when want is nil), as lint renders
+// them: lint.Releases with the lint options given to Read (WithLint).
+func (repo *Repository) Releases(ctx context.Context, want func(layer string) bool, opts ...fluxbuild.ReleaseOption) ([]lint.RenderedRelease, error) {
+	return lint.Releases(ctx, repo.Plan, repo.Inputs, repo.Root, want, repo.lint, opts...)
 }
 
 // Graph reads the tree of entry and draws its Kustomizations' dependency

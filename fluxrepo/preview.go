@@ -25,6 +25,20 @@ func Preview(ctx context.Context, entry, name string, readOpts []Option, opts ..
 		return nil, err
 	}
 	defer repo.Close()
+	return repo.render(ctx, "previewing", entry, name, opts)
+}
+
+// Render prints what kustomize-controller would apply for the layer name
+// of the tree (its name, or NAMESPACE/NAME outside flux-system): the
+// layer's build from its source, substituted with its postBuild variables
+// served by the ConfigMaps and Secrets of the tree and by opts
+// (substitute.WithVarsFrom, WithSources). A layer whose source cannot be
+// read offline is an error that says why.
+func (repo *Repository) Render(ctx context.Context, name string, opts ...substitute.RenderOption) ([]byte, error) {
+	return repo.render(ctx, "rendering", repo.Entry, name, opts)
+}
+
+func (repo *Repository) render(ctx context.Context, verb, entry, name string, opts []substitute.RenderOption) ([]byte, error) {
 	var names []string
 	for i, l := range repo.Plan.Layers {
 		in := repo.Inputs[i]
@@ -33,7 +47,7 @@ func Preview(ctx context.Context, entry, name string, readOpts []Option, opts ..
 			continue
 		}
 		if in.Source == nil {
-			return nil, fmt.Errorf("previewing %s: %s", kustomizationRef(l.Kustomization), in.Unavailable)
+			return nil, fmt.Errorf("%s %s: %s", verb, kustomizationRef(l.Kustomization), in.Unavailable)
 		}
 		src, ok := repo.built[l.Name]
 		if !ok {
@@ -45,7 +59,7 @@ func Preview(ctx context.Context, entry, name string, readOpts []Option, opts ..
 		}
 		return fluxbuild.Preview(ctx, src, l.Kustomization, append([]substitute.RenderOption{substitute.WithSources(tree)}, opts...)...)
 	}
-	return nil, fmt.Errorf("previewing %s: the tree of %s has no Kustomization %q (it has %s)", name, entry, name, strings.Join(names, ", "))
+	return nil, fmt.Errorf("%s %s: the tree of %s has no Kustomization %q (it has %s)", verb, name, entry, name, strings.Join(names, ", "))
 }
 
 // PreviewRelease reads the tree of entry and prints what helm-controller

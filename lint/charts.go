@@ -221,6 +221,65 @@ func RenderRelease(ctx context.Context, p *layering.Plan, inputs []Input, root s
 	return nil, fmt.Errorf("rendering %s: no layer applies it", ref)
 }
 
+// RenderedRelease is one HelmRelease of a Plan as Releases renders it.
+type RenderedRelease struct {
+	// Layer is the layer whose Kustomization applies the HelmRelease.
+	Layer string
+	// Ref is the HelmRelease: Kind HelmRelease, its namespace and name.
+	Ref layering.ObjectRef
+	// Release is what helm-controller would install, or nil with Err.
+	Release *fluxbuild.Release
+	// Err says why the release was not rendered; errors.Is
+	// ErrChartUnavailable when its chart cannot be had offline.
+	Err error
+}
+
+// ErrChartUnavailable is wrapped by a RenderedRelease's Err when its
+// chart is in no source lint reads, no WithCharts folder, and cannot be
+// fetched.
+var ErrChartUnavailable = errChartUnavailable
+
+// Releases renders, as RenderRelease does, every HelmRelease that the
+// layers for which want returns true apply (every layer when want is nil),
+// in the order of the Plan. A release that does not render is returned
+// with its Err, not as an error: the error is for bad input and a
+// cancelled ctx.
+func Releases(ctx context.Context, p *layering.Plan, inputs []Input, root string, want func(layer string) bool, lintOpts []Option, opts ...fluxbuild.ReleaseOption) ([]RenderedRelease, error) {
+	if len(inputs) != len(p.Layers) {
+		return nil, errdefs.Kind(ErrInvalidOption, "plan %q: %d inputs for %d layers", p.Name, len(inputs), len(p.Layers))
+	}
+	cfg, err := newConfig(lintOpts)
+	if err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, err
+	}
+	l := &linter{p: p, inputs: inputs, root: abs, cfg: cfg}
+	if err := l.load(ctx); err != nil {
+		return nil, err
+	}
+	var out []RenderedRelease
+	for _, ly := range l.layers {
+		if want != nil && !want(ly.Name) {
+			continue
+		}
+		for _, o := range ly.objects {
+			if o.helmCRDs == "" {
+				continue
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			rr := RenderedRelease{Layer: ly.Name, Ref: layering.ObjectRef{Kind: o.Kind, Namespace: namespaceOr(o.Namespace, namespaceOr(ly.Kustomization.Spec.TargetNamespace, p.Namespace)), Name: o.Name}}
+			rr.Release, _, rr.Err = l.release(ctx, ly, o, opts...)
+			out = append(out, rr)
+		}
+	}
+	return out, nil
+}
+
 // chartPath finds the chart of hr: in a source a layer reads (a
 // GitRepository's or Bucket's path), by name in the WithCharts folders, or
 // fetched from its OCI registry with the WithChartFetcher fetcher.

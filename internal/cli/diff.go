@@ -3,32 +3,89 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/review"
 )
+
+// reviewFlags are the flags of diff ENTRY: what to compare with, and how
+// to show it.
+type reviewFlags struct {
+	base, baseDir string
+	all           bool
+	strip         []string
+	exitZero      bool
+	limit         int
+}
 
 func newDiffCmd(f *rootFlags) *cobra.Command {
 	var (
-		reg          registryFlags
-		out          outputFlag
+		out          string
 		ignorePaths  []string
 		allowSecrets bool
+		rf           reviewFlags
+		repo         repoFlags
+		charts       chartFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "diff DIR oci://HOST/REPOSITORY:TAG",
-		Short: "Compare a directory with what a tag holds",
-		Long: `Diff compares the artifact DIR would make with what the tag holds and lists
-the files that differ: + added, - removed, ~ modified (content or mode).
+		Use:   "diff (ENTRY [--base REV | --base-dir DIR] | DIR oci://HOST/REPOSITORY:TAG)",
+		Short: "Show what a change does to a cluster, or compare a directory with a tag",
+		Long: `With ENTRY, diff shows what a change to a Flux repository does to the
+cluster whose entry point ENTRY is (typically clusters/<name>): it reads the
+tree at the base and as it is now, renders what kustomize-controller and
+helm-controller would apply on both sides with fluxpack's one engine, and
+reports:
 
-Exit code: 0 identical, 1 differs or the tag does not exist (the output says
-which), 2 error (bad input, unreachable registry, refused credentials).`,
-		Args: cobra.ExactArgs(2),
+  objects    added, removed and changed objects, matched by kind, namespace
+             and name; fields by path, list entries by their name (a reorder
+             is a move, not churn); Secret values never printed; labels and
+             annotations that change with every release (helm.sh/chart,
+             checksum/*) left out, --strip-attr adds more
+  races      lint findings the change introduces, and those it fixes
+  bootstrap  layers and dependsOn edges added and removed, and what the
+             critical path costs a new cluster before and after
+  images     container images added, removed and retagged
+
+The base is --base REV, a revision of the same Git repository read without a
+checkout (default: the merge-base of HEAD with its upstream branch), or
+--base-dir DIR, a second copy of the repository. By default only the
+Kustomizations and HelmReleases whose inputs the changed files feed are
+rendered (files under their path and bases, the sources, valuesFrom and
+substituteFrom objects they read); --all renders every one. A producer that
+does not render on a side is listed, and its objects are left out on both
+sides rather than shown as added or removed.
+
+-o sets the format: "" (text, coloured on a terminal unless NO_COLOR is
+set), markdown (a pull-request comment: a summary table, then one
+collapsible section per object, cut to --limit characters), github (workflow
+commands: a group with the report, an annotation per new finding), sarif (the
+new findings, for code scanning), unified (a patch of every changed object)
+or json. Exit code: 0 no change, 1 changes (0 with --exit-zero), 2 error.
+
+With DIR and oci://…:TAG, diff compares the artifact DIR would make with
+what the tag holds and lists the files that differ: + added, - removed, ~
+modified (content or mode). Exit code: 0 identical, 1 differs or the tag does
+not exist (the output says which), 2 error.`,
+		Example: `  fluxpack diff clusters/production --base origin/main
+  fluxpack diff clusters/production --base-dir ../platform-main -o markdown
+  fluxpack diff ./platform oci://ghcr.io/acme/platform:prod`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := out.check(); err != nil {
-				return err
+			if len(args) == 1 {
+				return runReview(cmd, f, args[0], out, &rf, &repo, &charts)
 			}
+			if out != "" && out != "json" {
+				return formatError(out, `"json" or nothing for a tag`)
+			}
+			if rf.base != "" || rf.baseDir != "" {
+				return fmt.Errorf("--base and --base-dir compare an ENTRY; with DIR and a tag, give only the two")
+			}
+			reg := &charts.registry // one set of registry flags: the tag's, and --charts online's
 			opts := append(reg.diffOptions(f.log), oci.WithIgnorePaths(ignorePaths...))
 			if allowSecrets {
 				opts = append(opts, oci.WithAllowSecrets())
@@ -57,11 +114,169 @@ which), 2 error (bad input, unreachable registry, refused credentials).`,
 			return nil
 		},
 	}
-	reg.bind(cmd)
-	out.bind(cmd)
-	cmd.Flags().StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax")
-	cmd.Flags().BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets and IaC outputs files in the directory")
+	cmd.Flags().StringVarP(&out, "output", "o", "", `output format: "" (text), markdown, github, sarif, unified or json ("" or json for a tag)`)
+	cmd.Flags().StringSliceVar(&ignorePaths, "ignore-paths", nil, "with a tag: more paths to ignore, .gitignore syntax")
+	cmd.Flags().BoolVar(&allowSecrets, "allow-secrets", false, "with a tag: allow plaintext Kubernetes Secrets and IaC outputs files in the directory")
+	fs := cmd.Flags()
+	fs.StringVar(&rf.base, "base", "", "the Git revision to compare with (default: the merge-base of HEAD with its upstream branch)")
+	fs.StringVar(&rf.baseDir, "base-dir", "", "a second copy of the repository to compare with, instead of a Git revision")
+	fs.BoolVar(&rf.all, "all", false, "render every Kustomization and HelmRelease, not only those the changed files feed")
+	fs.StringArrayVar(&rf.strip, "strip-attr", nil, "a label or annotation key (or pattern, such as example.com/*) to leave out of the comparison (repeatable)")
+	fs.BoolVar(&rf.exitZero, "exit-zero", false, "exit 0 when there are changes, for jobs that only comment")
+	fs.IntVar(&rf.limit, "limit", 0, "with -o markdown: the most characters to write (default 60000, for a pull-request comment)")
+	repo.bind(cmd)
+	repo.bindLint(cmd)
+	charts.bind(cmd)
 	return cmd
+}
+
+// runReview is diff ENTRY: review.Compare of the base and the tree as it
+// is now.
+func runReview(cmd *cobra.Command, f *rootFlags, entry, out string, rf *reviewFlags, repo *repoFlags, charts *chartFlags) error {
+	switch out {
+	case "", "json", "markdown", "github", "sarif", "unified":
+	default:
+		return formatError(out, "markdown, github, sarif, unified, json or nothing")
+	}
+	if rf.base != "" && rf.baseDir != "" {
+		return fmt.Errorf("give one of --base and --base-dir")
+	}
+	absEntry, err := filepath.Abs(entry)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(absEntry); err != nil {
+		return fmt.Errorf("reading the entry point %s: %w", entry, err)
+	}
+	headRoot := repo.root
+	if headRoot == "" {
+		if rf.baseDir != "" {
+			headRoot, err = fluxrepo.Root(entry)
+		} else {
+			headRoot, err = review.Top(absEntry)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if headRoot, err = filepath.Abs(headRoot); err != nil {
+		return err
+	}
+	rel, err := filepath.Rel(headRoot, absEntry)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return fmt.Errorf("reading the entry point %s: it is not inside the repository %s", entry, headRoot)
+	}
+	ctx, chartOpts, done, err := charts.lintOptions(cmd.Context(), f.log)
+	if err != nil {
+		return err
+	}
+	defer done()
+	baseRoot, baseName, headName := rf.baseDir, rf.baseDir, headRoot
+	if rf.baseDir == "" {
+		var rev review.Revision
+		if rf.base != "" {
+			rev, err = review.Resolve(headRoot, rf.base)
+		} else {
+			rev, err = review.DefaultBase(headRoot)
+		}
+		if err != nil {
+			return err
+		}
+		top, cleanup, err := review.Extract(ctx, headRoot, rev, "")
+		if err != nil {
+			return err
+		}
+		defer func() { _ = cleanup() }()
+		baseRoot, baseName, headName = top, rev.String(), "working tree"
+		// Extract writes the repository's top; the entry's root may be
+		// below it (--root).
+		if gitTop, err := review.Top(headRoot); err == nil {
+			if sub, err := filepath.Rel(gitTop, headRoot); err == nil && sub != "." {
+				baseRoot = filepath.Join(top, sub)
+			}
+		}
+	}
+	lintOpts, err := repo.entryLintOptions(entry)
+	if err != nil {
+		return err
+	}
+	readOpts := []fluxrepo.Option{fluxrepo.WithLint(append(chartOpts, lintOpts...)...)}
+	for _, s := range repo.sources {
+		ref, dir, ok := cutSource(s)
+		if !ok {
+			return fmt.Errorf("--source %q: want KIND/NAMESPACE/NAME=DIR", s)
+		}
+		sr, err := fluxrepo.ParseSourceRef(ref)
+		if err != nil {
+			return fmt.Errorf("--source: %w", err)
+		}
+		readOpts = append(readOpts, fluxrepo.WithSource(sr, dir))
+	}
+	ext, err := repo.externalRefs()
+	if err != nil {
+		return err
+	}
+	if len(ext) > 0 {
+		readOpts = append(readOpts, fluxrepo.WithExternal(ext...))
+	}
+	opts := []review.Option{review.WithReadOptions(readOpts...), review.WithNames(baseName, headName)}
+	if rf.all {
+		opts = append(opts, review.WithAll())
+	}
+	if len(rf.strip) > 0 {
+		opts = append(opts, review.WithStripAttrs(rf.strip...))
+	}
+	rep, err := review.Compare(ctx, baseRoot, headRoot, filepath.ToSlash(rel), opts...)
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	switch out {
+	case "json":
+		err = writeJSON(w, rep)
+	case "markdown":
+		err = review.WriteMarkdown(w, []*review.Report{rep}, review.MarkdownOptions{Limit: rf.limit})
+	case "github":
+		err = rep.WriteGitHub(w)
+	case "sarif":
+		err = review.WriteSARIF(w, []*review.Report{rep}, cmd.Root().Version)
+	case "unified":
+		err = rep.WriteUnified(w)
+	default:
+		err = rep.WriteText(w, review.TextOptions{Color: colorOn(w)})
+	}
+	if err != nil {
+		return err
+	}
+	summary := fmt.Sprintf("%s: %d objects changed, %d races introduced, %d fixed", rep.Entry, len(rep.Objects), len(rep.Findings.Introduced), len(rep.Findings.Fixed))
+	if rep.Changed() && !rf.exitZero {
+		return &FindingError{Msg: summary}
+	}
+	_, err = fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+summary)
+	return err
+}
+
+func cutSource(s string) (ref, dir string, ok bool) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '=' {
+			return s[:i], s[i+1:], i > 0
+		}
+	}
+	return "", "", false
+}
+
+// colorOn reports whether w is a terminal that takes colour: not when
+// NO_COLOR is set (https://no-color.org).
+func colorOn(w io.Writer) bool {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func printDiff(w io.Writer, url string, res *oci.DiffResult) error {

@@ -1,0 +1,312 @@
+package review
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+)
+
+// ChangedFiles compares two trees and returns the files (slash-separated,
+// relative to the trees' roots, sorted) that one has and the other lacks,
+// or that differ in content or executable bit. .git is left out.
+func ChangedFiles(base, head string) ([]string, error) {
+	b, err := sums(base)
+	if err != nil {
+		return nil, err
+	}
+	h, err := sums(head)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for p, s := range h {
+		if bs, ok := b[p]; !ok || bs != s {
+			out = append(out, p)
+		}
+	}
+	for p := range b {
+		if _, ok := h[p]; !ok {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+type fileSum struct {
+	sum  [sha256.Size]byte
+	exec bool
+	link string
+}
+
+func sums(root string) (map[string]fileSum, error) {
+	out := map[string]fileSum{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			t, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			out[rel] = fileSum{link: t}
+		case d.Type().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			out[rel] = fileSum{sum: sha256.Sum256(data), exec: fi.Mode()&0o111 != 0}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Affected returns the layers of repo (by name) whose render a change to
+// the files changed (slash-separated, relative to repo.Root) may change:
+//
+//   - a file under the layer's spec.path, under its spec.components, or
+//     under a folder one of its objects was built from (a base);
+//   - a file a kustomization.yaml of those folders names (patches,
+//     generators' files, resources outside the folder), followed through
+//     the bases it names;
+//   - a file that defines an object the layer reads: its own Kustomization,
+//     its source, the ConfigMaps and Secrets of its postBuild.substituteFrom,
+//     and for the HelmReleases it applies, their valuesFrom objects,
+//     chart sources and chart folders in the repository;
+//   - any file, for a layer whose source is not the repository's own
+//     folder (an ExternalArtifact laid out elsewhere), as it cannot be
+//     told apart.
+//
+// It errs on the side of rendering: a layer it names may render the same,
+// a layer it leaves out cannot change.
+func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
+	out := map[string]bool{}
+	if len(changed) == 0 {
+		return out
+	}
+	root := repo.Root
+	abs := make([]string, len(changed))
+	for i, c := range changed {
+		abs[i] = filepath.Join(root, filepath.FromSlash(c))
+	}
+	// Which objects each changed file defines, on this side.
+	type objKey struct{ kind, namespace, name string }
+	defined := map[objKey]bool{}
+	changedSet := map[string]bool{}
+	for _, a := range abs {
+		changedSet[a] = true
+	}
+	for i, l := range repo.Plan.Layers {
+		in := repo.Inputs[i]
+		if l.File != "" && changedSet[filepath.Join(root, filepath.FromSlash(l.File))] {
+			out[l.Name] = true
+		}
+		if in.Source == nil {
+			continue
+		}
+		for _, o := range in.Objects {
+			if changedSet[filepath.Join(in.Source.Dir, filepath.FromSlash(o.File))] {
+				ns := o.Namespace
+				if ns == "" {
+					ns = namespaceOr(l.Kustomization.Spec.TargetNamespace, l.Kustomization.Namespace)
+				}
+				defined[objKey{o.Kind, ns, o.Name}] = true
+				defined[objKey{o.Kind, "", o.Name}] = true
+			}
+		}
+	}
+	reads := func(kind, ns, name string) bool {
+		return defined[objKey{kind, ns, name}] || ns == "" && defined[objKey{kind, "", name}]
+	}
+	for i, l := range repo.Plan.Layers {
+		if out[l.Name] {
+			continue
+		}
+		in := repo.Inputs[i]
+		ks := l.Kustomization
+		ksNS := namespaceOr(ks.Namespace, fluxrepo.DefaultNamespace)
+		if ref := ks.Spec.SourceRef; reads(ref.Kind, namespaceOr(ref.Namespace, ksNS), ref.Name) {
+			out[l.Name] = true
+			continue
+		}
+		if pb := ks.Spec.PostBuild; pb != nil {
+			for _, s := range pb.SubstituteFrom {
+				if reads(s.Kind, ksNS, s.Name) {
+					out[l.Name] = true
+				}
+			}
+		}
+		if out[l.Name] || in.Source == nil {
+			continue
+		}
+		src, err := filepath.Abs(in.Source.Dir)
+		if err != nil || src != root && !under(src, root) {
+			out[l.Name] = true // laid out elsewhere: cannot be told apart
+			continue
+		}
+		dirs := inputDirs(src, ks.Spec.Path, ks.Spec.Components, in.Objects)
+		for _, o := range in.Objects {
+			if o.Kind == "HelmRelease" && o.Node != nil {
+				ns := namespaceOr(o.Namespace, namespaceOr(ks.Spec.TargetNamespace, ksNS))
+				if releaseReads(o, ns, reads) {
+					out[l.Name] = true
+				}
+				if chart := yamlutil.Str(o.Node, "spec", "chart", "spec", "chart"); strings.Contains(chart, "/") {
+					dirs = append(dirs, filepath.Join(src, filepath.FromSlash(chart)))
+				}
+			}
+		}
+		for _, a := range abs {
+			if slices.ContainsFunc(dirs, func(d string) bool { return a == d || under(a, d) }) {
+				out[l.Name] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// releaseReads reports whether the HelmRelease o (in namespace ns) reads
+// an object reads says a changed file defines: a valuesFrom object or its
+// chart's source.
+func releaseReads(o *fluxbuild.Object, ns string, reads func(kind, ns, name string) bool) bool {
+	spec := yamlutil.Field(o.Node, "spec")
+	if spec == nil {
+		return false
+	}
+	if vf := yamlutil.Field(spec, "valuesFrom"); vf != nil && vf.Kind == yaml.SequenceNode {
+		for _, e := range vf.Content {
+			if reads(yamlutil.Str(e, "kind"), ns, yamlutil.Str(e, "name")) {
+				return true
+			}
+		}
+	}
+	for _, ref := range [][]string{{"chartRef"}, {"chart", "spec", "sourceRef"}} {
+		n := spec
+		for _, k := range ref {
+			n = yamlutil.Field(n, k)
+		}
+		if n != nil && reads(yamlutil.Str(n, "kind"), namespaceOr(yamlutil.Str(n, "namespace"), ns), yamlutil.Str(n, "name")) {
+			return true
+		}
+	}
+	return false
+}
+
+// inputDirs returns the folders a layer's build reads: its path, its
+// components, the folders its objects come from, and what the
+// kustomization files there name, followed.
+func inputDirs(src, p string, components []string, objs []*fluxbuild.Object) []string {
+	start := filepath.Join(src, filepath.FromSlash(p))
+	seen := map[string]bool{}
+	var dirs []string
+	var visit func(d string)
+	visit = func(d string) {
+		d = filepath.Clean(d)
+		if seen[d] {
+			return
+		}
+		seen[d] = true
+		dirs = append(dirs, d)
+		for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+			data, err := os.ReadFile(filepath.Join(d, name))
+			if err != nil {
+				continue
+			}
+			for _, ref := range namedPaths(data) {
+				if strings.Contains(ref, "://") || path.IsAbs(ref) {
+					continue
+				}
+				t := filepath.Join(d, filepath.FromSlash(ref))
+				fi, err := os.Stat(t)
+				switch {
+				case err != nil:
+				case fi.IsDir():
+					visit(t)
+				default:
+					if !seen[t] {
+						seen[t] = true
+						dirs = append(dirs, t)
+					}
+				}
+			}
+		}
+	}
+	visit(start)
+	for _, c := range components {
+		visit(filepath.Join(start, filepath.FromSlash(c)))
+	}
+	for _, o := range objs {
+		if o.File != "" {
+			visit(filepath.Dir(filepath.Join(src, filepath.FromSlash(o.File))))
+		}
+	}
+	return dirs
+}
+
+// namedPaths returns every string of a kustomization file that may name a
+// file or folder (values of any field, and KEY=PATH generator entries).
+func namedPaths(data []byte) []string {
+	var n yaml.Node
+	if yaml.NewDecoder(bytes.NewReader(data)).Decode(&n) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(*yaml.Node)
+	walk = func(n *yaml.Node) {
+		switch n.Kind {
+		case yaml.ScalarNode:
+			s := n.Value
+			if _, after, ok := strings.Cut(s, "="); ok {
+				out = append(out, after)
+			}
+			if s != "" && !strings.ContainsAny(s, "\n") {
+				out = append(out, s)
+			}
+		default:
+			for _, c := range n.Content {
+				walk(c)
+			}
+		}
+	}
+	walk(&n)
+	return out
+}
+
+func under(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && filepath.IsLocal(rel)
+}
+
+func namespaceOr(ns, def string) string {
+	if ns == "" {
+		return def
+	}
+	return ns
+}

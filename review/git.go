@@ -1,0 +1,228 @@
+package review
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// ErrNoBase is wrapped by DefaultBase's error when the checkout has no
+// upstream to compare with.
+var ErrNoBase = errors.New("no base revision")
+
+// Revision is a commit of a Git repository, read without a checkout.
+type Revision struct {
+	// Name is what the caller asked for (a branch, tag, or hash);
+	// Commit the full hash it resolves to.
+	Name   string
+	Commit string
+}
+
+func (r Revision) String() string {
+	if r.Name == "" || strings.HasPrefix(r.Commit, r.Name) {
+		return r.Commit[:min(12, len(r.Commit))]
+	}
+	return r.Name + " (" + r.Commit[:min(12, len(r.Commit))] + ")"
+}
+
+// openRepo opens the Git repository holding dir.
+func openRepo(dir string) (*git.Repository, error) {
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("opening the Git repository of %s: %w", dir, err)
+	}
+	return repo, nil
+}
+
+// Resolve resolves rev (a branch, remote branch, tag, hash or anything
+// git rev-parse takes that go-git does: HEAD~1, origin/main) in the Git
+// repository holding dir.
+func Resolve(dir, rev string) (Revision, error) {
+	repo, err := openRepo(dir)
+	if err != nil {
+		return Revision{}, err
+	}
+	h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err != nil {
+		return Revision{}, fmt.Errorf("revision %q: %w", rev, err)
+	}
+	return Revision{Name: rev, Commit: h.String()}, nil
+}
+
+// DefaultBase returns where a change checked out at dir started: the
+// merge-base of HEAD with its branch's upstream (branch.NAME.merge of
+// branch.NAME.remote), else with origin/HEAD, origin/main or
+// origin/master, the first that exists. In CI, where the checkout is a
+// detached pull-request merge, pass the target branch explicitly.
+func DefaultBase(dir string) (Revision, error) {
+	repo, err := openRepo(dir)
+	if err != nil {
+		return Revision{}, err
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return Revision{}, fmt.Errorf("reading HEAD of %s: %w", dir, err)
+	}
+	var candidates []string
+	if head.Name().IsBranch() {
+		if cfg, err := repo.Config(); err == nil {
+			if b, ok := cfg.Branches[head.Name().Short()]; ok && b.Remote != "" && b.Merge != "" {
+				if b.Remote == "." {
+					candidates = append(candidates, b.Merge.Short())
+				} else {
+					candidates = append(candidates, "refs/remotes/"+b.Remote+"/"+b.Merge.Short())
+				}
+			}
+		}
+	}
+	candidates = append(candidates, "refs/remotes/origin/HEAD", "refs/remotes/origin/main", "refs/remotes/origin/master")
+	headCommit, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		return Revision{}, err
+	}
+	for _, c := range candidates {
+		h, err := repo.ResolveRevision(plumbing.Revision(c))
+		if err != nil {
+			continue
+		}
+		up, err := repo.CommitObject(*h)
+		if err != nil {
+			continue
+		}
+		bases, err := headCommit.MergeBase(up)
+		if err != nil || len(bases) == 0 {
+			continue
+		}
+		return Revision{Name: "merge-base with " + strings.TrimPrefix(c, "refs/remotes/"), Commit: bases[0].Hash.String()}, nil
+	}
+	return Revision{}, fmt.Errorf("%w: HEAD of %s has no upstream branch (tried %s); give one with --base", ErrNoBase, dir, strings.Join(candidates, ", "))
+}
+
+// Extract writes the files of commit rev of the Git repository holding
+// dir into a new folder under tmp (os.TempDir when ""), and returns the
+// folder standing for the repository's top and a function that removes
+// it. The working tree is neither read nor changed. Symbolic links are
+// written as links; submodules are left out.
+func Extract(ctx context.Context, dir string, rev Revision, tmp string) (top string, cleanup func() error, err error) {
+	repo, err := openRepo(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
+	if err != nil {
+		return "", nil, fmt.Errorf("revision %s: %w", rev, err)
+	}
+	tree, err := commit.Tree()
+	if err != nil {
+		return "", nil, fmt.Errorf("revision %s: %w", rev, err)
+	}
+	out, err := os.MkdirTemp(tmp, "fluxpack-base-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() error { return os.RemoveAll(out) }
+	defer func() {
+		if err != nil {
+			_ = cleanup()
+		}
+	}()
+	walker := object.NewTreeWalker(tree, true, nil)
+	defer walker.Close()
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", nil, err
+		}
+		name, entry, err := walker.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", nil, fmt.Errorf("revision %s: %w", rev, err)
+		}
+		p := filepath.Join(out, filepath.FromSlash(name))
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			return "", nil, fmt.Errorf("revision %s: path %q leaves the tree", rev, name)
+		}
+		switch entry.Mode {
+		case filemode.Dir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return "", nil, err
+			}
+		case filemode.Submodule:
+		case filemode.Symlink:
+			target, err := blobString(repo, entry.Hash)
+			if err != nil {
+				return "", nil, fmt.Errorf("revision %s: %s: %w", rev, name, err)
+			}
+			if err := os.Symlink(target, p); err != nil {
+				return "", nil, err
+			}
+		default:
+			mode := os.FileMode(0o644)
+			if entry.Mode == filemode.Executable {
+				mode = 0o755
+			}
+			if err := writeBlob(repo, entry.Hash, p, mode); err != nil {
+				return "", nil, fmt.Errorf("revision %s: %s: %w", rev, name, err)
+			}
+		}
+	}
+	return out, cleanup, nil
+}
+
+func blobString(repo *git.Repository, h plumbing.Hash) (string, error) {
+	b, err := repo.BlobObject(h)
+	if err != nil {
+		return "", err
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	return string(data), err
+}
+
+func writeBlob(repo *git.Repository, h plumbing.Hash, p string, mode os.FileMode) error {
+	b, err := repo.BlobObject(h)
+	if err != nil {
+		return err
+	}
+	r, err := b.Reader()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Top returns the top of the Git working tree holding dir.
+func Top(dir string) (string, error) {
+	repo, err := openRepo(dir)
+	if err != nil {
+		return "", err
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return "", fmt.Errorf("the Git repository of %s has no working tree: %w", dir, err)
+	}
+	return wt.Filesystem.Root(), nil
+}

@@ -1,0 +1,404 @@
+package review
+
+import (
+	"fmt"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Action says what a change does to an object.
+type Action string
+
+// The actions of an ObjectChange.
+const (
+	Added   Action = "added"
+	Removed Action = "removed"
+	Changed Action = "changed"
+)
+
+// FieldOp says what a change does to one field.
+type FieldOp string
+
+// The operations of a FieldChange.
+const (
+	FieldAdded   FieldOp = "added"
+	FieldRemoved FieldOp = "removed"
+	FieldChanged FieldOp = "changed"
+	// FieldMoved is a list whose entries (matched by their key) are the
+	// same but in another order: Before and After list the keys.
+	FieldMoved FieldOp = "moved"
+)
+
+// FieldChange is one difference inside an object.
+type FieldChange struct {
+	// Path is the field, as a reader spells it:
+	// spec.template.spec.containers[name=web].image, and
+	// metadata.annotations["example.com/x"] for keys with dots or slashes.
+	// List entries are matched by their key (name, mountPath,
+	// containerPort, port, key) where every entry has one, so a reorder is
+	// one FieldMoved, not churn.
+	Path string  `json:"path"`
+	Op   FieldOp `json:"op"`
+	// Before and After are the values (nil when absent). For a Secret's
+	// data and stringData they are always nil and Hidden is true: a
+	// report says a value changed, never what it was or is.
+	Before any  `json:"before,omitempty"`
+	After  any  `json:"after,omitempty"`
+	Hidden bool `json:"hidden,omitempty"`
+}
+
+// ObjectChange is what a change does to one object.
+type ObjectChange struct {
+	ID     ObjectID `json:"id"`
+	Action Action   `json:"action"`
+	// Producer applies the object after the change (before it, for a
+	// removed object). BaseProducer is set when another producer applied
+	// it before the change.
+	Producer     string `json:"producer"`
+	BaseProducer string `json:"baseProducer,omitempty"`
+	// Fields are the differences of a changed object, in path order.
+	Fields []FieldChange `json:"fields,omitempty"`
+	// Secret is true for a Secret: its values never appear in Fields,
+	// Before or After.
+	Secret bool `json:"secret,omitempty"`
+	// Before and After are the object as YAML, noise stripped and Secret
+	// values hidden; empty on the side where it does not exist.
+	Before string `json:"-"`
+	After  string `json:"-"`
+}
+
+// DefaultStripAttrs are the labels and annotations a diff leaves out
+// unless told otherwise: they change with every chart release or config
+// hash and say nothing a reviewer acts on.
+var DefaultStripAttrs = []string{"helm.sh/chart", "checksum/*"}
+
+// listKeys are the fields that name the entries of Kubernetes lists
+// (containers, env, volumes, volumeMounts, ports, items), tried in order.
+var listKeys = []string{"name", "mountPath", "containerPort", "port", "key", "devicePath"}
+
+// DiffObjects compares the objects of two sides, matched by ID (and by
+// producer when an ID repeats on a side), and returns what changed,
+// sorted by ID. Labels and annotations matching strip (path.Match
+// patterns, such as DefaultStripAttrs) are left out first.
+func DiffObjects(base, head []Object, strip []string) []ObjectChange {
+	type key struct {
+		id  ObjectID
+		dup string // producer, for an ID two producers apply on one side
+	}
+	index := func(objs []Object) (map[key]Object, []key) {
+		count := map[ObjectID]int{}
+		for _, o := range objs {
+			count[o.ID]++
+		}
+		m := map[key]Object{}
+		var keys []key
+		for _, o := range objs {
+			k := key{id: o.ID}
+			if count[o.ID] > 1 {
+				k.dup = o.Producer
+			}
+			if _, seen := m[k]; !seen {
+				keys = append(keys, k)
+			}
+			m[k] = o
+		}
+		return m, keys
+	}
+	bm, bkeys := index(base)
+	hm, hkeys := index(head)
+	var out []ObjectChange
+	for _, k := range hkeys {
+		h := hm[k]
+		hv := stripped(h.Value, strip)
+		b, ok := bm[k]
+		if !ok {
+			out = append(out, ObjectChange{ID: k.id, Action: Added, Producer: h.Producer, Secret: h.isSecret(), After: toYAML(redact(hv, h.isSecret(), nil))})
+			continue
+		}
+		bv := stripped(b.Value, strip)
+		secret := h.isSecret() || b.isSecret()
+		var fields []FieldChange
+		diffValue("", bv, hv, secret, &fields)
+		if b.Producer != h.Producer {
+			// The object is the same but another producer applies it
+			// now: a reviewer needs to know, as pruning follows it.
+			fields = append(fields, FieldChange{Path: "(producer)", Op: FieldChanged, Before: b.Producer, After: h.Producer})
+		}
+		if len(fields) == 0 {
+			continue
+		}
+		c := ObjectChange{ID: k.id, Action: Changed, Producer: h.Producer, Fields: fields, Secret: secret,
+			Before: toYAML(redact(bv, secret, nil)), After: toYAML(redact(hv, secret, bv))}
+		if b.Producer != h.Producer {
+			c.BaseProducer = b.Producer
+		}
+		out = append(out, c)
+	}
+	for _, k := range bkeys {
+		if _, ok := hm[k]; ok {
+			continue
+		}
+		b := bm[k]
+		out = append(out, ObjectChange{ID: k.id, Action: Removed, Producer: b.Producer, Secret: b.isSecret(), Before: toYAML(redact(stripped(b.Value, strip), b.isSecret(), nil))})
+	}
+	slices.SortStableFunc(out, func(a, b ObjectChange) int {
+		if c := compareIDs(a.ID, b.ID); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Producer, b.Producer)
+	})
+	return out
+}
+
+var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+func join(p, k string) string {
+	if !plainKey.MatchString(k) {
+		return fmt.Sprintf("%s[%q]", p, k)
+	}
+	if p == "" {
+		return k
+	}
+	return p + "." + k
+}
+
+// secretPath reports whether p is inside a Secret's values.
+func secretPath(p string) bool {
+	return p == "data" || p == "stringData" || strings.HasPrefix(p, "data.") || strings.HasPrefix(p, "data[") ||
+		strings.HasPrefix(p, "stringData.") || strings.HasPrefix(p, "stringData[")
+}
+
+func diffValue(p string, a, b any, secret bool, out *[]FieldChange) {
+	if reflect.DeepEqual(a, b) {
+		return
+	}
+	add := func(c FieldChange) {
+		if secret && secretPath(c.Path) {
+			c.Before, c.After, c.Hidden = nil, nil, true
+		}
+		*out = append(*out, c)
+	}
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok {
+			break
+		}
+		keys := make([]string, 0, len(av)+len(bv))
+		for k := range av {
+			keys = append(keys, k)
+		}
+		for k := range bv {
+			if _, ok := av[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			x, inA := av[k]
+			y, inB := bv[k]
+			switch {
+			case !inA:
+				add(FieldChange{Path: join(p, k), Op: FieldAdded, After: y})
+			case !inB:
+				add(FieldChange{Path: join(p, k), Op: FieldRemoved, Before: x})
+			default:
+				diffValue(join(p, k), x, y, secret, out)
+			}
+		}
+		return
+	case []any:
+		bv, ok := b.([]any)
+		if !ok {
+			break
+		}
+		diffList(p, av, bv, secret, out)
+		return
+	}
+	add(FieldChange{Path: p, Op: FieldChanged, Before: a, After: b})
+}
+
+// listKey returns the field naming every entry of both lists uniquely, or
+// "".
+func listKey(a, b []any) string {
+	if len(a) == 0 && len(b) == 0 {
+		return ""
+	}
+next:
+	for _, k := range listKeys {
+		for _, l := range [][]any{a, b} {
+			seen := map[string]bool{}
+			for _, e := range l {
+				m, ok := e.(map[string]any)
+				if !ok {
+					return ""
+				}
+				v, ok := m[k]
+				if !ok {
+					continue next
+				}
+				s := fmt.Sprint(v)
+				if _, scalar := v.(map[string]any); scalar || seen[s] {
+					continue next
+				}
+				if _, list := v.([]any); list {
+					continue next
+				}
+				seen[s] = true
+			}
+		}
+		return k
+	}
+	return ""
+}
+
+func diffList(p string, a, b []any, secret bool, out *[]FieldChange) {
+	k := listKey(a, b)
+	if k == "" {
+		n := min(len(a), len(b))
+		for i := range n {
+			diffValue(fmt.Sprintf("%s[%d]", p, i), a[i], b[i], secret, out)
+		}
+		for i := n; i < len(b); i++ {
+			*out = append(*out, FieldChange{Path: fmt.Sprintf("%s[%d]", p, i), Op: FieldAdded, After: b[i]})
+		}
+		for i := n; i < len(a); i++ {
+			*out = append(*out, FieldChange{Path: fmt.Sprintf("%s[%d]", p, i), Op: FieldRemoved, Before: a[i]})
+		}
+		return
+	}
+	name := func(e any) string { return fmt.Sprint(e.(map[string]any)[k]) }
+	at := func(e any) string { return fmt.Sprintf("%s[%s=%s]", p, k, name(e)) }
+	inA := map[string]any{}
+	for _, e := range a {
+		inA[name(e)] = e
+	}
+	inB := map[string]any{}
+	for _, e := range b {
+		inB[name(e)] = e
+	}
+	var orderA, orderB []string
+	for _, e := range a {
+		if _, ok := inB[name(e)]; ok {
+			orderA = append(orderA, name(e))
+		}
+	}
+	for _, e := range b {
+		if _, ok := inA[name(e)]; ok {
+			orderB = append(orderB, name(e))
+		}
+	}
+	if !slices.Equal(orderA, orderB) {
+		*out = append(*out, FieldChange{Path: p, Op: FieldMoved, Before: orderA, After: orderB})
+	}
+	for _, e := range b {
+		x, ok := inA[name(e)]
+		if !ok {
+			*out = append(*out, FieldChange{Path: at(e), Op: FieldAdded, After: e})
+			continue
+		}
+		diffValue(at(e), x, e, secret, out)
+	}
+	for _, e := range a {
+		if _, ok := inB[name(e)]; !ok {
+			*out = append(*out, FieldChange{Path: at(e), Op: FieldRemoved, Before: e})
+		}
+	}
+}
+
+// stripped returns a copy of v without the labels and annotations whose
+// keys match one of patterns, at any depth (an object's, and a pod
+// template's).
+func stripped(v map[string]any, patterns []string) map[string]any {
+	if len(patterns) == 0 {
+		return v
+	}
+	c, _ := stripValue(v, patterns).(map[string]any)
+	return c
+}
+
+func stripValue(v any, patterns []string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		c := make(map[string]any, len(x))
+		for k, e := range x {
+			if (k == "labels" || k == "annotations") && isStringMap(e) {
+				m := map[string]any{}
+				for lk, lv := range e.(map[string]any) {
+					if !matchAny(patterns, lk) {
+						m[lk] = lv
+					}
+				}
+				if len(m) > 0 {
+					c[k] = m
+				}
+				continue
+			}
+			c[k] = stripValue(e, patterns)
+		}
+		return c
+	case []any:
+		c := make([]any, len(x))
+		for i, e := range x {
+			c[i] = stripValue(e, patterns)
+		}
+		return c
+	}
+	return v
+}
+
+func isStringMap(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, e := range m {
+		if _, ok := e.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func matchAny(patterns []string, s string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, s); ok || p == s {
+			return true
+		}
+	}
+	return false
+}
+
+// redact returns v with a Secret's data and stringData values replaced:
+// "(hidden)", or "(hidden, changed)" where base (the other side) holds
+// another value under the key.
+func redact(v map[string]any, secret bool, base map[string]any) map[string]any {
+	if !secret || v == nil {
+		return v
+	}
+	c := make(map[string]any, len(v))
+	for k, e := range v {
+		c[k] = e
+	}
+	for _, field := range []string{"data", "stringData"} {
+		m, ok := v[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		old, _ := base[field].(map[string]any)
+		r := make(map[string]any, len(m))
+		for k, val := range m {
+			r[k] = "(hidden)"
+			if base != nil {
+				if ov, ok := old[k]; !ok || !reflect.DeepEqual(ov, val) {
+					r[k] = "(hidden, changed)"
+				}
+			}
+		}
+		c[field] = r
+	}
+	return c
+}

@@ -1,0 +1,118 @@
+package review
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+	sigyaml "sigs.k8s.io/yaml"
+)
+
+// Object is one Kubernetes object a Flux producer (a Kustomization or a
+// HelmRelease) applies, as rendered.
+type Object struct {
+	// Producer is what applies the object: Kustomization/NAMESPACE/NAME or
+	// HelmRelease/NAMESPACE/NAME.
+	Producer string `json:"producer"`
+	// ID names the object.
+	ID ObjectID `json:"id"`
+	// Value is the object as JSON-compatible values (maps, slices,
+	// strings, float64/int64, bools, nil).
+	Value map[string]any `json:"-"`
+}
+
+// ObjectID names an object: its API group, kind, namespace and name.
+type ObjectID struct {
+	Group     string `json:"group,omitempty"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// String prints KIND/NAMESPACE/NAME (KIND.GROUP for grouped kinds; no
+// namespace for cluster-scoped objects).
+func (id ObjectID) String() string {
+	k := id.Kind
+	if id.Group != "" {
+		k += "." + id.Group
+	}
+	if id.Namespace == "" {
+		return k + "/" + id.Name
+	}
+	return k + "/" + id.Namespace + "/" + id.Name
+}
+
+func compareIDs(a, b ObjectID) int {
+	return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Group, b.Group), cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}
+
+// ParseObjects reads a multi-document YAML stream of rendered objects
+// (what kustomize-controller or helm-controller applies) as the objects of
+// producer. Empty documents and lists' wrappers are skipped; a document
+// that is not an object is an error naming its position.
+func ParseObjects(producer string, data []byte) ([]Object, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var out []Object
+	for n := 1; ; n++ {
+		var node yaml.Node
+		err := dec.Decode(&node)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", producer, n, err)
+		}
+		if len(node.Content) == 0 || node.Content[0].Kind == yaml.ScalarNode && node.Content[0].Tag == "!!null" {
+			continue
+		}
+		raw, err := yaml.Marshal(&node)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", producer, n, err)
+		}
+		var v map[string]any
+		if err := sigyaml.Unmarshal(raw, &v); err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", producer, n, err)
+		}
+		if len(v) == 0 {
+			continue
+		}
+		o, err := newObject(producer, v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", producer, n, err)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+func newObject(producer string, v map[string]any) (Object, error) {
+	apiVersion, _ := v["apiVersion"].(string)
+	kind, _ := v["kind"].(string)
+	md, _ := v["metadata"].(map[string]any)
+	name, _ := md["name"].(string)
+	ns, _ := md["namespace"].(string)
+	if kind == "" || name == "" {
+		return Object{}, errors.New("not a Kubernetes object: no kind or metadata.name")
+	}
+	group := ""
+	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+		group = apiVersion[:i]
+	}
+	return Object{Producer: producer, ID: ObjectID{Group: group, Kind: kind, Namespace: ns, Name: name}, Value: v}, nil
+}
+
+// sortObjects orders objects by ID, then producer.
+func sortObjects(objs []Object) {
+	slices.SortStableFunc(objs, func(a, b Object) int {
+		return cmp.Or(compareIDs(a.ID, b.ID), cmp.Compare(a.Producer, b.Producer))
+	})
+}
+
+// isSecret reports whether an object holds values a report must never
+// print: a core Secret.
+func (o Object) isSecret() bool { return o.ID.Group == "" && o.ID.Kind == "Secret" }

@@ -1,0 +1,374 @@
+package review
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/lint"
+)
+
+// ErrInvalidOption is wrapped by the error of an option given a value it
+// cannot use.
+var ErrInvalidOption = errdefs.ErrInvalidOption
+
+// Report is what a change does to a cluster's Flux tree.
+type Report struct {
+	// Base and Head name the two sides (a revision, or a folder).
+	Base string `json:"base"`
+	Head string `json:"head"`
+	// Entry is the cluster's entry point, relative to the repository.
+	Entry string `json:"entry"`
+	// Files are the files the change touches, relative to the repository.
+	Files []string `json:"files"`
+	// Rendered names the producers rendered on both sides: only those
+	// whose inputs Files touch, unless WithAll.
+	Rendered []string `json:"rendered"`
+	// All is true when every producer was rendered (WithAll).
+	All bool `json:"all,omitempty"`
+	// Objects are the objects the change adds, removes or changes.
+	Objects []ObjectChange `json:"objects"`
+	// NotRendered are the producers one side or both could not render: a
+	// source not readable offline, a chart not available, a build error.
+	// Their objects are left out on both sides, not shown as added or
+	// removed.
+	NotRendered []NotRendered `json:"notRendered,omitempty"`
+	// Findings are the lint findings the change introduces and fixes.
+	Findings FindingsDiff `json:"findings"`
+	// Bootstrap is what the change does to the order Flux applies in.
+	Bootstrap Bootstrap `json:"bootstrap"`
+	// Images are the container images the change adds, removes or
+	// retags.
+	Images []ImageChange `json:"images,omitempty"`
+}
+
+// Changed reports whether the change does anything Report shows.
+func (r *Report) Changed() bool {
+	return len(r.Objects) > 0 || len(r.Findings.Introduced) > 0 || len(r.Findings.Fixed) > 0 || r.Bootstrap.Changed()
+}
+
+// NotRendered is a producer a side could not render.
+type NotRendered struct {
+	Producer string `json:"producer"`
+	// Side is "base", "head" or "both".
+	Side   string `json:"side"`
+	Reason string `json:"reason"`
+}
+
+// Option configures Compare. Only this package implements it.
+type Option interface{ apply(*config) error }
+
+type config struct {
+	all        bool
+	strip      []string
+	read       []fluxrepo.Option
+	base, head string
+}
+
+type optionFunc func(*config) error
+
+func (f optionFunc) apply(c *config) error { return f(c) }
+
+// WithAll renders every producer of both sides, not only those the
+// changed files feed.
+func WithAll() Option { return optionFunc(func(c *config) error { c.all = true; return nil }) }
+
+// WithStripAttrs leaves out, on both sides, the labels and annotations
+// whose keys match one of patterns (path.Match syntax), in addition to
+// DefaultStripAttrs.
+func WithStripAttrs(patterns ...string) Option {
+	return optionFunc(func(c *config) error {
+		for _, p := range patterns {
+			if _, err := filepath.Match(p, ""); err != nil || p == "" {
+				return errdefs.InvalidOption("strip attribute %q: not a pattern", p)
+			}
+		}
+		c.strip = append(c.strip, patterns...)
+		return nil
+	})
+}
+
+// WithReadOptions passes options to fluxrepo.Read on both sides (lint
+// options with fluxrepo.WithLint, externals, sources). fluxrepo.WithRoot
+// is set by Compare.
+func WithReadOptions(opts ...fluxrepo.Option) Option {
+	return optionFunc(func(c *config) error {
+		if slices.Contains(opts, nil) {
+			return errdefs.InvalidOption("nil read option")
+		}
+		c.read = append(c.read, opts...)
+		return nil
+	})
+}
+
+// WithNames names the sides in the report (default: the folders).
+func WithNames(base, head string) Option {
+	return optionFunc(func(c *config) error { c.base, c.head = base, head; return nil })
+}
+
+// Compare says what changing the repository at baseRoot into the one at
+// headRoot does to the cluster whose entry point is entry (relative to
+// both roots): it reads both trees (fluxrepo.Read), renders on both sides
+// the producers whose inputs the changed files feed (Affected; every one
+// with WithAll) through the one engine (fluxbuild, lint's chart
+// rendering), and compares objects (DiffObjects), lint findings
+// (DiffFindings), the bootstrap order (DiffBootstrap) and images. An
+// entry point missing on one side is a cluster added or removed. Errors
+// are for what stops the comparison: neither side readable, a bad option,
+// a cancelled ctx.
+func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Option) (*Report, error) {
+	cfg := &config{base: baseRoot, head: headRoot}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errdefs.InvalidOption("nil Option")
+		}
+		if err := o.apply(cfg); err != nil {
+			return nil, err
+		}
+	}
+	entry = filepath.ToSlash(filepath.Clean(entry))
+	if !filepath.IsLocal(filepath.FromSlash(entry)) && entry != "." {
+		return nil, errdefs.InvalidOption("entry %q: want a path inside the repository", entry)
+	}
+	files, err := ChangedFiles(baseRoot, headRoot)
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
+	}
+	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: cfg.all}
+	base, err := readSide(ctx, baseRoot, entry, cfg.read)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.base, err)
+	}
+	defer base.close()
+	head, err := readSide(ctx, headRoot, entry, cfg.read)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.head, err)
+	}
+	defer head.close()
+	if base.repo == nil && head.repo == nil {
+		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, entry)
+	}
+	want := func(string) bool { return true }
+	if !cfg.all {
+		a := map[string]bool{}
+		for _, s := range []*side{base, head} {
+			if s.repo != nil {
+				for name := range Affected(s.repo, files) {
+					a[name] = true
+				}
+			}
+		}
+		// A layer on one side only is rendered whole.
+		for name := range base.layers() {
+			if !head.layers()[name] {
+				a[name] = true
+			}
+		}
+		for name := range head.layers() {
+			if !base.layers()[name] {
+				a[name] = true
+			}
+		}
+		want = func(name string) bool { return a[name] }
+	}
+	strip := append(slices.Clone(DefaultStripAttrs), cfg.strip...)
+	for _, s := range []*side{base, head} {
+		if err := s.render(ctx, want); err != nil {
+			return nil, err
+		}
+	}
+	bo, ho := base.objects, head.objects
+	for p, bwhy := range base.failed {
+		hwhy, both := head.failed[p]
+		nr := NotRendered{Producer: p, Side: "base", Reason: bwhy}
+		if both {
+			nr.Side = "both"
+			if hwhy != bwhy {
+				nr.Reason = bwhy + "; head: " + hwhy
+			}
+		}
+		r.NotRendered = append(r.NotRendered, nr)
+	}
+	for p, why := range head.failed {
+		if _, both := base.failed[p]; !both {
+			r.NotRendered = append(r.NotRendered, NotRendered{Producer: p, Side: "head", Reason: why})
+		}
+	}
+	slices.SortFunc(r.NotRendered, func(a, b NotRendered) int { return cmp.Compare(a.Producer, b.Producer) })
+	failed := func(o Object) bool {
+		_, b := base.failed[o.Producer]
+		_, h := head.failed[o.Producer]
+		return b || h
+	}
+	bo = slices.DeleteFunc(slices.Clone(bo), failed)
+	ho = slices.DeleteFunc(slices.Clone(ho), failed)
+	r.Objects = DiffObjects(bo, ho, strip)
+	r.Images = DiffImages(bo, ho)
+	rendered := map[string]bool{}
+	for _, s := range []*side{base, head} {
+		for _, p := range s.rendered {
+			rendered[p] = true
+		}
+	}
+	for p := range rendered {
+		r.Rendered = append(r.Rendered, p)
+	}
+	slices.Sort(r.Rendered)
+	bl, err := base.lint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hl, err := head.lint(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.Findings = DiffFindings(bl, hl)
+	r.Bootstrap = diffBootstrap(base.plan(), head.plan())
+	return r, nil
+}
+
+// side is one tree of a comparison.
+type side struct {
+	repo     *fluxrepo.Repository // nil when the entry point is not there
+	objects  []Object
+	rendered []string
+	failed   map[string]string // producer → why it did not render
+}
+
+func readSide(ctx context.Context, root, entry string, opts []fluxrepo.Option) (*side, error) {
+	s := &side{failed: map[string]string{}}
+	p := filepath.Join(root, filepath.FromSlash(entry))
+	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	repo, err := fluxrepo.Read(ctx, p, append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	s.repo = repo
+	return s, nil
+}
+
+func (s *side) close() {
+	if s.repo != nil {
+		_ = s.repo.Close()
+	}
+}
+
+func (s *side) layers() map[string]bool {
+	out := map[string]bool{}
+	if s.repo != nil {
+		for _, l := range s.repo.Plan.Layers {
+			out[l.Name] = true
+		}
+	}
+	return out
+}
+
+// render renders the layers want names and the HelmReleases they apply.
+func (s *side) render(ctx context.Context, want func(string) bool) error {
+	if s.repo == nil {
+		return nil
+	}
+	for i, l := range s.repo.Plan.Layers {
+		if !want(l.Name) {
+			continue
+		}
+		producer := s.repo.Plan.KustomizationRef(l.Name)
+		if l.HelmRelease != nil {
+			continue // a HelmRelease layer of a stack: rendered below
+		}
+		s.rendered = append(s.rendered, producer)
+		if in := s.repo.Inputs[i]; in.Source == nil {
+			s.failed[producer] = in.Unavailable
+			continue
+		}
+		out, err := s.repo.Render(ctx, l.Name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.failed[producer] = err.Error()
+			continue
+		}
+		objs, err := ParseObjects(producer, out)
+		if err != nil {
+			s.failed[producer] = err.Error()
+			continue
+		}
+		s.objects = append(s.objects, objs...)
+	}
+	rels, err := s.repo.Releases(ctx, want, fluxbuild.WithRedactedSecrets())
+	if err != nil {
+		return err
+	}
+	for _, rr := range rels {
+		producer := rr.Ref.String()
+		s.rendered = append(s.rendered, producer)
+		if rr.Err != nil {
+			s.failed[producer] = rr.Err.Error()
+			continue
+		}
+		objs, err := ParseObjects(producer, rr.Release.Manifest)
+		if err != nil {
+			s.failed[producer] = err.Error()
+			continue
+		}
+		for _, c := range rr.Release.CRDs {
+			data, err := yaml.Marshal(c.Node)
+			if err != nil {
+				return err
+			}
+			crd, err := ParseObjects(producer, data)
+			if err != nil {
+				s.failed[producer] = err.Error()
+				continue
+			}
+			objs = append(objs, crd...)
+		}
+		for i := range objs {
+			if objs[i].ID.Namespace == "" && !clusterScoped(objs[i]) {
+				objs[i].ID.Namespace = rr.Release.Namespace
+			}
+		}
+		s.objects = append(s.objects, objs...)
+	}
+	sortObjects(s.objects)
+	return nil
+}
+
+func (s *side) lint(ctx context.Context) (*lint.Report, error) {
+	if s.repo == nil {
+		return &lint.Report{}, nil
+	}
+	return s.repo.Lint(ctx)
+}
+
+func (s *side) plan() *planView {
+	if s.repo == nil {
+		return nil
+	}
+	return &planView{s.repo.Plan}
+}
+
+// clusterScoped reports whether helm-controller would apply o without a
+// namespace: the kinds Kubernetes defines as cluster-scoped, and CRDs.
+func clusterScoped(o Object) bool {
+	switch o.ID.Kind {
+	case "Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass",
+		"PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService", "IngressClass",
+		"CSIDriver", "RuntimeClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ClusterIssuer":
+		return true
+	}
+	return strings.HasPrefix(o.ID.Kind, "Cluster")
+}

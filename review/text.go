@@ -1,0 +1,219 @@
+package review
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/fluxpack/fluxpack/lint"
+)
+
+// TextOptions shape WriteText.
+type TextOptions struct {
+	// Color marks additions green, removals red and changes yellow with
+	// ANSI escapes, for a terminal.
+	Color bool
+}
+
+const (
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiBold   = "\x1b[1m"
+	ansiReset  = "\x1b[0m"
+)
+
+type painter bool
+
+func (p painter) paint(code, s string) string {
+	if !p {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func mark(a Action) string {
+	switch a {
+	case Added:
+		return "+"
+	case Removed:
+		return "-"
+	}
+	return "~"
+}
+
+func (p painter) action(a Action, s string) string {
+	switch a {
+	case Added:
+		return p.paint(ansiGreen, s)
+	case Removed:
+		return p.paint(ansiRed, s)
+	}
+	return p.paint(ansiYellow, s)
+}
+
+// WriteText prints the report for a person at a terminal: what was
+// compared, then objects, races, bootstrap order and images, each
+// section only when it has something to say.
+func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
+	p := painter(opts.Color)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %s -> %s\n", p.paint(ansiBold, "cluster"), r.Entry, r.Base, r.Head)
+	fmt.Fprintf(&b, "%d files changed; %s\n", len(r.Files), r.renderedLine())
+	if !r.Changed() {
+		b.WriteString("no change to objects, races or bootstrap order\n")
+	}
+	if len(r.Objects) > 0 {
+		fmt.Fprintf(&b, "\n%s: %s\n", p.paint(ansiBold, "objects"), objectCounts(r.Objects))
+		for _, c := range r.Objects {
+			fmt.Fprintf(&b, "%s %s  (%s)\n", p.action(c.Action, mark(c.Action)), c.ID, producerNote(c))
+			for _, f := range c.Fields {
+				fmt.Fprintf(&b, "    %s\n", fieldLine(f))
+			}
+		}
+	}
+	r.writeFindings(&b, p)
+	r.writeBootstrap(&b, p)
+	if len(r.Images) > 0 {
+		fmt.Fprintf(&b, "\n%s:\n", p.paint(ansiBold, "images"))
+		for _, im := range r.Images {
+			fmt.Fprintf(&b, "  %s\n", imageLine(im))
+		}
+	}
+	if len(r.NotRendered) > 0 {
+		fmt.Fprintf(&b, "\n%s (their objects are left out on both sides):\n", p.paint(ansiBold, "not rendered"))
+		for _, n := range r.NotRendered {
+			fmt.Fprintf(&b, "  %s (%s): %s\n", n.Producer, n.Side, n.Reason)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func (r *Report) renderedLine() string {
+	if r.All {
+		return fmt.Sprintf("%d producers rendered (all)", len(r.Rendered))
+	}
+	return fmt.Sprintf("%d producers rendered (those the changed files feed; --all renders every one)", len(r.Rendered))
+}
+
+func (r *Report) writeFindings(b *strings.Builder, p painter) {
+	f := r.Findings
+	if len(f.Introduced)+len(f.Fixed) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s: %d introduced, %d fixed\n", p.paint(ansiBold, "races"), len(f.Introduced), len(f.Fixed))
+	for _, x := range f.Introduced {
+		fmt.Fprintf(b, "%s %s\n", p.paint(ansiRed, "+"), findingLine(x))
+	}
+	for _, x := range f.Fixed {
+		fmt.Fprintf(b, "%s %s\n", p.paint(ansiGreen, "-"), findingLine(x))
+	}
+}
+
+func findingLine(f lint.Finding) string {
+	s := "[" + string(f.Rule) + "] "
+	if f.File != "" {
+		s += f.File
+		if f.Line > 0 {
+			s += fmt.Sprintf(":%d", f.Line)
+		}
+		s += ": "
+	}
+	if f.Layer != "" {
+		s += "layer " + f.Layer + ": "
+	}
+	if f.Object != "" {
+		s += f.Object + ": "
+	}
+	return s + f.Message
+}
+
+func (r *Report) writeBootstrap(b *strings.Builder, p painter) {
+	bs := r.Bootstrap
+	if !bs.Changed() {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n", p.paint(ansiBold, "bootstrap order"))
+	for _, l := range bs.LayersAdded {
+		fmt.Fprintf(b, "  %s layer %s\n", p.paint(ansiGreen, "+"), l)
+	}
+	for _, l := range bs.LayersRemoved {
+		fmt.Fprintf(b, "  %s layer %s\n", p.paint(ansiRed, "-"), l)
+	}
+	for _, e := range bs.EdgesAdded {
+		fmt.Fprintf(b, "  %s dependsOn %s\n", p.paint(ansiGreen, "+"), e)
+	}
+	for _, e := range bs.EdgesRemoved {
+		fmt.Fprintf(b, "  %s dependsOn %s\n", p.paint(ansiRed, "-"), e)
+	}
+	if s := bs.Summary(); s != "" {
+		fmt.Fprintf(b, "  %s\n", s)
+	}
+}
+
+func objectCounts(cs []ObjectChange) string {
+	n := map[Action]int{}
+	for _, c := range cs {
+		n[c.Action]++
+	}
+	return fmt.Sprintf("%d added, %d changed, %d removed", n[Added], n[Changed], n[Removed])
+}
+
+func producerNote(c ObjectChange) string {
+	if c.BaseProducer != "" {
+		return c.BaseProducer + " -> " + c.Producer
+	}
+	return c.Producer
+}
+
+func fieldLine(f FieldChange) string {
+	switch {
+	case f.Hidden:
+		return fmt.Sprintf("%s: %s (value hidden)", f.Path, f.Op)
+	case f.Op == FieldAdded:
+		return fmt.Sprintf("%s: + %s", f.Path, short(f.After))
+	case f.Op == FieldRemoved:
+		return fmt.Sprintf("%s: - %s", f.Path, short(f.Before))
+	case f.Op == FieldMoved:
+		return fmt.Sprintf("%s: order %s -> %s", f.Path, short(f.Before), short(f.After))
+	}
+	return fmt.Sprintf("%s: %s -> %s", f.Path, short(f.Before), short(f.After))
+}
+
+// short prints a value on one line, cut at 120 characters.
+func short(v any) string {
+	var s string
+	switch x := v.(type) {
+	case string:
+		s = x
+		if strings.ContainsAny(s, "\n\"") || s == "" {
+			b, _ := json.Marshal(s)
+			s = string(b)
+		}
+	case nil:
+		s = "null"
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			s = fmt.Sprint(x)
+		} else {
+			s = string(b)
+		}
+	}
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+func imageLine(im ImageChange) string {
+	switch im.Op {
+	case "added":
+		return fmt.Sprintf("+ %s (%s)", strings.Join(im.After, ", "), strings.Join(im.Objects, ", "))
+	case "removed":
+		return fmt.Sprintf("- %s (%s)", strings.Join(im.Before, ", "), strings.Join(im.Objects, ", "))
+	}
+	return fmt.Sprintf("~ %s -> %s (%s)", strings.Join(im.Before, ", "), strings.Join(im.After, ", "), strings.Join(im.Objects, ", "))
+}
