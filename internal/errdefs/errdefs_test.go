@@ -19,6 +19,7 @@ import (
 	"github.com/fluxpack/fluxpack/oci/cosign"
 	"github.com/fluxpack/fluxpack/oci/notation"
 	"github.com/fluxpack/fluxpack/outputs"
+	"github.com/fluxpack/fluxpack/review"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -29,7 +30,7 @@ func TestInvalidOptionIsOneSentinel(t *testing.T) {
 	names := map[string]error{
 		"oci": oci.ErrInvalidOption, "fleet": fleet.ErrInvalidOption, "fluxbuild": fluxbuild.ErrInvalidOption,
 		"fluxrepo": fluxrepo.ErrInvalidOption, "layering": layering.ErrInvalidOption, "lint": lint.ErrInvalidOption,
-		"outputs": outputs.ErrInvalidOption, "substitute": substitute.ErrInvalidOption,
+		"outputs": outputs.ErrInvalidOption, "substitute": substitute.ErrInvalidOption, "review": review.ErrInvalidOption,
 	}
 	for pkg, sentinel := range names {
 		assert.Same(t, errdefs.ErrInvalidOption, sentinel, "%s.ErrInvalidOption is a sentinel of its own", pkg)
@@ -67,6 +68,10 @@ func TestInvalidOptionIsOneSentinel(t *testing.T) {
 			return err
 		}},
 		{"substitute", func(*testing.T) error { _, err := substitute.NewSubstituter(nil); return err }},
+		{"review", func(t *testing.T) error {
+			_, err := review.Compare(t.Context(), t.TempDir(), t.TempDir(), ".", review.WithStripAttrs("["))
+			return err
+		}},
 	} {
 		t.Run(tt.pkg, func(t *testing.T) {
 			err := tt.call(t)

@@ -1,0 +1,110 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/internal/testutil"
+)
+
+// reviewFixture lays out review's fixture repository as base, and as head
+// with the change image-bump written over it.
+func reviewFixture(t *testing.T) (base, head string) {
+	t.Helper()
+	src := filepath.Join(testutil.RepoRoot(t), "review", "testdata")
+	dir := t.TempDir()
+	base, head = filepath.Join(dir, "base"), filepath.Join(dir, "head")
+	require.NoError(t, os.CopyFS(base, os.DirFS(filepath.Join(src, "repo"))))
+	require.NoError(t, os.CopyFS(head, os.DirFS(filepath.Join(src, "repo"))))
+	// os.CopyFS refuses to overwrite: write the change file by file.
+	change := filepath.Join(src, "changes", "image-bump")
+	require.NoError(t, filepath.WalkDir(change, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(change, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(head, rel), data, 0o644)
+	}))
+	return base, head
+}
+
+func TestDiffEntry(t *testing.T) {
+	base, head := reviewFixture(t)
+	entry := filepath.Join(head, "clusters", "prod")
+	for _, c := range []cmdCase{
+		{name: "changes", args: []string{"diff", entry, "--root", head, "--base-dir", base}, code: cli.ExitFinding,
+			stdout: "cluster clusters/prod: " + base + " -> " + head, inStderr: "fluxpack: clusters/prod: 1 objects changed, 0 races introduced, 0 fixed"},
+		{name: "exit-zero", args: []string{"diff", entry, "--root", head, "--base-dir", base, "--exit-zero", "-o", "markdown"}, code: cli.ExitOK,
+			stdout: "## fluxpack diff", inStderr: "1 objects changed"},
+		{name: "no change", args: []string{"diff", filepath.Join(base, "clusters", "prod"), "--root", base, "--base-dir", base}, code: cli.ExitOK,
+			stdout: "cluster clusters/prod", inStderr: "0 objects changed"},
+		{name: "bad format", args: []string{"diff", entry, "--root", head, "--base-dir", base, "-o", "html"}, code: cli.ExitError,
+			inStderr: `invalid -o/--output "html"`},
+		{name: "both bases", args: []string{"diff", entry, "--root", head, "--base-dir", base, "--base", "main"}, code: cli.ExitError,
+			inStderr: "give one of --base and --base-dir"},
+		{name: "not git", args: []string{"diff", entry, "--root", head}, code: cli.ExitError,
+			inStderr: "opening the Git repository of " + head},
+		{name: "tag flags", args: []string{"diff", entry, "oci://127.0.0.1:1/x:y", "--base", "main"}, code: cli.ExitError,
+			inStderr: "--base and --base-dir compare an ENTRY"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, _ := c.check(t)
+			assert.NotContains(t, stdout, "\x1b[", "no colour when stdout is not a terminal")
+		})
+	}
+	// Interrupted: the command ends with 130 and leaves no base behind.
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(ctx, "test", []string{"diff", entry, "--root", head, "--base-dir", base}, &stdout, &stderr)
+	assert.Equal(t, cli.ExitInterrupted, code, stderr.String())
+}
+
+// TestDiffEntryAgainstGitBase: with a Git history, diff ENTRY compares the
+// working tree with the merge-base of its upstream by default, and with
+// --base REV when given, and leaves no extracted tree in TMPDIR.
+func TestDiffEntryAgainstGitBase(t *testing.T) {
+	base, head := reviewFixture(t)
+	repo, err := git.PlainInit(base, false)
+	require.NoError(t, err)
+	wt, err := repo.Worktree()
+	require.NoError(t, err)
+	require.NoError(t, wt.AddWithOptions(&git.AddOptions{All: true}))
+	sig := &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1700000000, 0)}
+	_, err = wt.Commit("base", &git.CommitOptions{Author: sig})
+	require.NoError(t, err)
+	// The working tree now holds the change, uncommitted.
+	data, err := os.ReadFile(filepath.Join(head, "apps", "base", "web", "deployment.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(base, "apps", "base", "web", "deployment.yaml"), data, 0o644))
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	stdout, stderr, code := run(t, "diff", filepath.Join(base, "clusters", "prod"), "--base", "HEAD", "-o", "unified")
+	require.Equal(t, cli.ExitFinding, code, stderr)
+	assert.Contains(t, stdout, "-        image: nginx:1.27.3\n+        image: nginx:1.27.4\n")
+	_, stderr, code = run(t, "diff", filepath.Join(base, "clusters", "prod"))
+	require.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, "has no upstream branch")
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	assert.Empty(t, strings.Join(names, " "), "diff left files in TMPDIR")
+}

@@ -1,0 +1,39 @@
+// Package review says what a change to a Flux repository does to a
+// cluster, for the person reviewing the pull request: the objects Flux
+// would apply differently, the races (lint findings) it introduces and
+// fixes, what it does to the bootstrap order and its stock-Flux cost, and
+// the container images it adds, removes or retags.
+//
+// Compare takes two copies of a repository (Extract writes a Git revision
+// into a folder, without a checkout; DefaultBase finds the merge-base with
+// the upstream branch) and a cluster's entry point:
+//
+//	rev, _ := review.DefaultBase(".")
+//	base, cleanup, _ := review.Extract(ctx, ".", rev, "")
+//	defer cleanup()
+//	report, err := review.Compare(ctx, base, ".", "clusters/production")
+//	report.WriteText(os.Stdout, review.TextOptions{})
+//
+// Rendering goes through the one engine (package fluxrepo reads the tree,
+// package fluxbuild renders each Kustomization with its postBuild
+// substitution, package lint renders HelmReleases as helm-controller
+// does). Only the producers whose inputs the changed files feed are
+// rendered (Affected), unless WithAll; a producer that does not render on
+// a side is reported in NotRendered and its objects are left out on both
+// sides, never shown as added or removed.
+//
+// DiffObjects matches objects by group, kind, namespace and name, fields
+// by path, and list entries by their key (name, mountPath, containerPort,
+// port, key), so a reorder is one FieldMoved. A Secret's values never
+// leave the package: fields under data and stringData say only that they
+// changed. Labels and annotations that change with every release
+// (DefaultStripAttrs) are left out.
+//
+// Reports print as text (WriteText), pull-request markdown
+// (WriteMarkdown), GitHub workflow commands (WriteGitHub), SARIF for code
+// scanning (WriteSARIF), unified diffs (WriteUnified) and JSON (the
+// Report's fields).
+//
+// The package reads files and Git objects; it never touches the network,
+// a cluster, or the working tree's Git state.
+package review

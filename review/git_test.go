@@ -1,0 +1,136 @@
+package review_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fluxpack/fluxpack/review"
+)
+
+// gitFixture makes a Git repository whose main branch holds the fixture
+// repository, tracked as origin/main, and whose checked-out branch
+// "change" adds change on top, committed or not.
+func gitFixture(t *testing.T, change string, commit bool) (dir string, baseCommit string) {
+	t.Helper()
+	dir = t.TempDir()
+	copyTree(t, filepath.Join("testdata", "repo"), dir)
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{InitOptions: git.InitOptions{DefaultBranch: plumbing.Main}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := &object.Signature{Name: "test", Email: "test@example.com", When: time.Unix(1700000000, 0)}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := wt.Commit("base", &git.CommitOptions{Author: sig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Storer.SetReference(plumbing.NewHashReference("refs/remotes/origin/main", h)); err != nil {
+		t.Fatal(err)
+	}
+	if err := wt.Checkout(&git.CheckoutOptions{Branch: "refs/heads/change", Create: true}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := repo.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Remotes["origin"] = &config.RemoteConfig{Name: "origin", URLs: []string{"https://git.example.com/platform/fleet.git"}}
+	cfg.Branches["change"] = &config.Branch{Name: "change", Remote: "origin", Merge: "refs/heads/main"}
+	if err := repo.SetConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, filepath.Join("testdata", "changes", change), dir)
+	if commit {
+		if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wt.Commit(change, &git.CommitOptions{Author: sig}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, h.String()
+}
+
+func TestDefaultBaseAndExtract(t *testing.T) {
+	for _, commit := range []bool{true, false} {
+		dir, baseCommit := gitFixture(t, "vars", commit)
+		rev, err := review.DefaultBase(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rev.Commit != baseCommit {
+			t.Fatalf("DefaultBase = %s, want the merge-base %s", rev.Commit, baseCommit)
+		}
+		top, cleanup, err := review.Extract(t.Context(), dir, rev, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := review.ChangedFiles(top, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(files, []string{"clusters/prod/vars.yaml"}) {
+			t.Errorf("committed %v: changed files %v, want only the vars file", commit, files)
+		}
+		r, err := review.Compare(t.Context(), top, dir, "clusters/prod")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Objects) != 4 {
+			t.Errorf("committed %v: %d objects changed, want 4", commit, len(r.Objects))
+		}
+		if err := cleanup(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(top); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("cleanup left %s", top)
+		}
+	}
+}
+
+func TestResolveAndNoUpstream(t *testing.T) {
+	dir, baseCommit := gitFixture(t, "image-bump", true)
+	rev, err := review.Resolve(dir, "main")
+	if err != nil || rev.Commit != baseCommit {
+		t.Errorf("Resolve(main) = %v, %v; want %s", rev, err, baseCommit)
+	}
+	if _, err := review.Resolve(dir, "no-such-branch"); err == nil {
+		t.Error("Resolve of an unknown revision: no error")
+	}
+	// A repository with no upstream and no origin: DefaultBase says to
+	// give --base.
+	lone := t.TempDir()
+	repo, err := git.PlainInit(lone, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt, _ := repo.Worktree()
+	if err := os.WriteFile(filepath.Join(lone, "a.yaml"), []byte("a: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = wt.Add("a.yaml")
+	if _, err := wt.Commit("a", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1, 0)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := review.DefaultBase(lone); !errors.Is(err, review.ErrNoBase) {
+		t.Errorf("DefaultBase without upstream: %v, want ErrNoBase", err)
+	}
+	if _, err := review.DefaultBase(t.TempDir()); err == nil {
+		t.Error("DefaultBase outside a Git repository: no error")
+	}
+}

@@ -1,0 +1,194 @@
+package review_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/review"
+)
+
+// changes are the fixture's pull requests: each folder of
+// testdata/changes holds the files a change writes over testdata/repo.
+var changes = []string{"chart-bump", "values-from", "new-layer", "race", "image-bump", "vars", "secret", "reorder"}
+
+// fixture lays out the base repository and the repository after change
+// in two folders.
+func fixture(t testing.TB, change string) (base, head string) {
+	t.Helper()
+	dir := t.TempDir()
+	base, head = filepath.Join(dir, "base"), filepath.Join(dir, "head")
+	copyTree(t, filepath.Join("testdata", "repo"), base)
+	copyTree(t, filepath.Join("testdata", "repo"), head)
+	if change != "" {
+		copyTree(t, filepath.Join("testdata", "changes", change), head)
+	}
+	return base, head
+}
+
+func copyTree(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func compare(t testing.TB, change string, opts ...review.Option) *review.Report {
+	t.Helper()
+	base, head := fixture(t, change)
+	r, err := review.Compare(t.Context(), base, head, "clusters/prod", append([]review.Option{review.WithNames("main", change)}, opts...)...)
+	if err != nil {
+		t.Fatalf("Compare(%s): %v", change, err)
+	}
+	return r
+}
+
+// TestCompareGoldens holds each fixture change's report in every format.
+func TestCompareGoldens(t *testing.T) {
+	for _, change := range changes {
+		t.Run(change, func(t *testing.T) {
+			r := compare(t, change)
+			if !r.Changed() {
+				t.Fatalf("%s: no change reported", change)
+			}
+			var text, md, gh, uni bytes.Buffer
+			if err := r.WriteText(&text, review.TextOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := review.WriteMarkdown(&md, []*review.Report{r}, review.MarkdownOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.WriteGitHub(&gh); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.WriteUnified(&uni); err != nil {
+				t.Fatal(err)
+			}
+			js, err := json.MarshalIndent(r, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, "golden/"+change+".txt", text.Bytes())
+			testutil.Golden(t, "golden/"+change+".md", md.Bytes())
+			testutil.Golden(t, "golden/"+change+".github", gh.Bytes())
+			testutil.Golden(t, "golden/"+change+".diff", uni.Bytes())
+			testutil.Golden(t, "golden/"+change+".json", append(js, '\n'))
+		})
+	}
+}
+
+func TestSARIFHoldsTheIntroducedFindings(t *testing.T) {
+	r := compare(t, "race")
+	var b bytes.Buffer
+	if err := review.WriteSARIF(&b, []*review.Report{r}, "test"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, "golden/race.sarif", b.Bytes())
+	var doc struct {
+		Runs []struct {
+			Results []struct {
+				RuleID string `json:"ruleId"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(doc.Runs[0].Results); n != len(r.Findings.Introduced) || n == 0 {
+		t.Errorf("%d SARIF results for %d introduced findings", n, len(r.Findings.Introduced))
+	}
+}
+
+// TestChangedOnlyMissesNothing: for every fixture change, rendering only
+// the producers the changed files feed reports exactly what rendering
+// every producer reports, and renders fewer where it can.
+func TestChangedOnlyMissesNothing(t *testing.T) {
+	for _, change := range changes {
+		t.Run(change, func(t *testing.T) {
+			some := compare(t, change)
+			all := compare(t, change, review.WithAll())
+			if d := cmp.Diff(all.Objects, some.Objects); d != "" {
+				t.Errorf("changed-only differs from --all (-all +changed-only):\n%s", d)
+			}
+			if d := cmp.Diff(all.Images, some.Images); d != "" {
+				t.Errorf("images: changed-only differs from --all:\n%s", d)
+			}
+			for _, p := range some.Rendered {
+				if !slices.Contains(all.Rendered, p) {
+					t.Errorf("changed-only rendered %s, which --all did not", p)
+				}
+			}
+		})
+	}
+	// A change to one app renders that app's Kustomization only.
+	if got := compare(t, "image-bump").Rendered; !slices.Equal(got, []string{"Kustomization/flux-system/apps"}) {
+		t.Errorf("image-bump rendered %v, want only the apps Kustomization", got)
+	}
+}
+
+func TestNoChange(t *testing.T) {
+	r := compare(t, "")
+	if r.Changed() || len(r.Files) != 0 || len(r.Rendered) != 0 {
+		t.Errorf("an unchanged tree: changed %v, files %v, rendered %v", r.Changed(), r.Files, r.Rendered)
+	}
+}
+
+func TestNewCluster(t *testing.T) {
+	base, head := fixture(t, "")
+	if err := os.RemoveAll(filepath.Join(base, "clusters")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := review.Compare(t.Context(), base, head, "clusters/prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range r.Objects {
+		if c.Action != review.Added {
+			t.Errorf("%s: %s, want added in a new cluster", c.ID, c.Action)
+		}
+	}
+	if len(r.Objects) < 10 || len(r.Bootstrap.LayersAdded) != 5 || r.Bootstrap.Before != nil {
+		t.Errorf("new cluster: %d objects, layers added %v, before %v", len(r.Objects), r.Bootstrap.LayersAdded, r.Bootstrap.Before)
+	}
+	if _, err := review.Compare(t.Context(), base, base, "clusters/prod"); err == nil {
+		t.Error("Compare of an entry on neither side: no error")
+	}
+}
+
+func TestCompareBadOptions(t *testing.T) {
+	base, head := fixture(t, "")
+	for name, opts := range map[string][]review.Option{
+		"nil":          {nil},
+		"bad pattern":  {review.WithStripAttrs("[")},
+		"empty":        {review.WithStripAttrs("")},
+		"nil read opt": {review.WithReadOptions(nil)},
+	} {
+		if _, err := review.Compare(t.Context(), base, head, "clusters/prod", opts...); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := review.Compare(t.Context(), base, head, "../elsewhere"); err == nil {
+		t.Error("an entry outside the repository: no error")
+	}
+}
