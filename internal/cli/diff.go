@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,10 +34,11 @@ func newDiffCmd(f *rootFlags) *cobra.Command {
 		charts       chartFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "diff (ENTRY [--base REV | --base-dir DIR] | DIR oci://HOST/REPOSITORY:TAG)",
+		Use:   "diff (ENTRY... [--base REV | --base-dir DIR] | DIR oci://HOST/REPOSITORY:TAG)",
 		Short: "Show what a change does to a cluster, or compare a directory with a tag",
 		Long: `With ENTRY, diff shows what a change to a Flux repository does to the
-cluster whose entry point ENTRY is (typically clusters/<name>): it reads the
+cluster whose entry point ENTRY is (typically clusters/<name>; give several
+for several clusters of the repository): it reads the
 tree at the base and as it is now, renders what kustomize-controller and
 helm-controller would apply on both sides with fluxpack's one engine, and
 reports:
@@ -65,7 +67,8 @@ set), markdown (a pull-request comment: a summary table, then one
 collapsible section per object, cut to --limit characters), github (workflow
 commands: a group with the report, an annotation per new finding), sarif (the
 new findings, for code scanning), unified (a patch of every changed object)
-or json. Exit code: 0 no change, 1 changes (0 with --exit-zero), 2 error.
+or json (a list, one report per ENTRY). Exit code: 0 no change, 1 changes (0
+with --exit-zero), 2 error.
 
 With DIR and oci://…:TAG, diff compares the artifact DIR would make with
 what the tag holds and lists the files that differ: + added, - removed, ~
@@ -74,10 +77,10 @@ not exist (the output says which), 2 error.`,
 		Example: `  fluxpack diff clusters/production --base origin/main
   fluxpack diff clusters/production --base-dir ../platform-main -o markdown
   fluxpack diff ./platform oci://ghcr.io/acme/platform:prod`,
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				return runReview(cmd, f, args[0], out, &rf, &repo, &charts)
+			if len(args) != 2 || !strings.HasPrefix(args[1], "oci://") {
+				return runReview(cmd, f, args, out, &rf, &repo, &charts)
 			}
 			if out != "" && out != "json" {
 				return formatError(out, `"json" or nothing for a tag`)
@@ -130,9 +133,9 @@ not exist (the output says which), 2 error.`,
 	return cmd
 }
 
-// runReview is diff ENTRY: review.Compare of the base and the tree as it
-// is now.
-func runReview(cmd *cobra.Command, f *rootFlags, entry, out string, rf *reviewFlags, repo *repoFlags, charts *chartFlags) error {
+// runReview is diff ENTRY...: review.Compare of the base and the tree as
+// it is now, for each entry point.
+func runReview(cmd *cobra.Command, f *rootFlags, entries []string, out string, rf *reviewFlags, repo *repoFlags, charts *chartFlags) error {
 	switch out {
 	case "", "json", "markdown", "github", "sarif", "unified":
 	default:
@@ -141,30 +144,28 @@ func runReview(cmd *cobra.Command, f *rootFlags, entry, out string, rf *reviewFl
 	if rf.base != "" && rf.baseDir != "" {
 		return fmt.Errorf("give one of --base and --base-dir")
 	}
-	absEntry, err := filepath.Abs(entry)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(absEntry); err != nil {
-		return fmt.Errorf("reading the entry point %s: %w", entry, err)
-	}
-	headRoot := repo.root
-	if headRoot == "" {
-		if rf.baseDir != "" {
-			headRoot, err = fluxrepo.Root(entry)
-		} else {
-			headRoot, err = review.Top(absEntry)
-		}
+	var abs []string
+	for _, entry := range entries {
+		a, err := filepath.Abs(entry)
 		if err != nil {
 			return err
 		}
+		if _, err := os.Stat(a); err != nil {
+			return fmt.Errorf("reading the entry point %s: %w", entry, err)
+		}
+		abs = append(abs, a)
 	}
-	if headRoot, err = filepath.Abs(headRoot); err != nil {
+	headRoot, err := reviewRoot(repo.root, rf.baseDir != "", entries[0], abs[0])
+	if err != nil {
 		return err
 	}
-	rel, err := filepath.Rel(headRoot, absEntry)
-	if err != nil || !filepath.IsLocal(rel) && rel != "." {
-		return fmt.Errorf("reading the entry point %s: it is not inside the repository %s", entry, headRoot)
+	var rels []string
+	for i, a := range abs {
+		rel, err := filepath.Rel(headRoot, a)
+		if err != nil || !filepath.IsLocal(rel) && rel != "." {
+			return fmt.Errorf("reading the entry point %s: it is not inside the repository %s", entries[i], headRoot)
+		}
+		rels = append(rels, filepath.ToSlash(rel))
 	}
 	ctx, chartOpts, done, err := charts.lintOptions(cmd.Context(), f.log)
 	if err != nil {
@@ -188,15 +189,15 @@ func runReview(cmd *cobra.Command, f *rootFlags, entry, out string, rf *reviewFl
 		}
 		defer func() { _ = cleanup() }()
 		baseRoot, baseName, headName = top, rev.String(), "working tree"
-		// Extract writes the repository's top; the entry's root may be
-		// below it (--root).
+		// Extract writes the repository's top; the root may be below it
+		// (--root).
 		if gitTop, err := review.Top(headRoot); err == nil {
 			if sub, err := filepath.Rel(gitTop, headRoot); err == nil && sub != "." {
 				baseRoot = filepath.Join(top, sub)
 			}
 		}
 	}
-	lintOpts, err := repo.entryLintOptions(entry)
+	lintOpts, err := repo.entryLintOptions(entries[0])
 	if err != nil {
 		return err
 	}
@@ -226,34 +227,85 @@ func runReview(cmd *cobra.Command, f *rootFlags, entry, out string, rf *reviewFl
 	if len(rf.strip) > 0 {
 		opts = append(opts, review.WithStripAttrs(rf.strip...))
 	}
-	rep, err := review.Compare(ctx, baseRoot, headRoot, filepath.ToSlash(rel), opts...)
-	if err != nil {
+	var reps []*review.Report
+	for _, rel := range rels {
+		rep, err := review.Compare(ctx, baseRoot, headRoot, rel, opts...)
+		if err != nil {
+			return err
+		}
+		reps = append(reps, rep)
+	}
+	if err := writeReports(cmd.OutOrStdout(), out, reps, rf.limit, cmd.Root().Version); err != nil {
 		return err
 	}
-	w := cmd.OutOrStdout()
-	switch out {
-	case "json":
-		err = writeJSON(w, rep)
-	case "markdown":
-		err = review.WriteMarkdown(w, []*review.Report{rep}, review.MarkdownOptions{Limit: rf.limit})
-	case "github":
-		err = rep.WriteGitHub(w)
-	case "sarif":
-		err = review.WriteSARIF(w, []*review.Report{rep}, cmd.Root().Version)
-	case "unified":
-		err = rep.WriteUnified(w)
-	default:
-		err = rep.WriteText(w, review.TextOptions{Color: colorOn(w)})
+	changed, objects, introduced, fixed := 0, 0, 0, 0
+	for _, r := range reps {
+		if r.Changed() {
+			changed++
+		}
+		objects += len(r.Objects)
+		introduced += len(r.Findings.Introduced)
+		fixed += len(r.Findings.Fixed)
 	}
-	if err != nil {
-		return err
+	summary := fmt.Sprintf("%s: %d objects changed, %d races introduced, %d fixed", strings.Join(rels, ", "), objects, introduced, fixed)
+	if len(reps) > 1 {
+		summary = fmt.Sprintf("%d of %d clusters changed: %d objects, %d races introduced, %d fixed", changed, len(reps), objects, introduced, fixed)
 	}
-	summary := fmt.Sprintf("%s: %d objects changed, %d races introduced, %d fixed", rep.Entry, len(rep.Objects), len(rep.Findings.Introduced), len(rep.Findings.Fixed))
-	if rep.Changed() && !rf.exitZero {
+	if changed > 0 && !rf.exitZero {
 		return &FindingError{Msg: summary}
 	}
 	_, err = fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+summary)
 	return err
+}
+
+// reviewRoot is the repository's root for diff ENTRY: --root, else the
+// top of the Git working tree (or, with --base-dir, the folder holding
+// .git above the entry, as lint finds it).
+func reviewRoot(root string, baseDir bool, entry, absEntry string) (string, error) {
+	var err error
+	switch {
+	case root != "":
+	case baseDir:
+		root, err = fluxrepo.Root(entry)
+	default:
+		root, err = review.Top(absEntry)
+	}
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(root)
+}
+
+func writeReports(w io.Writer, out string, reps []*review.Report, limit int, version string) error {
+	switch out {
+	case "json":
+		return writeJSON(w, reps)
+	case "markdown":
+		return review.WriteMarkdown(w, reps, review.MarkdownOptions{Limit: limit})
+	case "sarif":
+		return review.WriteSARIF(w, reps, version)
+	}
+	color := colorOn(w)
+	for i, r := range reps {
+		var err error
+		switch out {
+		case "github":
+			err = r.WriteGitHub(w)
+		case "unified":
+			err = r.WriteUnified(w)
+		default:
+			if i > 0 {
+				if _, err := io.WriteString(w, "\n"); err != nil {
+					return err
+				}
+			}
+			err = r.WriteText(w, review.TextOptions{Color: color})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func cutSource(s string) (ref, dir string, ok bool) {
