@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -190,5 +191,22 @@ func TestCompareBadOptions(t *testing.T) {
 	}
 	if _, err := review.Compare(t.Context(), base, head, "../elsewhere"); err == nil {
 		t.Error("an entry outside the repository: no error")
+	}
+}
+
+// TestReadmeShowsARealReport: the markdown report in README.md is the
+// race fixture's, as the golden holds it.
+func TestReadmeShowsARealReport(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "golden", "race.md.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := string(golden[:bytes.Index(golden, []byte("<details>"))])
+	if !bytes.Contains(readme, []byte("```markdown\n"+strings.TrimRight(shown, "\n")+"\n```")) {
+		t.Errorf("README.md does not show the race fixture's report as testdata/golden/race.md.golden has it (up to the first <details>)")
 	}
 }
