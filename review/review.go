@@ -72,7 +72,10 @@ type config struct {
 	all        bool
 	strip      []string
 	read       []fluxrepo.Option
+	lint       []lint.Option
 	base, head string
+	// baseRoot and headRoot are the folders compared.
+	baseRoot, headRoot string
 }
 
 type optionFunc func(*config) error
@@ -127,14 +130,9 @@ func WithNames(base, head string) Option {
 // are for what stops the comparison: neither side readable, a bad option,
 // a cancelled ctx.
 func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Option) (*Report, error) {
-	cfg := &config{base: baseRoot, head: headRoot}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.apply(cfg); err != nil {
-			return nil, err
-		}
+	cfg, err := newCompareConfig(baseRoot, headRoot, opts)
+	if err != nil {
+		return nil, err
 	}
 	entry = filepath.ToSlash(filepath.Clean(entry))
 	if !filepath.IsLocal(filepath.FromSlash(entry)) && entry != "." {

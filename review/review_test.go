@@ -210,3 +210,72 @@ func TestReadmeShowsARealReport(t *testing.T) {
 		t.Errorf("README.md does not show the race fixture's report as testdata/golden/race.md.golden has it (up to the first <details>)")
 	}
 }
+
+func TestCompareStack(t *testing.T) {
+	root := filepath.Join("..", "examples", "external-secrets")
+	dir := t.TempDir()
+	base, head := filepath.Join(dir, "base"), filepath.Join(dir, "head")
+	copyTree(t, root, base)
+	copyTree(t, root, head)
+	stack := filepath.Join(head, "platform", "stack.yaml")
+	data, err := os.ReadFile(stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The custom resources no longer wait for the operator.
+	raced := strings.Replace(string(data), ", dependsOnOperator: true", "", 1)
+	if raced == string(data) {
+		t.Fatal("the example's stack changed: no dependsOnOperator to remove")
+	}
+	if err := os.WriteFile(stack, []byte(raced), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := review.CompareStack(t.Context(), base, head, "platform/stack.yaml", review.WithNames("main", "change"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text bytes.Buffer
+	if err := r.WriteText(&text, review.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, "stack-race.txt", text.Bytes())
+	if len(r.Findings.Introduced) == 0 || len(r.Bootstrap.EdgesRemoved) != 1 {
+		t.Errorf("a removed dependsOn on the operator: introduced %v, edges removed %v", r.Findings.Introduced, r.Bootstrap.EdgesRemoved)
+	}
+	if _, err := review.CompareStack(t.Context(), base, head, "platform/nope.yaml"); err == nil {
+		t.Error("a stack on neither side: no error")
+	}
+}
+
+func TestCompareFleet(t *testing.T) {
+	root := filepath.Join("..", "layering", "testdata", "fleet")
+	dir := t.TempDir()
+	base, head := filepath.Join(dir, "base"), filepath.Join(dir, "head")
+	copyTree(t, root, base)
+	copyTree(t, root, head)
+	// prod's apps get a shorter timeout: prod changes, staging does not.
+	fleet := filepath.Join(head, "fleet.yaml")
+	data, err := os.ReadFile(fleet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fleet, bytes.Replace(data, []byte("timeout: 2m"), []byte("timeout: 1m"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reps, err := review.CompareFleet(t.Context(), base, head, "fleet.yaml", review.WithNames("main", "change"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md bytes.Buffer
+	if err := review.WriteMarkdown(&md, reps, review.MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Golden(t, "fleet-timeout.md", md.Bytes())
+	got := map[string]int{}
+	for _, r := range reps {
+		got[r.Entry] = len(r.Objects)
+	}
+	if got["fleet.yaml#staging"] != 0 || got["fleet.yaml#prod"] != 1 {
+		t.Errorf("objects changed per cluster: %v, want prod 1, staging 0", got)
+	}
+}

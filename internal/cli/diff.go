@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/oci"
 	"github.com/fluxpack/fluxpack/review"
 )
@@ -32,9 +33,11 @@ func newDiffCmd(f *rootFlags) *cobra.Command {
 		rf           reviewFlags
 		repo         repoFlags
 		charts       chartFlags
+		stack        stackFlag
+		fleetFile    fleetFlag
 	)
 	cmd := &cobra.Command{
-		Use:   "diff (ENTRY... [--base REV | --base-dir DIR] | DIR oci://HOST/REPOSITORY:TAG)",
+		Use:   "diff (ENTRY... | -f STACK | --fleet FLEET) [--base REV | --base-dir DIR] | diff DIR oci://HOST/REPOSITORY:TAG",
 		Short: "Show what a change does to a cluster, or compare a directory with a tag",
 		Long: `With ENTRY, diff shows what a change to a Flux repository does to the
 cluster whose entry point ENTRY is (typically clusters/<name>; give several
@@ -70,6 +73,12 @@ new findings, for code scanning), unified (a patch of every changed object)
 or json (a list, one report per ENTRY). Exit code: 0 no change, 1 changes (0
 with --exit-zero), 2 error.
 
+With -f STACK (or --fleet FLEET, every cluster of it), diff compares a
+stack file's two versions the same way: the Flux objects the stack renders,
+each layer's manifests as kustomize-controller builds them (before the
+stack's variables, which IaC outputs give at render time), lint's findings
+and the bootstrap order.
+
 With DIR and oci://…:TAG, diff compares the artifact DIR would make with
 what the tag holds and lists the files that differ: + added, - removed, ~
 modified (content or mode). Exit code: 0 identical, 1 differs or the tag does
@@ -77,10 +86,22 @@ not exist (the output says which), 2 error.`,
 		Example: `  fluxpack diff clusters/production --base origin/main
   fluxpack diff clusters/production --base-dir ../platform-main -o markdown
   fluxpack diff ./platform oci://ghcr.io/acme/platform:prod`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 2 || !strings.HasPrefix(args[1], "oci://") {
-				return runReview(cmd, f, args, out, &rf, &repo, &charts)
+			switch {
+			case stack != "" || fleetFile != "":
+				if len(args) > 0 || stack != "" && fleetFile != "" {
+					return fmt.Errorf("give one of ENTRY..., -f STACK and --fleet FLEET")
+				}
+				kind, file := reviewStack, string(stack)
+				if fleetFile != "" {
+					kind, file = reviewFleet, string(fleetFile)
+				}
+				return runReview(cmd, f, kind, []string{file}, out, &rf, &repo, &charts)
+			case len(args) == 0:
+				return fmt.Errorf("give ENTRY..., -f STACK, --fleet FLEET, or DIR and oci://HOST/REPOSITORY:TAG")
+			case len(args) != 2 || !strings.HasPrefix(args[1], "oci://"):
+				return runReview(cmd, f, reviewEntry, args, out, &rf, &repo, &charts)
 			}
 			if out != "" && out != "json" {
 				return formatError(out, `"json" or nothing for a tag`)
@@ -127,15 +148,25 @@ not exist (the output says which), 2 error.`,
 	fs.StringArrayVar(&rf.strip, "strip-attr", nil, "a label or annotation key (or pattern, such as example.com/*) to leave out of the comparison (repeatable)")
 	fs.BoolVar(&rf.exitZero, "exit-zero", false, "exit 0 when there are changes, for jobs that only comment")
 	fs.IntVar(&rf.limit, "limit", 0, "with -o markdown: the most characters to write (default 60000, for a pull-request comment)")
+	stack.bind(cmd)
+	fleetFile.bind(cmd)
 	repo.bind(cmd)
 	repo.bindLint(cmd)
 	charts.bind(cmd)
 	return cmd
 }
 
+// What diff compares: entry points of a Flux repository, a stack file, or
+// a fleet file.
+const (
+	reviewEntry = iota
+	reviewStack
+	reviewFleet
+)
+
 // runReview is diff ENTRY...: review.Compare of the base and the tree as
 // it is now, for each entry point.
-func runReview(cmd *cobra.Command, f *rootFlags, entries []string, out string, rf *reviewFlags, repo *repoFlags, charts *chartFlags) error {
+func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out string, rf *reviewFlags, repo *repoFlags, charts *chartFlags) error {
 	switch out {
 	case "", "json", "markdown", "github", "sarif", "unified":
 	default:
@@ -197,7 +228,13 @@ func runReview(cmd *cobra.Command, f *rootFlags, entries []string, out string, r
 			}
 		}
 	}
-	lintOpts, err := repo.entryLintOptions(entries[0])
+	var lintOpts []lint.Option
+	if kind == reviewEntry {
+		lintOpts, err = repo.entryLintOptions(entries[0])
+	} else {
+		lintOpts, err = repo.configOptions(filepath.Dir(abs[0]))
+		lintOpts = append(lintOpts, repo.lintOptions()...)
+	}
 	if err != nil {
 		return err
 	}
@@ -228,12 +265,25 @@ func runReview(cmd *cobra.Command, f *rootFlags, entries []string, out string, r
 		opts = append(opts, review.WithStripAttrs(rf.strip...))
 	}
 	var reps []*review.Report
-	for _, rel := range rels {
-		rep, err := review.Compare(ctx, baseRoot, headRoot, rel, opts...)
+	switch kind {
+	case reviewStack:
+		rep, err := review.CompareStack(ctx, baseRoot, headRoot, rels[0], append(opts, review.WithLintOptions(append(chartOpts, lintOpts...)...))...)
 		if err != nil {
 			return err
 		}
 		reps = append(reps, rep)
+	case reviewFleet:
+		if reps, err = review.CompareFleet(ctx, baseRoot, headRoot, rels[0], append(opts, review.WithLintOptions(append(chartOpts, lintOpts...)...))...); err != nil {
+			return err
+		}
+	default:
+		for _, rel := range rels {
+			rep, err := review.Compare(ctx, baseRoot, headRoot, rel, opts...)
+			if err != nil {
+				return err
+			}
+			reps = append(reps, rep)
+		}
 	}
 	if err := writeReports(cmd.OutOrStdout(), out, reps, rf.limit, cmd.Root().Version); err != nil {
 		return err
@@ -247,7 +297,11 @@ func runReview(cmd *cobra.Command, f *rootFlags, entries []string, out string, r
 		introduced += len(r.Findings.Introduced)
 		fixed += len(r.Findings.Fixed)
 	}
-	summary := fmt.Sprintf("%s: %d objects changed, %d races introduced, %d fixed", strings.Join(rels, ", "), objects, introduced, fixed)
+	names := rels
+	if len(reps) == 1 {
+		names = []string{reps[0].Entry}
+	}
+	summary := fmt.Sprintf("%s: %d objects changed, %d races introduced, %d fixed", strings.Join(names, ", "), objects, introduced, fixed)
 	if len(reps) > 1 {
 		summary = fmt.Sprintf("%d of %d clusters changed: %d objects, %d races introduced, %d fixed", changed, len(reps), objects, introduced, fixed)
 	}

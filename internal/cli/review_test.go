@@ -108,3 +108,25 @@ func TestDiffEntryAgainstGitBase(t *testing.T) {
 	}
 	assert.Empty(t, strings.Join(names, " "), "diff left files in TMPDIR")
 }
+
+func TestDiffStackAndFleet(t *testing.T) {
+	src := filepath.Join(testutil.RepoRoot(t), "layering", "testdata", "fleet")
+	dir := t.TempDir()
+	base, head := filepath.Join(dir, "base"), filepath.Join(dir, "head")
+	require.NoError(t, os.CopyFS(base, os.DirFS(src)))
+	require.NoError(t, os.CopyFS(head, os.DirFS(src)))
+	fleet, err := os.ReadFile(filepath.Join(head, "fleet.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(head, "fleet.yaml"), bytes.Replace(fleet, []byte("timeout: 2m"), []byte("timeout: 1m"), 1), 0o644))
+	for _, c := range []cmdCase{
+		{name: "fleet", args: []string{"diff", "--fleet", filepath.Join(head, "fleet.yaml"), "--root", head, "--base-dir", base}, code: cli.ExitFinding,
+			stdout: "cluster fleet.yaml#staging", inStderr: "1 of 2 clusters changed: 1 objects"},
+		{name: "stack unchanged", args: []string{"diff", "-f", filepath.Join(head, "stack.yaml"), "--root", head, "--base-dir", base}, code: cli.ExitOK,
+			stdout: "cluster stack.yaml", inStderr: "stack.yaml: 0 objects changed"},
+		{name: "stack and entry", args: []string{"diff", "-f", filepath.Join(head, "stack.yaml"), head, "--base-dir", base}, code: cli.ExitError,
+			inStderr: "give one of ENTRY..., -f STACK and --fleet FLEET"},
+		{name: "nothing", args: []string{"diff"}, code: cli.ExitError, inStderr: "give ENTRY..., -f STACK"},
+	} {
+		t.Run(c.name, func(t *testing.T) { c.check(t) })
+	}
+}
