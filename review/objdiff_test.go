@@ -1,6 +1,8 @@
 package review
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -167,5 +169,37 @@ func TestImageRepository(t *testing.T) {
 		if got := imageRepository(in); got != want {
 			t.Errorf("imageRepository(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestFolderObjects(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"apps/web.yaml":           "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: apps}\n---\nnot: an object\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web, namespace: apps}\n",
+		"apps/kustomization.yaml": "resources: [web.yaml]\n",
+		"apps/values.yml":         "replicaCount: 2\n",
+		"README.md":               "kind: ConfigMap\n",
+		"ignored/x.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	objs, err := FolderObjects(dir, func(rel string) bool { return strings.HasPrefix(rel, "ignored/") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		got = append(got, o.Producer+" "+o.ID.String())
+	}
+	want := []string{"apps/web.yaml ConfigMap/apps/web", "apps/web.yaml Service/apps/web"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
 	}
 }

@@ -91,6 +91,23 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	return err
 }
 
+// WriteObjectChanges prints object changes as WriteText's objects
+// section does, for a comparison that is not a Report (a folder against
+// the artifact a tag holds).
+func WriteObjectChanges(w io.Writer, cs []ObjectChange, opts TextOptions) error {
+	p := painter(opts.Color)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s\n", p.paint(ansiBold, "objects"), objectCounts(cs))
+	for _, c := range cs {
+		fmt.Fprintf(&b, "%s %s  (%s)\n", p.action(c.Action, mark(c.Action)), c.ID, producerNote(c))
+		for _, f := range c.Fields {
+			fmt.Fprintf(&b, "    %s\n", fieldLine(f))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 func (r *Report) renderedLine() string {
 	if r.All {
 		return fmt.Sprintf("%d producers rendered (all)", len(r.Rendered))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -81,7 +82,9 @@ and the bootstrap order.
 
 With DIR and oci://…:TAG, diff compares the artifact DIR would make with
 what the tag holds and lists the files that differ: + added, - removed, ~
-modified (content or mode). Exit code: 0 identical, 1 differs or the tag does
+modified (content or mode); then, for the YAML files among them, the objects
+added, removed and changed, field by field, as for ENTRY (the tag is what
+the cluster's OCIRepository holds now). Exit code: 0 identical, 1 differs or the tag does
 not exist (the output says which), 2 error.`,
 		Example: `  fluxpack diff clusters/production --base origin/main
   fluxpack diff clusters/production --base-dir ../platform-main -o markdown
@@ -120,11 +123,23 @@ not exist (the output says which), 2 error.`,
 			if err != nil {
 				return err
 			}
+			var objects []review.ObjectChange
+			if res.Status == oci.Differs {
+				if objects, err = tagObjects(ctx, args[0], args[1], res, reg.pullOptions(f.log)); err != nil {
+					return err
+				}
+			}
 			w := cmd.OutOrStdout()
 			if out == "json" {
-				err = writeJSON(w, res)
+				err = writeJSON(w, struct {
+					*oci.DiffResult
+					Objects []review.ObjectChange `json:"objects,omitempty"`
+				}{res, objects})
 			} else {
 				err = printDiff(w, args[1], res)
+				if err == nil && len(objects) > 0 {
+					err = review.WriteObjectChanges(w, objects, review.TextOptions{Color: colorOn(w)})
+				}
 			}
 			if err != nil {
 				return err
@@ -360,6 +375,37 @@ func writeReports(w io.Writer, out string, reps []*review.Report, limit int, ver
 		}
 	}
 	return nil
+}
+
+// tagObjects compares, object by object, the files a tag and a folder
+// hold differently: the artifact is pulled into a temporary folder,
+// removed before returning.
+func tagObjects(ctx context.Context, dir, url string, res *oci.DiffResult, opts []oci.PullOption) ([]review.ObjectChange, error) {
+	tmp, err := os.MkdirTemp("", "fluxpack-diff-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	pulled := filepath.Join(tmp, "artifact")
+	if _, err := oci.Pull(ctx, url, pulled, opts...); err != nil {
+		return nil, err
+	}
+	differ := map[string]bool{}
+	for _, l := range [][]string{res.Added, res.Removed, res.Modified} {
+		for _, p := range l {
+			differ[p] = true
+		}
+	}
+	only := func(rel string) bool { return !strings.HasSuffix(rel, "/") && !differ[rel] }
+	base, err := review.FolderObjects(pulled, only)
+	if err != nil {
+		return nil, err
+	}
+	head, err := review.FolderObjects(dir, only)
+	if err != nil {
+		return nil, err
+	}
+	return review.DiffObjects(base, head, review.DefaultStripAttrs), nil
 }
 
 func cutSource(s string) (ref, dir string, ok bool) {

@@ -130,3 +130,32 @@ func TestDiffStackAndFleet(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { c.check(t) })
 	}
 }
+
+// TestDiffTagObjects: diff DIR oci://…:TAG says, below the files, what
+// changes object by object, and never a Secret's value.
+func TestDiffTagObjects(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{
+		"apps/web.yaml":      "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: apps}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers:\n        - {name: web, image: \"nginx:1.27.3\"}\n",
+		"apps/config.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: apps}\ndata: {mode: blue}\n",
+		"kustomization.yaml": "resources: [apps/web.yaml, apps/config.yaml]\n",
+	})
+	url := "oci://" + reg.Host + "/platform:v1"
+	_, stderr, code := run(t, "push", dir, url, "--source", "https://example.com/p.git", "--revision", "main@sha1:"+strings.Repeat("1", 40))
+	require.Equal(t, cli.ExitOK, code, stderr)
+	testutil.WriteFiles(t, dir, map[string]string{
+		"apps/web.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: apps}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers:\n        - {name: web, image: \"nginx:1.27.4\"}\n",
+		"apps/new.yaml": "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: web, namespace: apps}\n",
+	})
+	stdout, stderr, code := run(t, "diff", dir, url)
+	require.Equal(t, cli.ExitFinding, code, stderr)
+	assert.Contains(t, stdout, "+ apps/new.yaml\n~ apps/web.yaml\nobjects: 1 added, 1 changed, 0 removed\n")
+	assert.Contains(t, stdout, "+ ServiceAccount/apps/web  (apps/new.yaml)\n")
+	assert.Contains(t, stdout, "    spec.replicas: 1 -> 2\n")
+	assert.Contains(t, stdout, "    spec.template.spec.containers[name=web].image: nginx:1.27.3 -> nginx:1.27.4\n")
+	assert.NotContains(t, stdout, "ConfigMap", "an unchanged file's objects are not compared")
+	js, _, code := run(t, "diff", dir, url, "-o", "json")
+	require.Equal(t, cli.ExitFinding, code)
+	assert.Contains(t, js, `"objects": [`)
+}
