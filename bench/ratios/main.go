@@ -48,7 +48,7 @@ func main() {
 
 // benchPackages are the packages whose benchmarks fill the table, in order;
 // those not in the checkout yet are skipped.
-var benchPackages = []string{"./oci/", "./internal/preview/", "./layering/", "./lint/", "./fluxrepo/", "./fleet/"}
+var benchPackages = []string{"./oci/", "./internal/preview/", "./layering/", "./lint/", "./fluxrepo/", "./review/", "./fleet/"}
 
 func run(ctx context.Context, count int, benchtime, bench, raw string, stdout io.Writer) error {
 	var pkgs []string
