@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,7 +25,7 @@ func (s *fleetFlag) bind(cmd *cobra.Command) {
 
 // renderFleet is render --fleet: out/<cluster>/ per cluster, each
 // cluster's Secrets in secretDir.
-func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string, verify []layering.RenderOption) error {
+func renderFleet(ctx context.Context, w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string, verify []layering.RenderOption) error {
 	f, err := layering.LoadFleet(file)
 	if err != nil {
 		return err
@@ -37,7 +38,7 @@ func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverUR
 		opts = append(opts, layering.WithReceiverURL(receiverURL))
 	}
 	opts = append(opts, verify...)
-	rs, err := layering.RenderFleet(f, dir, opts...)
+	rs, err := layering.RenderFleet(ctx, f, dir, opts...)
 	if err != nil {
 		return err
 	}

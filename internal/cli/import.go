@@ -75,7 +75,7 @@ layers of the repository; what Flux cannot say is listed the same way.`,
 				_, err := cmd.OutOrStdout().Write(data)
 				return err
 			}
-			return atomicfile.WriteFile(out, data, 0o644)
+			return atomicfile.WriteFileContext(cmd.Context(), out, data, 0o644)
 		},
 	}
 	repo.bind(cmd)

@@ -104,7 +104,7 @@ listed, and nothing is written. Prints the files written.`,
 			case fleetFile != "" && (outputs != "" || secret != ""):
 				return fmt.Errorf("--outputs and --secret-file are per stack: a fleet names each cluster's outputs; use --secret-dir")
 			case fleetFile != "":
-				return renderFleet(cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL, verify)
+				return renderFleet(cmd.Context(), cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL, verify)
 			case secretDir != "":
 				return fmt.Errorf("--secret-dir is for --fleet; use --secret-file")
 			}
@@ -124,7 +124,7 @@ listed, and nothing is written. Prints the files written.`,
 				opts = append(opts, layering.WithReceiverURL(receiverURL))
 			}
 			opts = append(opts, verify...)
-			r, err := layering.RenderFile(string(stack), dir, opts...)
+			r, err := layering.RenderFile(cmd.Context(), string(stack), dir, opts...)
 			if err != nil {
 				return err
 			}
