@@ -91,18 +91,30 @@ func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []lint.Opti
 			return err
 		}
 	}
+	// One summary line on stderr, findings or not, as lint of a stack.
 	hints := rep.Findings() - rep.Failing()
-	if n := rep.Failing(); n > 0 {
-		msg := fmt.Sprintf("%d findings in %d clusters", n, len(rep.Clusters))
-		switch {
-		case hints == 1:
-			msg += " (and 1 hint)"
-		case hints > 1:
-			msg += fmt.Sprintf(" (and %d hints)", hints)
-		}
+	n := rep.Failing()
+	var msg string
+	switch n {
+	case 0:
+		msg = "no findings"
+	case 1:
+		msg = "1 finding"
+	default:
+		msg = fmt.Sprintf("%d findings", n)
+	}
+	msg += fmt.Sprintf(" in %d clusters", len(rep.Clusters))
+	switch {
+	case hints == 1:
+		msg += " (and 1 hint)"
+	case hints > 1:
+		msg += fmt.Sprintf(" (and %d hints)", hints)
+	}
+	if n > 0 {
 		return &FindingError{Msg: msg}
 	}
-	return nil
+	_, err = fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+msg)
+	return err
 }
 
 // pushFleet is push --fleet: a line per cluster (or JSON), exit 0 when

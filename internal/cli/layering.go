@@ -409,8 +409,10 @@ say the webhook is assumed.
 Lint reads files only, but for the charts --charts online pulls;
 kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
 printed after the findings, marked "hint:" (severity "hint" with -o json), and
-do not fail lint. Exit 0 clean or only hints, 1 findings, 2 an input that
-cannot be read.`,
+do not fail lint. Whatever the result, stderr gets one summary line (what was
+found, how much could be checked) and nothing else: logs, such as the files
+left out as Flux leaves them out, only with --debug. Exit 0 clean or only
+hints, 1 findings, 2 an input that cannot be read.`,
 		Example: `  fluxpack lint clusters/production
   fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
   fluxpack lint -f platform/stack.yaml --charts charts/`,
@@ -452,7 +454,13 @@ cannot be read.`,
 				if err != nil {
 					return err
 				}
-				opts = append(opts, fluxrepo.WithLint(append(chartOpts, lintOpts...)...), fluxrepo.WithLogger(f.log))
+				opts = append(opts, fluxrepo.WithLint(append(chartOpts, lintOpts...)...))
+				if f.debug {
+					// What the read leaves out as Flux does (symlinks, say)
+					// is a log: stderr holds the summary line alone
+					// unless --debug.
+					opts = append(opts, fluxrepo.WithLogger(f.log))
+				}
 				rep, err = fluxrepo.Lint(ctx, entry, opts...)
 				if err != nil {
 					return err
