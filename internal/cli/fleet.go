@@ -79,12 +79,13 @@ func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []lint.Opti
 		}
 	} else {
 		var b strings.Builder
+		color := useColor(cmd.OutOrStdout())
 		for _, fd := range rep.Shared {
-			b.WriteString("all clusters: " + fd.String() + "\n")
+			b.WriteString(findingLine("all clusters: ", fd, color))
 		}
 		for _, c := range rep.Clusters {
 			for _, fd := range c.Report.Findings {
-				b.WriteString("cluster " + c.Cluster + ": " + fd.String() + "\n")
+				b.WriteString(findingLine("cluster "+c.Cluster+": ", fd, color))
 			}
 		}
 		if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {

@@ -411,7 +411,9 @@ kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
 printed after the findings, marked "hint:" (severity "hint" with -o json), and
 do not fail lint. Whatever the result, stderr gets one summary line (what was
 found, how much could be checked) and nothing else: logs, such as the files
-left out as Flux leaves them out, only with --debug. Exit 0 clean or only
+left out as Flux leaves them out, only with --debug. On a terminal the
+findings are coloured (file:line bold, the rule red for an error, yellow for a
+warning, cyan for a hint); $NO_COLOR or TERM=dumb turns that off. Exit 0 clean or only
 hints, 1 findings, 2 an input that cannot be read.`,
 		Example: `  fluxpack lint clusters/production
   fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
@@ -484,8 +486,9 @@ hints, 1 findings, 2 an input that cannot be read.`,
 				}
 			} else {
 				var b strings.Builder
+				color := useColor(cmd.OutOrStdout())
 				for _, fd := range rep.Findings {
-					b.WriteString(fd.String() + "\n")
+					b.WriteString(findingLine("", fd, color))
 				}
 				if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
 					return err
