@@ -20,6 +20,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/stackpath"
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -100,13 +101,30 @@ type source struct {
 // Kustomization layer reading the repository (GitRepository flux-system) at
 // that path. An Application whose path is dir itself is the app of apps:
 // the stack's own root replaces it. What Flux cannot express is listed in
-// Differences.
-func Import(dir string) (*Imported, error) {
+// Differences. The layers' paths are relative to the repository's root,
+// or with WithStackFile to the stack file's folder.
+func Import(dir string, opts ...Option) (*Imported, error) {
+	cfg := &config{}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errdefs.InvalidOption("nil Option")
+		}
+		if err := o.applyToImport(cfg); err != nil {
+			return nil, err
+		}
+	}
 	apps, diffs, err := readApplications(dir)
 	if err != nil {
 		return nil, err
 	}
 	out := &Imported{Differences: diffs}
+	stackDir, diff, err := cfg.stackDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("importing the Applications of %s: %w", dir, err)
+	}
+	if diff != "" {
+		out.Differences = append(out.Differences, diff)
+	}
 	differ := func(a *application, format string, args ...any) {
 		out.Differences = append(out.Differences, fmt.Sprintf("%s:%d: Application/%s: %s", a.file, a.line, a.Metadata.Name, fmt.Sprintf(format, args...)))
 	}
@@ -179,7 +197,11 @@ func Import(dir string) (*Imported, error) {
 				opts = append(opts, layering.SourceRef(kustomizev1.CrossNamespaceSourceReference{Kind: sourcev1.GitRepositoryKind, Name: name}))
 				differ(a, "its repository %s is not the app of apps' one: the layer reads GitRepository/%s, which you create", s.RepoURL, name)
 			}
-			opts = append(opts, layering.Path("./"+strings.TrimPrefix(path.Clean(s.Path), "./")))
+			p := "./" + strings.TrimPrefix(path.Clean(s.Path), "./")
+			if s.RepoURL == repoURL {
+				p = stackpath.FromDir(stackDir, p) // the app of apps' repository: the stack's own
+			}
+			opts = append(opts, layering.Path(p))
 			if ns != "" {
 				differ(a, "destination.namespace %s: Argo CD puts objects without a namespace there; Flux's targetNamespace would also move the others, so it is not set: give those objects their namespace", ns)
 			}
@@ -206,6 +228,34 @@ func Import(dir string) (*Imported, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// stackDir is the folder of WithStackFile's file relative to the
+// repository's root ("." without it), and the Difference to list when the
+// paths cannot be relative to it.
+func (c *config) stackDir(dir string) (string, string, error) {
+	if c.stackFile == "" {
+		return ".", "", nil
+	}
+	root := c.root
+	if root == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return "", "", err
+		}
+		var ok bool
+		if root, ok = stackpath.Root(abs); !ok {
+			return ".", fmt.Sprintf("no Git checkout holds %s, so the repository's root is unknown: the layers' paths are relative to it (as the Applications' paths are), not to the stack file %s; give the root (--root) for paths the stack renders with where it is written", dir, c.stackFile), nil
+		}
+	}
+	rel, inside, err := stackpath.Dir(root, c.stackFile)
+	if err != nil {
+		return "", "", err
+	}
+	if !inside {
+		return ".", fmt.Sprintf("the stack file %s is written outside the repository %s: its layers' paths are relative to the repository's root, so it renders from there, not from where it is written", c.stackFile, root), nil
+	}
+	return rel, "", nil
 }
 
 func mapsKeys(m map[string]string) func(func(string) bool) {

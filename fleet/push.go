@@ -62,8 +62,6 @@ type config struct {
 	tree   []oci.TreeOption
 	logger *slog.Logger
 	client *oci.Client // shared by the clusters: one transport, one ping cache
-
-	revision string // of every cluster's artifact, "" when unknown
 }
 
 type funcOption func(*config) error
@@ -133,19 +131,11 @@ var ErrSomeFailed = errors.New("some clusters failed")
 // failure. oci.PushTree writes the tag last, so a failed cluster's tag
 // never points at an incomplete artifact.
 func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, error) {
-	cfg := &config{jobs: DefaultJobs, logger: slog.New(slog.DiscardHandler), client: new(oci.Client)}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(ErrInvalidOption, "nil Option")
-		}
-		if err := o.apply(cfg); err != nil {
-			return nil, err
-		}
-	}
-	if err := f.Check(); err != nil {
+	cfg, err := newConfig(opts)
+	if err != nil {
 		return nil, err
 	}
-	inputs, err := f.Inputs()
+	sh, err := newShipper(f, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -155,20 +145,12 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 		results[i].Cluster = name
 		results[i].URL, _ = f.Artifact(name) // checked by Check
 	}
-	// Every cluster runs the fleet's one stack: one directory, one
-	// renderedPath.
-	stackDir, rendered, err := f.StackDir(clusters[0])
-	if err != nil {
-		return nil, err
-	}
-	base := &baseTree{dir: stackDir, inputs: inputs, opts: cfg.tree}
 	// Every cluster's artifact is of one source revision, read once; each
 	// is tagged with it too (oci.RevisionTag), for promotion by revision.
-	revision, err := oci.ArtifactRevision(stackDir, append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))...)
+	revision, err := oci.ArtifactRevision(sh.stackDir, append(slices.Clone(cfg.push), oci.WithGitDir(sh.stackDir))...)
 	if err != nil {
 		return nil, err
 	}
-	cfg.revision = revision
 	// Jobs workers take the clusters in order: memory follows Jobs, not
 	// the fleet's size (no goroutine waits per cluster).
 	next := make(chan int)
@@ -181,7 +163,7 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 					r.fail(err)
 					continue
 				}
-				if err := pushCluster(ctx, f, r, stackDir, rendered, base, cfg); err != nil {
+				if err := sh.pushResult(ctx, r, revision); err != nil {
 					r.fail(err)
 					cfg.logger.Warn("push failed", "cluster", r.Cluster, "url", oci.RedactURL(r.URL), "error", r.Error)
 					continue
@@ -205,6 +187,70 @@ func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, err
 		return results, fmt.Errorf("%w: %w", ErrSomeFailed, errors.Join(errs...))
 	}
 	return results, nil
+}
+
+// newConfig applies opts to Push's defaults.
+func newConfig(opts []Option) (*config, error) {
+	cfg := &config{jobs: DefaultJobs, logger: slog.New(slog.DiscardHandler), client: new(oci.Client)}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errdefs.Kind(ErrInvalidOption, "nil Option")
+		}
+		if err := o.apply(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// shipper renders and pushes clusters of a checked fleet: what Push and
+// Promote's render share.
+type shipper struct {
+	f        *layering.Fleet
+	cfg      *config
+	stackDir string // the stack's directory, in the Git checkout
+	rendered string // the stack's renderedPath
+	base     *baseTree
+}
+
+// newShipper checks f and prepares to read the stack's directory once.
+func newShipper(f *layering.Fleet, cfg *config) (*shipper, error) {
+	if err := f.Check(); err != nil {
+		return nil, err
+	}
+	inputs, err := f.Inputs()
+	if err != nil {
+		return nil, err
+	}
+	// Every cluster runs the fleet's one stack: one directory, one
+	// renderedPath.
+	stackDir, rendered, err := f.StackDir(f.Clusters()[0])
+	if err != nil {
+		return nil, err
+	}
+	return &shipper{f: f, cfg: cfg, stackDir: stackDir, rendered: rendered, base: &baseTree{dir: stackDir, inputs: inputs, opts: cfg.tree}}, nil
+}
+
+// pushResult pushes r's cluster to r.URL, tagged with the revision's tag
+// too when there is a revision, and fills r in.
+func (s *shipper) pushResult(ctx context.Context, r *Result, revision string) error {
+	var tags []string
+	if revision != "" {
+		tag, ok := urlTag(r.URL)
+		if !ok {
+			return fmt.Errorf("%s: want a tag", oci.RedactURL(r.URL))
+		}
+		tags = append(tags, oci.RevisionTag(tag, revision))
+	}
+	res, err := s.push(ctx, r.Cluster, r.URL, revision, tags...)
+	if err != nil {
+		return err
+	}
+	r.Digest, r.Status, r.Source, r.Revision = res.Digest, Unchanged, res.Source, res.Revision
+	if res.Pushed {
+		r.Status = Pushed
+	}
+	return nil
 }
 
 func (r *Result) fail(err error) {
@@ -246,47 +292,39 @@ func (b *baseTree) get() (*oci.Tree, error) {
 	return b.tree, b.err
 }
 
-// pushCluster renders the cluster in memory into its stack's tree, at the
-// stack's renderedPath, and pushes it.
-func pushCluster(ctx context.Context, f *layering.Fleet, r *Result, stackDir, rendered string, base *baseTree, cfg *config) error {
-	tree, err := base.get()
+// push renders the cluster in memory into its stack's tree, at the
+// stack's renderedPath, and pushes it to url (and tags), recording
+// revision when it is not "".
+func (s *shipper) push(ctx context.Context, cluster, url, revision string, tags ...string) (*oci.Result, error) {
+	tree, err := s.base.get()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	files, err := f.ClusterFiles(r.Cluster)
+	files, err := s.f.ClusterFiles(cluster)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	render := make(map[string][]byte, len(files))
 	for _, file := range files {
 		render[file.Path] = file.Data
 	}
-	tree, err = tree.With(path.Clean(rendered), render)
+	tree, err = tree.With(path.Clean(s.rendered), render)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The annotations come from the checkout holding the stack.
-	ref, err := oci.ParseRef(r.URL)
+	ref, err := oci.ParseRef(url)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	opts := append(slices.Clone(cfg.push), oci.WithGitDir(stackDir))
-	if cfg.revision != "" {
-		tag, ok := urlTag(r.URL)
-		if !ok {
-			return fmt.Errorf("%s: want a tag", oci.RedactURL(r.URL))
-		}
-		opts = append(opts, oci.WithRevision(cfg.revision), oci.WithTags(oci.RevisionTag(tag, cfg.revision)))
+	opts := append(slices.Clone(s.cfg.push), oci.WithGitDir(s.stackDir))
+	if revision != "" {
+		opts = append(opts, oci.WithRevision(revision))
 	}
-	res, err := cfg.client.PushTree(ctx, tree, ref, opts...)
-	if err != nil {
-		return err
+	if len(tags) > 0 {
+		opts = append(opts, oci.WithTags(tags...))
 	}
-	r.Digest, r.Status, r.Source, r.Revision = res.Digest, Unchanged, res.Source, res.Revision
-	if res.Pushed {
-		r.Status = Pushed
-	}
-	return nil
+	return s.cfg.client.PushTree(ctx, tree, ref, opts...)
 }
 
 // urlTag returns the tag of oci://host/repository:tag.

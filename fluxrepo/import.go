@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
+	"github.com/fluxpack/fluxpack/internal/stackpath"
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -143,7 +143,7 @@ func importPlan(repo *Repository) (*Imported, error) {
 		spec.DependsOn = deps
 		if spec.SourceRef == source {
 			spec.SourceRef = kustomizev1.CrossNamespaceSourceReference{}
-			spec.Path = fromDir(stackDir, spec.Path)
+			spec.Path = stackpath.FromDir(stackDir, spec.Path)
 		}
 		builder.Layer(name, layering.FromKustomization(spec))
 		imported++
@@ -209,32 +209,11 @@ func (r *Repository) stackDir() (string, error) {
 	if r.stackFile == "" {
 		return ".", nil
 	}
-	abs, err := filepath.Abs(r.stackFile)
-	if err != nil {
-		return "", err
+	dir, inside, err := stackpath.Dir(r.Root, r.stackFile)
+	if err != nil || !inside {
+		return "", err // outside the repository: said by a Difference
 	}
-	rel, err := filepath.Rel(r.Root, filepath.Dir(abs))
-	if err != nil || rel != "." && !filepath.IsLocal(rel) {
-		return "", nil //nolint:nilerr // outside the repository: said by a Difference
-	}
-	return filepath.ToSlash(rel), nil
-}
-
-// fromDir is p, a path relative to the repository's root, relative to dir
-// (a folder relative to the root) instead.
-func fromDir(dir, p string) string {
-	if dir == "." {
-		return p
-	}
-	rel, err := filepath.Rel(filepath.FromSlash(dir), filepath.FromSlash(path.Clean(p)))
-	if err != nil { // both are relative: it cannot fail
-		return p
-	}
-	rel = filepath.ToSlash(rel)
-	if rel != ".." && !strings.HasPrefix(rel, "../") {
-		rel = "./" + rel
-	}
-	return rel
+	return dir, nil
 }
 
 // stackName makes a name a stack's metadata.name can be.

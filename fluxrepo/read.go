@@ -25,6 +25,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/stackpath"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
@@ -315,16 +316,10 @@ func repositoryRoot(entry string, isDir bool) string {
 	if !isDir {
 		start = filepath.Dir(entry)
 	}
-	for d := start; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return start
-		}
-		d = parent
+	if root, ok := stackpath.Root(start); ok {
+		return root
 	}
+	return start
 }
 
 // layer is a layer of the tree and where lint reads it.

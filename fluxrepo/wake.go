@@ -130,5 +130,5 @@ func Wake(ctx context.Context, entry string, c WakeConfig, opts ...Option) (*lay
 	if c.ReceiverURL != "" {
 		wo = append(wo, layering.WithReceiverURL(c.ReceiverURL))
 	}
-	return layering.WriteWake(w, c.Dir, wo...)
+	return layering.WriteWake(ctx, w, c.Dir, wo...)
 }

@@ -2,6 +2,7 @@ package layering
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/testhook"
 	"github.com/fluxpack/fluxpack/outputs"
 )
 
@@ -107,8 +109,10 @@ type Rendered struct {
 // WithVerifyKey adds the Secret of the public key the stack's source
 // verifies with (source.verify) to that file too, WithVerifyNotation that
 // of its notation trust policy and certificates.
-// Any problem is an error and nothing is written.
-func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
+// Any problem is an error and nothing is written. So is ctx's end before
+// dir and the secret file are renamed into place: an interrupted render
+// leaves them as they were, and no temporary file.
+func RenderFile(ctx context.Context, path, dir string, opts ...RenderOption) (*Rendered, error) {
 	cfg := &renderConfig{}
 	for _, o := range opts {
 		if o == nil {
@@ -126,7 +130,29 @@ func RenderFile(path, dir string, opts ...RenderOption) (*Rendered, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.write(dir, cfg)
+	testhook.At(ctx, testhook.Prepared)
+	if err := interrupted(ctx, dir); err != nil {
+		return nil, err
+	}
+	st, err := r.stage(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer st.abort() // a no-op once committed
+	testhook.At(ctx, testhook.Staged)
+	if err := interrupted(ctx, dir); err != nil {
+		return nil, err
+	}
+	return st.commit()
+}
+
+// interrupted is ctx's error, said as what it stopped: the writing of dir,
+// before anything was put in place.
+func interrupted(ctx context.Context, dir string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("writing %s: stopped before anything was put in place: %w", dir, err)
+	}
+	return nil
 }
 
 // prepared is a stack rendered in memory: its files, and the Secrets for
@@ -195,26 +221,73 @@ func (b *Builder) prepare(cfg *renderConfig) (*prepared, error) {
 // write writes a prepared stack to dir and its Secrets to the secret
 // file, both or neither.
 func (r *prepared) write(dir string, cfg *renderConfig) (*Rendered, error) {
-	out, files, secrets := r.out, r.files, r.secrets
-	var err error
-	commit, abort := func() error { return nil }, func() {}
-	if cfg.secretFile != "" && len(secrets) > 0 {
-		if commit, abort, err = stageSecret(cfg.secretFile, dir, secrets); err != nil {
+	st, err := r.stage(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer st.abort()
+	return st.commit()
+}
+
+// stagedRender is a prepared stack written beside dir and the secret
+// file, not yet in place.
+type stagedRender struct {
+	out    *Rendered
+	files  *stagedFiles
+	secret *atomicfile.Staged // nil without a secret file to write
+	// secretFile is the secret file as given (WithSecretFile).
+	secretFile string
+	paths      []string
+}
+
+// stage writes a prepared stack beside dir and its Secrets beside the
+// secret file, for commit to put both in place.
+func (r *prepared) stage(dir string, cfg *renderConfig) (*stagedRender, error) {
+	s := &stagedRender{out: r.out}
+	if cfg.secretFile != "" && len(r.secrets) > 0 {
+		st, err := stageSecret(cfg.secretFile, dir, r.secrets)
+		if err != nil {
 			return nil, err
 		}
-		out.SecretFile = cfg.secretFile
+		s.secret, s.secretFile = st, cfg.secretFile
 	}
-	if err := writeAtomic(dir, files); err != nil {
-		abort()
+	files, err := stageFiles(dir, r.files)
+	if err != nil {
+		s.abort()
 		return nil, err
 	}
-	if err := commit(); err != nil {
+	s.files = files
+	for _, f := range r.files {
+		s.paths = append(s.paths, f.Path)
+	}
+	return s, nil
+}
+
+// commit renames the staged directory, then the secret file, into place.
+func (s *stagedRender) commit() (*Rendered, error) {
+	if err := s.files.commit(); err != nil {
+		s.abort()
 		return nil, err
 	}
-	for _, f := range files {
-		out.Files = append(out.Files, f.Path)
+	if s.secret != nil {
+		if err := s.secret.Commit(); err != nil {
+			return nil, fmt.Errorf("writing the vars Secret to %s: %w", s.secretFile, err)
+		}
+		s.out.SecretFile = s.secretFile
 	}
-	return out, nil
+	s.out.Files = append(s.out.Files, s.paths...)
+	return s.out, nil
+}
+
+// abort removes what is staged, in the reverse order of stage; after
+// commit it does nothing.
+func (s *stagedRender) abort() {
+	if s.files != nil {
+		s.files.abort()
+	}
+	if s.secret != nil {
+		s.secret.Abort()
+	}
 }
 
 // renderVars renders the vars entries that have IaC outputs: the
@@ -269,12 +342,11 @@ func (b *Builder) renderVars(cfg *renderConfig, out *Rendered) ([]File, []byte, 
 	return extra, secrets, nil
 }
 
-// stageSecret writes data to a temporary file beside file (0600) and
-// returns the functions that rename it into place or remove it. file may
-// not lie inside dir.
-func stageSecret(file, dir string, data []byte) (commit func() error, abort func(), err error) {
-	fail := func(err error) (func() error, func(), error) {
-		return nil, nil, fmt.Errorf("writing the vars Secret to %s: %w", file, err)
+// stageSecret writes data to a temporary file beside file (0600), to be
+// renamed into place or removed. file may not lie inside dir.
+func stageSecret(file, dir string, data []byte) (*atomicfile.Staged, error) {
+	fail := func(err error) (*atomicfile.Staged, error) {
+		return nil, fmt.Errorf("writing the vars Secret to %s: %w", file, err)
 	}
 	af, err := filepath.Abs(file)
 	if err != nil {
@@ -291,14 +363,7 @@ func stageSecret(file, dir string, data []byte) (commit func() error, abort func
 	if err != nil {
 		return fail(err)
 	}
-	commit = func() error {
-		if err := st.Commit(); err != nil {
-			return fmt.Errorf("writing the vars Secret to %s: %w", file, err)
-		}
-		return nil
-	}
-	abort = st.Abort
-	return commit, abort, nil
+	return st, nil
 }
 
 // checkPaths reports every Kustomization layer whose path is not a

@@ -83,7 +83,7 @@ func TestRenderFleet(t *testing.T) {
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "out")
 	secrets := filepath.Join(t.TempDir(), "secrets")
-	rs, err := layering.RenderFleet(f, out, layering.WithSecretDir(secrets))
+	rs, err := layering.RenderFleet(t.Context(), f, out, layering.WithSecretDir(secrets))
 	require.NoError(t, err)
 	require.Len(t, rs, 2)
 	assert.Equal(t, filepath.Join(out, "prod"), rs[1].Dir)
@@ -135,7 +135,7 @@ func TestFleetErrors(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			f, err := layering.LoadFleet(file)
 			if err == nil {
-				_, err = layering.RenderFleet(f, out)
+				_, err = layering.RenderFleet(t.Context(), f, out)
 			}
 			require.Error(t, err)
 			for _, w := range tt.want {

@@ -1,10 +1,12 @@
 package layering
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/testhook"
 )
 
 // WithSecretDir writes each cluster's Secrets (sensitive outputs, wake) to
@@ -32,11 +34,13 @@ type ClusterRendered struct {
 // renders a stack (its own OCIRepository, vars ConfigMap and wake objects),
 // with each cluster's Secrets in WithSecretDir's dir. Every cluster is
 // rendered in memory first: a problem in any of them is an error naming the
-// cluster, and nothing is written. Each cluster's directory is then
-// replaced atomically; directories of clusters no longer in the fleet are
-// left alone. WithOutputs and WithSecretFile are refused (the fleet says
-// each cluster's outputs; the Secrets go to WithSecretDir).
-func RenderFleet(f *Fleet, dir string, opts ...RenderOption) ([]ClusterRendered, error) {
+// cluster, and nothing is written. Every cluster's directory and secret
+// file is then written beside its place, and only once all are are they
+// renamed into place, each cluster's directory replaced whole: ctx's end
+// before then leaves dir as it was. Directories of clusters no longer in
+// the fleet are left alone. WithOutputs and WithSecretFile are refused
+// (the fleet says each cluster's outputs; the Secrets go to WithSecretDir).
+func RenderFleet(ctx context.Context, f *Fleet, dir string, opts ...RenderOption) ([]ClusterRendered, error) {
 	cfg := &renderConfig{}
 	for _, o := range opts {
 		if o == nil {
@@ -79,10 +83,31 @@ func RenderFleet(f *Fleet, dir string, opts ...RenderOption) ([]ClusterRendered,
 	if len(errs) > 0 {
 		return nil, joinErrs(errs)
 	}
-	out := make([]ClusterRendered, 0, len(jobs))
+	testhook.At(ctx, testhook.Prepared)
+	if err := interrupted(ctx, dir); err != nil {
+		return nil, err
+	}
+	staged := make([]*stagedRender, 0, len(jobs))
+	defer func() {
+		for _, st := range slices.Backward(staged) {
+			st.abort() // a no-op once committed; the last first, so a directory made for the first is empty
+		}
+	}()
 	for _, j := range jobs {
+		st, err := j.prep.stage(filepath.Join(dir, j.name), j.cfg)
+		if err != nil {
+			return nil, &ClusterError{Cluster: j.name, File: f.file, Err: err}
+		}
+		staged = append(staged, st)
+	}
+	testhook.At(ctx, testhook.Staged)
+	if err := interrupted(ctx, dir); err != nil {
+		return nil, err
+	}
+	out := make([]ClusterRendered, 0, len(jobs))
+	for i, j := range jobs {
 		cd := filepath.Join(dir, j.name)
-		r, err := j.prep.write(cd, j.cfg)
+		r, err := staged[i].commit()
 		if err != nil {
 			return out, &ClusterError{Cluster: j.name, File: f.file, Err: err}
 		}

@@ -37,7 +37,7 @@ func TestRenderVerify(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	secretFile := filepath.Join(t.TempDir(), "vars.secret.yaml")
 
-	r, err := layering.RenderFile(filepath.Join(dir, "stack.yaml"), out, layering.WithSecretFile(secretFile), layering.WithVerifyKey(pub))
+	r, err := layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), out, layering.WithSecretFile(secretFile), layering.WithVerifyKey(pub))
 	require.NoError(t, err)
 	require.NotNil(t, r.Plan.Source)
 	assert.Equal(t, &sourcev1.OCIRepositoryVerification{Provider: "cosign", SecretRef: r.Plan.Source.Spec.Verify.SecretRef}, r.Plan.Source.Spec.Verify)
@@ -70,14 +70,14 @@ func TestRenderVerify(t *testing.T) {
 	}
 
 	// Problems.
-	_, err = layering.RenderFile(filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"), layering.WithVerifyKey(pub))
+	_, err = layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"), layering.WithVerifyKey(pub))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey without WithSecretFile")
-	_, err = layering.RenderFile(filepath.Join(renderableStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+	_, err = layering.RenderFile(t.Context(), filepath.Join(renderableStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
 		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyKey(pub))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey for a stack without source.verify")
 	garbage := filepath.Join(t.TempDir(), "x.pub")
 	require.NoError(t, os.WriteFile(garbage, []byte("nope"), 0o600))
-	_, err = layering.RenderFile(filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+	_, err = layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"),
 		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyKey(garbage))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey with no PEM public key")
 	assert.Contains(t, err.Error(), "Secret/flux-system/cosign-pub")
@@ -146,7 +146,7 @@ func TestRenderVerifyNotation(t *testing.T) {
 	// The default policy: strict, the source's repository, the Secret's store.
 	out := filepath.Join(t.TempDir(), "out")
 	secretFile := filepath.Join(t.TempDir(), "s.yaml")
-	r, err := layering.RenderFile(p, out, layering.WithSecretFile(secretFile), layering.WithVerifyNotation("", pki.CA))
+	r, err := layering.RenderFile(t.Context(), p, out, layering.WithSecretFile(secretFile), layering.WithVerifyNotation("", pki.CA))
 	require.NoError(t, err)
 	assert.Equal(t, "notation", r.Plan.Source.Spec.Verify.Provider)
 	got := secretOf(t, secretFile)
@@ -167,7 +167,7 @@ func TestRenderVerifyNotation(t *testing.T) {
 	policy, err := os.ReadFile(pki.TrustPolicy)
 	require.NoError(t, err)
 	secretFile = filepath.Join(t.TempDir(), "s.yaml")
-	_, err = layering.RenderFile(p, filepath.Join(t.TempDir(), "o"), layering.WithSecretFile(secretFile), layering.WithVerifyNotation(pki.TrustPolicy, bundle))
+	_, err = layering.RenderFile(t.Context(), p, filepath.Join(t.TempDir(), "o"), layering.WithSecretFile(secretFile), layering.WithVerifyNotation(pki.TrustPolicy, bundle))
 	require.NoError(t, err)
 	got = secretOf(t, secretFile)
 	assert.Equal(t, map[string][]byte{"trustpolicy.json": policy, "ca-0.crt": ca, "ca-1.crt": otherCA}, got.Data)
@@ -184,11 +184,11 @@ func TestRenderVerifyNotation(t *testing.T) {
 		{"no certificate", []layering.RenderOption{layering.WithVerifyNotation("")}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := layering.RenderFile(p, filepath.Join(t.TempDir(), "o"), tt.opts...)
+			_, err := layering.RenderFile(t.Context(), p, filepath.Join(t.TempDir(), "o"), tt.opts...)
 			require.ErrorIs(t, err, layering.ErrInvalidOption, "RenderFile with %s", tt.name)
 		})
 	}
-	_, err = layering.RenderFile(filepath.Join(verifyingStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+	_, err = layering.RenderFile(t.Context(), filepath.Join(verifyingStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
 		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation("", pki.CA))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyNotation for a stack verifying with cosign")
 	assert.Contains(t, err.Error(), "provider: notation")
@@ -205,7 +205,7 @@ func TestRenderVerifyKeyless(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 
 	out := filepath.Join(t.TempDir(), "out")
-	_, err = layering.RenderFile(p, out)
+	_, err = layering.RenderFile(t.Context(), p, out)
 	require.NoError(t, err)
 	src, err := os.ReadFile(filepath.Join(out, "source.yaml"))
 	require.NoError(t, err)
@@ -226,7 +226,7 @@ func TestRenderVerifyKeyless(t *testing.T) {
 			s := strings.Replace(string(data), "  source: {url: oci://registry.example.com/platform, tag: v1}",
 				"  source: {url: oci://registry.example.com/platform, tag: v1, verify: "+tt.verify+"}", 1)
 			require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
-			_, err = layering.RenderFile(p, filepath.Join(t.TempDir(), "out"))
+			_, err = layering.RenderFile(t.Context(), p, filepath.Join(t.TempDir(), "out"))
 			require.ErrorIs(t, err, layering.ErrInvalidOption, "RenderFile with source.verify %s", tt.verify)
 			assert.Contains(t, err.Error(), tt.want)
 		})

@@ -1,6 +1,7 @@
 package layering_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +27,7 @@ func ExampleWriteWake() {
 	dir := filepath.Join(tmp, "repo", "clusters", "prod", "wake")
 	secret := filepath.Join(tmp, "wake-secret.yaml")
 	for range 2 {
-		res, err := layering.WriteWake(w, dir, layering.WithSecretFile(secret))
+		res, err := layering.WriteWake(context.Background(), w, dir, layering.WithSecretFile(secret))
 		if err != nil {
 			fmt.Println(err)
 			return

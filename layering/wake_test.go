@@ -119,20 +119,20 @@ func TestRenderFileWake(t *testing.T) {
 	require.NoError(t, os.WriteFile(stackFile, []byte(withWake), 0o644))
 
 	out := filepath.Join(t.TempDir(), "out")
-	r, err := layering.RenderFile(stackFile, out)
+	r, err := layering.RenderFile(t.Context(), stackFile, out)
 	require.NoError(t, err)
 	assert.True(t, r.WakeLeftOut)
 	assert.Contains(t, r.Files, "wake.yaml")
 
 	secretFile := filepath.Join(t.TempDir(), "secrets.yaml")
-	r, err = layering.RenderFile(stackFile, out, layering.WithSecretFile(secretFile))
+	r, err = layering.RenderFile(t.Context(), stackFile, out, layering.WithSecretFile(secretFile))
 	require.NoError(t, err)
 	assert.False(t, r.WakeLeftOut)
 	first := wakeSecretOf(t, secretFile)
 	assert.Len(t, first.Data["token"], 64, "32 random bytes, hex")
 	assert.True(t, strings.HasPrefix(string(first.Data["address"]), "http://webhook-receiver.flux-system.svc.cluster.local./hook/"), "%s", first.Data["address"])
 
-	r, err = layering.RenderFile(stackFile, out, layering.WithSecretFile(secretFile), layering.WithReceiverURL("http://127.0.0.1:9292"))
+	r, err = layering.RenderFile(t.Context(), stackFile, out, layering.WithSecretFile(secretFile), layering.WithReceiverURL("http://127.0.0.1:9292"))
 	require.NoError(t, err)
 	again := wakeSecretOf(t, secretFile)
 	assert.Equal(t, first.Data["token"], again.Data["token"], "rendering again keeps the token")
@@ -141,7 +141,7 @@ func TestRenderFileWake(t *testing.T) {
 		assert.NotContains(t, data, string(first.Data["token"]), "the token reached %s", name)
 	}
 
-	_, err = layering.RenderFile(stackFile, out, layering.WithReceiverURL("127.0.0.1:9292"))
+	_, err = layering.RenderFile(t.Context(), stackFile, out, layering.WithReceiverURL("127.0.0.1:9292"))
 	require.ErrorIs(t, err, layering.ErrInvalidOption)
 }
 

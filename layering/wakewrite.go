@@ -2,6 +2,7 @@ package layering
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/testhook"
 )
 
 // WakeWritten is what WriteWake wrote, or what CheckWake found stale.
@@ -41,8 +43,11 @@ func (w *WakeWritten) Stale() bool { return len(w.Changed) > 0 }
 // WithSecretFile writes the wake Secret there (0600, outside dir): with the
 // token the file holds already, so the Receiver's URL stays, or a new
 // random one; the file must hold nothing else. WithReceiverURL sets the
-// Secret's receiver URL. Other RenderOptions are refused.
-func WriteWake(w *Wake, dir string, opts ...RenderOption) (*WakeWritten, error) {
+// Secret's receiver URL. Other RenderOptions are refused. Every file is
+// written beside its place first and renamed into place only once all are:
+// a failure, or ctx's end before then, leaves dir and the secret file as
+// they were.
+func WriteWake(ctx context.Context, w *Wake, dir string, opts ...RenderOption) (*WakeWritten, error) {
 	cfg := &renderConfig{}
 	for _, o := range opts {
 		if o == nil {
@@ -59,7 +64,13 @@ func WriteWake(w *Wake, dir string, opts ...RenderOption) (*WakeWritten, error) 
 	if err != nil {
 		return nil, err
 	}
-	var commit func() error
+	var staged []*atomicfile.Staged
+	defer func() {
+		for _, st := range slices.Backward(staged) {
+			st.Abort() // a no-op once committed; the last first, so a directory made for the first is empty
+		}
+	}()
+	var secret *atomicfile.Staged
 	if cfg.secretFile != "" {
 		data, err := wakeSecretOnly(w, cfg)
 		if err != nil {
@@ -71,29 +82,42 @@ func WriteWake(w *Wake, dir string, opts ...RenderOption) (*WakeWritten, error) 
 		}
 		out.SecretFile = cfg.secretFile
 		if !bytes.Equal(old, data) {
-			c, abort, err := stageSecret(cfg.secretFile, dir, data)
-			if err != nil {
+			if secret, err = stageSecret(cfg.secretFile, dir, data); err != nil {
 				return nil, err
 			}
-			defer abort()
-			commit, out.SecretChanged = c, true
+			staged = append(staged, secret)
+			out.SecretChanged = true
 		}
 	}
+	testhook.At(ctx, testhook.Prepared)
+	if err := interrupted(ctx, dir); err != nil {
+		return nil, err
+	}
+	var paths []string
 	for _, f := range files {
 		if !slices.Contains(out.Changed, f.Path) {
 			continue
 		}
 		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		st, err := atomicfile.Stage(p, f.Data, 0o644)
+		if err != nil {
 			return nil, fmt.Errorf("writing %s: %w", p, err)
 		}
-		if err := atomicfile.WriteFile(p, f.Data, 0o644); err != nil {
-			return nil, fmt.Errorf("writing %s: %w", p, err)
+		staged, paths = append(staged, st), append(paths, p)
+	}
+	testhook.At(ctx, testhook.Staged)
+	if err := interrupted(ctx, dir); err != nil {
+		return nil, err
+	}
+	// The objects first, the Secret they read last.
+	for i, st := range staged[len(staged)-len(paths):] {
+		if err := st.Commit(); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", paths[i], err)
 		}
 	}
-	if commit != nil {
-		if err := commit(); err != nil {
-			return nil, err
+	if secret != nil {
+		if err := secret.Commit(); err != nil {
+			return nil, fmt.Errorf("writing the vars Secret to %s: %w", cfg.secretFile, err)
 		}
 	}
 	return out, nil

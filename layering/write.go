@@ -36,27 +36,53 @@ func (p *Plan) WriteDir(dir string, extra ...File) error {
 }
 
 func writeAtomic(dir string, files []File) error {
-	dir = filepath.Clean(dir)
-	exists, err := checkReplaceable(dir)
+	st, err := stageFiles(dir, files)
 	if err != nil {
 		return err
 	}
+	return st.commit()
+}
+
+// stagedFiles are a render's files written to a directory beside dir,
+// to be renamed into place by commit or removed by abort.
+type stagedFiles struct {
+	dir    string
+	exists bool // dir held a previous render
+	st     *atomicfile.StagedDir
+}
+
+// stageFiles writes files to a directory beside dir, once dir is known to
+// be replaceable (checkReplaceable). Nothing is in place until commit.
+func stageFiles(dir string, files []File) (*stagedFiles, error) {
+	dir = filepath.Clean(dir)
+	exists, err := checkReplaceable(dir)
+	if err != nil {
+		return nil, err
+	}
 	st, err := atomicfile.StageDir(dir)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", dir, err)
+		return nil, fmt.Errorf("writing %s: %w", dir, err)
 	}
-	defer st.Abort() // a no-op once committed
-	tmp := st.Path()
+	s := &stagedFiles{dir: dir, exists: exists, st: st}
+	if err := s.fill(files); err != nil {
+		st.Abort()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *stagedFiles) fill(files []File) error {
+	tmp := s.st.Path()
 	for _, f := range files {
 		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fmt.Errorf("writing %s: %w", dir, err)
+			return fmt.Errorf("writing %s: %w", s.dir, err)
 		}
 		if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", filepath.Join(dir, f.Path), err)
+			return fmt.Errorf("writing %s: %w", filepath.Join(s.dir, f.Path), err)
 		}
 		if err := os.Chmod(p, 0o644); err != nil { // whatever the umask
-			return fmt.Errorf("writing %s: %w", dir, err)
+			return fmt.Errorf("writing %s: %w", s.dir, err)
 		}
 	}
 	if err := filepath.WalkDir(tmp, func(p string, d fs.DirEntry, err error) error {
@@ -65,16 +91,25 @@ func writeAtomic(dir string, files []File) error {
 		}
 		return os.Chmod(p, 0o755)
 	}); err != nil {
-		return fmt.Errorf("writing %s: %w", dir, err)
-	}
-	if err := st.Commit(); err != nil {
-		if exists {
-			return fmt.Errorf("replacing %s: %w", dir, err)
-		}
-		return fmt.Errorf("writing %s: %w", dir, err)
+		return fmt.Errorf("writing %s: %w", s.dir, err)
 	}
 	return nil
 }
+
+// commit renames the staged directory to dir, replacing a previous render
+// whole.
+func (s *stagedFiles) commit() error {
+	if err := s.st.Commit(); err != nil {
+		if s.exists {
+			return fmt.Errorf("replacing %s: %w", s.dir, err)
+		}
+		return fmt.Errorf("writing %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// abort removes the staged directory; after commit it does nothing.
+func (s *stagedFiles) abort() { s.st.Abort() }
 
 // checkReplaceable reports whether dir exists, and refuses a dir holding
 // anything a render does not write.

@@ -83,3 +83,20 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 	}
 	assert.Equal(t, names, got, "entries of %s", dir)
 }
+
+// An abandoned stage removes the directories it made for itself, not one
+// that held something else by then.
+func TestAbortRemovesMadeDirs(t *testing.T) {
+	parent := t.TempDir()
+	st, err := atomicfile.StageDir(filepath.Join(parent, "a", "b", "out"))
+	require.NoError(t, err)
+	st.Abort()
+	assertOnly(t, parent)
+
+	f, err := atomicfile.Stage(filepath.Join(parent, "x", "y", "secret.yaml"), []byte("s"), 0o600)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(parent, "x", "other"), nil, 0o644))
+	f.Abort()
+	assertOnly(t, parent, "x")
+	assertOnly(t, filepath.Join(parent, "x"), "other")
+}

@@ -47,6 +47,9 @@ func TestExitCodes(t *testing.T) {
 	fx := filepath.Join(root, "fluxrepo", "testdata", "repos", "fluxcd-example")
 	missing := filepath.Join(t.TempDir(), "nope")
 	tf := filepath.Join(root, "outputs", "testdata", "outputs", "terraform.json")
+	wakeRepo := t.TempDir()
+	require.NoError(t, os.CopyFS(wakeRepo, os.DirFS(filepath.Join(root, "fluxrepo", "testdata", "repos", "platform-hierarchy"))))
+	wakeEntry := filepath.Join(wakeRepo, "clusters", "mycluster-0")
 
 	tests := []struct {
 		cmd         string
@@ -77,10 +80,12 @@ func TestExitCodes(t *testing.T) {
 		{"pull", cli.ExitInterrupted, []string{"pull", url + ":signed", "-d", filepath.Join(t.TempDir(), "out")}, true},
 		{"render", cli.ExitOK, []string{"render", "-f", stack, "-d", filepath.Join(t.TempDir(), "out")}, false},
 		{"render", cli.ExitError, []string{"render", "-f", missing, "-d", filepath.Join(t.TempDir(), "out")}, false},
+		{"render", cli.ExitInterrupted, []string{"render", "-f", stack, "-d", filepath.Join(t.TempDir(), "out")}, true},
 		{"graph", cli.ExitOK, []string{"graph", "-f", stack, "-o", "json"}, false},
 		{"graph", cli.ExitError, []string{"graph", "-f", stack, "-o", "png"}, false},
 		{"import", cli.ExitOK, []string{"import", filepath.Join(fx, "clusters", "staging"), "--root", fx}, false},
 		{"import", cli.ExitError, []string{"import", missing}, false},
+		{"import", cli.ExitInterrupted, []string{"import", filepath.Join(fx, "clusters", "staging"), "--root", fx, "--output-file", filepath.Join(t.TempDir(), "stack.yaml")}, true},
 		{"list", cli.ExitOK, []string{"list", url}, false},
 		{"list", cli.ExitError, []string{"list", "registry.example.com/platform"}, false},
 		{"list", cli.ExitInterrupted, []string{"list", url}, true},
@@ -89,6 +94,11 @@ func TestExitCodes(t *testing.T) {
 		{"tag", cli.ExitInterrupted, []string{"tag", url + ":signed", "--tag", "latest"}, true},
 		{"outputs", cli.ExitOK, []string{"outputs", tf, "--name", "cluster-vars", "-d", filepath.Join(t.TempDir(), "out")}, false},
 		{"outputs", cli.ExitError, []string{"outputs", missing, "--name", "cluster-vars", "-d", filepath.Join(t.TempDir(), "out")}, false},
+		{"outputs", cli.ExitInterrupted, []string{"outputs", tf, "--name", "cluster-vars", "-d", filepath.Join(t.TempDir(), "out")}, true},
+		{"wake", cli.ExitOK, []string{"wake", wakeEntry, "--root", wakeRepo, "-d", filepath.Join(wakeEntry, "wake")}, false},
+		{"wake", cli.ExitFinding, []string{"wake", wakeEntry, "--root", wakeRepo, "-d", filepath.Join(wakeEntry, "stale"), "--check"}, false},
+		{"wake", cli.ExitError, []string{"wake", missing, "-d", filepath.Join(t.TempDir(), "wake")}, false},
+		{"wake", cli.ExitInterrupted, []string{"wake", wakeEntry, "--root", wakeRepo, "-d", filepath.Join(wakeEntry, "wake2")}, true},
 		{"preview", cli.ExitOK, []string{"preview", "--cluster", filepath.Join(fx, "clusters", "staging"), "--root", fx, "infra-configs"}, false},
 		{"preview", cli.ExitError, []string{"preview", "--cluster", filepath.Join(fx, "clusters", "staging"), "--root", fx, "nope"}, false},
 		{"flux-patch", cli.ExitOK, []string{"flux-patch"}, false},

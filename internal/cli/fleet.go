@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -24,7 +25,7 @@ func (s *fleetFlag) bind(cmd *cobra.Command) {
 
 // renderFleet is render --fleet: out/<cluster>/ per cluster, each
 // cluster's Secrets in secretDir.
-func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string, verify []layering.RenderOption) error {
+func renderFleet(ctx context.Context, w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string, verify []layering.RenderOption) error {
 	f, err := layering.LoadFleet(file)
 	if err != nil {
 		return err
@@ -37,7 +38,7 @@ func renderFleet(w io.Writer, log *slog.Logger, file, dir, secretDir, receiverUR
 		opts = append(opts, layering.WithReceiverURL(receiverURL))
 	}
 	opts = append(opts, verify...)
-	rs, err := layering.RenderFleet(f, dir, opts...)
+	rs, err := layering.RenderFleet(ctx, f, dir, opts...)
 	if err != nil {
 		return err
 	}
@@ -78,30 +79,43 @@ func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []lint.Opti
 		}
 	} else {
 		var b strings.Builder
+		color := useColor(cmd.OutOrStdout())
 		for _, fd := range rep.Shared {
-			b.WriteString("all clusters: " + fd.String() + "\n")
+			b.WriteString(findingLine("all clusters: ", fd, color))
 		}
 		for _, c := range rep.Clusters {
 			for _, fd := range c.Report.Findings {
-				b.WriteString("cluster " + c.Cluster + ": " + fd.String() + "\n")
+				b.WriteString(findingLine("cluster "+c.Cluster+": ", fd, color))
 			}
 		}
 		if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
 			return err
 		}
 	}
+	// One summary line on stderr, findings or not, as lint of a stack.
 	hints := rep.Findings() - rep.Failing()
-	if n := rep.Failing(); n > 0 {
-		msg := fmt.Sprintf("%d findings in %d clusters", n, len(rep.Clusters))
-		switch {
-		case hints == 1:
-			msg += " (and 1 hint)"
-		case hints > 1:
-			msg += fmt.Sprintf(" (and %d hints)", hints)
-		}
+	n := rep.Failing()
+	var msg string
+	switch n {
+	case 0:
+		msg = "no findings"
+	case 1:
+		msg = "1 finding"
+	default:
+		msg = fmt.Sprintf("%d findings", n)
+	}
+	msg += fmt.Sprintf(" in %d clusters", len(rep.Clusters))
+	switch {
+	case hints == 1:
+		msg += " (and 1 hint)"
+	case hints > 1:
+		msg += fmt.Sprintf(" (and %d hints)", hints)
+	}
+	if n > 0 {
 		return &FindingError{Msg: msg}
 	}
-	return nil
+	_, err = fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+msg)
+	return err
 }
 
 // pushFleet is push --fleet: a line per cluster (or JSON), exit 0 when

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -169,4 +170,75 @@ func TestPromoteCommand(t *testing.T) {
 	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:main")
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "--from is required")
+}
+
+// promote --fleet --render: when prod has no artifact of the revision
+// staging runs, it renders and pushes prod's own, then moves prod's tag,
+// if the checkout is at that revision; else it names the revision to
+// check out and moves nothing. It is for --fleet only, and refused with a
+// key the unsigned artifact it pushes would fail.
+func TestPromoteRenderCommand(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := fleetDir(t, reg.Host)
+	file := filepath.Join(dir, "fleet.yaml")
+	testutil.Git(t, dir, "init", "-q", "-b", "trunk")
+	testutil.Git(t, dir, "add", ".")
+	testutil.Git(t, dir, "commit", "-q", "-m", "r1")
+	r1 := testutil.Git(t, dir, "rev-parse", "HEAD")
+	_, stderr, code := run(t, "push", "--fleet", file, "--insecure-registry")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	testutil.WriteFiles(t, dir, map[string]string{"apps/more.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: more, namespace: apps}\n"})
+	testutil.Git(t, dir, "add", ".")
+	testutil.Git(t, dir, "commit", "-q", "-m", "r2")
+	r2 := testutil.Git(t, dir, "rev-parse", "HEAD")
+	// staging runs revision 2; prod has no artifact of it.
+	other := t.TempDir()
+	testutil.WriteFiles(t, other, map[string]string{"cm.yaml": "a: 1\n"})
+	_, stderr, code = run(t, "push", other, "oci://"+reg.Host+"/platform/staging:main", "--insecure-registry", "--revision", "trunk@sha1:"+r2)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	prod := func() string {
+		t.Helper()
+		stdout, stderr, code := run(t, "list", "oci://"+reg.Host+"/platform/prod", "--insecure-registry", "-o", "json")
+		require.Equal(t, cli.ExitOK, code, stderr)
+		var tags []struct{ Tag, Digest string }
+		require.NoError(t, json.Unmarshal([]byte(stdout), &tags), stdout)
+		out := map[string]string{}
+		for _, tag := range tags {
+			out[tag.Tag] = tag.Digest
+		}
+		return fmt.Sprint(out)
+	}
+	before := prod()
+	promote := []string{"promote", "--fleet", file, "prod", "--from", "staging", "--insecure-registry", "--render"}
+
+	testutil.Git(t, dir, "checkout", "-q", r1)
+	_, stderr, code = run(t, promote...)
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, "not at revision trunk@sha1:"+r2+": check that revision out")
+	assert.Equal(t, before, prod(), "a refused render pushed or moved a tag of prod")
+
+	_, pub := testutil.CosignKeyPair(t, t.TempDir(), "pw")
+	_, stderr, code = run(t, append(promote, "--key", pub)...)
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, "--render pushes an unsigned artifact")
+	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform/prod:main", "--from", "staging", "--render")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, "--render is for --fleet")
+
+	testutil.Git(t, dir, "checkout", "-q", "trunk")
+	stdout, stderr, code := run(t, promote...)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.Contains(t, stderr, "rendered and pushed the cluster's artifact of the revision")
+	assert.Contains(t, stderr, "promoted: the tag moved")
+	assert.True(t, strings.HasPrefix(stdout, reg.Host+"/platform/prod:main@sha256:"), stdout)
+	digest := strings.TrimSpace(stdout[strings.Index(stdout, "@")+1:])
+	after := prod()
+	assert.Contains(t, after, "main-rev-"+r2+":"+digest, "prod's tag is on prod's artifact of revision 2, at its revision tag")
+	pulled := filepath.Join(t.TempDir(), "prod")
+	_, stderr, code = run(t, "pull", "oci://"+reg.Host+"/platform/prod:main", "-d", pulled, "--insecure-registry")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	_, err := os.Stat(filepath.Join(pulled, "apps", "more.yaml"))
+	assert.NoError(t, err, "prod's artifact is not of revision 2")
+	_, err = os.Stat(filepath.Join(pulled, "cm.yaml"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "prod was handed staging's artifact")
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/argocd"
@@ -39,7 +41,9 @@ With --argocd, DIR holds the Argo CD Applications of an app-of-apps (and
 ApplicationSets with list generators): each Application becomes a layer,
 each sync wave depending on the wave before it, charts as HelmRelease layers
 (version, releaseName, values, CreateNamespace), Git paths as Kustomization
-layers of the repository; what Flux cannot say is listed the same way.`,
+layers of the repository; what Flux cannot say is listed the same way. Their
+paths, too, are relative to the file written: --root says where the app of
+apps' repository starts (default: the directory above DIR holding .git).`,
 		Example: `  fluxpack import clusters/production --output-file stack.yaml
   fluxpack import clusters/production --external ConfigMap/flux-system/cluster-vars
   fluxpack import --argocd apps/ --output-file stack.yaml`,
@@ -48,7 +52,17 @@ layers of the repository; what Flux cannot say is listed the same way.`,
 			var data []byte
 			var diffs []string
 			if argoCD {
-				imp, err := argocd.Import(args[0])
+				if len(repo.sources) > 0 || len(repo.external) > 0 {
+					return fmt.Errorf("--source and --external read a Flux repository (ENTRY), not Argo CD Applications (--argocd): an Application names its own repository")
+				}
+				var opts []argocd.Option
+				if repo.root != "" {
+					opts = append(opts, argocd.WithRoot(repo.root))
+				}
+				if out != "" {
+					opts = append(opts, argocd.WithStackFile(out))
+				}
+				imp, err := argocd.Import(args[0], opts...)
 				if err != nil {
 					return err
 				}
@@ -75,7 +89,7 @@ layers of the repository; what Flux cannot say is listed the same way.`,
 				_, err := cmd.OutOrStdout().Write(data)
 				return err
 			}
-			return atomicfile.WriteFile(out, data, 0o644)
+			return atomicfile.WriteFileContext(cmd.Context(), out, data, 0o644)
 		},
 	}
 	repo.bind(cmd)

@@ -13,14 +13,18 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/internal/testhook"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
@@ -67,24 +71,60 @@ func (w *throttled) Write(p []byte) (int, error) {
 // SIGINT delay after it is ready and returns its exit code and stderr.
 func interrupt(t *testing.T, tmp string, delay time.Duration, args ...string) (int, string) {
 	t.Helper()
+	return signalChild(t, tmp, "", delay, os.Interrupt, args...)
+}
+
+// interruptAt runs fluxpack with args in a child process as interrupt
+// does, but sends it sig when it reaches phase (package testhook), where
+// it waits for it: the same moment on every run.
+func interruptAt(t *testing.T, tmp, phase string, sig os.Signal, args ...string) (int, string) {
+	t.Helper()
+	return signalChild(t, tmp, phase, 0, sig, args...)
+}
+
+func signalChild(t *testing.T, tmp, phase string, delay time.Duration, sig os.Signal, args ...string) (int, string) {
+	t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	ready := filepath.Join(t.TempDir(), "ready")
 	cmd.Env = append(os.Environ(), helperEnv+"="+string(raw), readyEnv+"="+ready, "TMPDIR="+tmp, "DOCKER_CONFIG="+t.TempDir())
+	if phase != "" {
+		cmd.Env = append(cmd.Env, pauseEnv+"="+phase)
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	require.Eventually(t, func() bool { _, err := os.Stat(ready); return err == nil }, 30*time.Second, 5*time.Millisecond, "the child never got ready")
-	time.Sleep(delay)
-	_ = cmd.Process.Signal(os.Interrupt)
-	err = cmd.Wait()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode(), stderr.String()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	code := func(err error) int {
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		require.NoError(t, err)
+		return 0
 	}
-	require.NoError(t, err)
-	return 0, stderr.String()
+	// Wait for the child to be ready (a safety net of a minute, not a
+	// measure: the child is ready in milliseconds, or has ended).
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("fluxpack %s ended (exit %d) before it was ready to be interrupted (phase %q):\n%s", strings.Join(args, " "), code(err), phase, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Fatalf("fluxpack %s never got ready (phase %q):\n%s", strings.Join(args, " "), phase, stderr.String())
+		}
+	}
+	time.Sleep(delay)
+	_ = cmd.Process.Signal(sig)
+	return code(<-exited), stderr.String()
 }
 
 // leftovers lists what is in dir (recursively), less the names keep.
@@ -163,5 +203,121 @@ func TestInterruptLeavesNothing(t *testing.T) {
 			assert.Contains(t, []int{cli.ExitInterrupted, 0}, code, stderr)
 			assert.Empty(t, leftovers(t, tmp), "fleet push left files in $TMPDIR")
 		})
+	}
+}
+
+// TestInterruptedWriteLeavesNothing interrupts every command that writes
+// files (render, render --fleet, import --output-file, outputs -d, wake)
+// at each phase of its write, with SIGINT or SIGTERM: once everything is
+// rendered in memory, and once the files are written beside their place
+// (testhook.Prepared, testhook.Staged). Each must exit 130 and leave its
+// workspace as it was, byte for byte: no temporary file or directory, no
+// directory it made, no half-replaced output, no secret file, whether the
+// output is new or replaces an earlier one (which differs).
+func TestInterruptedWriteLeavesNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs fluxpack in child processes")
+	}
+	root := testutil.RepoRoot(t)
+	type workspace struct {
+		args   []string
+		change func() // makes the next write differ from the first one's
+	}
+	// Each command's workspace is w: everything it reads and writes.
+	commands := []struct {
+		name   string
+		phases []string
+		setup  func(t *testing.T, w string) workspace
+	}{
+		{name: "render", phases: []string{testhook.Prepared, testhook.Staged}, setup: func(t *testing.T, w string) workspace {
+			dir := fleetDir(t, "registry.example.com")
+			tf := filepath.Join(w, "tf.json")
+			require.NoError(t, os.WriteFile(tf, []byte(`{"domain": {"value": "a.example.com"}, "token": {"value": "t0", "sensitive": true}}`), 0o600))
+			return workspace{
+				args: []string{"render", "-f", filepath.Join(dir, "stack.yaml"), "--outputs", tf, "--secret-file", filepath.Join(w, "secrets", "platform.yaml"), "-d", filepath.Join(w, "out", "flux")},
+				change: func() {
+					require.NoError(t, os.WriteFile(tf, []byte(`{"domain": {"value": "b.example.com"}, "token": {"value": "t1", "sensitive": true}}`), 0o600))
+				},
+			}
+		}},
+		{name: "render --fleet", phases: []string{testhook.Prepared, testhook.Staged}, setup: func(t *testing.T, w string) workspace {
+			dir := fleetDir(t, "registry.example.com")
+			return workspace{
+				args: []string{"render", "--fleet", filepath.Join(dir, "fleet.yaml"), "--secret-dir", filepath.Join(w, "secrets"), "-d", filepath.Join(w, "out", "clusters")},
+				change: func() {
+					for _, c := range []string{"staging", "prod"} {
+						p := filepath.Join(dir, "terraform", c+".json")
+						data, err := os.ReadFile(p)
+						require.NoError(t, err)
+						require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), "eu-west", "us-east", 1)), 0o644))
+					}
+				},
+			}
+		}},
+		{name: "import", phases: []string{testhook.Prepared, testhook.Staged}, setup: func(t *testing.T, w string) workspace {
+			repo := filepath.Join(w, "repo")
+			require.NoError(t, os.CopyFS(repo, os.DirFS(filepath.Join(root, "fluxrepo", "testdata", "repos", "opt-in"))))
+			stack := filepath.Join(repo, "platform", "stack.yaml")
+			return workspace{
+				args:   []string{"import", filepath.Join(repo, "clusters", "prod"), "--root", repo, "--output-file", stack},
+				change: func() { require.NoError(t, os.WriteFile(stack, []byte("# an earlier import\n"), 0o644)) },
+			}
+		}},
+		{name: "outputs", phases: []string{testhook.Prepared}, setup: func(t *testing.T, w string) workspace {
+			tf := filepath.Join(w, "tf.json")
+			require.NoError(t, os.CopyFS(w, os.DirFS(filepath.Join(root, "outputs", "testdata", "outputs"))))
+			require.NoError(t, os.Rename(filepath.Join(w, "terraform.json"), tf))
+			return workspace{
+				args: []string{"outputs", tf, "--name", "cluster-vars", "-d", filepath.Join(w, "vars", "prod")},
+				change: func() {
+					data, err := os.ReadFile(tf)
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(tf, []byte(strings.Replace(string(data), "vpc-0a1b2c3d4e5f67890", "vpc-1", 1)), 0o644))
+				},
+			}
+		}},
+		{name: "wake", phases: []string{testhook.Prepared, testhook.Staged}, setup: func(t *testing.T, w string) workspace {
+			repo := filepath.Join(w, "repo")
+			require.NoError(t, os.CopyFS(repo, os.DirFS(filepath.Join(root, "fluxrepo", "testdata", "repos", "platform-hierarchy"))))
+			entry := filepath.Join(repo, "clusters", "mycluster-0")
+			return workspace{
+				args: []string{"wake", entry, "--root", repo, "-d", filepath.Join(entry, "wake"), "--secret-file", filepath.Join(w, "secrets", "wake.yaml"), "--receiver-url", "http://receiver.example"},
+				change: func() {
+					apps := filepath.Join(entry, "apps.yaml")
+					data, err := os.ReadFile(apps)
+					require.NoError(t, err)
+					require.NoError(t, os.WriteFile(apps, []byte(strings.Replace(string(data), "    - name: observability\n", "", 1)), 0o644))
+				},
+			}
+		}},
+	}
+	for _, c := range commands {
+		for _, phase := range c.phases {
+			for _, again := range []bool{false, true} {
+				var sig os.Signal = os.Interrupt
+				if (phase == testhook.Staged) != again {
+					sig = syscall.SIGTERM
+				}
+				name := c.name + " new"
+				if again {
+					name = c.name + " again"
+				}
+				t.Run(name+" "+phase+" "+sig.String(), func(t *testing.T) {
+					w, tmp := t.TempDir(), t.TempDir()
+					ws := c.setup(t, w)
+					if again {
+						_, stderr, code := run(t, ws.args...)
+						require.Equal(t, cli.ExitOK, code, "the first, uninterrupted run: %s", stderr)
+						ws.change()
+					}
+					before := snapshot(t, w)
+					code, stderr := interruptAt(t, tmp, phase, sig, ws.args...)
+					assert.Equal(t, cli.ExitInterrupted, code, "fluxpack %s, interrupted at %s: exit code; stderr:\n%s", strings.Join(ws.args, " "), phase, stderr)
+					assert.Contains(t, stderr, "fluxpack: interrupted: ")
+					assert.Empty(t, cmp.Diff(before, snapshot(t, w)), "fluxpack %s, interrupted at %s, changed its workspace (-before +after)", strings.Join(ws.args, " "), phase)
+					assert.Empty(t, leftovers(t, tmp), "left files in $TMPDIR")
+				})
+			}
+		}
 	}
 }

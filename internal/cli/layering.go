@@ -104,7 +104,7 @@ listed, and nothing is written. Prints the files written.`,
 			case fleetFile != "" && (outputs != "" || secret != ""):
 				return fmt.Errorf("--outputs and --secret-file are per stack: a fleet names each cluster's outputs; use --secret-dir")
 			case fleetFile != "":
-				return renderFleet(cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL, verify)
+				return renderFleet(cmd.Context(), cmd.OutOrStdout(), f.log, string(fleetFile), dir, secretDir, receiverURL, verify)
 			case secretDir != "":
 				return fmt.Errorf("--secret-dir is for --fleet; use --secret-file")
 			}
@@ -124,7 +124,7 @@ listed, and nothing is written. Prints the files written.`,
 				opts = append(opts, layering.WithReceiverURL(receiverURL))
 			}
 			opts = append(opts, verify...)
-			r, err := layering.RenderFile(string(stack), dir, opts...)
+			r, err := layering.RenderFile(cmd.Context(), string(stack), dir, opts...)
 			if err != nil {
 				return err
 			}
@@ -409,8 +409,12 @@ say the webhook is assumed.
 Lint reads files only, but for the charts --charts online pulls;
 kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
 printed after the findings, marked "hint:" (severity "hint" with -o json), and
-do not fail lint. Exit 0 clean or only hints, 1 findings, 2 an input that
-cannot be read.`,
+do not fail lint. Whatever the result, stderr gets one summary line (what was
+found, how much could be checked) and nothing else: logs, such as the files
+left out as Flux leaves them out, only with --debug. On a terminal the
+findings are coloured (file:line bold, the rule red for an error, yellow for a
+warning, cyan for a hint); $NO_COLOR or TERM=dumb turns that off. Exit 0 clean or only
+hints, 1 findings, 2 an input that cannot be read.`,
 		Example: `  fluxpack lint clusters/production
   fluxpack lint clusters/production --external ConfigMap/flux-system/cluster-vars -o json
   fluxpack lint -f platform/stack.yaml --charts charts/`,
@@ -452,7 +456,13 @@ cannot be read.`,
 				if err != nil {
 					return err
 				}
-				opts = append(opts, fluxrepo.WithLint(append(chartOpts, lintOpts...)...), fluxrepo.WithLogger(f.log))
+				opts = append(opts, fluxrepo.WithLint(append(chartOpts, lintOpts...)...))
+				if f.debug {
+					// What the read leaves out as Flux does (symlinks, say)
+					// is a log: stderr holds the summary line alone
+					// unless --debug.
+					opts = append(opts, fluxrepo.WithLogger(f.log))
+				}
 				rep, err = fluxrepo.Lint(ctx, entry, opts...)
 				if err != nil {
 					return err
@@ -476,8 +486,9 @@ cannot be read.`,
 				}
 			} else {
 				var b strings.Builder
+				color := useColor(cmd.OutOrStdout())
 				for _, fd := range rep.Findings {
-					b.WriteString(fd.String() + "\n")
+					b.WriteString(findingLine("", fd, color))
 				}
 				if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
 					return err

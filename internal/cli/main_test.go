@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/internal/testhook"
 )
 
 // helperEnv makes the test binary run fluxpack with the JSON-encoded args it
@@ -19,6 +20,12 @@ const helperEnv = "FLUXPACK_CLI_HELPER_ARGS"
 // readyEnv names a file the helper creates once SIGINT and SIGTERM cancel
 // its context, for a test to interrupt it only then.
 const readyEnv = "FLUXPACK_CLI_HELPER_READY"
+
+// pauseEnv makes the helper stop when fluxpack reaches the phase it names
+// (package testhook: prepared, staged), create readyEnv's file only then
+// and wait there for SIGINT or SIGTERM: a test interrupts a command that
+// ends in milliseconds at that phase, not after a guessed delay.
+const pauseEnv = "FLUXPACK_CLI_HELPER_PAUSE"
 
 // batchEnv makes the test binary run fluxpack once for each JSON-encoded list
 // of args it holds, one after the other, and write their exit codes as a JSON
@@ -33,7 +40,18 @@ func TestMain(m *testing.M) {
 		}
 		// As cmd/fluxpack's main: SIGINT and SIGTERM cancel the context.
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM) //nolint:forbidigo // TestMain has no t
-		if ready := os.Getenv(readyEnv); ready != "" {
+		ready := os.Getenv(readyEnv)
+		if phase := os.Getenv(pauseEnv); phase != "" {
+			testhook.Set(func(ctx context.Context, p string) {
+				if p != phase || ctx.Err() != nil {
+					return
+				}
+				if err := os.WriteFile(ready, nil, 0o600); err != nil {
+					panic(err)
+				}
+				<-ctx.Done() // the signal
+			})
+		} else if ready != "" {
 			if err := os.WriteFile(ready, nil, 0o600); err != nil {
 				panic(err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/internal/testhook"
 	"github.com/fluxpack/fluxpack/outputs"
 )
 
@@ -74,6 +75,12 @@ The values map is YAML:
 				return err
 			}
 			if dir != "" {
+				// An interrupt until now leaves dir as it was; WriteDir
+				// puts every file in place once all are written.
+				testhook.At(cmd.Context(), testhook.Prepared)
+				if err := cmd.Context().Err(); err != nil {
+					return fmt.Errorf("writing %s: stopped before anything was put in place: %w", dir, err)
+				}
 				paths, err := m.WriteDir(dir)
 				if err != nil {
 					return err

@@ -21,9 +21,10 @@ func newPromoteCmd(f *rootFlags) *cobra.Command {
 		certs       []string
 		identity    identityFlags
 		fleetFile   fleetFlag
+		render      bool
 	)
 	cmd := &cobra.Command{
-		Use:   "promote (oci://HOST/REPOSITORY:TAG | --fleet FLEET CLUSTER) --from SOURCE",
+		Use:   "promote (oci://HOST/REPOSITORY:TAG | --fleet FLEET CLUSTER [--render]) --from SOURCE",
 		Short: "Move a tag to the artifact another tag holds: staging to prod, without rebuilding",
 		Long: `Promote points the tag of the URL at the artifact --from names, as it is:
 the "dev → staging → prod" move without rendering or pushing again. --from is
@@ -35,7 +36,14 @@ OCIRepository, its variables), so the cluster's tag moves to the cluster's
 OWN artifact of the source revision --from's artifact holds (push --fleet
 tags every cluster's artifact with its revision, TAG-rev-COMMIT). If the
 cluster has no artifact of that revision, promote says so and moves nothing;
-another cluster's artifact is never copied.
+another cluster's artifact is never copied. With --render it makes that
+artifact instead: it renders the cluster from the fleet's stack as push
+--fleet does, pushes it to the revision's tag, then moves the cluster's tag
+to it. The stack's files are the local checkout's, so the checkout must be
+at that revision (HEAD at its commit, no change to a tracked file of the
+stack's folder): else promote refuses, naming the revision to check out, and
+pushes nothing. The artifact it pushes is unsigned: --render is refused
+with the verification flags (sign with push --fleet at that revision).
 
 With --key (a cosign public key: a file, env://VAR or a KMS key), the
 keyless --certificate-* flags, or --trust-policy and --cert (notation), all
@@ -47,7 +55,8 @@ Prints host/repository:tag@sha256:… (or JSON with -o json); the log says
 whether the tag moved.`,
 		Example: `  fluxpack promote oci://ghcr.io/acme/platform:prod --from staging --key cosign.pub
   fluxpack promote oci://ghcr.io/acme/platform/prod:main --from oci://ghcr.io/acme/platform/staging:main
-  fluxpack promote --fleet platform/fleet.yaml prod --from staging`,
+  fluxpack promote --fleet platform/fleet.yaml prod --from staging
+  fluxpack promote --fleet platform/fleet.yaml prod --from staging --render`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -55,6 +64,9 @@ whether the tag moved.`,
 			}
 			if from == "" {
 				return fmt.Errorf("--from is required")
+			}
+			if render && fleetFile == "" {
+				return fmt.Errorf("--render is for --fleet: a cluster's artifact of a revision is rendered from the fleet's stack")
 			}
 			to, src := args[0], from
 			var fl *layering.Fleet
@@ -82,11 +94,18 @@ whether the tag moved.`,
 			for _, k := range keys {
 				opts = append(opts, k)
 			}
+			if render && len(keys) > 0 {
+				return fmt.Errorf("--render pushes an unsigned artifact, which --key, --trust-policy or --certificate-identity would refuse: push the fleet with --sign at that revision, then promote")
+			}
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
 			var res *oci.Result
 			if fl != nil {
-				res, err = fleet.Promote(ctx, fl, args[0], from, fleet.PromoteOptions{Read: reg.listOptions(f.log), Promote: opts})
+				po := fleet.PromoteOptions{Read: reg.listOptions(f.log), Promote: opts, Render: render}
+				if render {
+					po.Push = []fleet.Option{fleet.WithPushOptions(reg.pushOptions(f.log)...), fleet.WithLogger(f.log)}
+				}
+				res, err = fleet.Promote(ctx, fl, args[0], from, po)
 			} else {
 				res, err = oci.Promote(ctx, src, to, opts...)
 			}
@@ -116,6 +135,7 @@ whether the tag moved.`,
 	cmd.Flags().StringVar(&key, "key", "", "cosign public key the artifact must verify with first: a file, env://VAR or a KMS key SCHEME://KEY")
 	cmd.Flags().StringVar(&trustPolicy, "trust-policy", "", "notation trust policy (trustpolicy.json) the artifact must verify with first, with --cert")
 	cmd.Flags().StringArrayVar(&certs, "cert", nil, "notation trust store for --trust-policy: a certificate file or a directory of *.crt/*.pem files (repeatable)")
+	cmd.Flags().BoolVar(&render, "render", false, "with --fleet: when the cluster has no artifact of the revision, render and push it from the checkout, which must be at that revision")
 	identity.bind(cmd)
 	return cmd
 }

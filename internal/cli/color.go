@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/fluxpack/fluxpack/lint"
+)
+
+// ANSI SGR sequences of lint's findings on a terminal.
+const (
+	sgrReset  = "\x1b[0m"
+	sgrBold   = "\x1b[1m"
+	sgrRed    = "\x1b[31m"
+	sgrYellow = "\x1b[33m"
+	sgrCyan   = "\x1b[36m"
+)
+
+// isTerminal reports whether w is a terminal (not a pipe, a file or
+// /dev/null).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// useColor reports whether w gets colour: a terminal, with $NO_COLOR unset
+// or empty (no-color.org) and $TERM not "dumb".
+func useColor(w io.Writer) bool {
+	return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && isTerminal(w)
+}
+
+// findingLine is a line of lint's text output: prefix ("cluster prod: "
+// in a fleet's), then the finding; with colour, its file:line bold and its
+// [rule] in the colour of its severity: error red, warning yellow, hint
+// cyan.
+func findingLine(prefix string, fd lint.Finding, color bool) string {
+	s := fd.String()
+	if !color {
+		return prefix + s + "\n"
+	}
+	if fd.File != "" {
+		loc := fd.File
+		if fd.Line > 0 {
+			loc += fmt.Sprintf(":%d", fd.Line)
+		}
+		if rest, ok := strings.CutPrefix(s, loc+": "); ok {
+			s = sgrBold + loc + sgrReset + ": " + rest
+		}
+	}
+	tag := "[" + string(fd.Rule) + "]"
+	if body, ok := strings.CutSuffix(s, tag); ok {
+		c := sgrRed
+		switch fd.Severity {
+		case lint.SeverityWarning:
+			c = sgrYellow
+		case lint.SeverityHint:
+			c = sgrCyan
+		}
+		s = body + c + tag + sgrReset
+	}
+	return prefix + s + "\n"
+}

@@ -1,0 +1,83 @@
+//go:build linux
+
+package cli_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/fluxpack/fluxpack/internal/cli"
+)
+
+// onTerminal runs fluxpack with args, its stdout a pseudo-terminal, and
+// returns what the terminal got (\r\n read as \n) and the exit code.
+func onTerminal(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer master.Close()
+	require.NoError(t, unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0))
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	require.NoError(t, err)
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	require.NoError(t, err)
+	read := make(chan []byte)
+	go func() {
+		out, _ := io.ReadAll(master) // ends with EIO once tty is closed
+		read <- out
+	}()
+	var stderr bytes.Buffer
+	code := cli.Main(t.Context(), "test", args, tty, &stderr)
+	require.NoError(t, tty.Close())
+	return strings.ReplaceAll(string(<-read), "\r\n", "\n"), code
+}
+
+// Lint's findings are coloured on a terminal, the file:line bold and the
+// rule in its severity's colour (an error red, a hint cyan), and not with
+// $NO_COLOR set, with TERM=dumb, or into a file.
+func TestLintColour(t *testing.T) {
+	stack := []string{"lint", "-f", "testdata/stacks/external/stack.yaml"}
+	fleet := []string{"lint", "--fleet", "../../layering/testdata/fleet/fleet.yaml"}
+	t.Setenv("TERM", "xterm-256color")
+	t.Setenv("NO_COLOR", "")
+
+	out, code := onTerminal(t, stack...)
+	assert.Equal(t, cli.ExitFinding, code)
+	assert.True(t, strings.HasPrefix(out, "\x1b[1mtestdata/stacks/external/stack.yaml:10\x1b[0m: layer \"apps\": "), "%q", out)
+	assert.True(t, strings.HasSuffix(out, "\x1b[31m[substitute-from]\x1b[0m\n"), "%q", out)
+	out, _ = onTerminal(t, fleet...)
+	assert.Contains(t, out, "\x1b[36m[merge]\x1b[0m\n", "a hint in cyan")
+	assert.Contains(t, out, "all clusters: \x1b[1m")
+
+	for _, env := range [][2]string{{"NO_COLOR", "1"}, {"TERM", "dumb"}} {
+		t.Run(env[0]+"="+env[1], func(t *testing.T) {
+			t.Setenv(env[0], env[1])
+			for _, args := range [][]string{stack, fleet} {
+				out, _ := onTerminal(t, args...)
+				assert.Regexp(t, `\[[a-z-]+\]\n$`, out, "fluxpack %s: the findings", strings.Join(args, " "))
+				assert.NotContains(t, out, "\x1b[", "fluxpack %s: colour with %s=%s", strings.Join(args, " "), env[0], env[1])
+			}
+		})
+	}
+
+	file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cli.Main(t.Context(), "test", stack, file, &stderr)
+	require.NoError(t, file.Close())
+	data, err := os.ReadFile(file.Name())
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "[substitute-from]\n")
+	assert.NotContains(t, string(data), "\x1b[", "colour into a file")
+}
