@@ -144,7 +144,13 @@ func generated(tb testing.TB, n int) string {
 // Like kustomize-controller (and unlike flux build, which leaves the option
 // out) it passes spec.postBuild.substituteStrategy: Always on.
 func fluxBuild(tb testing.TB, dir string, ks *kustomizev1.Kustomization, sources []client.Object) ([]byte, error) {
-	abs, err := filepath.Abs(dir)
+	return fluxBuildAt(tb, dir, ".", ks, sources)
+}
+
+// fluxBuildAt is fluxBuild of the folder rel of the tree root, copied
+// whole so that bases outside rel are there.
+func fluxBuildAt(tb testing.TB, root, rel string, ks *kustomizev1.Kustomization, sources []client.Object) ([]byte, error) {
+	abs, err := filepath.Abs(root)
 	require.NoError(tb, err)
 	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ks)
 	require.NoError(tb, err)
@@ -153,12 +159,13 @@ func fluxBuild(tb testing.TB, dir string, ks *kustomizev1.Kustomization, sources
 	// test works on a copy.
 	work := filepath.Join(tb.TempDir(), "work")
 	require.NoError(tb, os.CopyFS(work, os.DirFS(abs)))
-	action, err := fluxkustomize.NewGenerator("", u).WriteFile(work)
+	at := filepath.Join(work, filepath.FromSlash(rel))
+	action, err := fluxkustomize.NewGenerator(work, u).WriteFile(at)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = fluxkustomize.CleanDirectory(work, action) }()
-	m, err := fluxkustomize.Build(filesys.MakeFsOnDisk(), work)
+	defer func() { _ = fluxkustomize.CleanDirectory(at, action) }()
+	m, err := fluxkustomize.Build(filesys.MakeFsOnDisk(), at)
 	if err != nil {
 		return nil, err
 	}
