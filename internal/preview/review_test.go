@@ -144,4 +144,3 @@ func releaseManifest(t *testing.T, root string) []byte {
 	require.NoError(t, err)
 	return rel.Manifest
 }
-
