@@ -70,12 +70,8 @@ func ParseObjects(producer string, data []byte) ([]Object, error) {
 		if len(node.Content) == 0 || node.Content[0].Kind == yaml.ScalarNode && node.Content[0].Tag == "!!null" {
 			continue
 		}
-		raw, err := yaml.Marshal(&node)
+		v, err := decodeDoc(&node)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %w", producer, n, err)
-		}
-		var v map[string]any
-		if err := sigyaml.Unmarshal(raw, &v); err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", producer, n, err)
 		}
 		if len(v) == 0 {
@@ -88,6 +84,47 @@ func ParseObjects(producer string, data []byte) ([]Object, error) {
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// decodeDoc decodes a document into JSON-compatible values: directly,
+// and through JSON (as the API server would read it) when the document
+// holds what JSON has no form for (a timestamp, a key that is no string).
+func decodeDoc(node *yaml.Node) (map[string]any, error) {
+	var v map[string]any
+	if err := node.Decode(&v); err == nil && jsonCompatible(v) {
+		return v, nil
+	}
+	raw, err := yaml.Marshal(node)
+	if err != nil {
+		return nil, err
+	}
+	v = nil
+	if err := sigyaml.Unmarshal(raw, &v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func jsonCompatible(v any) bool {
+	switch x := v.(type) {
+	case nil, string, bool, int, int64, float64:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !jsonCompatible(e) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, e := range x {
+			if !jsonCompatible(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func newObject(producer string, v map[string]any) (Object, error) {
