@@ -174,10 +174,14 @@ func (b *Builder) graph() ([]*node, []error) {
 			lastOperator = s.name
 		}
 	}
+	known := make([]string, len(nodes))
+	for i, n := range nodes {
+		known[i] = n.name
+	}
 	for _, n := range nodes {
 		for _, d := range n.deps {
 			if _, ok := index[d]; !ok {
-				errs = append(errs, &LayerError{Layer: n.name, File: n.file, Line: n.line, Err: errdefs.Kind(ErrUnknownDependency, "depends on unknown layer %q", d)})
+				errs = append(errs, &LayerError{Layer: n.name, File: n.file, Line: n.line, Err: errdefs.Kind(ErrUnknownDependency, "depends on unknown layer %q%s", d, didYouMean(d, known))})
 			}
 		}
 	}

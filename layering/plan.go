@@ -467,7 +467,7 @@ func (p *Plan) Problems() []error {
 		for _, d := range l.DependsOn {
 			if _, ok := first[d]; !ok {
 				errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line,
-					Err: errdefs.Kind(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready", p.KustomizationRef(d))})
+					Err: errdefs.Kind(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready%s", p.KustomizationRef(d), didYouMean(d, names))})
 			}
 		}
 	}
