@@ -296,7 +296,10 @@ func (repo *Repository) Close() error {
 
 // Root returns the directory Read takes as the repository's root for the
 // entry point, without WithRoot: the nearest directory above it holding
-// .git, or the entry point's directory.
+// .git; without one (a tree copied or unpacked without its history), the
+// directory a Kustomization of the entry point names as the entry's own
+// path (flux bootstrap's flux-system, spec.path ./clusters/NAME, found in
+// clusters/NAME); else the entry point's directory.
 func Root(entry string) (string, error) {
 	abs, err := filepath.Abs(entry)
 	if err != nil {
@@ -319,7 +322,63 @@ func repositoryRoot(entry string, isDir bool) string {
 	if root, ok := stackpath.Root(start); ok {
 		return root
 	}
+	if root, ok := selfRoot(start); ok {
+		return root
+	}
 	return start
+}
+
+// selfRoot finds, in the YAML files of dir and its subfolders (two levels,
+// as flux bootstrap lays out clusters/NAME/flux-system), a Flux
+// Kustomization whose spec.path is dir itself seen from some folder above
+// it, and returns that folder: the root the Kustomization's source starts
+// at.
+func selfRoot(dir string) (string, bool) {
+	var found string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return filepath.SkipAll
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			if strings.Count(rel, string(filepath.Separator)) >= 2 || d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ext := filepath.Ext(p); ext != ".yaml" && ext != ".yml" {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil || len(data) > 1<<20 {
+			return nil //nolint:nilerr // an unreadable file names no root
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(data)))
+		for {
+			var k struct {
+				APIVersion string `yaml:"apiVersion"`
+				Kind       string `yaml:"kind"`
+				Spec       struct {
+					Path string `yaml:"path"`
+				} `yaml:"spec"`
+			}
+			if dec.Decode(&k) != nil {
+				return nil
+			}
+			if k.Kind != kustomizev1.KustomizationKind || !strings.HasPrefix(k.APIVersion, kustomizev1.GroupVersion.Group+"/") {
+				continue
+			}
+			own := filepath.FromSlash(path.Clean(strings.TrimPrefix(k.Spec.Path, "./")))
+			if own == "." || !filepath.IsLocal(own) {
+				continue
+			}
+			if root, ok := strings.CutSuffix(dir, string(filepath.Separator)+own); ok && root != "" {
+				found = root
+				return filepath.SkipAll
+			}
+		}
+	})
+	return found, found != ""
 }
 
 // layer is a layer of the tree and where lint reads it.
@@ -402,6 +461,18 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 		if dir, mapped := r.cfg.sources[ref]; mapped && dir == r.root && cleanPath(k.Spec.Path) == cleanPath(rel) {
 			root.Kustomization, root.File, root.Line = k, o.File, o.Line
 			root.Name = r.layerName(k)
+			r.add(root, "")
+			return nil
+		}
+	}
+	// No Kustomization applies the entry point from the root. One named as
+	// the made-up root would be, applying another path, is the entry's own
+	// with the root mistaken (a tree without .git) or a path gone stale:
+	// say so once, rather than report two Kustomizations of one name.
+	for _, o := range objs {
+		if k, ok := asKustomization(o); ok && k.Name == DefaultNamespace && namespaceOr(k.Namespace, DefaultNamespace) == DefaultNamespace {
+			r.note(lint.RulePath, o, "spec.path %q is not the entry point %q seen from the repository's root %s, so Flux does not apply this folder: give the root with --root, or correct spec.path", k.Spec.Path, ks.Spec.Path, r.root)
+			root.Kustomization, root.File, root.Line = k, o.File, o.Line
 			break
 		}
 	}

@@ -1,6 +1,7 @@
 package fluxrepo_test
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -329,4 +330,51 @@ func TestReadRealTreeShapes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "flux-system", repo.Plan.Layers[0].Name, "bootstrap's own Kustomization is the root")
 	assert.Len(t, repo.Inputs[0].Objects, 18, "gotk-components, gotk-sync and the two Kustomizations")
+}
+
+// TestReadWithoutGit: a tree copied without .git is read from the root its
+// own flux-system Kustomization names (spec.path ./clusters/NAME found in
+// clusters/NAME), and a root that cannot be told says so, naming --root.
+func TestReadWithoutGit(t *testing.T) {
+	src := filepath.Join("..", "review", "testdata", "repo")
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+	root, err := fluxrepo.Root(filepath.Join(dir, "clusters", "prod"))
+	require.NoError(t, err)
+	assert.Equal(t, dir, root)
+	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(dir, "clusters", "prod"))
+	require.NoError(t, err)
+	for _, f := range rep.Findings {
+		assert.NotEqual(t, lint.RulePath, f.Rule, "%s", f)
+		assert.NotEqual(t, lint.RuleGraph, f.Rule, "%s", f)
+	}
+	assert.Equal(t, 5, rep.Layers)
+
+	// The flux-system Kustomization names another path: the root cannot
+	// be told, and lint says what to do, once, with no duplicate layer.
+	gotk := filepath.Join(dir, "clusters", "prod", "flux-system", "gotk-sync.yaml")
+	data, err := os.ReadFile(gotk)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(gotk, bytes.Replace(data, []byte("./clusters/prod"), []byte("./clusters/production"), 1), 0o644))
+	root, err = fluxrepo.Root(filepath.Join(dir, "clusters", "prod"))
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, "clusters", "prod"), root)
+	rep, err = fluxrepo.Lint(t.Context(), filepath.Join(dir, "clusters", "prod"))
+	require.NoError(t, err)
+	var msgs []string
+	for _, f := range rep.Findings {
+		assert.NotEqual(t, lint.RuleGraph, f.Rule, "no duplicate layer: %s", f)
+		if f.Rule == lint.RulePath {
+			msgs = append(msgs, f.Message)
+		}
+	}
+	require.NotEmpty(t, msgs)
+	notes := 0
+	for _, m := range msgs {
+		assert.Contains(t, m, "give the root with --root")
+		if strings.Contains(m, `spec.path "./clusters/production" is not the entry point "./"`) {
+			notes++
+		}
+	}
+	assert.Equal(t, 1, notes, "one note of the mistaken root: %q", msgs)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math/bits"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -663,6 +665,11 @@ func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 			err = fe.Err
 		}
 		f.Message = err.Error()
+		if l.cfg.repository && errors.Is(err, fs.ErrNotExist) {
+			if _, gitErr := os.Lstat(filepath.Join(l.root, ".git")); gitErr != nil {
+				f.Message += fmt.Sprintf(" (paths are read from the repository's root, taken to be %s as no .git is at or above the entry point: give the root with --root)", l.root)
+			}
+		}
 		l.add(f)
 		return
 	}

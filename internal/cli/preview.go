@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -93,7 +94,7 @@ and by --vars-from.`,
 				}
 				out, err := fluxrepo.Preview(cmd.Context(), cluster, name, ropts, opts...)
 				if err != nil {
-					return err
+					return previewAdvice(err, varsFrom)
 				}
 				_, err = cmd.OutOrStdout().Write(out)
 				return err
@@ -108,7 +109,7 @@ and by --vars-from.`,
 			ks.Spec.Path = "" // DIR is what spec.path points at
 			out, err := fluxbuild.Preview(cmd.Context(), fluxbuild.Source{Dir: dir}, ks, opts...)
 			if err != nil {
-				return err
+				return previewAdvice(err, varsFrom)
 			}
 			_, err = cmd.OutOrStdout().Write(out)
 			return err
@@ -124,6 +125,21 @@ and by --vars-from.`,
 	repo.bind(cmd)
 	charts.bind(cmd)
 	return cmd
+}
+
+// previewAdvice adds to an error of variables the flags that would give
+// them: the values live in the cluster (Terraform's ConfigMap, a Secret)
+// and preview reads them from files.
+func previewAdvice(err error, varsFrom []string) error {
+	switch {
+	case errors.Is(err, substitute.ErrVarNotSet) && len(varsFrom) == 0:
+		return fmt.Errorf("%w; give the variables' values with --vars-from FILE (ConfigMaps and Secrets as the cluster holds them), or --strict=false to leave them as they are", err)
+	case errors.Is(err, substitute.ErrVarNotSet):
+		return fmt.Errorf("%w; none of the --vars-from files gives it", err)
+	case errors.Is(err, substitute.ErrSourceNotFound):
+		return fmt.Errorf("%w; give it with --vars-from FILE (the ConfigMap or Secret as the cluster holds it)", err)
+	}
+	return err
 }
 
 // helmReleaseRef reads HelmRelease/NAMESPACE/NAME or HelmRelease/NAME.
