@@ -56,6 +56,9 @@ type Config struct {
 	Helmfiles []string            `yaml:"helmfiles,omitempty"`
 	Charts    []string            `yaml:"charts,omitempty"`
 	Operators map[string][]string `yaml:"operators,omitempty"`
+	// NoCrossNamespaceRefs says the controllers run with
+	// --no-cross-namespace-refs (WithNoCrossNamespaceRefs).
+	NoCrossNamespaceRefs bool `yaml:"noCrossNamespaceRefs,omitempty"`
 	// Rules sets a rule's severity: error, warning, hint, or off.
 	Rules    map[Rule]string `yaml:"rules,omitempty"`
 	Suppress []Suppression   `yaml:"suppress,omitempty"`
@@ -204,6 +207,9 @@ func (c *Config) Options() ([]Option, error) {
 	}
 	if len(c.Operators) > 0 {
 		opts = append(opts, WithOperators(c.Operators))
+	}
+	if c.NoCrossNamespaceRefs {
+		opts = append(opts, WithNoCrossNamespaceRefs())
 	}
 	opts = append(opts, funcLint(func(cfg *config) error {
 		cfg.severities = c.Rules

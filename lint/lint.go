@@ -31,29 +31,30 @@ type Rule string
 
 // Lint rules.
 const (
-	RuleGraph          Rule = "graph"           // unknown dependency, cycle, duplicate or invalid name, bad option
-	RulePath           Rule = "path"            // the layer's path is missing or does not build
-	RuleSource         Rule = "source"          // a source the tree declares is broken (an ArtifactGenerator that cannot be read); one that is merely not available offline is Coverage, not a finding
-	RuleCRDOrder       Rule = "crd-order"       // a custom resource whose CRD is not in an ancestor layer
-	RuleWebhookOrder   Rule = "webhook-order"   // a custom resource not behind the operator serving its webhook
-	RuleOperatorWait   Rule = "operator-wait"   // an operator layer without wait or health checks
-	RuleNamespaceOrder Rule = "namespace-order" // an object in a namespace no ancestor layer creates
-	RuleCRDPrune       Rule = "crd-prune"       // prune: true on a layer holding CRDs
-	RuleHelmCRDs       Rule = "helm-crds"       // a HelmRelease installing CRDs in the layer that uses them
-	RuleHealthCheck    Rule = "health-check"    // a health check on an object no layer (or no ancestor) creates
-	RuleSubstituteFrom Rule = "substitute-from" // a substituteFrom source nothing creates, or a later layer does
-	RuleNoPostBuild    Rule = "no-postbuild"    // ${var} of the platform's variables in a layer without postBuild
-	RuleVariables      Rule = "variables"       // ${var} problems, checked by package substitute
-	RuleChart          Rule = "chart"           // a HelmRelease's chart does not render, as helm-controller would fail
-	RuleValuesFrom     Rule = "values-from"     // a HelmRelease's valuesFrom that nothing creates, or a layer it does not depend on
-	RuleMerge          Rule = "merge"           // a hint: layers that could be one Kustomization, saving dependency polling
+	RuleGraph          Rule = "graph"               // unknown dependency, cycle, duplicate or invalid name, bad option
+	RulePath           Rule = "path"                // the layer's path is missing or does not build
+	RuleSource         Rule = "source"              // a source the tree declares is broken (an ArtifactGenerator that cannot be read); one that is merely not available offline is Coverage, not a finding
+	RuleCRDOrder       Rule = "crd-order"           // a custom resource whose CRD is not in an ancestor layer
+	RuleWebhookOrder   Rule = "webhook-order"       // a custom resource not behind the operator serving its webhook
+	RuleOperatorWait   Rule = "operator-wait"       // an operator layer without wait or health checks
+	RuleNamespaceOrder Rule = "namespace-order"     // an object in a namespace no ancestor layer creates
+	RuleCRDPrune       Rule = "crd-prune"           // prune: true on a layer holding CRDs
+	RuleHelmCRDs       Rule = "helm-crds"           // a HelmRelease installing CRDs in the layer that uses them
+	RuleHealthCheck    Rule = "health-check"        // a health check on an object no layer (or no ancestor) creates
+	RuleSubstituteFrom Rule = "substitute-from"     // a substituteFrom source nothing creates, or a later layer does
+	RuleNoPostBuild    Rule = "no-postbuild"        // ${var} of the platform's variables in a layer without postBuild
+	RuleVariables      Rule = "variables"           // ${var} problems, checked by package substitute
+	RuleChart          Rule = "chart"               // a HelmRelease's chart does not render, as helm-controller would fail
+	RuleValuesFrom     Rule = "values-from"         // a HelmRelease's valuesFrom that nothing creates, or a layer it does not depend on
+	RuleCrossNamespace Rule = "cross-namespace-ref" // with --no-cross-namespace-refs: a source in another namespace, which Flux refuses
+	RuleMerge          Rule = "merge"               // a hint: layers that could be one Kustomization, saving dependency polling
 )
 
 // Rules lists every rule, in the order lint's help shows them. The slice
 // is the caller's: changing it changes no other caller's list.
 func Rules() []Rule {
 	return []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
-		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleValuesFrom, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleMerge}
+		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleValuesFrom, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleCrossNamespace, RuleMerge}
 }
 
 // Severity says what a Finding means for lint's verdict.
@@ -224,17 +225,18 @@ func (r *Report) Merges() []Merge {
 type Option interface{ applyToLint(*config) error }
 
 type config struct {
-	external           []layering.ObjectRef
-	existingNamespaces []string            // WithExistingNamespaces
-	existingGroups     []string            // WithExistingAPIGroups
-	existingWebhooks   map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
-	bootstrap          []bootstrapRelease  // WithHelmfile
-	severities         map[Rule]string     // Config.Rules
-	suppress           []Suppression       // Config.Suppress
-	repository         bool                // a Plan read from a repository, not a stack: advice names the config file and flags
-	charts             []string            // WithCharts
-	operators          map[string][]string // WithOperators
-	fetcher            ChartFetcher        // WithChartFetcher
+	external             []layering.ObjectRef
+	existingNamespaces   []string            // WithExistingNamespaces
+	existingGroups       []string            // WithExistingAPIGroups
+	existingWebhooks     map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
+	bootstrap            []bootstrapRelease  // WithHelmfile
+	severities           map[Rule]string     // Config.Rules
+	suppress             []Suppression       // Config.Suppress
+	repository           bool                // a Plan read from a repository, not a stack: advice names the config file and flags
+	noCrossNamespaceRefs bool                // WithNoCrossNamespaceRefs
+	charts               []string            // WithCharts
+	operators            map[string][]string // WithOperators
+	fetcher              ChartFetcher        // WithChartFetcher
 }
 
 type funcLint func(*config) error
@@ -412,6 +414,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 		l.checkPrune(ly)
 		l.checkHealthChecks(ly)
 		l.checkReleases(ly)
+		l.checkCrossNamespace(ly)
 	}
 	l.checkOperators()
 	if err := l.checkVariables(ctx); err != nil {

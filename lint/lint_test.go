@@ -621,3 +621,49 @@ func TestLintRelatesOnlyLayersOfOneCluster(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(failing(rep)), "the webhook serves spoke-a too: %v", rep.Findings)
 }
+
+// TestNoCrossNamespaceRefs: with the lockdown flag, a HelmRelease whose
+// chart source is in another namespace is a finding; without it, or with
+// the source in the release's namespace, none.
+func TestNoCrossNamespaceRefs(t *testing.T) {
+	release := func(sourceNS string) string {
+		return `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: podinfo, namespace: team-a}
+spec:
+  interval: 10m
+  chart:
+    spec:
+      chart: podinfo
+      sourceRef: {kind: HelmRepository, name: podinfo, namespace: ` + sourceNS + `}
+`
+	}
+	for _, tc := range []struct {
+		name     string
+		sourceNS string
+		opts     []lint.Option
+		want     int
+	}{
+		{"locked down, source elsewhere", "flux-system", []lint.Option{lint.WithNoCrossNamespaceRefs(), lint.WithExistingNamespaces("team-a")}, 1},
+		{"locked down, source beside the release", "team-a", []lint.Option{lint.WithNoCrossNamespaceRefs(), lint.WithExistingNamespaces("team-a")}, 0},
+		{"not locked down", "flux-system", []lint.Option{lint.WithExistingNamespaces("team-a")}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, map[string]string{"apps/release.yaml": release(tc.sourceNS)})
+			rep, err := lint.Stack(t.Context(), stack().Layer("apps", layering.Path("./apps")), dir, tc.opts...)
+			require.NoError(t, err)
+			var got []lint.Finding
+			for _, f := range rep.Findings {
+				if f.Rule == lint.RuleCrossNamespace {
+					got = append(got, f)
+				}
+			}
+			require.Len(t, got, tc.want, "%v", rep.Findings)
+			if tc.want > 0 {
+				assert.Contains(t, got[0].Message, "spec.chart.spec.sourceRef HelmRepository/flux-system/podinfo is in another namespace than the HelmRelease (team-a)")
+				assert.Equal(t, "HelmRelease/team-a/podinfo", got[0].Object)
+			}
+		})
+	}
+}

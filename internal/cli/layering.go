@@ -173,6 +173,7 @@ type repoFlags struct {
 	existingWebhooks   []string
 	helmfiles          []string
 	noHelmfile         bool
+	noCrossNSRefs      bool
 	config             string
 }
 
@@ -192,6 +193,7 @@ func (r *repoFlags) bindLint(cmd *cobra.Command) {
 	fs.StringArrayVar(&r.existingWebhooks, "existing-webhook", nil, "GROUP or GROUP/RESOURCE whose admission webhook serves before Flux applies anything (repeatable)")
 	fs.StringArrayVar(&r.helmfiles, "helmfile", nil, "a helmfile a bootstrap step syncs before Flux: its releases' CRDs and webhooks exist first (repeatable; default for ENTRY: helmfile.yaml, bootstrap/helmfile.yaml or bootstrap/helmfile/*.yaml at the repository's root)")
 	fs.BoolVar(&r.noHelmfile, "no-helmfile", false, "do not look for a bootstrap helmfile")
+	fs.BoolVar(&r.noCrossNSRefs, "no-cross-namespace-refs", false, "the controllers run with --no-cross-namespace-refs (multi-tenancy lockdown): a source in another namespace is a finding")
 }
 
 // lintOptions are what the flags say to lint of a repository or a stack:
@@ -209,6 +211,9 @@ func (r *repoFlags) lintOptions() []lint.Option {
 	}
 	if len(r.helmfiles) > 0 {
 		opts = append(opts, lint.WithHelmfile(r.helmfiles...))
+	}
+	if r.noCrossNSRefs {
+		opts = append(opts, lint.WithNoCrossNamespaceRefs())
 	}
 	return opts
 }
@@ -379,6 +384,9 @@ and reports, with the layer, the object and file:line:
   no-postbuild     a ${var} of the platform's variables in a layer without postBuild
   variables        a ${var} Flux would fail on or retype (package substitute's
                    checks), against the layer's own postBuild sources
+  cross-namespace-ref  with --no-cross-namespace-refs: a Kustomization's or
+                   HelmRelease's source in another namespace, which the
+                   locked-down controllers refuse
   merge            (a hint) layers that could be one Kustomization with no
                    race: kustomize-controller applies CRDs, Namespaces and
                    ClusterRoles first and waits until CRDs are established,
