@@ -452,6 +452,13 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 	r.collect(objs)
 	// The tree's own Kustomization of the entry point is the root layer.
 	root := layer{Layer: layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel}, Input: lint.Input{Source: &src, Built: true, Objects: objs}}
+	if k, o := r.applyInstance(objs, rel); k != nil {
+		// flux-operator's FluxInstance makes it from spec.sync.
+		root.Kustomization, root.File, root.Line = k, o.File, o.Line
+		root.Name = r.layerName(k)
+		r.add(root, "")
+		return nil
+	}
 	for _, o := range objs {
 		k, ok := asKustomization(o)
 		if !ok {

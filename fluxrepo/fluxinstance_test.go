@@ -1,0 +1,81 @@
+package fluxrepo_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/lint"
+)
+
+// A cluster bootstrapped by flux-operator: the FluxInstance's spec.sync is
+// the root (an OCIRepository here, read from the repository without
+// --source), and a multitenant instance locks the controllers down, so a
+// tenant's source in flux-system is a finding.
+func TestReadFluxInstance(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
+	instance := func(multitenant string) string {
+		return `apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata: {name: flux, namespace: flux-system}
+spec:
+  distribution: {version: 2.7.x, registry: ghcr.io/fluxcd}
+  cluster: {multitenant: ` + multitenant + `}
+  sync:
+    kind: OCIRepository
+    url: oci://registry.example.com/fleet
+    ref: latest
+    path: clusters/prod
+`
+	}
+	files := map[string]string{
+		"clusters/prod/flux-system/flux-instance.yaml": instance("false"),
+		"clusters/prod/infra.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system}
+spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: OCIRepository, name: flux-system}}
+`,
+		"clusters/prod/tenant.yaml": `apiVersion: v1
+kind: Namespace
+metadata: {name: team-a}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: team-a}
+spec: {interval: 1h, path: ./tenants/team-a, prune: true, sourceRef: {kind: OCIRepository, name: flux-system, namespace: flux-system}}
+`,
+		"infra/config.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: infra, namespace: flux-system}\n",
+		"tenants/team-a/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: team-a}\n",
+	}
+	testutil.WriteFiles(t, dir, files)
+	entry := filepath.Join(dir, "clusters", "prod")
+
+	repo, err := fluxrepo.Read(t.Context(), entry)
+	require.NoError(t, err)
+	defer repo.Close()
+	require.Len(t, repo.Plan.Layers, 3)
+	root := repo.Plan.Layers[0]
+	assert.Equal(t, "flux-system", root.Name)
+	assert.Equal(t, "OCIRepository", root.Kustomization.Spec.SourceRef.Kind)
+	assert.Equal(t, "clusters/prod/flux-system/flux-instance.yaml", root.File)
+	for i, in := range repo.Inputs {
+		assert.NotNil(t, in.Source, "layer %s: %s", repo.Plan.Layers[i].Name, in.Unavailable)
+	}
+	rep, err := fluxrepo.Lint(t.Context(), entry)
+	require.NoError(t, err)
+	assert.Equal(t, rep.Layers, rep.Checked, "every layer checked: %v", rep.Coverage)
+	assert.Zero(t, rep.Failing(), "%v", rep.Findings)
+
+	testutil.WriteFiles(t, dir, map[string]string{"clusters/prod/flux-system/flux-instance.yaml": instance("true")})
+	rep, err = fluxrepo.Lint(t.Context(), entry)
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.Failing(), "%v", rep.Findings)
+	assert.Equal(t, lint.RuleCrossNamespace, rep.Findings[0].Rule)
+	assert.Equal(t, "team-a/apps", rep.Findings[0].Layer)
+}
