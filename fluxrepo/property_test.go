@@ -90,36 +90,72 @@ func TestAnyRepositoryEnds(t *testing.T) {
 	}
 	for seed := range seeds {
 		r := rand.New(rand.NewPCG(seed, 31))
-		root := randomRepository(t, r)
-		entry := filepath.Join(root, "clusters", "c")
-		opts := []fluxrepo.Option{fluxrepo.WithRoot(root)}
-		done := make(chan error, 1)
-		go func() {
-			done <- func() error {
-				rep, err := fluxrepo.Lint(t.Context(), entry, opts...)
-				if err != nil {
-					return fmt.Errorf("lint: %w", err)
-				}
-				if rep.Checked > rep.Layers || rep.Checked < 0 {
-					return fmt.Errorf("lint checked %d of %d layers", rep.Checked, rep.Layers)
-				}
-				for _, f := range layering.GraphFormats() {
-					if _, err := fluxrepo.Graph(t.Context(), entry, f, opts...); err != nil {
-						return fmt.Errorf("graph %s: %w", f, err)
-					}
-				}
-				_, _ = fluxrepo.Import(t.Context(), entry, opts...) // an error is an answer too
-				_, _ = fluxrepo.Preview(t.Context(), entry, "k0", opts)
-				return nil
-			}()
-		}()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("seed %d: %v", seed, err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("seed %d: lint, graph, import and preview of a random repository did not end in 30s", seed)
+		if err := ends(t, randomRepository(t, r)); err != nil {
+			t.Errorf("seed %d: %v", seed, err)
 		}
+	}
+}
+
+// FuzzRepository: a random repository (from seed) with one file of any
+// content beside its entry point's Kustomizations, as a hand-edited tree
+// holds: lint, graph, import and preview end with an answer or an error.
+//
+//	go test ./fluxrepo -run '^$' -fuzz FuzzRepository -fuzztime 2m -test.fuzzminimizetime=0
+//
+// (With minimization on and two workers, the minimizer's worker dies with
+// EOF within a minute on a loaded 2-core machine, and the input it names
+// passes when run: not understood yet; 60 s without it found nothing.)
+func FuzzRepository(f *testing.F) {
+	f.Add(uint64(1), []byte(ks("x", "./apps/0", "  dependsOn:\n    - name: x\n")))
+	f.Add(uint64(2), []byte("apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: k0}\nspec: {path: ../../.., sourceRef: {kind: GitRepository, name: flux-system}}\n"))
+	f.Add(uint64(3), []byte("kind: Kustomization\napiVersion: kustomize.toolkit.fluxcd.io/v1\nmetadata: {name: ${a}, namespace: ${b}}\nspec: {path: ./${c}}\n---\n- [\n"))
+	f.Add(uint64(4), []byte("apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux, namespace: flux-system}\nspec: {sync: {kind: OCIRepository, path: clusters/c}, cluster: {multitenant: true}}\n"))
+	f.Fuzz(func(t *testing.T, seed uint64, extra []byte) {
+		r := rand.New(rand.NewPCG(seed, 31))
+		root := randomRepository(t, r)
+		testutil.WriteFiles(t, root, map[string]string{"clusters/c/fuzz.yaml": string(extra)})
+		if err := ends(t, root); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// ends runs lint, graph (every format), import and preview on the
+// repository at root (entry clusters/c) and says what went wrong: an
+// error of lint or graph on a tree they must report on, a lint report
+// that does not add up, or no end within 30 s (a loop).
+func ends(t *testing.T, root string) error {
+	t.Helper()
+	entry := filepath.Join(root, "clusters", "c")
+	opts := []fluxrepo.Option{fluxrepo.WithRoot(root)}
+	done := make(chan error, 1)
+	go func() {
+		done <- func() error {
+			rep, err := fluxrepo.Lint(t.Context(), entry, opts...)
+			if err != nil {
+				if strings.Contains(err.Error(), "reading the entry point") {
+					return nil // a file the entry point cannot build: an error is the answer
+				}
+				return fmt.Errorf("lint: %w", err)
+			}
+			if rep.Checked > rep.Layers || rep.Checked < 0 {
+				return fmt.Errorf("lint checked %d of %d layers", rep.Checked, rep.Layers)
+			}
+			for _, f := range layering.GraphFormats() {
+				if _, err := fluxrepo.Graph(t.Context(), entry, f, opts...); err != nil {
+					return fmt.Errorf("graph %s: %w", f, err)
+				}
+			}
+			_, _ = fluxrepo.Import(t.Context(), entry, opts...) // an error is an answer too
+			_, _ = fluxrepo.Preview(t.Context(), entry, "k0", opts)
+			return nil
+		}()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+		t.Fatal("lint, graph, import and preview of a random repository did not end in 30s")
+		return nil
 	}
 }
