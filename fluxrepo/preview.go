@@ -3,8 +3,17 @@ package fluxrepo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"regexp"
+	"slices"
 	"strings"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"go.yaml.in/yaml/v3"
 
@@ -90,3 +99,93 @@ func PreviewRelease(ctx context.Context, entry string, ref layering.ObjectRef, r
 	b.Write(rel.Manifest)
 	return b.Bytes(), nil
 }
+
+// varRef matches a ${var} reference (with or without a default).
+var varRef = regexp.MustCompile(`\$\{([_a-zA-Z][_a-zA-Z0-9]*)`)
+
+// RenderUnresolved renders the layer name as Render does, but where its
+// spec.postBuild.substituteFrom names ConfigMaps or Secrets the tree does
+// not hold (made by Terraform, say), the variables they would give are
+// left as written, ${var}, instead of failing: what a comparison of two
+// revisions needs, as the cluster's values are the same on both sides.
+// It returns the sources it stood in for (KIND/NAMESPACE/NAME).
+func (repo *Repository) RenderUnresolved(ctx context.Context, name string, opts ...substitute.RenderOption) ([]byte, []string, error) {
+	i := slices.IndexFunc(repo.Plan.Layers, func(l layering.Layer) bool {
+		return l.Name == name || kustomizationRef(l.Kustomization) == "Kustomization/"+name
+	})
+	if i < 0 {
+		out, err := repo.Render(ctx, name, opts...)
+		return out, nil, err
+	}
+	l, in := repo.Plan.Layers[i], repo.Inputs[i]
+	ks := l.Kustomization
+	if ks.Spec.PostBuild == nil || in.Source == nil {
+		out, err := repo.Render(ctx, name, opts...)
+		return out, nil, err
+	}
+	tree, err := substitute.NewSources(repo.sources()...)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The variables the present sources give, and the sources missing.
+	present := ks.DeepCopy()
+	var missing []kustomizev1.SubstituteReference
+	for j, ref := range present.Spec.PostBuild.SubstituteFrom {
+		one := present.DeepCopy()
+		one.Spec.PostBuild.SubstituteFrom = []kustomizev1.SubstituteReference{ref}
+		one.Spec.PostBuild.Substitute = nil
+		if _, err := substitute.Vars(one, tree); errors.Is(err, substitute.ErrSourceNotFound) {
+			missing = append(missing, ref)
+			present.Spec.PostBuild.SubstituteFrom[j].Optional = true
+		}
+	}
+	if len(missing) == 0 {
+		out, err := repo.Render(ctx, name, opts...)
+		return out, nil, err
+	}
+	known, err := substitute.Vars(present, tree)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Every variable the layer's objects name that no present source
+	// gives stands for itself, in each missing source.
+	placeholders := map[string]string{}
+	for _, o := range in.Objects {
+		if !o.Dollar || o.Node == nil {
+			continue
+		}
+		data, err := yaml.Marshal(o.Node)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, m := range varRef.FindAllSubmatch(data, -1) {
+			if v := string(m[1]); !hasKey(known, v) {
+				placeholders[v] = "${" + v + "}"
+			}
+		}
+	}
+	var stand []runtime.Object
+	var names []string
+	for _, ref := range missing {
+		meta := metav1.ObjectMeta{Name: ref.Name, Namespace: namespaceOr(ks.Namespace, DefaultNamespace)}
+		switch ref.Kind {
+		case "Secret":
+			data := map[string][]byte{}
+			for k, v := range placeholders {
+				data[k] = []byte(v)
+			}
+			stand = append(stand, &corev1.Secret{ObjectMeta: meta, Data: data})
+		default:
+			stand = append(stand, &corev1.ConfigMap{ObjectMeta: meta, Data: maps.Clone(placeholders)})
+		}
+		names = append(names, ref.Kind+"/"+meta.Namespace+"/"+ref.Name)
+	}
+	extra, err := substitute.NewSources(stand...)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := repo.Render(ctx, name, append([]substitute.RenderOption{substitute.WithSources(extra)}, opts...)...)
+	return out, names, err
+}
+
+func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }

@@ -82,8 +82,11 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 	for _, r := range reports {
 		var h strings.Builder
 		fmt.Fprintf(&h, "\n### `%s`\n\n%s -> %s: %d files changed; %s.\n", r.Entry, mdEscape(r.Base), mdEscape(r.Head), len(r.Files), r.renderedLine())
+		if len(r.Unresolved) > 0 {
+			fmt.Fprintf(&h, "\nVariables of %s (not in the tree) are left as `${var}` on both sides.\n", mdEscape(strings.Join(r.Unresolved, ", ")))
+		}
 		if !r.Changed() {
-			h.WriteString("\nNo change to objects, races or bootstrap order.\n")
+			h.WriteString("\n" + mdEscape(strings.ToUpper(r.noChangeLine()[:1])+r.noChangeLine()[1:]) + ".\n")
 		}
 		if f := r.Findings; len(f.Introduced)+len(f.Fixed) > 0 {
 			fmt.Fprintf(&h, "\n**Races**: %d introduced, %d fixed\n\n", len(f.Introduced), len(f.Fixed))
@@ -120,8 +123,8 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 		}
 		if len(r.NotRendered) > 0 {
 			h.WriteString("\n**Not rendered** (objects left out on both sides)\n\n")
-			for _, n := range r.NotRendered {
-				fmt.Fprintf(&h, "- `%s` (%s): %s\n", n.Producer, n.Side, mdEscape(n.Reason))
+			for _, g := range groupNotRendered(r.NotRendered) {
+				fmt.Fprintf(&h, "- %s\n", mdEscape(g))
 			}
 		}
 		if len(r.Objects) > 0 {

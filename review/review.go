@@ -43,6 +43,10 @@ type Report struct {
 	// Their objects are left out on both sides, not shown as added or
 	// removed.
 	NotRendered []NotRendered `json:"notRendered,omitempty"`
+	// Unresolved are the substituteFrom sources the tree does not hold
+	// (made by Terraform, say): the variables they give are left as
+	// written, ${var}, on both sides.
+	Unresolved []string `json:"unresolved,omitempty"`
 	// Findings are the lint findings the change introduces and fixes.
 	Findings FindingsDiff `json:"findings"`
 	// Bootstrap is what the change does to the order Flux applies in.
@@ -222,6 +226,14 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		r.Rendered = append(r.Rendered, p)
 	}
 	slices.Sort(r.Rendered)
+	for _, s := range []*side{base, head} {
+		for _, u := range s.unresolved {
+			if !slices.Contains(r.Unresolved, u) {
+				r.Unresolved = append(r.Unresolved, u)
+			}
+		}
+	}
+	slices.Sort(r.Unresolved)
 	bl, err := base.lint(ctx)
 	if err != nil {
 		return nil, err
@@ -239,8 +251,9 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 type side struct {
 	repo     *fluxrepo.Repository // nil when the entry point is not there
 	objects  []Object
-	rendered []string
-	failed   map[string]string // producer → why it did not render
+	rendered   []string
+	failed     map[string]string // producer → why it did not render
+	unresolved []string          // substituteFrom sources stood in for
 }
 
 func readSide(ctx context.Context, root, entry string, opts []fluxrepo.Option) (*side, error) {
@@ -291,7 +304,12 @@ func (s *side) render(ctx context.Context, want func(string) bool) error {
 			s.failed[producer] = in.Unavailable
 			continue
 		}
-		out, err := s.repo.Render(ctx, l.Name)
+		out, unresolved, err := s.repo.RenderUnresolved(ctx, l.Name)
+		for _, u := range unresolved {
+			if !slices.Contains(s.unresolved, u) {
+				s.unresolved = append(s.unresolved, u)
+			}
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

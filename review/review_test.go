@@ -279,3 +279,32 @@ func TestCompareFleet(t *testing.T) {
 		t.Errorf("objects changed per cluster: %v, want prod 1, staging 0", got)
 	}
 }
+
+// TestCompareWithoutTheVarsConfigMap: the cluster's variables live in a
+// ConfigMap Terraform makes, not in the tree; the diff still compares
+// every Kustomization, with the variables left as ${var} on both sides,
+// and says so.
+func TestCompareWithoutTheVarsConfigMap(t *testing.T) {
+	base, head := fixture(t, "image-bump")
+	for _, d := range []string{base, head} {
+		if err := os.Remove(filepath.Join(d, "clusters", "prod", "vars.yaml")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := review.Compare(t.Context(), base, head, "clusters/prod", review.WithAll())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.NotRendered) != 0 {
+		t.Errorf("not rendered: %v", r.NotRendered)
+	}
+	if want := []string{"ConfigMap/flux-system/cluster-vars"}; !slices.Equal(r.Unresolved, want) {
+		t.Errorf("unresolved %v, want %v", r.Unresolved, want)
+	}
+	if len(r.Objects) != 1 || r.Objects[0].ID.Name != "web" {
+		t.Fatalf("objects %+v, want the web Deployment", r.Objects)
+	}
+	if !strings.Contains(r.Objects[0].After, "value: ${region}") {
+		t.Errorf("the variable is not left as written:\n%s", r.Objects[0].After)
+	}
+}

@@ -61,8 +61,11 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: %s -> %s\n", p.paint(ansiBold, "cluster"), r.Entry, r.Base, r.Head)
 	fmt.Fprintf(&b, "%d files changed; %s\n", len(r.Files), r.renderedLine())
+	if len(r.Unresolved) > 0 {
+		fmt.Fprintf(&b, "variables of %s (not in the tree) are left as ${var} on both sides\n", strings.Join(r.Unresolved, ", "))
+	}
 	if !r.Changed() {
-		b.WriteString("no change to objects, races or bootstrap order\n")
+		b.WriteString(r.noChangeLine() + "\n")
 	}
 	if len(r.Objects) > 0 {
 		fmt.Fprintf(&b, "\n%s: %s\n", p.paint(ansiBold, "objects"), objectCounts(r.Objects))
@@ -83,8 +86,8 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	}
 	if len(r.NotRendered) > 0 {
 		fmt.Fprintf(&b, "\n%s (their objects are left out on both sides):\n", p.paint(ansiBold, "not rendered"))
-		for _, n := range r.NotRendered {
-			fmt.Fprintf(&b, "  %s (%s): %s\n", n.Producer, n.Side, n.Reason)
+		for _, g := range groupNotRendered(r.NotRendered) {
+			fmt.Fprintf(&b, "  %s\n", g)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -106,6 +109,14 @@ func WriteObjectChanges(w io.Writer, cs []ObjectChange, opts TextOptions) error 
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// noChangeLine says there is no change, and how much that covers.
+func (r *Report) noChangeLine() string {
+	if len(r.NotRendered) == 0 {
+		return "no change to objects, races or bootstrap order"
+	}
+	return fmt.Sprintf("no change to objects, races or bootstrap order among what rendered; %d of %d producers did not render on a side (listed below): their objects are not compared", len(r.NotRendered), len(r.Rendered))
 }
 
 func (r *Report) renderedLine() string {
@@ -233,4 +244,22 @@ func imageLine(im ImageChange) string {
 		return fmt.Sprintf("- %s (%s)", strings.Join(im.Before, ", "), strings.Join(im.Objects, ", "))
 	}
 	return fmt.Sprintf("~ %s -> %s (%s)", strings.Join(im.Before, ", "), strings.Join(im.After, ", "), strings.Join(im.Objects, ", "))
+}
+
+// groupNotRendered prints the producers that did not render, those whose
+// charts are not available offline together (a repository's HelmReleases
+// of public charts are many, and one flag makes them renderable).
+func groupNotRendered(nrs []NotRendered) []string {
+	var out, charts []string
+	for _, n := range nrs {
+		if strings.Contains(n.Reason, "chart not available offline") && n.Side == "both" {
+			charts = append(charts, n.Producer)
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s (%s): %s", n.Producer, n.Side, n.Reason))
+	}
+	if len(charts) > 0 {
+		out = append(out, fmt.Sprintf("%d HelmReleases whose charts are not available offline (give --charts DIR, or --charts online): %s", len(charts), strings.Join(charts, ", ")))
+	}
+	return out
 }
