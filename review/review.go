@@ -249,8 +249,8 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 
 // side is one tree of a comparison.
 type side struct {
-	repo     *fluxrepo.Repository // nil when the entry point is not there
-	objects  []Object
+	repo       *fluxrepo.Repository // nil when the entry point is not there
+	objects    []Object
 	rendered   []string
 	failed     map[string]string // producer → why it did not render
 	unresolved []string          // substituteFrom sources stood in for
