@@ -252,8 +252,12 @@ func imageLine(im ImageChange) string {
 func groupNotRendered(nrs []NotRendered) []string {
 	var out, charts []string
 	for _, n := range nrs {
-		if strings.Contains(n.Reason, "chart not available offline") && n.Side == "both" {
-			charts = append(charts, n.Producer)
+		if strings.Contains(n.Reason, "chart not available offline") {
+			if n.Side != "both" {
+				charts = append(charts, n.Producer+" ("+n.Side+")")
+			} else {
+				charts = append(charts, n.Producer)
+			}
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s (%s): %s", n.Producer, n.Side, n.Reason))
