@@ -79,3 +79,50 @@ spec: {interval: 1h, path: ./tenants/team-a, prune: true, sourceRef: {kind: OCIR
 	assert.Equal(t, lint.RuleCrossNamespace, rep.Findings[0].Rule)
 	assert.Equal(t, "team-a/apps", rep.Findings[0].Layer)
 }
+
+// A ResourceSet's generated Kustomizations are layers like any other, one
+// per input, and lint sees the objects they apply.
+func TestReadResourceSet(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
+	testutil.WriteFiles(t, dir, map[string]string{
+		"clusters/prod/flux-system/gotk-sync.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 1m, url: https://example.com/fleet.git, ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: flux-system, namespace: flux-system}
+spec: {interval: 10m, path: ./clusters/prod, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+`,
+		"clusters/prod/tenants.yaml": `apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: tenants, namespace: flux-system}
+spec:
+  inputs: [{tenant: team-a}, {tenant: team-b}]
+  resources:
+    - apiVersion: kustomize.toolkit.fluxcd.io/v1
+      kind: Kustomization
+      metadata: {name: << inputs.tenant >>}
+      spec:
+        interval: 10m
+        prune: true
+        path: ./tenants/<< inputs.tenant >>
+        sourceRef: {kind: GitRepository, name: flux-system}
+`,
+		"tenants/team-a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: team-a}\n",
+		"tenants/team-b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: team-b}\n",
+	})
+	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(dir, "clusters", "prod"))
+	require.NoError(t, err)
+	assert.Equal(t, 3, rep.Layers)
+	var layers []string
+	for _, f := range rep.Findings {
+		if f.Rule == lint.RuleNamespaceOrder {
+			layers = append(layers, f.Layer)
+		}
+	}
+	// Nothing creates the tenants' namespaces: each generated layer says so.
+	assert.ElementsMatch(t, []string{"team-a", "team-b"}, layers, "%v", rep.Findings)
+}

@@ -449,6 +449,7 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 	if err != nil {
 		return fmt.Errorf("reading the entry point %s: %w", rel, err)
 	}
+	objs = r.withGenerated(objs)
 	r.collect(objs)
 	// The tree's own Kustomization of the entry point is the root layer.
 	root := layer{Layer: layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel}, Input: lint.Input{Source: &src, Built: true, Objects: objs}}
@@ -488,6 +489,23 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 }
 
 func cleanPath(p string) string { return path.Clean("./" + strings.TrimPrefix(p, "./")) }
+
+// withGenerated adds to a layer's objects those its ResourceSets make
+// (flux-operator applies them once the ResourceSet is applied), so that
+// the Kustomizations and HelmReleases they generate are read like any
+// other; a ResourceSet whose templates do not render is a note.
+func (r *reader) withGenerated(objs []*fluxbuild.Object) []*fluxbuild.Object {
+	gen, err := expandResourceSets(objs)
+	if err != nil {
+		for _, o := range objs {
+			if o.Kind == "ResourceSet" && o.Group() == fluxInstanceGroup {
+				r.note(lint.RuleSource, o, "its templates do not render as flux-operator renders them: %v", err)
+				break
+			}
+		}
+	}
+	return append(objs, gen...)
+}
 
 // add records a layer and queues it for its Kustomizations.
 func (r *reader) add(l layer, parent string) {
@@ -617,6 +635,9 @@ func (r *reader) place(ps []pending, last bool) []pending {
 					}
 				}
 				l.Source = &fluxbuild.Source{Dir: r.root}
+			}
+			if t.err == nil {
+				t.objs = r.withGenerated(t.objs)
 			}
 			l.Built, l.Objects, l.BuildErr = true, t.objs, t.err
 			if t.err == nil {

@@ -1,0 +1,239 @@
+package fluxrepo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"strings"
+	"text/template"
+
+	"github.com/Masterminds/sprig/v3"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+)
+
+// resourceSetReconcile is flux-operator's annotation that, set to
+// "disabled" on a generated object, leaves it out.
+const resourceSetReconcile = "fluxcd.controlplane.io/reconcile"
+
+// expandResourceSets returns the objects flux-operator generates from the
+// ResourceSets among objs, as its templating makes them: spec.resources
+// and spec.resourcesTemplate rendered once per input of spec.inputs
+// (once, with no inputs, when there are none), with the << >> delimiters
+// and sprig's functions; commonMetadata set; objects annotated
+// fluxcd.controlplane.io/reconcile: disabled left out; duplicates (same
+// apiVersion, kind, namespace and name) made once; a namespaced object
+// without a namespace put in the ResourceSet's. A ResourceSet whose inputs
+// come only from providers (spec.inputsFrom) is not expanded: its inputs
+// are not known offline. Each generated object is named by the
+// ResourceSet's file and line. The error names the ResourceSet whose
+// templates do not render.
+func expandResourceSets(objs []*fluxbuild.Object) ([]*fluxbuild.Object, error) {
+	var out []*fluxbuild.Object
+	var errs []error
+	for _, o := range objs {
+		if o.Kind != "ResourceSet" || o.Group() != fluxInstanceGroup || o.Node == nil {
+			continue
+		}
+		gen, err := expandResourceSet(o)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", o, err))
+			continue
+		}
+		out = append(out, gen...)
+	}
+	return out, errors.Join(errs...)
+}
+
+func expandResourceSet(rs *fluxbuild.Object) ([]*fluxbuild.Object, error) {
+	var spec struct {
+		Inputs            []map[string]any `yaml:"inputs"`
+		InputsFrom        []any            `yaml:"inputsFrom"`
+		Resources         []any            `yaml:"resources"`
+		ResourcesTemplate string           `yaml:"resourcesTemplate"`
+		CommonMetadata    struct {
+			Labels      map[string]string `yaml:"labels"`
+			Annotations map[string]string `yaml:"annotations"`
+		} `yaml:"commonMetadata"`
+	}
+	if n := yamlutil.Field(rs.Node, "spec"); n != nil {
+		if err := n.Decode(&spec); err != nil {
+			return nil, err
+		}
+	}
+	inputs := spec.Inputs
+	if len(inputs) == 0 {
+		if len(spec.InputsFrom) > 0 {
+			return nil, nil // only the providers know the inputs
+		}
+		inputs = []map[string]any{{}}
+	}
+	var templates []string
+	for _, r := range spec.Resources {
+		data, err := yaml.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		templates = append(templates, string(data))
+	}
+	if spec.ResourcesTemplate != "" {
+		templates = append(templates, spec.ResourcesTemplate)
+	}
+	funcs := sprig.TxtFuncMap()
+	funcs["slugify"] = slugify
+	seen := map[string]bool{}
+	var out []*fluxbuild.Object
+	for _, in := range inputs {
+		// Templates name the input as inputs.KEY: a function, as
+		// flux-operator defines it.
+		funcs["inputs"] = func() map[string]any { return in }
+		for i, text := range templates {
+			t, err := template.New(fmt.Sprintf("resource %d", i+1)).Delims("<<", ">>").Funcs(funcs).Option("missingkey=error").Parse(text)
+			if err != nil {
+				return nil, err
+			}
+			var b bytes.Buffer
+			if err := t.Execute(&b, map[string]any{"inputs": in}); err != nil {
+				return nil, err
+			}
+			dec := yaml.NewDecoder(&b)
+			for {
+				var doc yaml.Node
+				err := dec.Decode(&doc)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					return nil, err
+				}
+				if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+					continue
+				}
+				o, key := generated(rs, &doc, spec.CommonMetadata.Labels, spec.CommonMetadata.Annotations)
+				if o == nil || seen[key] {
+					continue
+				}
+				seen[key] = true
+				out = append(out, o)
+			}
+		}
+	}
+	return out, nil
+}
+
+// generated makes the object of a rendered document, or nil when it is
+// left out; key identifies it for deduplication.
+func generated(rs *fluxbuild.Object, doc *yaml.Node, labels, annotations map[string]string) (*fluxbuild.Object, string) {
+	var meta struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+		Metadata   struct {
+			Name        string            `yaml:"name"`
+			Namespace   string            `yaml:"namespace"`
+			Labels      map[string]string `yaml:"labels"`
+			Annotations map[string]string `yaml:"annotations"`
+		} `yaml:"metadata"`
+	}
+	if doc.Decode(&meta) != nil || meta.Kind == "" || meta.Metadata.Name == "" {
+		return nil, ""
+	}
+	if meta.Metadata.Annotations[resourceSetReconcile] == "disabled" {
+		return nil, ""
+	}
+	ns := meta.Metadata.Namespace
+	if ns == "" && !clusterScopedKind(meta.Kind) {
+		ns = namespaceOr(rs.Namespace, DefaultNamespace)
+		setMeta(doc, "namespace", ns)
+	}
+	if len(labels) > 0 || len(annotations) > 0 {
+		l := maps.Clone(meta.Metadata.Labels)
+		if l == nil {
+			l = map[string]string{}
+		}
+		maps.Copy(l, labels)
+		a := maps.Clone(meta.Metadata.Annotations)
+		if a == nil {
+			a = map[string]string{}
+		}
+		maps.Copy(a, annotations)
+		if len(labels) > 0 {
+			setMetaMap(doc, "labels", l)
+		}
+		if len(annotations) > 0 {
+			setMetaMap(doc, "annotations", a)
+		}
+	}
+	data, _ := yaml.Marshal(doc)
+	root := doc.Content[0]
+	return &fluxbuild.Object{
+		APIVersion: meta.APIVersion, Kind: meta.Kind, Namespace: ns, Name: meta.Metadata.Name,
+		File: rs.File, Line: rs.Line, Node: root, Built: true, Dollar: bytes.ContainsRune(data, '$'),
+	}, meta.APIVersion + "/" + meta.Kind + "/" + ns + "/" + meta.Metadata.Name
+}
+
+// setMeta sets metadata.<key> of doc to a string.
+func setMeta(doc *yaml.Node, key, value string) {
+	md := metadataNode(doc)
+	if n := yamlutil.Field(md, key); n != nil {
+		n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!str", value
+		return
+	}
+	md.Content = append(md.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value})
+}
+
+// setMetaMap sets metadata.<key> of doc to a map of strings.
+func setMetaMap(doc *yaml.Node, key string, m map[string]string) {
+	var v yaml.Node
+	if v.Encode(m) != nil {
+		return
+	}
+	md := metadataNode(doc)
+	for i := 0; i+1 < len(md.Content); i += 2 {
+		if md.Content[i].Value == key {
+			md.Content[i+1] = &v
+			return
+		}
+	}
+	md.Content = append(md.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, &v)
+}
+
+func metadataNode(doc *yaml.Node) *yaml.Node {
+	root := doc.Content[0]
+	if md := yamlutil.Field(root, "metadata"); md != nil && md.Kind == yaml.MappingNode {
+		return md
+	}
+	md := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "metadata"}, md)
+	return md
+}
+
+// clusterScopedKind reports whether Kubernetes or Flux's bootstrap
+// defines kind as cluster-scoped.
+func clusterScopedKind(kind string) bool {
+	switch kind {
+	case "Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass",
+		"PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService", "IngressClass",
+		"CSIDriver", "RuntimeClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ClusterIssuer",
+		"ClusterSecretStore", "ClusterPolicy":
+		return true
+	}
+	return false
+}
+
+var notSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slugify is flux-operator's template function: lower case, runs of
+// other characters one dash, no dash at either end, at most 63
+// characters (a label value).
+func slugify(s string) string {
+	s = strings.Trim(notSlug.ReplaceAllString(strings.ToLower(s), "-"), "-")
+	if len(s) > 63 {
+		s = strings.TrimRight(s[:63], "-")
+	}
+	return s
+}
