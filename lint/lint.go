@@ -46,6 +46,7 @@ const (
 	RuleVariables      Rule = "variables"           // ${var} problems, checked by package substitute
 	RuleChart          Rule = "chart"               // a HelmRelease's chart does not render, as helm-controller would fail
 	RuleValuesFrom     Rule = "values-from"         // a HelmRelease's valuesFrom that nothing creates, or a layer it does not depend on
+	RuleDualOwner      Rule = "dual-owner"          // an object two layers apply: they fight over it, and either's prune deletes it
 	RuleCrossNamespace Rule = "cross-namespace-ref" // with --no-cross-namespace-refs: a source in another namespace, which Flux refuses
 	RuleMerge          Rule = "merge"               // a hint: layers that could be one Kustomization, saving dependency polling
 )
@@ -54,7 +55,7 @@ const (
 // is the caller's: changing it changes no other caller's list.
 func Rules() []Rule {
 	return []Rule{RuleGraph, RulePath, RuleSource, RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder,
-		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleValuesFrom, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleCrossNamespace, RuleMerge}
+		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleValuesFrom, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleDualOwner, RuleCrossNamespace, RuleMerge}
 }
 
 // Severity says what a Finding means for lint's verdict.
@@ -417,6 +418,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 		l.checkCrossNamespace(ly)
 	}
 	l.checkOperators()
+	l.checkOwners()
 	if err := l.checkVariables(ctx); err != nil {
 		return nil, err
 	}

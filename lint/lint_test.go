@@ -667,3 +667,34 @@ spec:
 		})
 	}
 }
+
+// TestDualOwner: an object two layers apply is a finding; one applied
+// only when missing (ssa: IfNotPresent), one whose name is a ${var}, and
+// one a chart also renders are not.
+func TestDualOwner(t *testing.T) {
+	cm := func(name, annotations string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: apps\n" + annotations + "data: {a: b}\n"
+	}
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"a/shared.yaml": cm("shared", ""),
+		"a/once.yaml":   cm("once", "  annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}\n"),
+		"a/var.yaml":    cm("${app}", ""),
+		"b/shared.yaml": cm("shared", ""),
+		"b/once.yaml":   cm("once", "  annotations: {kustomize.toolkit.fluxcd.io/ssa: IfNotPresent}\n"),
+		"b/var.yaml":    cm("${app}", ""),
+		"b/own.yaml":    cm("own", ""),
+	})
+	p := stack().Layer("a", layering.Path("./a"), layering.Substitute(map[string]string{"app": "x"})).
+		Then("b", layering.Path("./b"), layering.Substitute(map[string]string{"app": "y"}))
+	rep, err := lint.Stack(t.Context(), p, dir, lint.WithExistingNamespaces("apps"))
+	require.NoError(t, err)
+	var got []string
+	for _, f := range rep.Findings {
+		if f.Rule == lint.RuleDualOwner {
+			got = append(got, f.Layer+" "+f.Object)
+			assert.Contains(t, f.Message, `applied by layers "a", "b"`)
+		}
+	}
+	assert.Equal(t, []string{"b ConfigMap/apps/shared"}, got, "%v", rep.Findings)
+}

@@ -24,6 +24,10 @@ type object struct {
 	release    *object  // for objects of a chart: the HelmRelease that installs it
 	data       []string // keys of a ConfigMap's data or a Secret's data/stringData
 	secretLike bool
+	// yielding is true for an object kustomize-controller creates only
+	// when missing (ssa: IfNotPresent) or leaves alone (reconcile:
+	// disabled): two layers applying it do not fight over it.
+	yielding bool
 
 	// A Secret the object makes in the cluster (an ExternalSecret's
 	// target, a SealedSecret's), its keys, and whether there may be more.
@@ -74,6 +78,9 @@ func (o *object) ref() string { return o.String() }
 func lintObject(b *fluxbuild.Object) *object {
 	o := &object{Object: b}
 	n := b.Node
+	o.yielding = yamlutil.Str(n, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/ssa") == "IfNotPresent" ||
+		yamlutil.Str(n, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/reconcile") == "disabled" ||
+		yamlutil.Str(n, "metadata", "labels", "kustomize.toolkit.fluxcd.io/reconcile") == "disabled"
 	switch {
 	case o.Kind == "CustomResourceDefinition" && o.group() == "apiextensions.k8s.io":
 		o.crd = &crdInfo{group: yamlutil.Str(n, "spec", "group"), kind: yamlutil.Str(n, "spec", "names", "kind"),

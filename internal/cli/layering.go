@@ -384,6 +384,8 @@ and reports, with the layer, the object and file:line:
   no-postbuild     a ${var} of the platform's variables in a layer without postBuild
   variables        a ${var} Flux would fail on or retype (package substitute's
                    checks), against the layer's own postBuild sources
+  dual-owner       an object two layers apply: they fight over it, a dependsOn
+                   on one does not hold for it, and either's prune deletes it
   cross-namespace-ref  with --no-cross-namespace-refs: a Kustomization's or
                    HelmRelease's source in another namespace, which the
                    locked-down controllers refuse

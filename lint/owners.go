@@ -1,0 +1,57 @@
+package lint
+
+import (
+	"strings"
+)
+
+// checkOwners: an object two layers of one cluster apply (FL-G003's dual
+// ownership). Both Kustomizations apply their version in turn and label
+// it as theirs, the dependsOn of either does not hold for it (the other
+// applies it without waiting), and when either stops applying it, its
+// prune deletes the object the other still wants (RuleDualOwner). Objects
+// kustomize-controller only creates when missing (ssa: IfNotPresent) or
+// leaves alone (reconcile: disabled), a chart's objects (Helm owns them),
+// and names holding a ${var} (told apart only by substitution) are left
+// out.
+func (l *linter) checkOwners() {
+	type owner struct {
+		ly *lintLayer
+		o  *object
+	}
+	byKey := map[string][]owner{}
+	var keys []string
+	for _, ly := range l.layers {
+		seen := map[string]bool{}
+		for _, o := range ly.objects {
+			if o.release != nil || o.yielding || strings.Contains(o.Name, "${") || strings.Contains(o.Namespace, "${") {
+				continue
+			}
+			ns := o.Namespace
+			if ns == "" && !l.isClusterScoped(o) {
+				ns = ly.Kustomization.Spec.TargetNamespace
+			}
+			key := l.clusterOf(ly) + "|" + o.group() + "/" + o.Kind + "/" + ns + "/" + o.Name
+			if seen[key] {
+				continue // twice in one layer: kustomize refuses that itself
+			}
+			seen[key] = true
+			if _, ok := byKey[key]; !ok {
+				keys = append(keys, key)
+			}
+			byKey[key] = append(byKey[key], owner{ly, o})
+		}
+	}
+	for _, key := range keys {
+		owners := byKey[key]
+		if len(owners) < 2 {
+			continue
+		}
+		var layers []string
+		for _, ow := range owners {
+			layers = append(layers, ow.ly.Name)
+		}
+		last := owners[len(owners)-1]
+		l.objFinding(RuleDualOwner, last.ly, last.o, "applied by layers %s: each Kustomization applies its own version in turn and takes ownership, a dependsOn on one of them does not hold for it (another applies it without waiting), and when one stops applying it, its prune deletes what the others still apply; apply it from one layer",
+			names(layers))
+	}
+}
