@@ -144,9 +144,10 @@ type options struct {
 	allowSecrets     bool
 
 	// The push.
-	tags   []string
-	force  bool
-	signer Signer // WithSigner
+	tags      []string
+	force     bool
+	signer    Signer // WithSigner
+	treeCache string // WithTreeCache
 
 	// Verify and Promote.
 	verifier Verifier // WithVerifier
