@@ -35,7 +35,7 @@ fuzz: ## Run every fuzz target (func Fuzz* in a _test.go) for FUZZTIME each, all
 
 BENCHFLAGS ?= -count 5
 
-bench: tools ## Benchmark fluxpack beside Flux's own code; print the ratio table (minutes)
+bench: tools flux-tool ## Benchmark fluxpack beside Flux's own code and the flux CLI; print the ratio table (minutes)
 	FLUXPACK_REQUIRE_REAL=1 $(GO) run ./bench/ratios $(BENCHFLAGS)
 
 ##@ Development
