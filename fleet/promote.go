@@ -43,7 +43,7 @@ func Promote(ctx context.Context, f *layering.Fleet, cluster, from string, opts 
 		return nil, fmt.Errorf("promoting cluster %q from %q: %w", cluster, from, err)
 	}
 	if info.Revision == "" {
-		return nil, fmt.Errorf("promoting cluster %q from %q: %s records no source revision (push the fleet from a Git checkout, or with --revision): %w", cluster, from, oci.RedactURL(src), ErrNoRevision)
+		return nil, fmt.Errorf("promoting cluster %q from %q: %s records no source revision (push the fleet from a Git checkout, or with WithRevision): %w", cluster, from, oci.RedactURL(src), ErrNoRevision)
 	}
 	tag, ok := urlTag(to)
 	if !ok {

@@ -337,7 +337,8 @@ func chartTag(v string) string {
 // cachedChart finds a chart by name in the WithCharts folders.
 func (l *linter) cachedChart(name, version string) (string, error) {
 	if len(l.cfg.charts) == 0 {
-		return "", fmt.Errorf("%w: chart %s (give a folder holding it with --charts)", errChartUnavailable, name)
+		// The chart coverage's advice says how to give lint the charts.
+		return "", fmt.Errorf("%w: chart %s: no chart folder to look in", errChartUnavailable, name)
 	}
 	for _, dir := range l.cfg.charts {
 		if fi, err := os.Stat(filepath.Join(dir, name, "Chart.yaml")); err == nil && !fi.IsDir() {
