@@ -61,7 +61,7 @@ func Promote(ctx context.Context, f *layering.Fleet, cluster, from string, opts 
 		return nil, fmt.Errorf("promoting cluster %q from %q: %w", cluster, from, err)
 	}
 	if info.Revision == "" {
-		return nil, fmt.Errorf("promoting cluster %q from %q: %s records no source revision (push the fleet from a Git checkout, or with --revision): %w", cluster, from, oci.RedactURL(src), ErrNoRevision)
+		return nil, fmt.Errorf("promoting cluster %q from %q: %s records no source revision (push the fleet from a Git checkout, or with WithRevision): %w", cluster, from, oci.RedactURL(src), ErrNoRevision)
 	}
 	tag, ok := urlTag(to)
 	if !ok {
@@ -74,7 +74,7 @@ func Promote(ctx context.Context, f *layering.Fleet, cluster, from string, opts 
 		}
 		missing := fmt.Sprintf("cluster %q has no artifact of revision %s, which %q runs (no %s)", cluster, info.Revision, from, oci.RedactURL(own))
 		if !opts.Render {
-			return nil, fmt.Errorf("promoting cluster %q from %q: %s: push the fleet at that revision first, or promote with --render; nothing moved: %w",
+			return nil, fmt.Errorf("promoting cluster %q from %q: %s: push the fleet at that revision first, or promote with PromoteOptions.Render; nothing moved: %w",
 				cluster, from, missing, ErrNoRevision)
 		}
 		if err := renderRevision(ctx, f, cluster, own, info.Revision, opts.Push); err != nil {

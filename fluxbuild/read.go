@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
@@ -27,7 +28,8 @@ import (
 // together. A library should offer this; none does.
 
 // documentSeparator is kio.ByteReader's: any line that starts with ---.
-var documentSeparator = regexp.MustCompile(`\n---.*\n`)
+// It is compiled on first use: package inits run for every fluxpack command.
+var documentSeparator = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\n---.*\n`) })
 
 var newline = []byte{'\n'}
 
@@ -47,7 +49,7 @@ func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
 		text []byte
 		line int // lines before it in the file
 	}
-	seps := documentSeparator.FindAllIndex(data, -1)
+	seps := documentSeparator().FindAllIndex(data, -1)
 	docs := make([]document, 0, len(seps)+1)
 	prev, line := 0, 0
 	for _, loc := range seps {

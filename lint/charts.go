@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -379,12 +380,14 @@ func ociRepositoryTag(src *object) string {
 // chartVersion is one semantic version, as a chart's version is; anything
 // else in a chart template's spec.version (empty, "*", "1.x", ">=1.2") is
 // a range that source-controller resolves against the registry's tags.
-var chartVersion = regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+var chartVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+})
 
 // chartTag is the tag under which Helm pushes the chart version v (a "+"
 // of build metadata becomes "_"), or "" when v is not one version.
 func chartTag(v string) string {
-	if !chartVersion.MatchString(v) {
+	if !chartVersion().MatchString(v) {
 		return ""
 	}
 	return strings.ReplaceAll(v, "+", "_")
@@ -393,7 +396,8 @@ func chartTag(v string) string {
 // cachedChart finds a chart by name in the WithCharts folders.
 func (l *linter) cachedChart(name, version string) (string, error) {
 	if len(l.cfg.charts) == 0 {
-		return "", fmt.Errorf("%w: chart %s (give a folder holding it with --charts)", errChartUnavailable, name)
+		// The chart coverage's advice says how to give lint the charts.
+		return "", fmt.Errorf("%w: chart %s: no chart folder to look in", errChartUnavailable, name)
 	}
 	for _, dir := range l.cfg.charts {
 		if fi, err := os.Stat(filepath.Join(dir, name, "Chart.yaml")); err == nil && !fi.IsDir() {

@@ -59,7 +59,7 @@ func Build(dir string, opts ...BuildOption) (*Artifact, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}
-	t, err := scanTree(dir, o)
+	t, err := scanTree(dir, o, false)
 	if err != nil {
 		return nil, fmt.Errorf("building artifact from %s: %w", dir, err)
 	}

@@ -78,7 +78,7 @@ func diff(ctx context.Context, dir string, ref Ref, o *options) (*DiffResult, er
 	if err != nil {
 		return nil, err
 	}
-	t, err := scanTree(dir, o)
+	t, err := scanTree(dir, o, false)
 	if err != nil {
 		return nil, err
 	}

@@ -194,8 +194,8 @@ func FuzzIgnorer(f *testing.F) {
 		}
 		userPatterns := strings.Split(user, "\n")
 		ig := newIgnorer(root, userPatterns)
-		fr, err := ig.rootFrame(root)
-		if err != nil {
+		fr := ig.rootFrame()
+		if err := ig.load(fr, root, true); err != nil {
 			t.Fatal(err)
 		}
 		got := false
@@ -206,7 +206,8 @@ func FuzzIgnorer(f *testing.F) {
 				break
 			}
 			if !last {
-				if fr, err = ig.enter(fr, name, filepath.Join(root, "absent")); err != nil {
+				fr = ig.child(fr, name)
+				if err := ig.load(fr, filepath.Join(root, "absent"), false); err != nil {
 					t.Fatal(err)
 				}
 			}

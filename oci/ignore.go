@@ -100,8 +100,8 @@ func (ig *ignorer) parse(line string, relDomain []string) *rule {
 	return r
 }
 
-// rootFrame returns the frame of the root directory dir.
-func (ig *ignorer) rootFrame(dir string) (*frame, error) {
+// rootFrame returns the frame of the root directory, before load.
+func (ig *ignorer) rootFrame() *frame {
 	f := &frame{}
 	for _, group := range [][]*rule{ig.defaults, ig.user} {
 		for _, r := range group {
@@ -110,14 +110,7 @@ func (ig *ignorer) rootFrame(dir string) (*frame, error) {
 			}
 		}
 	}
-	return f, ig.load(f, dir)
-}
-
-// enter returns the frame of parent's subdirectory name, at real path dir,
-// which the walk is about to descend into.
-func (ig *ignorer) enter(parent *frame, name, dir string) (*frame, error) {
-	f := ig.child(parent, name)
-	return f, ig.load(f, dir)
+	return f
 }
 
 // child returns the frame of parent's subdirectory name without reading
@@ -136,10 +129,12 @@ func (ig *ignorer) child(parent *frame, name string) *frame {
 	return f
 }
 
-// load reads the .sourceignore of f's directory dir, if any.
-func (ig *ignorer) load(f *frame, dir string) error {
+// load reads the .sourceignore of f's directory dir, when the directory
+// lists one (present): the walk lists a directory, then loads its frame,
+// then makes its subdirectories' frames (child).
+func (ig *ignorer) load(f *frame, dir string, present bool) error {
 	defer func() { f.hits = append(f.hits, make([]bool, ig.nrules-len(f.hits))...) }()
-	if f.skipLoad {
+	if f.skipLoad || !present {
 		return nil
 	}
 	b, err := os.ReadFile(filepath.Join(dir, sourceignore.IgnoreFile))

@@ -63,7 +63,7 @@ func TestIgnorerMatchesSourceignore(t *testing.T) {
 		user := pick()
 
 		want := referenceWalk(t, root, user)
-		tr, err := scanTree(root, &options{ignorePaths: user})
+		tr, err := scanTree(root, &options{ignorePaths: user}, false)
 		if err != nil {
 			t.Fatal(err)
 		}

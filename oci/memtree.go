@@ -94,7 +94,7 @@ func ReadTree(dir string, opts ...TreeOption) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", dir, err)
 	}
-	t, err := scan(dir, o, true)
+	t, err := scan(dir, o, true, false)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", dir, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	fluxoci "github.com/fluxcd/pkg/oci"
@@ -143,9 +144,10 @@ type options struct {
 	allowSecrets     bool
 
 	// The push.
-	tags   []string
-	force  bool
-	signer Signer // WithSigner
+	tags      []string
+	force     bool
+	signer    Signer // WithSigner
+	treeCache string // WithTreeCache
 
 	// Verify and Promote.
 	verifier Verifier // WithVerifier
@@ -278,7 +280,9 @@ func WithGitDir(dir string) ArtifactOption {
 }
 
 // annotationKey is the OCI annotation key syntax: reverse-DNS-ish, no spaces.
-var annotationKey = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`)
+// Compiled on first use, as every regexp of the package: the CLI runs package
+// inits for every command.
+var annotationKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]*$`) })
 
 // WithAnnotations adds manifest annotations. The keys Flux itself sets
 // (created, source, revision) are refused: use WithCreated, WithSource and
@@ -290,7 +294,7 @@ func WithAnnotations(annotations map[string]string) ArtifactOption {
 		}
 		for _, k := range slices.Sorted(maps.Keys(annotations)) {
 			switch {
-			case !annotationKey.MatchString(k):
+			case !annotationKey().MatchString(k):
 				return fmt.Errorf("%s: invalid annotation key %q", "WithAnnotations", k)
 			case k == fluxoci.CreatedAnnotation || k == fluxoci.SourceAnnotation || k == fluxoci.RevisionAnnotation || k == ContentDigestAnnotation:
 				return fmt.Errorf("%s: annotation %q is set by fluxpack; use the matching option", "WithAnnotations", k)
@@ -329,15 +333,15 @@ func WithAllowSecrets() TreeOption {
 }
 
 // tagPattern is the OCI distribution spec's tag syntax.
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+var tagPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`) })
 
 // WithTags adds tags that point at the pushed artifact besides the one in the
 // URL. They are written after the URL's tag.
 func WithTags(tags ...string) PushOption {
 	return pushOpt{func(o *options) error {
 		for _, t := range tags {
-			if !tagPattern.MatchString(t) {
-				return fmt.Errorf("%s: invalid tag %q: want %s", "WithTags", t, tagPattern)
+			if !tagPattern().MatchString(t) {
+				return fmt.Errorf("%s: invalid tag %q: want %s", "WithTags", t, tagPattern())
 			}
 			if !slices.Contains(o.tags, t) {
 				o.tags = append(o.tags, t)

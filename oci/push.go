@@ -86,7 +86,7 @@ func push(ctx context.Context, dir string, ref Ref, o *options) (*Result, error)
 	if err != nil {
 		return nil, err
 	}
-	t, err := scanTree(dir, o)
+	t, err := scanTree(dir, o, o.treeCache != "")
 	if err != nil {
 		return nil, err
 	}
@@ -124,15 +124,31 @@ func pushTree(ctx context.Context, t *tree, dir string, tag name.Tag, o *options
 		}()
 	}
 	a := &archiver{display: dir, checkSecrets: !o.allowSecrets && !t.mem}
+	useCache := o.treeCache != "" && !t.mem
+	var content v1.Hash
+	cached := false
+	if useCache && !o.force {
+		content, a.streamed, cached = cachedContent(t, a.checkSecrets)
+		if cached && o.logger != nil {
+			o.logger.Debug("content digest from the tree cache: no file read", "dir", dir, "content", content.String())
+		}
+	}
 	var compressing *compressing
-	if !t.mem && (o.force || runtime.GOMAXPROCS(0) > 1) {
+	if !cached && !t.mem && (o.force || runtime.GOMAXPROCS(0) > 1) {
 		a.handoff = newHandoff(t)
 		compressing = (&archiver{display: dir}).startCompress(t, true, a.handoff)
 		defer compressing.discard()
 	}
-	content, err := a.contentDigest(t)
-	if err != nil {
-		return nil, err
+	if !cached {
+		var err error
+		if content, err = a.contentDigest(t); err != nil {
+			return nil, err
+		}
+		if useCache {
+			if err := cacheContent(o.treeCache, t, a.checkSecrets, content, a.streamed); err != nil && o.logger != nil {
+				o.logger.Debug("tree not cached", "dir", dir, "reason", err.Error())
+			}
+		}
 	}
 	g := <-ch
 	var existing *remote.Descriptor
@@ -161,6 +177,9 @@ func pushTree(ctx context.Context, t *tree, dir string, tag name.Tag, o *options
 		return nil, err
 	}
 	if compressedContent != content {
+		if cached {
+			dropCachedContent(o.treeCache, t)
+		}
 		return nil, fmt.Errorf("%s changed while being read: push again", dir)
 	}
 	art, err := newArtifact(dir, t, o, &memLayer{data: compressed, digest: layerDigest, content: content})

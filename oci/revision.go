@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -15,7 +16,7 @@ import (
 
 // revisionCommit finds the commit of a Flux revision: <ref>@sha1:<hex>,
 // sha1:<hex>, or the same with sha256.
-var revisionCommit = regexp.MustCompile(`(?:^|@)sha(?:1|256):([0-9a-f]{40,64})$`)
+var revisionCommit = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|@)sha(?:1|256):([0-9a-f]{40,64})$`) })
 
 // RevisionTag is the tag that names the artifact pushed to tag for a
 // source revision, besides tag itself: "<tag>-rev-<commit>" for a revision
@@ -26,7 +27,7 @@ var revisionCommit = regexp.MustCompile(`(?:^|@)sha(?:1|256):([0-9a-f]{40,64})$`
 // tag longer than the OCI limit (128) is cut.
 func RevisionTag(tag, revision string) string {
 	id := ""
-	if m := revisionCommit.FindStringSubmatch(revision); m != nil {
+	if m := revisionCommit().FindStringSubmatch(revision); m != nil {
 		id = m[1]
 	} else {
 		sum := sha256.Sum256([]byte(revision))

@@ -95,10 +95,10 @@ func scalar(m *yaml.Node, key string) (string, int) {
 var (
 	// ErrSensitiveOutput: a file holds an IaC output its tool marks
 	// sensitive (Terraform/OpenTofu "sensitive": true, Pulumi "[secret]").
-	ErrSensitiveOutput = errors.New("IaC output marked sensitive (keep IaC outputs files outside the pushed folder, or allow them with --allow-secrets)")
+	ErrSensitiveOutput = errors.New("IaC output marked sensitive (keep IaC outputs files outside the pushed folder, or allow them with WithAllowSecrets)")
 	// ErrOutputsFile: a file is the IaC outputs file a fluxpack Stack or
 	// Fleet file of the tree names (vars[].outputs, clusters[].outputs).
-	ErrOutputsFile = errors.New("IaC outputs file (keep it outside the pushed folder, or allow it with --allow-secrets)")
+	ErrOutputsFile = errors.New("IaC outputs file (keep it outside the pushed folder, or allow it with WithAllowSecrets)")
 )
 
 // sensitiveOutput refuses a file holding an IaC output marked sensitive.

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fluxcd/pkg/sourceignore"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // DefaultIgnorePaths are excluded from every artifact, as by the flux CLI's
@@ -26,6 +28,9 @@ type entry struct {
 	name string // slash-separated path in the archive; "." for the root
 	link string // the target's real path when the entry is reached through a symlink
 	dir  bool
+	// id is the identity of a file's content (its target's, through a
+	// symlink) when the scan read it, for the tree cache (WithTreeCache).
+	id inputfile.Identity
 	// data and mode are a file's content and archive mode in a tree held
 	// in memory (see Tree); nil data there is an empty file.
 	data []byte
@@ -53,6 +58,12 @@ func normalMode(m fs.FileMode) int64 {
 type tree struct {
 	root    string // absolute path of the directory
 	entries []entry
+	// scanned is when the scan began: the identities of the entries were
+	// read after it (see inputfile.Identity.Settled).
+	scanned time.Time
+	// cached is the tree cache's entry for root, read by a scan with stat
+	// (WithTreeCache), or nil.
+	cached *treeCacheEntry
 	// mem: every file's content is in its entry (a Tree's), read once;
 	// the archiver reads nothing and checks no file for Secrets again.
 	mem bool
@@ -90,13 +101,14 @@ func (t *tree) checkNotEmpty(display string) error {
 
 // scanTree lists the entries of dir in the order Flux archives them (a
 // lexical walk), leaving out ignored paths and following symlinks that stay
-// inside dir.
-func scanTree(dir string, o *options) (*tree, error) {
-	return scan(dir, o, false)
+// inside dir. With stat, every file entry gets its identity.
+func scanTree(dir string, o *options, stat bool) (*tree, error) {
+	return scan(dir, o, false, stat)
 }
 
 // scan is scanTree; keep keeps the ignore rules and frames in the tree.
-func scan(dir string, o *options, keep bool) (*tree, error) {
+func scan(dir string, o *options, keep, stat bool) (*tree, error) {
+	scanned := time.Now()
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -113,12 +125,14 @@ func scan(dir string, o *options, keep bool) (*tree, error) {
 		return nil, err
 	}
 	ig := newIgnorer(real, o.ignorePaths)
-	top, err := ig.rootFrame(real)
-	if err != nil {
-		return nil, &FileError{Path: dir, Err: err}
+	top := ig.rootFrame()
+	s := &scanner{display: dir, root: real, ig: ig, onStack: map[string]bool{}, log: o.logger, stat: stat}
+	t := &tree{root: real, entries: []entry{{name: ".", dir: true}}, scanned: scanned}
+	if stat && o.treeCache != "" {
+		if t.cached = loadTreeCache(o.treeCache, real); t.cached != nil && t.cached.Entries > 0 {
+			t.entries = append(make([]entry, 0, min(t.cached.Entries, 1<<20)), t.entries...)
+		}
 	}
-	s := &scanner{display: dir, root: real, ig: ig, onStack: map[string]bool{}, log: o.logger}
-	t := &tree{root: real, entries: []entry{{name: ".", dir: true}}}
 	if keep {
 		t.ig, t.frames = ig, map[string]*frame{".": top}
 		s.frames = t.frames
@@ -136,23 +150,38 @@ type scanner struct {
 	onStack map[string]bool   // real paths of the directories being walked
 	log     *slog.Logger      // for what is skipped, or nil
 	frames  map[string]*frame // each walked directory's frame, when kept
+	stat    bool              // read each file's identity (entry.id)
 }
 
 // walk appends the entries under the directory whose real path is real and
-// whose place in the tree is f.
+// whose place in the tree is f, once f has its directory's .sourceignore.
 func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 	s.onStack[real] = true
 	defer delete(s.onStack, real)
-	des, err := os.ReadDir(real)
+	des, err := inputfile.ReadDir(real, s.stat)
 	if err != nil {
 		return s.fileErr(f.rel, err)
 	}
-	for _, de := range des { // os.ReadDir sorts by name: Flux's lexical walk
-		name := de.Name()
+	hasIgnoreFile := slices.ContainsFunc(des, func(de inputfile.DirEntry) bool { return de.Name == sourceignore.IgnoreFile })
+	if err := s.ig.load(f, real, hasIgnoreFile); err != nil {
+		return s.fileErr(f.rel, err)
+	}
+	prefix := "" // of the entries' archive names
+	if len(f.rel) > 0 {
+		prefix = strings.Join(f.rel, "/") + "/"
+	}
+	for _, de := range des { // sorted by name: Flux's lexical walk
+		name := de.Name
+		typ, id := de.Type, de.ID
+		if typ.IsRegular() { // the common case, without the allocations below
+			if !s.ig.excluded(f, name, false) {
+				*out = append(*out, entry{name: prefix + name, id: id})
+			}
+			continue
+		}
 		childRel := append(f.rel[:len(f.rel):len(f.rel)], name)
 		src := filepath.Join(real, name)
 		var link string
-		typ := de.Type()
 		if typ&fs.ModeSymlink != 0 {
 			target, err := filepath.EvalSymlinks(src)
 			if errors.Is(err, fs.ErrNotExist) {
@@ -178,6 +207,11 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 			if fi.IsDir() && s.onStack[target] {
 				return s.fileErr(childRel, fmt.Errorf("%w: %s", ErrSymlinkCycle, target))
 			}
+			if s.stat && typ.IsRegular() {
+				if id, err = inputfile.Stat(target); err != nil {
+					return s.fileErr(childRel, err)
+				}
+			}
 		}
 		isDir := typ.IsDir()
 		if s.ig.excluded(f, name, isDir) {
@@ -186,10 +220,7 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 		switch {
 		case isDir:
 			*out = append(*out, entry{name: strings.Join(childRel, "/"), link: link, dir: true})
-			child, err := s.ig.enter(f, name, src)
-			if err != nil {
-				return s.fileErr(childRel, err)
-			}
+			child := s.ig.child(f, name)
 			if s.frames != nil {
 				s.frames[strings.Join(childRel, "/")] = child
 			}
@@ -197,7 +228,7 @@ func (s *scanner) walk(real string, f *frame, out *[]entry) error {
 				return err
 			}
 		case typ.IsRegular(): // mode and size are read when the file is opened
-			*out = append(*out, entry{name: strings.Join(childRel, "/"), link: link})
+			*out = append(*out, entry{name: strings.Join(childRel, "/"), link: link, id: id})
 		default:
 			return s.fileErr(childRel, fmt.Errorf("%w (%s)", ErrSpecialFile, typ))
 		}

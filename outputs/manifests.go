@@ -88,7 +88,7 @@ func ParseValuesMap(path string, data []byte) (*ValuesMap, error) {
 	}
 	m := &ValuesMap{File: path}
 	shape := func(n *yaml.Node, what string) error {
-		return fileErr(path, n.Line, fmt.Errorf("%w: %s (see `fluxpack outputs --help`)", ErrWrongShape, what))
+		return fileErr(path, n.Line, fmt.Errorf("%w: %s (see the ValuesMap format)", ErrWrongShape, what))
 	}
 	if doc.Kind == 0 {
 		return m, nil

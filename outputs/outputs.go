@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
@@ -364,7 +365,7 @@ func isSecret(top map[string]json.RawMessage) bool {
 	return kind == "Secret" && apiVersion == "v1"
 }
 
-var envLineRE = regexp.MustCompile(`^\s*(export\s+)?[^\s=#]+\s*=`)
+var envLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(export\s+)?[^\s=#]+\s*=`) })
 
 func looksLikeEnv(data []byte) bool {
 	seen := false
@@ -373,7 +374,7 @@ func looksLikeEnv(data []byte) bool {
 		if t == "" || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if !envLineRE.MatchString(line) {
+		if !envLineRE().MatchString(line) {
 			return false
 		}
 		seen = true

@@ -104,7 +104,7 @@ func DefaultBase(dir string) (Revision, error) {
 		}
 		return Revision{Name: "merge-base with " + strings.TrimPrefix(c, "refs/remotes/"), Commit: bases[0].Hash.String()}, nil
 	}
-	return Revision{}, fmt.Errorf("%w: HEAD of %s has no upstream branch (tried %s); give one with --base", ErrNoBase, dir, strings.Join(candidates, ", "))
+	return Revision{}, fmt.Errorf("%w: HEAD of %s has no upstream branch (tried %s); give the base revision explicitly (Resolve)", ErrNoBase, dir, strings.Join(candidates, ", "))
 }
 
 // Extract writes the files of commit rev of the Git repository holding

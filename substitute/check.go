@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/envsubst/parse"
@@ -327,8 +328,8 @@ func walkScalars(n *yaml.Node, fn func(n *yaml.Node, isKey bool)) {
 }
 
 var (
-	bareVarRE  = regexp.MustCompile(`\$+[_[:alpha:]][_[:alpha:][:digit:]]*`)
-	shellVarRE = regexp.MustCompile(`^[_A-Z][_A-Z0-9]*$`)
+	bareVarRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$+[_[:alpha:]][_[:alpha:][:digit:]]*`) })
+	shellVarRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[_A-Z][_A-Z0-9]*$`) })
 )
 
 // ref is one ${…} in a scalar.
@@ -389,7 +390,7 @@ func (c *checker) checkScalar(path, obj string, n *yaml.Node, isKey bool) []Find
 	}
 	multiLine := strings.Contains(n.Value, "\n")
 	// $var without braces, for a variable that is provided.
-	for _, m := range bareVarRE.FindAllString(n.Value, -1) {
+	for _, m := range bareVarRE().FindAllString(n.Value, -1) {
 		dollars := len(m) - len(strings.TrimLeft(m, "$"))
 		name := m[dollars:]
 		if dollars%2 == 1 {
@@ -423,7 +424,7 @@ func (c *checker) checkScalar(path, obj string, n *yaml.Node, isKey bool) []Find
 			continue
 		}
 		msg := fmt.Sprintf("variable %q is not set and has no default: Flux (strict mode) fails the Kustomization", r.name)
-		if multiLine || shellVarRE.MatchString(r.name) {
+		if multiLine || shellVarRE().MatchString(r.name) {
 			msg += fmt.Sprintf("; if ${%s} is meant for a shell or a dashboard, escape it as $${%s}", r.name, r.name)
 		}
 		add(lineOf(n, "${"+r.name), r.name, SeverityError, "%s", msg)
@@ -519,13 +520,13 @@ func describeValue(v any) string {
 
 // yaml11Bools are the plain scalars YAML 1.1 (sigs.k8s.io/yaml) reads as
 // booleans.
-var yaml11Bools = map[string]bool{}
-
-func init() {
+var yaml11Bools = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
 	for _, s := range strings.Fields("y Y yes Yes YES n N no No NO true True TRUE false False FALSE on On ON off Off OFF") {
-		yaml11Bools[s] = true
+		m[s] = true
 	}
-}
+	return m
+})
 
 // CheckKustomization checks the inline spec.postBuild.substitute of every
 // Flux Kustomization in f: keys that YAML 1.1 reads as booleans (y, n,
@@ -556,7 +557,7 @@ func CheckKustomization(f File) []Finding {
 				out = append(out, Finding{File: f.Path, Line: k.Line, Object: obj, Var: k.Value, Severity: sev, Message: fmt.Sprintf(format, args...)})
 			}
 			switch {
-			case k.Style == 0 && yaml11Bools[k.Value]:
+			case k.Style == 0 && yaml11Bools()[k.Value]:
 				b := "true"
 				if strings.ContainsAny(k.Value[:1], "nNfF") || strings.EqualFold(k.Value, "off") {
 					b = "false"

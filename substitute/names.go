@@ -5,17 +5,18 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // VarNamePattern is the rule kustomize-controller applies to every
 // variable name.
 const VarNamePattern = `^[_[:alpha:]][_[:alpha:][:digit:]]*$`
 
-var varNameRE = regexp.MustCompile(VarNamePattern)
+var varNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(VarNamePattern) })
 
 // ValidVarName reports whether Flux accepts name as a postBuild variable
 // name: ^[_[:alpha:]][_[:alpha:][:digit:]]*$ (ASCII letters only).
-func ValidVarName(name string) bool { return varNameRE.MatchString(name) }
+func ValidVarName(name string) bool { return varNameRE().MatchString(name) }
 
 // VarName maps an output name to a valid Flux variable name by the one rule
 // of this package: every byte that is not an ASCII letter, digit or "_"

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/envsubst"
@@ -74,11 +75,13 @@ func (s *Sources) Objects() []runtime.Object {
 	return out
 }
 
-var sourceCodecs = serializer.NewCodecFactory(func() *runtime.Scheme {
+// sourceCodecs decodes ConfigMaps and Secrets. The scheme is built on first
+// use, not at init: every fluxpack command runs the package inits.
+var sourceCodecs = sync.OnceValue(func() serializer.CodecFactory {
 	s := runtime.NewScheme()
 	_ = corev1.AddToScheme(s)
-	return s
-}())
+	return serializer.NewCodecFactory(s)
+})
 
 // ReadSources reads ConfigMaps and Secrets from YAML files (several
 // documents per file allowed; other kinds are an error).
@@ -112,7 +115,7 @@ func decodeSources(path string, data []byte) ([]runtime.Object, error) {
 		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
 			continue
 		}
-		obj, _, err := sourceCodecs.UniversalDeserializer().Decode(doc, nil, nil)
+		obj, _, err := sourceCodecs().UniversalDeserializer().Decode(doc, nil, nil)
 		switch obj.(type) {
 		case *corev1.ConfigMap, *corev1.Secret:
 			if err == nil {

@@ -10,12 +10,14 @@ import (
 	"syscall"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/internal/startup"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
 func main() {
+	startup.Done() // the collector was off while the linked packages initialized
 	// The handlers stay until the process exits: a signal that arrives as
 	// the command ends is absorbed, not fatal (a restored default handler
 	// would kill the process after its cleanup, with no exit code).

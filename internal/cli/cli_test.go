@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -103,6 +104,33 @@ func TestArtifactCommands(t *testing.T) {
 		got = strings.NewReplacer(reg.Host, "REGISTRY", secretDir, "SECRETDIR", dir, "DIR").Replace(got)
 		testutil.Golden(t, "artifact/"+s.name, []byte(got))
 	}
+}
+
+// TestPushTreeCache: push keeps the tree's content digest in the user's
+// cache directory, and the next push of the unchanged tree takes it from
+// there; with --no-tree-cache it reads every file.
+func TestPushTreeCache(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the cache directory is set with $XDG_CACHE_HOME on Linux")
+	}
+	reg := testutil.NewRegistry(t)
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	dir := filepath.Join("testdata", "stacks", "external") // checked out seconds ago at least: not changing
+	url := "oci://" + reg.Host + "/cached:v1"
+	const hit = "content digest from the tree cache"
+	for i, args := range [][]string{
+		{"push", dir, url, "--debug"},
+		{"push", dir, url, "--debug"},
+		{"push", dir, url, "--debug", "--no-tree-cache"},
+	} {
+		_, stderr, code := run(t, args...)
+		require.Equal(t, cli.ExitOK, code, stderr)
+		assert.Equal(t, i == 1, strings.Contains(stderr, hit), "fluxpack %s (run %d): %q on stderr", strings.Join(args, " "), i+1, hit)
+	}
+	entries, err := os.ReadDir(filepath.Join(cache, "fluxpack", "trees"))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "cache entries")
 }
 
 func TestPushSourceDateEpoch(t *testing.T) {

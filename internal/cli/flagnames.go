@@ -4,13 +4,23 @@ import "strings"
 
 // optionFlags names, in the errors Main prints, the library options whose
 // messages advise them by the flags that set them. The library speaks of
-// its options (WithAllowSecrets); the command line of its flags.
-var optionFlags = strings.NewReplacer(
+// its options (WithAllowSecrets) and formats; the command line of its flags
+// and help. TestLibraryErrorsNameNoFlags holds the library to that, and
+// TestOptionFlags this table to the flags the commands have.
+var optionFlags = strings.NewReplacer(optionFlagPairs...)
+
+// optionFlagPairs are optionFlags' replacements: option (or format) as the
+// library names it, then the command line's words for it.
+var optionFlagPairs = []string{
 	"WithIgnorePaths", "--ignore-paths",
 	"WithAllowSecrets", "--allow-secrets",
 	"WithCreds", "--creds",
 	"WithRename", "--rename",
-)
+	"WithRevision", "--revision",
+	"the ValuesMap format", "--values-map in `fluxpack outputs --help`",
+	"PromoteOptions.Render", "--render",
+	"give the base revision explicitly (Resolve)", "give one with --base",
+}
 
 // flagWorded is a library error reworded for the command line: its message
 // names the flags that set the options or fields the library's message

@@ -78,5 +78,14 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// push keeps a tree cache in the user's cache directory: the tests'
+	// go to a directory of their own.
+	cache, err := os.MkdirTemp("", "fluxpack-cli-cache-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CACHE_HOME", cache)
+	code := m.Run()
+	os.RemoveAll(cache)
+	os.Exit(code)
 }

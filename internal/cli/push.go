@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,6 +26,7 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		ignorePaths  []string
 		allowSecrets bool
 		force        bool
+		noTreeCache  bool
 		fleetFile    fleetFlag
 		jobs         int
 		sign         string
@@ -42,6 +44,15 @@ The artifact is reproducible: modes are normalised and created comes from
 $SOURCE_DATE_EPOCH, else the commit time of the revision, else the Unix epoch.
 If the tag already holds the same content, nothing is uploaded and the tag does
 not move, even when --revision differs; --force pushes anyway.
+
+The content is told by the digest of the tar stream. fluxpack keeps it in the
+user's cache directory ($XDG_CACHE_HOME/fluxpack/trees, by default
+~/.cache/fluxpack/trees) with each file's device, inode, size, and
+modification and change times: when the next push of DIR finds every file as
+it was, it takes the digest from there and reads no file (a file written to
+or replaced gets a new change time, which no program sets back; files changed
+in the two seconds before a push are not cached). --no-tree-cache reads and
+hashes every file.
 
 --source and --revision default to the Git checkout holding DIR (origin's URL
 without credentials, <branch>@sha1:<commit>). Paths matching the default
@@ -183,6 +194,9 @@ when none failed.`,
 			for _, o := range treeOpts {
 				opts = append(opts, o)
 			}
+			if dir := treeCacheDir(); dir != "" && !noTreeCache {
+				opts = append(opts, oci.WithTreeCache(dir))
+			}
 
 			res, err := oci.Push(ctx, args[0], args[1], opts...)
 			if err != nil {
@@ -214,6 +228,7 @@ when none failed.`,
 	fs.StringSliceVar(&ignorePaths, "ignore-paths", nil, "more paths to ignore, .gitignore syntax (after the defaults: "+joinComma(oci.DefaultIgnorePaths())+")")
 	fs.BoolVar(&allowSecrets, "allow-secrets", false, "allow plaintext Kubernetes Secrets and IaC outputs files (sensitive values, files a stack or fleet names) in the artifact")
 	fs.BoolVar(&force, "force", false, "push even if the tag already holds the same content")
+	fs.BoolVar(&noTreeCache, "no-tree-cache", false, "read and hash every file, even if the tree cache says none changed since the last push")
 	fleetFile.bind(cmd)
 	fs.IntVar(&jobs, "jobs", fleet.DefaultJobs, "with --fleet: clusters rendered and pushed at once")
 	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key or --keyless) or "notation" (with --key and --cert)`)
@@ -221,6 +236,17 @@ when none failed.`,
 	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
 	keyless.bind(cmd)
 	return cmd
+}
+
+// treeCacheDir is where push keeps the content digests of trees
+// (oci.WithTreeCache): fluxpack/trees in the user's cache directory, or ""
+// when there is none ($HOME and $XDG_CACHE_HOME unset).
+func treeCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "fluxpack", "trees")
 }
 
 // warnUnrecorded says on w what the pushed artifact does not record of its

@@ -59,3 +59,40 @@ type Contents struct {
 	Mode fs.FileMode // type bits and permissions
 	Size int64
 }
+
+// Identity is what stat(2) says of one version of a file: its device and
+// inode, mode, size, and modification and status-change times in
+// nanoseconds. Writing to a file, or replacing it, changes its status-change
+// time (ctime), which no program can set back; so a file whose Identity is
+// the same as when it was read holds the same bytes, provided its ctime was
+// older than the read by more than the file system's timestamp granularity
+// (the file could otherwise change again within the same tick): see
+// Settled. The zero Identity is "unknown": on systems other than Linux and
+// macOS (see ReadDir and Stat).
+type Identity struct {
+	Dev, Ino     uint64
+	Mode         uint32
+	Size         int64
+	Mtime, Ctime int64
+}
+
+// Known reports whether the system gave the identity.
+func (id Identity) Known() bool { return id != Identity{} }
+
+// Settled reports whether id's file had not changed for window before
+// since (nanoseconds since the epoch): a file whose Identity was taken
+// after since, then read, and whose Identity is the same later, has not
+// changed since the read.
+func (id Identity) Settled(since, window int64) bool {
+	return id.Known() && id.Ctime <= since-window && id.Mtime <= since-window
+}
+
+// readDir is ReadDir without identities: os.ReadDir.
+func readDir(dir string) ([]DirEntry, error) {
+	des, err := os.ReadDir(dir)
+	out := make([]DirEntry, 0, len(des))
+	for _, de := range des {
+		out = append(out, DirEntry{Name: de.Name(), Type: de.Type()})
+	}
+	return out, err
+}

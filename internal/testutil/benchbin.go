@@ -20,8 +20,9 @@ var benchBins struct {
 
 // BenchBinaries builds each command (name → package path relative to the
 // repository, such as "./cmd/fluxpack") once per test binary, with the
-// toolchain that runs the test, and returns name → path. Call
-// RemoveBenchBinaries from TestMain to delete them.
+// toolchain that runs the test, as the release builds fluxpack
+// (internal/release: no cgo, -trimpath, stripped), and returns name → path.
+// Call RemoveBenchBinaries from TestMain to delete them.
 func BenchBinaries(tb testing.TB, cmds map[string]string) map[string]string {
 	tb.Helper()
 	benchBins.Lock()
@@ -40,9 +41,9 @@ func BenchBinaries(tb testing.TB, cmds map[string]string) map[string]string {
 			continue
 		}
 		p := filepath.Join(benchBins.dir, cmd)
-		c := exec.Command("go", "build", "-o", p, pkg)
+		c := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", p, pkg)
 		c.Dir = RepoRoot(tb)
-		c.Env = append(os.Environ(), "GOTOOLCHAIN=auto")
+		c.Env = append(os.Environ(), "GOTOOLCHAIN=auto", "CGO_ENABLED=0")
 		if msg, err := c.CombinedOutput(); err != nil {
 			tb.Fatalf("building %s: %v\n%s", pkg, err, msg)
 		}
