@@ -317,7 +317,7 @@ func (s *shipper) push(ctx context.Context, cluster, url, revision string, tags 
 	if err != nil {
 		return nil, err
 	}
-	opts := append(slices.Clone(s.cfg.push), oci.WithGitDir(s.stackDir))
+	opts := append(slices.Clone(s.cfg.push), oci.WithGitDir(s.stackDir), oci.WithAnnotations(map[string]string{oci.ClusterAnnotation: cluster}))
 	if revision != "" {
 		opts = append(opts, oci.WithRevision(revision))
 	}

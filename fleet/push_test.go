@@ -244,8 +244,9 @@ func TestPushIsRenderThenPush(t *testing.T) {
 		_, err = f.RenderCluster(r.Cluster, filepath.Join(tree, filepath.FromSlash(rendered)))
 		require.NoError(t, err)
 		want, err := oci.Push(t.Context(), tree, "oci://"+reg.Host+"/disk/"+r.Cluster+":main",
-			oci.WithInsecure(), oci.WithSource("https://example.com/platform"), oci.WithRevision("main@sha1:"+strings.Repeat("0", 40)))
+			oci.WithInsecure(), oci.WithSource("https://example.com/platform"), oci.WithRevision("main@sha1:"+strings.Repeat("0", 40)),
+			oci.WithAnnotations(map[string]string{oci.ClusterAnnotation: r.Cluster}))
 		require.NoError(t, err)
-		assert.Equal(t, want.Digest, r.Digest, "cluster %s: fleet.Push's artifact is render then push", r.Cluster)
+		assert.Equal(t, want.Digest, r.Digest, "cluster %s: fleet.Push's artifact is render then push, annotated with its cluster", r.Cluster)
 	}
 }

@@ -91,8 +91,11 @@ type (
 	registryOpt struct{ apply func(*options) error }
 	listOpt     struct{ apply func(*options) error }
 	verifyOpt   struct{ apply func(*options) error }
+	promoteOpt  struct{ apply func(*options) error }
 	sharedOpt   struct{ apply func(*options) error }
 )
+
+func (o promoteOpt) applyPromote(x *options) error { return o.apply(x) }
 
 func (o artifactOpt) applyBuild(x *options) error   { return o.apply(x) }
 func (o artifactOpt) applyPush(x *options) error    { return o.apply(x) }
@@ -131,8 +134,9 @@ var (
 
 // options is what the options of one call add up to.
 type options struct {
-	client  *Client // the transports' owner; nil: none shared
-	fromEnv bool    // WithEnvironment
+	client       *Client // the transports' owner; nil: none shared
+	fromEnv      bool    // WithEnvironment
+	otherCluster bool    // WithOtherCluster
 
 	// The artifact.
 	source, revision string

@@ -2,6 +2,7 @@ package oci
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -74,10 +75,16 @@ func promote(ctx context.Context, src name.Reference, dst name.Tag, o *options) 
 			return nil, fmt.Errorf("%s is %s: %w (%s)", URL(digest), v.Status, ErrNotVerified, v.Reason)
 		}
 	}
-	if cur, err := remote.Head(dst, ro...); err == nil && cur.Digest == desc.Digest {
+	cur, err := remote.Head(dst, ro...)
+	switch {
+	case err == nil && cur.Digest == desc.Digest:
 		return res, nil // already there
-	} else if err != nil && !isNotFound(err) {
+	case err != nil && !isNotFound(err):
 		return nil, fmt.Errorf("reading %s: %w", URL(dst), err)
+	case err == nil && !o.otherCluster:
+		if err := sameCluster(desc, dst, ro); err != nil {
+			return nil, err
+		}
 	}
 	if src.Context().String() != dst.Context().String() {
 		if err := copyArtifact(digest, dst.Context().Digest(desc.Digest.String()), desc, ro); err != nil {
@@ -157,4 +164,49 @@ func copyNotationSignatures(src, dst name.Digest, ro []remote.Option) error {
 		}
 	}
 	return nil
+}
+
+// ClusterAnnotation names, on an artifact fleet push made, the cluster of
+// the fleet it was rendered for: its variables and its source.
+const ClusterAnnotation = "dev.fluxpack.cluster"
+
+// ErrOtherCluster is wrapped by Promote's error when the artifact was
+// rendered for another cluster than the one the tag serves.
+var ErrOtherCluster = errors.New("the artifact was rendered for another cluster")
+
+// WithOtherCluster lets Promote point a tag at an artifact rendered for
+// another cluster of a fleet than the artifact the tag holds (both
+// annotated ClusterAnnotation): a copy that hands one cluster another's
+// variables and source, refused without it.
+func WithOtherCluster() PromoteOption {
+	return promoteOpt{func(o *options) error { o.otherCluster = true; return nil }}
+}
+
+// sameCluster refuses to move dst, which holds an artifact fleet push
+// rendered for one cluster, to desc, rendered for another.
+func sameCluster(desc *remote.Descriptor, dst name.Tag, ro []remote.Option) error {
+	from, err := manifestAnnotation(desc.Manifest, ClusterAnnotation)
+	if err != nil || from == "" {
+		return nil //nolint:nilerr // an artifact without the annotation is no fleet's: nothing to compare
+	}
+	cur, err := remote.Get(dst, ro...)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", URL(dst), err)
+	}
+	to, err := manifestAnnotation(cur.Manifest, ClusterAnnotation)
+	if err != nil || to == "" || to == from {
+		return nil //nolint:nilerr // see above
+	}
+	return fmt.Errorf("%w: it is cluster %q's render, and %s holds cluster %q's; promote a fleet by revision (each cluster its own artifact), or allow it with WithOtherCluster",
+		ErrOtherCluster, from, URL(dst), to)
+}
+
+func manifestAnnotation(raw []byte, key string) (string, error) {
+	var m struct {
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return "", err
+	}
+	return m.Annotations[key], nil
 }

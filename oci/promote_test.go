@@ -93,3 +93,39 @@ func TestPromote(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "reading oci://"+reg.Host+"/platform/none:main")
 }
+
+// A tag serving one cluster of a fleet (its artifact annotated with the
+// cluster) does not move to an artifact rendered for another, unless
+// WithOtherCluster says so; artifacts without the annotation move as
+// before.
+func TestPromoteRefusesAnotherClustersRender(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	push := func(cluster, tag string) {
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, map[string]string{"vars.yaml": "cluster: " + cluster + "\n"})
+		var opts []oci.PushOption
+		if cluster != "" {
+			opts = append(opts, oci.WithAnnotations(map[string]string{oci.ClusterAnnotation: cluster}))
+		}
+		_, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:"+tag, opts...)
+		require.NoError(t, err)
+	}
+	push("staging", "staging")
+	push("prod", "prod")
+	push("", "plain")
+	prod := "oci://" + reg.Host + "/platform:prod"
+	before := tagDigest(t, reg.Host+"/platform:prod")
+
+	_, err := oci.Promote(t.Context(), "oci://"+reg.Host+"/platform:staging", prod)
+	require.ErrorIs(t, err, oci.ErrOtherCluster)
+	assert.Contains(t, err.Error(), `it is cluster "staging"'s render, and oci://`+reg.Host+`/platform:prod holds cluster "prod"'s`)
+	assert.Equal(t, before, tagDigest(t, reg.Host+"/platform:prod"), "nothing moved")
+
+	_, err = oci.Promote(t.Context(), "oci://"+reg.Host+"/platform:plain", prod)
+	require.NoError(t, err, "an artifact of no fleet moves as before")
+	_, err = oci.Promote(t.Context(), "oci://"+reg.Host+"/platform:staging", "oci://"+reg.Host+"/platform:new")
+	require.NoError(t, err, "a new tag serves no cluster yet")
+	push("prod", "prod")
+	_, err = oci.Promote(t.Context(), "oci://"+reg.Host+"/platform:staging", prod, oci.WithOtherCluster())
+	require.NoError(t, err)
+}

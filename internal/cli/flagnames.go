@@ -19,6 +19,7 @@ var optionFlagPairs = []string{
 	"WithRevision", "--revision",
 	"the ValuesMap format", "--values-map in `fluxpack outputs --help`",
 	"PromoteOptions.Render", "--render",
+	"WithOtherCluster", "--other-cluster",
 	"give the base revision explicitly (Resolve)", "give one with --base",
 }
 

@@ -22,6 +22,7 @@ func newPromoteCmd(f *rootFlags) *cobra.Command {
 		identity    identityFlags
 		fleetFile   fleetFlag
 		render      bool
+		other       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "promote (oci://HOST/REPOSITORY:TAG | --fleet FLEET CLUSTER [--render]) --from SOURCE",
@@ -94,6 +95,9 @@ whether the tag moved.`,
 			for _, k := range keys {
 				opts = append(opts, k)
 			}
+			if other {
+				opts = append(opts, oci.WithOtherCluster())
+			}
 			if render && len(keys) > 0 {
 				return fmt.Errorf("--render pushes an unsigned artifact, which --key, --trust-policy or --certificate-identity would refuse: push the fleet with --sign at that revision, then promote")
 			}
@@ -135,6 +139,7 @@ whether the tag moved.`,
 	cmd.Flags().StringVar(&key, "key", "", "cosign public key the artifact must verify with first: a file, env://VAR or a KMS key SCHEME://KEY")
 	cmd.Flags().StringVar(&trustPolicy, "trust-policy", "", "notation trust policy (trustpolicy.json) the artifact must verify with first, with --cert")
 	cmd.Flags().StringArrayVar(&certs, "cert", nil, "notation trust store for --trust-policy: a certificate file or a directory of *.crt/*.pem files (repeatable)")
+	cmd.Flags().BoolVar(&other, "other-cluster", false, "move a tag that serves one cluster of a fleet to an artifact fleet push rendered for another (its variables and source), which is refused otherwise")
 	cmd.Flags().BoolVar(&render, "render", false, "with --fleet: when the cluster has no artifact of the revision, render and push it from the checkout, which must be at that revision")
 	identity.bind(cmd)
 	return cmd

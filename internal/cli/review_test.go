@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/oci"
 )
 
 // reviewFixture lays out review's fixture repository as base, and as head
@@ -158,4 +159,23 @@ func TestDiffTagObjects(t *testing.T) {
 	js, _, code := run(t, "diff", dir, url, "-o", "json")
 	require.Equal(t, cli.ExitFinding, code)
 	assert.Contains(t, js, `"objects": [`)
+}
+
+// promote refuses to hand one fleet cluster's tag another cluster's
+// render, naming --other-cluster, which allows it.
+func TestPromoteOtherCluster(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	for _, cluster := range []string{"staging", "prod"} {
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, map[string]string{"vars.yaml": "cluster: " + cluster + "\n"})
+		_, err := oci.Push(t.Context(), dir, "oci://"+reg.Host+"/platform:"+cluster, oci.WithAnnotations(map[string]string{oci.ClusterAnnotation: cluster}))
+		require.NoError(t, err)
+	}
+	_, stderr, code := run(t, "promote", "oci://"+reg.Host+"/platform:prod", "--from", "staging")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, `cluster "staging"'s render`)
+	assert.Contains(t, stderr, "--other-cluster")
+	assert.NotContains(t, stderr, "WithOtherCluster")
+	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform:prod", "--from", "staging", "--other-cluster")
+	assert.Equal(t, cli.ExitOK, code, stderr)
 }
