@@ -222,7 +222,12 @@ func TestGitHubAction(t *testing.T) {
 func TestGitLabExample(t *testing.T) {
 	needTools(t)
 	repo, baseSHA := fixtureRepo(t)
-	bin := testutil.BenchBinaries(t, map[string]string{"fluxpack": "./cmd/fluxpack"})["fluxpack"]
+	// The job's before_script: the release installed by action/install.sh,
+	// into RUNNER_TEMP as the job's variables set it.
+	tmp := t.TempDir()
+	out, err := script(t, repo, []string{"RUNNER_TEMP=" + tmp, "FLUXPACK_VERSION=v0.0.0-test", "FLUXPACK_RELEASE_URL=" + releaseServer(t, "v0.0.0-test", false)}, "action/install.sh")
+	require.NoError(t, err, out)
+	bin := filepath.Join(tmp, "fluxpack", "bin", "fluxpack")
 	api := &notesAPI{comments: map[int]string{}}
 	notes := "/api/v4/projects/42/merge_requests/3/notes"
 	srv := httptest.NewServer(api.handler(notes, notes+"/{id}", "PUT"))
@@ -240,4 +245,6 @@ func TestGitLabExample(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "docs", "gitlab-ci.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(doc), "docs/gitlab/fluxpack-diff.sh")
+	assert.Contains(t, string(doc), "ci/install.sh")
+	assert.Contains(t, string(doc), "FLUXPACK_BIN: $CI_PROJECT_DIR/.fluxpack-tmp/fluxpack/bin/fluxpack")
 }
