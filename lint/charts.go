@@ -196,6 +196,24 @@ func (l *linter) release(ctx context.Context, ly *lintLayer, o *object, opts ...
 // valuesFrom served by the ConfigMaps and Secrets of every layer), for a
 // preview of what helm-controller would install.
 func RenderRelease(ctx context.Context, p *layering.Plan, inputs []Input, root string, ref layering.ObjectRef, lintOpts []Option, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, error) {
+	l, err := loadForReleases(ctx, p, inputs, root, lintOpts)
+	if err != nil {
+		return nil, err
+	}
+	for _, ly := range l.layers {
+		for _, o := range ly.objects {
+			if o.helmCRDs != "" && o.Kind == ref.Kind && o.Name == ref.Name && namespaceOr(o.Namespace, ly.Kustomization.Spec.TargetNamespace) == namespaceOr(ref.Namespace, p.Namespace) {
+				rel, _, err := l.release(ctx, ly, o, opts...)
+				return rel, err
+			}
+		}
+	}
+	return nil, fmt.Errorf("rendering %s: no layer applies it", ref)
+}
+
+// loadForReleases loads a Plan's layers as lint does, to render their
+// HelmReleases.
+func loadForReleases(ctx context.Context, p *layering.Plan, inputs []Input, root string, lintOpts []Option) (*linter, error) {
 	if len(inputs) != len(p.Layers) {
 		return nil, errdefs.Kind(ErrInvalidOption, "plan %q: %d inputs for %d layers", p.Name, len(inputs), len(p.Layers))
 	}
@@ -211,15 +229,7 @@ func RenderRelease(ctx context.Context, p *layering.Plan, inputs []Input, root s
 	if err := l.load(ctx); err != nil {
 		return nil, err
 	}
-	for _, ly := range l.layers {
-		for _, o := range ly.objects {
-			if o.helmCRDs != "" && o.Kind == ref.Kind && o.Name == ref.Name && namespaceOr(o.Namespace, ly.Kustomization.Spec.TargetNamespace) == namespaceOr(ref.Namespace, p.Namespace) {
-				rel, _, err := l.release(ctx, ly, o, opts...)
-				return rel, err
-			}
-		}
-	}
-	return nil, fmt.Errorf("rendering %s: no layer applies it", ref)
+	return l, nil
 }
 
 // RenderedRelease is one HelmRelease of a Plan as Releases renders it.
@@ -246,19 +256,8 @@ var ErrChartUnavailable = errChartUnavailable
 // with its Err, not as an error: the error is for bad input and a
 // cancelled ctx.
 func Releases(ctx context.Context, p *layering.Plan, inputs []Input, root string, want func(layer string) bool, lintOpts []Option, opts ...fluxbuild.ReleaseOption) ([]RenderedRelease, error) {
-	if len(inputs) != len(p.Layers) {
-		return nil, errdefs.Kind(ErrInvalidOption, "plan %q: %d inputs for %d layers", p.Name, len(inputs), len(p.Layers))
-	}
-	cfg, err := newConfig(lintOpts)
+	l, err := loadForReleases(ctx, p, inputs, root, lintOpts)
 	if err != nil {
-		return nil, err
-	}
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return nil, err
-	}
-	l := &linter{p: p, inputs: inputs, root: abs, cfg: cfg}
-	if err := l.load(ctx); err != nil {
 		return nil, err
 	}
 	var out []RenderedRelease

@@ -184,6 +184,7 @@ func TestCompareBadOptions(t *testing.T) {
 		"bad pattern":  {review.WithStripAttrs("[")},
 		"empty":        {review.WithStripAttrs("")},
 		"nil read opt": {review.WithReadOptions(nil)},
+		"nil lint opt": {review.WithLintOptions(nil)},
 	} {
 		if _, err := review.Compare(t.Context(), base, head, "clusters/prod", opts...); err == nil {
 			t.Errorf("%s: no error", name)

@@ -12,6 +12,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -22,15 +23,12 @@ import (
 func WithLintOptions(opts ...lint.Option) Option {
 	return optionFunc(func(c *config) error {
 		if slices.Contains(opts, nil) {
-			return ErrNilLintOption
+			return errdefs.InvalidOption("nil lint option")
 		}
 		c.lint = append(c.lint, opts...)
 		return nil
 	})
 }
-
-// ErrNilLintOption is the error of WithLintOptions given a nil option.
-var ErrNilLintOption = fmt.Errorf("%w: nil lint option", ErrInvalidOption)
 
 // stackSide is one side of a stack comparison: the stack's builder (nil
 // when the file is not on that side).
@@ -175,7 +173,7 @@ func newCompareConfig(baseRoot, headRoot string, opts []Option) (*config, error)
 	cfg := &config{base: baseRoot, head: headRoot, baseRoot: baseRoot, headRoot: headRoot}
 	for _, o := range opts {
 		if o == nil {
-			return nil, fmt.Errorf("%w: nil Option", ErrInvalidOption)
+			return nil, errdefs.InvalidOption("nil Option")
 		}
 		if err := o.apply(cfg); err != nil {
 			return nil, err
