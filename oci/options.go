@@ -90,6 +90,7 @@ type (
 	pushOpt     struct{ apply func(*options) error }
 	registryOpt struct{ apply func(*options) error }
 	listOpt     struct{ apply func(*options) error }
+	pullOpt     struct{ apply func(*options) error }
 	verifyOpt   struct{ apply func(*options) error }
 	promoteOpt  struct{ apply func(*options) error }
 	sharedOpt   struct{ apply func(*options) error }
@@ -110,6 +111,7 @@ func (o registryOpt) applyTag(x *options) error     { return o.apply(x) }
 func (o registryOpt) applyList(x *options) error    { return o.apply(x) }
 func (o registryOpt) applyVerify(x *options) error  { return o.apply(x) }
 func (o listOpt) applyList(x *options) error        { return o.apply(x) }
+func (o pullOpt) applyPull(x *options) error        { return o.apply(x) }
 func (o verifyOpt) applyVerify(x *options) error    { return o.apply(x) }
 func (o verifyOpt) applyPromote(x *options) error   { return o.apply(x) }
 func (o registryOpt) applyPromote(x *options) error { return o.apply(x) }
@@ -128,6 +130,7 @@ var (
 	_ PushOption     = pushOpt{}
 	_ RegistryOption = registryOpt{}
 	_ ListOption     = listOpt{}
+	_ PullOption     = pullOpt{}
 	_ VerifyOption   = verifyOpt{}
 	_ SharedOption   = sharedOpt{}
 )
@@ -170,6 +173,9 @@ type options struct {
 
 	// List.
 	semver string
+
+	// Pull.
+	layerSelector *string // WithLayerSelector: the media type of the layer to extract, "" the first
 }
 
 // Progress reports how far an upload has come.
@@ -526,6 +532,18 @@ func WithProgress(fn func(Progress)) PushOption {
 func WithRemoteOptions(ro ...remote.Option) RegistryOption {
 	return registryOpt{func(o *options) error {
 		o.remote = append(o.remote, ro...)
+		return nil
+	}}
+}
+
+// WithLayerSelector makes Pull extract the first layer of the given media
+// type of any OCI artifact, as source-controller does for an OCIRepository
+// with spec.layerSelector.mediaType; "" extracts the first layer, as
+// without spec.layerSelector. Without it, Pull takes Flux artifacts only.
+// The layer must be a gzipped tarball (operation extract).
+func WithLayerSelector(mediaType string) PullOption {
+	return pullOpt{func(o *options) error {
+		o.layerSelector = &mediaType
 		return nil
 	}}
 }

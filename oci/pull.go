@@ -12,6 +12,7 @@ import (
 
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/fluxcd/pkg/tar"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
@@ -79,9 +80,16 @@ func pull(ctx context.Context, r Ref, dir string, o *options) (*Metadata, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", URL(ref), err)
 	}
-	layer := fluxLayer(desc)
-	if layer == nil {
-		return nil, fmt.Errorf("%s is not a Flux artifact (want config %s and layer %s)", URL(ref), ConfigMediaType, ContentMediaType)
+	var layer *v1.Descriptor
+	if o.layerSelector == nil {
+		if layer = fluxLayer(desc); layer == nil {
+			return nil, fmt.Errorf("%s is not a Flux artifact (want config %s and layer %s)", URL(ref), ConfigMediaType, ContentMediaType)
+		}
+	} else if layer = selectLayer(desc, *o.layerSelector); layer == nil {
+		if *o.layerSelector == "" {
+			return nil, fmt.Errorf("%s has no layer", URL(ref))
+		}
+		return nil, fmt.Errorf("%s has no layer of media type %s", URL(ref), *o.layerSelector)
 	}
 	blob, err := remote.Layer(ref.Context().Digest(layer.Digest.String()), ro...)
 	if err != nil {
@@ -104,6 +112,22 @@ func pull(ctx context.Context, r Ref, dir string, o *options) (*Metadata, error)
 		Created: meta.Created, Source: meta.Source, Revision: meta.Revision,
 		Files: files, Annotations: m,
 	}, nil
+}
+
+// selectLayer is the first layer of desc's manifest of mediaType, or the
+// first layer when mediaType is "", as source-controller picks the layer
+// of an OCIRepository; nil when there is none.
+func selectLayer(desc *remote.Descriptor, mediaType string) *v1.Descriptor {
+	m := manifestOf(desc)
+	if m == nil {
+		return nil
+	}
+	for _, l := range m.Layers {
+		if mediaType == "" || string(l.MediaType) == mediaType {
+			return &l
+		}
+	}
+	return nil
 }
 
 // checkEmptyOrAbsent refuses a dir that exists and is not an empty directory.

@@ -1,0 +1,252 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/fluxcd/pkg/version"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// defaultBranch is the branch source-controller checks out for a
+// GitRepository without spec.ref.
+const defaultBranch = "master"
+
+// GitRepository fetches the files of g at the commit its spec.ref
+// resolves to, with source-controller's precedence (commit, name, semver,
+// tag, branch; branch master without spec.ref), and returns them with the
+// revision source-controller records ("main@sha1:<commit>",
+// "v1.2.0@sha1:<commit>", "sha1:<commit>" for a commit alone). The tree
+// is kept by commit: a cached commit is not fetched again. Submodules are
+// not fetched; spec.ignore and spec.include are the caller's to apply.
+func (f *Fetcher) GitRepository(ctx context.Context, g *sourcev1.GitRepository) (Artifact, error) {
+	obj := "GitRepository/" + g.Namespace + "/" + g.Name
+	if g.Spec.URL == "" {
+		return Artifact{}, fmt.Errorf("%s: spec.url is empty", obj)
+	}
+	ref := g.Spec.Reference
+	if ref == nil {
+		ref = &sourcev1.GitRepositoryRef{}
+	}
+	key := "git " + g.Spec.URL + " " + fmt.Sprint(*ref)
+	a, err := f.once(key, func() (Artifact, error) { return f.git(ctx, obj, g.Spec.URL, ref) })
+	if err != nil {
+		return Artifact{}, fmt.Errorf("fetching %s (%s): %w", obj, redactURL(g.Spec.URL), err)
+	}
+	return a, nil
+}
+
+func (f *Fetcher) git(ctx context.Context, obj, url string, ref *sourcev1.GitRepositoryRef) (Artifact, error) {
+	var auth transport.AuthMethod
+	if (f.gitUser != "" || f.gitPass != "") && (strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://")) {
+		auth = &githttp.BasicAuth{Username: f.gitUser, Password: f.gitPass}
+	}
+	var (
+		name     plumbing.ReferenceName // what to fetch
+		commit   plumbing.Hash
+		revision string
+	)
+	if ref.Commit != "" {
+		commit = plumbing.NewHash(ref.Commit)
+		if commit.IsZero() || len(ref.Commit) != 40 {
+			return Artifact{}, &NotFoundError{Object: obj, Msg: fmt.Sprintf("spec.ref.commit %q is not a full SHA-1", ref.Commit)}
+		}
+		revision = "sha1:" + commit.String()
+		if ref.Branch != "" {
+			name = plumbing.NewBranchReferenceName(ref.Branch)
+			revision = ref.Branch + "@" + revision
+		}
+		dir := f.cachePath("git", commit.String())
+		if _, ok := readMeta(dir); ok {
+			f.log.Info("source cached", "source", obj, "revision", revision)
+			return Artifact{Dir: dir, Revision: revision}, nil
+		}
+	} else {
+		refs, err := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: "origin", URLs: []string{url}}).
+			ListContext(ctx, &git.ListOptions{Auth: auth, PeelingOption: git.AppendPeeled})
+		if err != nil {
+			return Artifact{}, fmt.Errorf("listing refs: %w", err)
+		}
+		var short string
+		switch {
+		case ref.Name != "":
+			name, short = plumbing.ReferenceName(ref.Name), ref.Name
+		case ref.SemVer != "":
+			tag, err := semverTag(refs, ref.SemVer)
+			if err != nil {
+				return Artifact{}, &NotFoundError{Object: obj, Msg: err.Error()}
+			}
+			name, short = plumbing.NewTagReferenceName(tag), tag
+		case ref.Tag != "":
+			name, short = plumbing.NewTagReferenceName(ref.Tag), ref.Tag
+		default:
+			b := ref.Branch
+			if b == "" {
+				b = defaultBranch
+			}
+			name, short = plumbing.NewBranchReferenceName(b), b
+		}
+		commit = peeled(refs, name)
+		if commit.IsZero() {
+			return Artifact{}, &NotFoundError{Object: obj, Msg: fmt.Sprintf("couldn't find remote ref %q", name)}
+		}
+		revision = short + "@sha1:" + commit.String()
+	}
+	dir := f.cachePath("git", commit.String())
+	if _, ok := readMeta(dir); ok {
+		f.log.Info("source cached", "source", obj, "revision", revision)
+		return Artifact{Dir: dir, Revision: revision}, nil
+	}
+	opts := &git.CloneOptions{URL: url, Auth: auth, Tags: git.NoTags, NoCheckout: true}
+	if name != "" {
+		opts.ReferenceName, opts.SingleBranch = name, true
+		if ref.Commit == "" {
+			opts.Depth = 1
+		}
+	}
+	repo, err := git.CloneContext(ctx, memory.NewStorage(), nil, opts)
+	if err != nil {
+		return Artifact{}, fmt.Errorf("cloning: %w", err)
+	}
+	c, err := repo.CommitObject(commit)
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		return Artifact{}, &NotFoundError{Object: obj, Msg: fmt.Sprintf("commit %s not found", commit)}
+	}
+	if err != nil {
+		return Artifact{}, fmt.Errorf("reading commit %s: %w", commit, err)
+	}
+	tmp, commitDir, abort, err := stage(dir)
+	if err != nil {
+		return Artifact{}, err
+	}
+	if err := writeTree(ctx, c, tmp); err != nil {
+		abort()
+		return Artifact{}, fmt.Errorf("writing commit %s: %w", commit, err)
+	}
+	if err := commitDir(); err != nil {
+		abort()
+		return Artifact{}, err
+	}
+	if err := writeMeta(dir, meta{Revision: "sha1:" + commit.String()}); err != nil {
+		return Artifact{}, err
+	}
+	f.log.Info("source fetched", "source", obj, "revision", revision)
+	return Artifact{Dir: dir, Revision: revision}, nil
+}
+
+// peeled is the commit name points at among refs: the peeled entry of an
+// annotated tag, else the ref's own hash.
+func peeled(refs []*plumbing.Reference, name plumbing.ReferenceName) plumbing.Hash {
+	var h plumbing.Hash
+	for _, r := range refs {
+		switch r.Name() {
+		case name + "^{}":
+			return r.Hash()
+		case name:
+			h = r.Hash()
+		}
+	}
+	return h
+}
+
+// semverTag is the highest tag of refs within the range, as
+// source-controller selects a GitRepository's spec.ref.semver.
+func semverTag(refs []*plumbing.Reference, constraint string) (string, error) {
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return "", fmt.Errorf("semver parse error: %w", err)
+	}
+	var (
+		best    *semver.Version
+		bestTag string
+	)
+	for _, r := range refs {
+		if !r.Name().IsTag() || strings.HasSuffix(string(r.Name()), "^{}") {
+			continue
+		}
+		tag := r.Name().Short()
+		v, err := version.ParseVersion(tag)
+		if err != nil || !c.Check(v) {
+			continue
+		}
+		if best == nil || v.GreaterThan(best) {
+			best, bestTag = v, tag
+		}
+	}
+	if best == nil {
+		return "", fmt.Errorf("no match found for semver: %s", constraint)
+	}
+	return bestTag, nil
+}
+
+// writeTree writes the files of c into dir: regular files with their
+// executable bit, symbolic links as links; submodules are left out.
+func writeTree(ctx context.Context, c *object.Commit, dir string) error {
+	tree, err := c.Tree()
+	if err != nil {
+		return err
+	}
+	return tree.Files().ForEach(func(fl *object.File) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := filepath.Join(dir, filepath.FromSlash(fl.Name))
+		if !filepath.IsLocal(fl.Name) {
+			return fmt.Errorf("%s: path outside the tree", fl.Name)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if fl.Mode == filemode.Symlink {
+			target, err := fl.Contents()
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, p)
+		}
+		perm := os.FileMode(0o644)
+		if fl.Mode == filemode.Executable {
+			perm = 0o755
+		}
+		r, err := fl.Reader()
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		w, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(w, r); err != nil {
+			_ = w.Close()
+			return err
+		}
+		return w.Close()
+	})
+}
+
+// redactURL drops the user information of a URL, which may hold a token.
+func redactURL(u string) string {
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return u
+	}
+	if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
+		rest = rest[at+1:]
+	}
+	return scheme + "://" + rest
+}

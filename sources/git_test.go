@@ -1,0 +1,203 @@
+package sources_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fluxpack/fluxpack/sources"
+)
+
+// gitServer serves the repositories under root over smart HTTP with git
+// http-backend, on loopback, counting the pack requests (clones).
+type gitServer struct {
+	URL    string
+	packs  atomic.Int32
+	author []string
+}
+
+func newGitServer(t *testing.T, root string) *gitServer {
+	t.Helper()
+	backend, err := exec.Command("git", "--exec-path").Output()
+	if err != nil {
+		t.Skipf("git is not installed: %v", err)
+	}
+	s := &gitServer{}
+	h := &cgi.Handler{
+		Path:   filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
+		Env:    []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+		Stderr: io.Discard,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
+			s.packs.Add(1)
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+// git runs git in dir with a fixed identity and dates, and returns its
+// output.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "tag.gpgSign=false", "-c", "commit.gpgSign=false"}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+}
+
+// platformRepo makes root/platform.git: main with three commits, tags
+// v1.0.0 (lightweight), v1.1.0 (annotated), v2.0.0-rc.1, and a branch
+// staging. It returns the commits by name.
+func platformRepo(t *testing.T, root string) map[string]string {
+	t.Helper()
+	work := t.TempDir()
+	git(t, work, "init", "-q")
+	commits := map[string]string{}
+	write(t, work, "apps/web.yaml", "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"1.0\"\n")
+	git(t, work, "add", ".")
+	git(t, work, "commit", "-q", "-m", "one")
+	git(t, work, "tag", "v1.0.0")
+	commits["v1.0.0"] = git(t, work, "rev-parse", "HEAD")
+	write(t, work, "apps/web.yaml", "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"1.1\"\n")
+	require.NoError(t, os.Symlink("web.yaml", filepath.Join(work, "apps", "link.yaml")))
+	git(t, work, "add", ".")
+	git(t, work, "commit", "-q", "-m", "two")
+	git(t, work, "tag", "-a", "v1.1.0", "-m", "release")
+	commits["v1.1.0"] = git(t, work, "rev-parse", "HEAD")
+	write(t, work, "apps/web.yaml", "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"2.0-rc\"\n")
+	git(t, work, "commit", "-q", "-am", "three")
+	git(t, work, "tag", "v2.0.0-rc.1")
+	commits["main"] = git(t, work, "rev-parse", "HEAD")
+	git(t, work, "branch", "staging", "v1.0.0")
+	git(t, root, "clone", "-q", "--bare", work, "platform.git")
+	return commits
+}
+
+func gitRepository(url string, ref *sourcev1.GitRepositoryRef) *sourcev1.GitRepository {
+	return &sourcev1.GitRepository{
+		ObjectMeta: metav1.ObjectMeta{Name: "platform", Namespace: "flux-system"},
+		Spec:       sourcev1.GitRepositorySpec{URL: url, Reference: ref},
+	}
+}
+
+func TestGitRepository(t *testing.T) {
+	root := t.TempDir()
+	commits := platformRepo(t, root)
+	srv := newGitServer(t, root)
+	url := srv.URL + "/platform.git"
+	cache := t.TempDir()
+
+	cases := []struct {
+		name     string
+		ref      *sourcev1.GitRepositoryRef
+		revision string
+		content  string
+	}{
+		{"branch", &sourcev1.GitRepositoryRef{Branch: "main"}, "main@sha1:" + commits["main"], "2.0-rc"},
+		{"other branch", &sourcev1.GitRepositoryRef{Branch: "staging"}, "staging@sha1:" + commits["v1.0.0"], "1.0"},
+		{"lightweight tag", &sourcev1.GitRepositoryRef{Tag: "v1.0.0"}, "v1.0.0@sha1:" + commits["v1.0.0"], "1.0"},
+		{"annotated tag, peeled", &sourcev1.GitRepositoryRef{Tag: "v1.1.0"}, "v1.1.0@sha1:" + commits["v1.1.0"], "1.1"},
+		{"semver range, prerelease left out", &sourcev1.GitRepositoryRef{SemVer: ">=1.0.0"}, "v1.1.0@sha1:" + commits["v1.1.0"], "1.1"},
+		{"semver over tag", &sourcev1.GitRepositoryRef{SemVer: "1.0.x", Tag: "v1.1.0"}, "v1.0.0@sha1:" + commits["v1.0.0"], "1.0"},
+		{"name", &sourcev1.GitRepositoryRef{Name: "refs/heads/staging"}, "refs/heads/staging@sha1:" + commits["v1.0.0"], "1.0"},
+		{"commit", &sourcev1.GitRepositoryRef{Commit: commits["v1.0.0"]}, "sha1:" + commits["v1.0.0"], "1.0"},
+		{"commit on a branch", &sourcev1.GitRepositoryRef{Branch: "main", Commit: commits["v1.1.0"]}, "main@sha1:" + commits["v1.1.0"], "1.1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f, err := sources.New(cache)
+			require.NoError(t, err)
+			a, err := f.GitRepository(t.Context(), gitRepository(url, c.ref))
+			require.NoError(t, err)
+			assert.Equal(t, c.revision, a.Revision)
+			b, err := os.ReadFile(filepath.Join(a.Dir, "apps", "web.yaml"))
+			require.NoError(t, err)
+			assert.Contains(t, string(b), `v: "`+c.content+`"`)
+			assert.NoDirExists(t, filepath.Join(a.Dir, ".git"))
+		})
+	}
+
+	t.Run("symlink kept as a link", func(t *testing.T) {
+		f, err := sources.New(cache)
+		require.NoError(t, err)
+		a, err := f.GitRepository(t.Context(), gitRepository(url, &sourcev1.GitRepositoryRef{Tag: "v1.1.0"}))
+		require.NoError(t, err)
+		target, err := os.Readlink(filepath.Join(a.Dir, "apps", "link.yaml"))
+		require.NoError(t, err)
+		assert.Equal(t, "web.yaml", target)
+	})
+
+	t.Run("default branch is master", func(t *testing.T) {
+		f, err := sources.New(cache)
+		require.NoError(t, err)
+		_, err = f.GitRepository(t.Context(), gitRepository(url, nil))
+		require.Error(t, err)
+		assert.True(t, sources.IsNotFound(err), "%v", err)
+		assert.Contains(t, err.Error(), `GitRepository/flux-system/platform`)
+		assert.Contains(t, err.Error(), `refs/heads/master`)
+	})
+
+	t.Run("not found", func(t *testing.T) {
+		f, err := sources.New(cache)
+		require.NoError(t, err)
+		for _, ref := range []*sourcev1.GitRepositoryRef{{Branch: "nope"}, {Tag: "v9"}, {SemVer: ">=3.0.0"}, {Commit: strings.Repeat("ab", 20)}} {
+			_, err = f.GitRepository(t.Context(), gitRepository(url, ref))
+			require.Error(t, err, "%+v", ref)
+			assert.True(t, sources.IsNotFound(err), "%+v: %v", ref, err)
+		}
+	})
+
+	t.Run("unreachable is not a not-found", func(t *testing.T) {
+		f, err := sources.New(t.TempDir())
+		require.NoError(t, err)
+		_, err = f.GitRepository(t.Context(), gitRepository(srv.URL+"/missing.git", nil))
+		require.Error(t, err)
+		assert.False(t, sources.IsNotFound(err), "%v", err)
+	})
+
+	t.Run("cached by commit: a second run lists refs and clones nothing", func(t *testing.T) {
+		dir := t.TempDir()
+		f, err := sources.New(dir)
+		require.NoError(t, err)
+		before := srv.packs.Load()
+		a1, err := f.GitRepository(t.Context(), gitRepository(url, &sourcev1.GitRepositoryRef{Branch: "main"}))
+		require.NoError(t, err)
+		require.Equal(t, before+1, srv.packs.Load(), "the first run clones")
+		f2, err := sources.New(dir)
+		require.NoError(t, err)
+		a2, err := f2.GitRepository(t.Context(), gitRepository(url, &sourcev1.GitRepositoryRef{Tag: "v2.0.0-rc.1"}))
+		require.NoError(t, err)
+		assert.Equal(t, a1.Dir, a2.Dir, "one commit, one directory")
+		assert.Equal(t, before+1, srv.packs.Load(), "the second run found the commit in the cache")
+		entries, err := os.ReadDir(filepath.Join(dir, "git"))
+		require.NoError(t, err)
+		for _, e := range entries {
+			assert.False(t, strings.HasPrefix(e.Name(), "."), "a staging directory was left: %s", e.Name())
+		}
+	})
+}
