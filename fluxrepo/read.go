@@ -109,6 +109,7 @@ type config struct {
 	root     string
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
+	fetcher  SourceFetcher // WithSourceFetcher
 	// stackFile is where Import's stack will be written (WithStackFile).
 	stackFile string
 }
@@ -400,9 +401,11 @@ type reader struct {
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
 	built      map[string]fluxbuild.Source
-	sourceObjs []*fluxbuild.Object  // ConfigMaps and Secrets of the tree, for substitution
-	sources    []runtime.Object     // those of them decoded
-	gitIgnore  map[SourceRef]string // spec.ignore of the GitRepositories of the tree
+	sourceObjs []*fluxbuild.Object             // ConfigMaps and Secrets of the tree, for substitution
+	sources    []runtime.Object                // those of them decoded
+	gitIgnore  map[SourceRef]string            // spec.ignore of the GitRepositories of the tree
+	srcObjs    map[SourceRef]*fluxbuild.Object // the GitRepositories and OCIRepositories of the tree, for WithSourceFetcher
+	fetchedSrc map[SourceRef]fetched
 }
 
 // note records a problem of the tree at the object o, and logs it.
@@ -662,6 +665,17 @@ func (r *reader) resolve(k *kustomizev1.Kustomization) (src *fluxbuild.Source, g
 	if dir, ok := r.cfg.sources[ref]; ok {
 		return &fluxbuild.Source{Dir: dir, Ignore: r.gitIgnore[ref], Packed: ref.Kind == sourcev1.GitRepositoryKind}, nil, "", true
 	}
+	if r.cfg.fetcher != nil && fetchable(ref) {
+		o, ok := r.srcObjs[ref]
+		if !ok {
+			return nil, nil, fmt.Sprintf("%s is defined nowhere in the tree: there is nothing to fetch", ref), false
+		}
+		f := r.fetch(ref, o, 0)
+		if f.dir == "" {
+			return nil, nil, f.why, true
+		}
+		return &fluxbuild.Source{Dir: f.dir, Ignore: r.gitIgnore[ref], Packed: ref.Kind == sourcev1.GitRepositoryKind}, nil, "", true
+	}
 	if ref.Kind == "ExternalArtifact" {
 		g, ok := r.generators[ref.Namespace+"/"+ref.Name]
 		if !ok {
@@ -673,13 +687,22 @@ func (r *reader) resolve(k *kustomizev1.Kustomization) (src *fluxbuild.Source, g
 		}
 		return &fluxbuild.Source{Dir: dir}, g, "", true
 	}
-	return nil, nil, fmt.Sprintf("%s is another source than the repository: not available offline (map it to a directory with --source %s=DIR)", ref, ref), true
+	return nil, nil, fmt.Sprintf("%s is another source than the repository: not available offline (fetch it with --sources online, or map it to a directory with --source %s=DIR)", ref, ref), true
 }
 
 // collect remembers what later layers need of a layer's objects: the
 // sources and generators the tree defines, its ConfigMaps and Secrets.
 func (r *reader) collect(objs []*fluxbuild.Object) {
 	for _, o := range objs {
+		if (o.Kind == sourcev1.GitRepositoryKind || o.Kind == sourcev1.OCIRepositoryKind) && o.Group() == sourcev1.GroupVersion.Group {
+			if r.srcObjs == nil {
+				r.srcObjs = map[SourceRef]*fluxbuild.Object{}
+			}
+			ref := SourceRef{Kind: o.Kind, Namespace: namespaceOr(o.Namespace, DefaultNamespace), Name: o.Name}
+			if _, dup := r.srcObjs[ref]; !dup {
+				r.srcObjs[ref] = o
+			}
+		}
 		switch {
 		case o.Kind == sourcev1.GitRepositoryKind && o.Group() == sourcev1.GroupVersion.Group:
 			if ignore := yamlutil.Str(o.Node, "spec", "ignore"); ignore != "" {

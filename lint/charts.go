@@ -301,6 +301,16 @@ func (l *linter) chartPath(ctx context.Context, hr *helmv2.HelmRelease) (string,
 			if err == nil {
 				return p, nil
 			}
+			if res, ok := l.cfg.fetcher.(ChartResolver); ok {
+				v := yamlutil.Str(src.Node, "spec", "ref", "digest") // a version of its own for the resolver
+				if v == "" {
+					v = yamlutil.Str(src.Node, "spec", "ref", "semver")
+				}
+				if v == "" {
+					v = ociRepositoryTag(src)
+				}
+				return l.resolveChart(ctx, res, u, "", v, err)
+			}
 			return l.fetchChart(ctx, u, ociRepositoryTag(src), err)
 		case sourcev1.HelmChartKind:
 			return l.chartFromTemplate(ctx, yamlutil.Str(src.Node, "spec", "chart"), yamlutil.Str(src.Node, "spec", "version"),
@@ -334,11 +344,47 @@ func (l *linter) chartFromTemplate(ctx context.Context, chart, version, kind, ns
 		return p, err
 	}
 	repo := l.findObject(kind, ns, name)
-	if repo == nil || yamlutil.Str(repo.Node, "spec", "type") != sourcev1.HelmRepositoryTypeOCI {
+	if repo == nil {
+		return "", err
+	}
+	if res, ok := l.cfg.fetcher.(ChartResolver); ok {
+		return l.resolveChart(ctx, res, yamlutil.Str(repo.Node, "spec", "url"), chart, version, err)
+	}
+	if yamlutil.Str(repo.Node, "spec", "type") != sourcev1.HelmRepositoryTypeOCI {
 		return "", err
 	}
 	u := strings.TrimSuffix(yamlutil.Str(repo.Node, "spec", "url"), "/") + "/" + chart
 	return l.fetchChart(ctx, u, chartTag(version), err)
+}
+
+// ChartResolver is what a WithChartFetcher fetcher also implements when it
+// reads HTTP Helm repositories and resolves version ranges as
+// source-controller does (package sources' Fetcher, --sources online):
+// the chart of a HelmRepository at repoURL (http(s):// or oci://) at an
+// exact version, a range, or "" for the latest stable; for an
+// OCIRepository's chart, repoURL is its URL and chart is "". An error
+// with a method NotFound() bool returning true says the repository has
+// no such chart or version: a `chart` finding, as helm-controller fails
+// the same way.
+type ChartResolver interface {
+	ResolveChart(ctx context.Context, repoURL, chart, version string) (path string, err error)
+}
+
+// resolveChart fetches a chart with the resolver, as the charts folders do
+// not hold it (notFound says so).
+func (l *linter) resolveChart(ctx context.Context, res ChartResolver, repoURL, chart, version string, notFound error) (string, error) {
+	if !errors.Is(notFound, errChartUnavailable) || repoURL == "" {
+		return "", notFound
+	}
+	p, err := res.ResolveChart(ctx, repoURL, chart, version)
+	if err == nil {
+		return p, nil
+	}
+	var nf interface{ NotFound() bool }
+	if errors.As(err, &nf) && nf.NotFound() {
+		return "", err // the repository's answer: helm-controller fails too
+	}
+	return "", fmt.Errorf("%w, and fetching it failed: %w", errChartUnavailable, err)
 }
 
 // fetchChart fetches the chart at url (oci://host/repo) and tag with the

@@ -3,6 +3,7 @@ package lint_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -290,4 +291,80 @@ func TestLintAssumedOnlyWithoutWebhook(t *testing.T) {
 	fs := failing(rep)
 	require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "%v", fs)
 	assert.NotContains(t, fs[0].Message, "assumed")
+}
+
+// fakeResolver is a ChartResolver too: it serves the charts folder's
+// charts for any version in the range "0.3.x", says other versions do not
+// exist, or fails with err; it records what it was asked.
+type fakeResolver struct {
+	fakeFetcher
+}
+
+type notFoundError string
+
+func (e notFoundError) Error() string  { return string(e) }
+func (e notFoundError) NotFound() bool { return true }
+
+func (f *fakeResolver) ResolveChart(_ context.Context, repoURL, chart, version string) (string, error) {
+	f.mu.Lock()
+	f.asked = append(f.asked, repoURL+" "+chart+" "+version)
+	f.mu.Unlock()
+	if f.err != nil {
+		return "", f.err
+	}
+	if version != "0.3.x" && version != "0.3.1" {
+		return "", notFoundError(fmt.Sprintf("no 'secrets-operator' chart with version matching '%s' found", version))
+	}
+	return filepath.Join(charts, "secrets-operator"), nil
+}
+
+// With a ChartResolver (--sources online), lint renders the charts of HTTP
+// Helm repositories and version ranges; a range nothing matches is a
+// `chart` finding, as helm-controller fails; an unreachable repository
+// is not.
+func TestLintResolvesCharts(t *testing.T) {
+	naive := stack().Layer("namespaces", layering.Path("./namespaces")).
+		Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+		Layer("operator", layering.Path("./operator"), layering.DependsOn("namespaces"), layering.Wait()).
+		Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
+	files := chartTree("oci://registry.example.com/charts/secrets-operator", "Skip")
+	files["operator/source.yaml"] = `apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata: {name: charts, namespace: flux-system}
+spec: {interval: 10m, url: "https://charts.example.com/stable"}
+`
+	lintWith := func(t *testing.T, version string, f lint.ChartFetcher) []lint.Finding {
+		t.Helper()
+		files["operator/release.yaml"] = `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: secrets-operator, namespace: flux-system}
+spec:
+  interval: 10m
+  targetNamespace: external-secrets
+  chart:
+    spec: {chart: secrets-operator, version: "` + version + `", sourceRef: {kind: HelmRepository, name: charts}}
+`
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, files)
+		rep, err := lint.Stack(t.Context(), naive, dir, lint.WithChartFetcher(f))
+		require.NoError(t, err)
+		return failing(rep)
+	}
+	t.Run("a range of an HTTP repository", func(t *testing.T) {
+		assert.Empty(t, lintWith(t, "0.3.x", &fakeFetcher{}), "a fetcher alone reads no HTTP repository")
+		f := &fakeResolver{}
+		fs := lintWith(t, "0.3.x", f)
+		require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "%v", fs)
+		assert.Equal(t, []string{"https://charts.example.com/stable secrets-operator 0.3.x"}, f.asked)
+	})
+	t.Run("no version matches", func(t *testing.T) {
+		fs := lintWith(t, ">=9.0.0", &fakeResolver{})
+		require.Equal(t, []lint.Rule{lint.RuleChart}, rules(fs), "%v", fs)
+		assert.Contains(t, fs[0].Message, "no 'secrets-operator' chart with version matching '>=9.0.0' found")
+	})
+	t.Run("unreachable", func(t *testing.T) {
+		f := &fakeResolver{fakeFetcher{err: errors.New("dial tcp: connection refused")}}
+		assert.Empty(t, lintWith(t, "0.3.x", f), "a repository lint cannot reach is coverage, not a finding")
+		assert.NotEmpty(t, f.asked)
+	})
 }

@@ -504,14 +504,14 @@ func (l *linter) coverage() []Coverage {
 		}
 	}
 	if len(source.Layers) > 0 {
-		source.Advice = "map each source to a local directory (--source KIND/NAMESPACE/NAME=DIR)"
+		source.Advice = "fetch them (--sources online) or map each source to a local directory (--source KIND/NAMESPACE/NAME=DIR)"
 		if !l.cfg.repository {
 			source.Advice = "give each layer a path that builds offline"
 		}
 		out = append(out, source)
 	}
 	if len(chart.Layers) > 0 {
-		chart.Advice = "give lint the charts (--charts DIR, a folder of chart folders or packaged .tgz; --charts online pulls OCI charts from their registry)"
+		chart.Advice = "fetch them (--sources online: HTTP and OCI Helm repositories, version ranges) or give lint the charts (--charts DIR, a folder of chart folders or packaged .tgz)"
 		out = append(out, chart)
 	}
 	return out

@@ -1,15 +1,9 @@
 package sources_test
 
 import (
-	"io"
-	"net/http"
-	"net/http/cgi"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
@@ -17,50 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/sources"
 )
 
-// gitServer serves the repositories under root over smart HTTP with git
-// http-backend, on loopback, counting the pack requests (clones).
-type gitServer struct {
-	URL    string
-	packs  atomic.Int32
-	author []string
-}
-
-func newGitServer(t *testing.T, root string) *gitServer {
-	t.Helper()
-	backend, err := exec.Command("git", "--exec-path").Output()
-	if err != nil {
-		t.Skipf("git is not installed: %v", err)
-	}
-	s := &gitServer{}
-	h := &cgi.Handler{
-		Path:   filepath.Join(strings.TrimSpace(string(backend)), "git-http-backend"),
-		Env:    []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-		Stderr: io.Discard,
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/git-upload-pack") {
-			s.packs.Add(1)
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
-}
-
-// git runs git in dir with a fixed identity and dates, and returns its
-// output.
+// git runs git in dir (testutil.Git).
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main", "-c", "tag.gpgSign=false", "-c", "commit.gpgSign=false"}, args...)...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_SYSTEM=/dev/null")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return strings.TrimSpace(string(out))
+	return testutil.Git(t, dir, args...)
 }
 
 func write(t *testing.T, dir, name, content string) {
@@ -76,7 +34,7 @@ func write(t *testing.T, dir, name, content string) {
 func platformRepo(t *testing.T, root string) map[string]string {
 	t.Helper()
 	work := t.TempDir()
-	git(t, work, "init", "-q")
+	git(t, work, "init", "-q", "-b", "main")
 	commits := map[string]string{}
 	write(t, work, "apps/web.yaml", "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"1.0\"\n")
 	git(t, work, "add", ".")
@@ -108,7 +66,7 @@ func gitRepository(url string, ref *sourcev1.GitRepositoryRef) *sourcev1.GitRepo
 func TestGitRepository(t *testing.T) {
 	root := t.TempDir()
 	commits := platformRepo(t, root)
-	srv := newGitServer(t, root)
+	srv := testutil.NewGitServer(t, root)
 	url := srv.URL + "/platform.git"
 	cache := t.TempDir()
 
@@ -184,16 +142,16 @@ func TestGitRepository(t *testing.T) {
 		dir := t.TempDir()
 		f, err := sources.New(dir)
 		require.NoError(t, err)
-		before := srv.packs.Load()
+		before := srv.Packs()
 		a1, err := f.GitRepository(t.Context(), gitRepository(url, &sourcev1.GitRepositoryRef{Branch: "main"}))
 		require.NoError(t, err)
-		require.Equal(t, before+1, srv.packs.Load(), "the first run clones")
+		require.Equal(t, before+1, srv.Packs(), "the first run clones")
 		f2, err := sources.New(dir)
 		require.NoError(t, err)
 		a2, err := f2.GitRepository(t.Context(), gitRepository(url, &sourcev1.GitRepositoryRef{Tag: "v2.0.0-rc.1"}))
 		require.NoError(t, err)
 		assert.Equal(t, a1.Dir, a2.Dir, "one commit, one directory")
-		assert.Equal(t, before+1, srv.packs.Load(), "the second run found the commit in the cache")
+		assert.Equal(t, before+1, srv.Packs(), "the second run found the commit in the cache")
 		entries, err := os.ReadDir(filepath.Join(dir, "git"))
 		require.NoError(t, err)
 		for _, e := range entries {

@@ -36,7 +36,8 @@ const (
 // as source-controller selects it (an exact match first, then the highest
 // version in the range, the newest of equal ones), fetches it, and returns
 // the path of its packaged file. For an OCI repository chart may be ""
-// when repoURL is the chart's own repository (an OCIRepository's URL).
+// when repoURL is the chart's own repository (an OCIRepository's URL),
+// and ver may be a manifest digest (sha256:…).
 func (f *Fetcher) ResolveChart(ctx context.Context, repoURL, chart, ver string) (string, error) {
 	a, err := f.Chart(ctx, repoURL, chart, ver)
 	return a.Path, err
@@ -77,14 +78,17 @@ func (f *Fetcher) ociChart(ctx context.Context, repoURL, chart, ver string) (Art
 	for _, o := range f.registry {
 		list = append(list, o)
 	}
-	tag := ""
-	if ver != "" && ver != "*" {
+	tag, digest := "", ""
+	if strings.HasPrefix(ver, "sha256:") { // an OCIRepository's spec.ref.digest
+		digest = ver
+	} else if ver != "" && ver != "*" {
 		if _, err := version.ParseVersion(ver); err == nil && !strings.ContainsAny(ver, "<>=~^*|, ") {
 			tag = strings.ReplaceAll(ver, "+", "_") // as helm push tags it
 		}
 	}
-	digest := ""
-	if tag == "" {
+	switch {
+	case digest != "":
+	case tag == "":
 		rng := ver
 		if rng == "" {
 			rng = "*"
@@ -100,7 +104,7 @@ func (f *Fetcher) ociChart(ctx context.Context, repoURL, chart, ver string) (Art
 			return Artifact{}, &NotFoundError{Object: url, Msg: fmt.Sprintf("no '%s' chart with version matching '%s' found", path.Base(url), ver)}
 		}
 		tag, digest = tags[0].Tag, tags[0].Digest
-	} else {
+	default:
 		info, err := oci.Describe(ctx, url+":"+tag, list...)
 		if errors.Is(err, oci.ErrNoArtifact) {
 			return Artifact{}, &NotFoundError{Object: url, Msg: fmt.Sprintf("no '%s' chart with version '%s' found", path.Base(url), ver)}
@@ -110,10 +114,14 @@ func (f *Fetcher) ociChart(ctx context.Context, repoURL, chart, ver string) (Art
 		}
 		digest = info.Digest
 	}
+	v := strings.ReplaceAll(tag, "_", "+")
+	if tag == "" {
+		v = digest
+	}
 	dir := f.cachePath("charts", strings.ReplaceAll(digest, ":", "-"))
-	if m, ok := readMeta(dir); ok {
+	if _, ok := readMeta(dir); ok {
 		if p, err := onlyTgz(dir); err == nil {
-			return Artifact{Path: p, Revision: m.Revision}, nil
+			return Artifact{Path: p, Revision: v}, nil
 		}
 	}
 	tmp, commit, abort, err := stage(dir)
@@ -132,7 +140,6 @@ func (f *Fetcher) ociChart(ctx context.Context, repoURL, chart, ver string) (Art
 		abort()
 		return Artifact{}, err
 	}
-	v := strings.ReplaceAll(tag, "_", "+")
 	if err := writeMeta(dir, meta{Revision: v}); err != nil {
 		return Artifact{}, err
 	}

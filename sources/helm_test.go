@@ -17,6 +17,7 @@ import (
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
+	"github.com/fluxpack/fluxpack/oci"
 	"github.com/fluxpack/fluxpack/sources"
 )
 
@@ -149,4 +150,10 @@ func TestOCIHelmRepository(t *testing.T) {
 	p, err := f.FetchChart(t.Context(), repoURL+"/secrets-operator", "0.3.1")
 	require.NoError(t, err, "FetchChart, as lint calls it")
 	assert.FileExists(t, p)
+
+	info, err := oci.Describe(t.Context(), repoURL+"/secrets-operator:0.4.0")
+	require.NoError(t, err)
+	a, err := f.Chart(t.Context(), repoURL+"/secrets-operator", "", info.Digest)
+	require.NoError(t, err, "an OCIRepository's spec.ref.digest")
+	assert.Equal(t, info.Digest, a.Revision)
 }

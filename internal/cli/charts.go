@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/sources"
 )
 
 // chartsOnline is the --charts value that lets lint pull OCI charts from
@@ -22,12 +25,22 @@ const chartsOnline = "online"
 type chartFlags struct {
 	dirs      []string
 	operators []string
-	registry  registryFlags // for --charts online
+	sources   string
+	registry  registryFlags // for --charts online and --sources online
+
+	fetcher *sources.Fetcher // with --sources online, once lintOptions ran
 }
+
+// The values of --sources.
+const (
+	sourcesOffline = "offline"
+	sourcesOnline  = "online"
+)
 
 func (c *chartFlags) bind(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringArrayVar(&c.dirs, "charts", nil, "a folder of charts HelmReleases install (CHART/ folders or CHART-VERSION.tgz), so lint sees their CRDs and webhooks (repeatable); \""+chartsOnline+"\" pulls OCI charts no folder holds from their registry, with the registry flags (./"+chartsOnline+" for a folder of that name)")
+	fs.StringVar(&c.sources, "sources", sourcesOffline, "\""+sourcesOnline+"\" fetches the GitRepositories, OCIRepositories and charts (HTTP and OCI Helm repositories, version ranges) the repository names but does not hold, as source-controller resolves them, into $XDG_CACHE_HOME/fluxpack/sources, with the registry flags and $FLUXPACK_GIT_CREDS (user:token) for Git over HTTPS; \""+sourcesOffline+"\" reads files only")
 	fs.StringArrayVar(&c.operators, "operator", nil, "a chart lint cannot get that serves admission webhooks: CHART=GROUP[,GROUP...] (repeatable; adds to the table of known operators)")
 	c.registry.bind(cmd)
 }
@@ -60,11 +73,24 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 		}
 		opts = append(opts, lint.WithOperators(ops))
 	}
-	if !online {
-		return ctx, opts, done, nil
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	switch c.sources {
+	case sourcesOffline, "":
+	case sourcesOnline:
+		f, err := c.newFetcher(log)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c.fetcher = f
+		ctx, cancel := c.registry.context(ctx)
+		return ctx, append(opts, lint.WithChartFetcher(f)), cancel, nil
+	default:
+		return nil, nil, nil, fmt.Errorf("--sources %q: want %s or %s", c.sources, sourcesOffline, sourcesOnline)
+	}
+	if !online {
+		return ctx, opts, done, nil
 	}
 	tmp, err := os.MkdirTemp("", "fluxpack-charts-")
 	if err != nil {
@@ -81,4 +107,31 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 		_ = os.RemoveAll(tmp)
 	}
 	return ctx, append(opts, lint.WithChartFetcher(fetcher)), done, nil
+}
+
+// readOptions are the options that let a repository's read fetch the
+// sources it names, with --sources online (after lintOptions).
+func (c *chartFlags) readOptions() []fluxrepo.Option {
+	if c.fetcher == nil {
+		return nil
+	}
+	return []fluxrepo.Option{fluxrepo.WithSourceFetcher(c.fetcher)}
+}
+
+// newFetcher is --sources online's fetcher, its cache under the user's
+// cache directory.
+func (c *chartFlags) newFetcher(log *slog.Logger) (*sources.Fetcher, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return nil, fmt.Errorf("--sources %s: no cache directory ($XDG_CACHE_HOME or $HOME): %w", sourcesOnline, err)
+	}
+	opts := []sources.Option{sources.WithRegistry(c.registry.options(log)...), sources.WithLogger(log)}
+	if creds := os.Getenv("FLUXPACK_GIT_CREDS"); creds != "" {
+		user, pass, ok := strings.Cut(creds, ":")
+		if !ok {
+			return nil, fmt.Errorf("$FLUXPACK_GIT_CREDS: want USER:TOKEN")
+		}
+		opts = append(opts, sources.WithGitCredentials(user, pass))
+	}
+	return sources.New(filepath.Join(cache, "fluxpack", "sources"), opts...)
 }

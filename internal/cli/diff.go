@@ -253,7 +253,7 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if err != nil {
 		return err
 	}
-	readOpts := []fluxrepo.Option{fluxrepo.WithLint(append(chartOpts, lintOpts...)...)}
+	readOpts := append([]fluxrepo.Option{fluxrepo.WithLint(append(chartOpts, lintOpts...)...)}, charts.readOptions()...)
 	for _, s := range repo.sources {
 		ref, dir, ok := cutSource(s)
 		if !ok {

@@ -467,6 +467,7 @@ hints, 1 findings, 2 an input that cannot be read.`,
 					return err
 				}
 				opts = append(opts, fluxrepo.WithLint(append(chartOpts, lintOpts...)...))
+				opts = append(opts, charts.readOptions()...)
 				if f.debug {
 					// What the read leaves out as Flux does (symlinks, say)
 					// is a log: stderr holds the summary line alone

@@ -92,7 +92,12 @@ and by --vars-from.`,
 				if err != nil {
 					return err
 				}
-				out, err := fluxrepo.Preview(cmd.Context(), cluster, name, ropts, opts...)
+				ctx, _, done, err := charts.lintOptions(cmd.Context(), f.log)
+				if err != nil {
+					return err
+				}
+				defer done()
+				out, err := fluxrepo.Preview(ctx, cluster, name, append(ropts, charts.readOptions()...), opts...)
 				if err != nil {
 					return previewAdvice(err, varsFrom)
 				}
@@ -169,6 +174,7 @@ func previewRelease(cmd *cobra.Command, log *slog.Logger, cluster string, ref la
 	}
 	defer done()
 	ropts = append(ropts, fluxrepo.WithLint(lopts...))
+	ropts = append(ropts, charts.readOptions()...)
 	var opts []fluxbuild.ReleaseOption
 	if !showSecrets {
 		opts = append(opts, fluxbuild.WithRedactedSecrets())

@@ -15,7 +15,8 @@ import (
 
 // budgets is how many packages `go list -deps` may count for each public
 // package (issue 27). Measured when set: oci 280, outputs 404,
-// substitute 402, layering 410.
+// substitute 402, layering 410; sources 502 (oci, go-git and the source
+// API types).
 var budgets = []struct {
 	pkg    string
 	budget int
@@ -24,6 +25,7 @@ var budgets = []struct {
 	{"outputs", 420},
 	{"substitute", 420},
 	{"layering", 450},
+	{"sources", 540},
 }
 
 // TestDependencyBudgets fails when a package's dependencies grow past its
