@@ -132,7 +132,9 @@ spec:
 
 	t.Run("a ref the repository lacks is a finding", func(t *testing.T) {
 		testutil.WriteFiles(t, root, map[string]string{"clusters/naive/platform.yaml": source("tag: v9.9.9")})
-		t.Cleanup(func() { testutil.WriteFiles(t, root, map[string]string{"clusters/naive/platform.yaml": source("branch: main")}) })
+		t.Cleanup(func() {
+			testutil.WriteFiles(t, root, map[string]string{"clusters/naive/platform.yaml": source("branch: main")})
+		})
 		stdout, stderr, code := run(t, "lint", entry, "--root", root, "--sources", "online")
 		require.Equal(t, cli.ExitFinding, code, "stdout %s, stderr %s", stdout, stderr)
 		assert.Contains(t, stdout, `couldn't find remote ref "refs/tags/v9.9.9"`)
@@ -150,7 +152,9 @@ spec:
 		testutil.WriteFiles(t, w, p)
 		testutil.BareRepo(t, w, gitRoot, "platform-next")
 		testutil.WriteFiles(t, root, map[string]string{"clusters/naive/platform.yaml": strings.Replace(source("branch: main"), "/platform.git", "/platform-next.git", 1)})
-		t.Cleanup(func() { testutil.WriteFiles(t, root, map[string]string{"clusters/naive/platform.yaml": source("branch: main")}) })
+		t.Cleanup(func() {
+			testutil.WriteFiles(t, root, map[string]string{"clusters/naive/platform.yaml": source("branch: main")})
+		})
 		stdout, stderr, code := run(t, "lint", entry, "--root", root, "--sources", "online")
 		require.Equal(t, cli.ExitFinding, code, "stdout %s, stderr %s", stdout, stderr)
 		assert.Contains(t, stdout, "no 'secrets-operator' chart with version matching '>=9.0.0' found")
