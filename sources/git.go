@@ -27,8 +27,9 @@ import (
 const defaultBranch = "master"
 
 // GitRepository fetches the files of g at the commit its spec.ref
-// resolves to, with source-controller's precedence (commit, name, semver,
-// tag, branch; branch master without spec.ref), and returns them with the
+// resolves to, with source-controller's precedence (commit, name, tag,
+// semver, branch; branch master without spec.ref: fluxcd/pkg/git's
+// checkout order, which e2e O0 holds to source-controller), and returns them with the
 // revision source-controller records ("main@sha1:<commit>",
 // "v1.2.0@sha1:<commit>", "sha1:<commit>" for a commit alone). The tree
 // is kept by commit: a cached commit is not fetched again. Submodules are
@@ -85,14 +86,14 @@ func (f *Fetcher) git(ctx context.Context, obj, url string, ref *sourcev1.GitRep
 		switch {
 		case ref.Name != "":
 			name, short = plumbing.ReferenceName(ref.Name), ref.Name
+		case ref.Tag != "":
+			name, short = plumbing.NewTagReferenceName(ref.Tag), ref.Tag
 		case ref.SemVer != "":
 			tag, err := semverTag(refs, ref.SemVer)
 			if err != nil {
 				return Artifact{}, &NotFoundError{Object: obj, Msg: err.Error()}
 			}
 			name, short = plumbing.NewTagReferenceName(tag), tag
-		case ref.Tag != "":
-			name, short = plumbing.NewTagReferenceName(ref.Tag), ref.Tag
 		default:
 			b := ref.Branch
 			if b == "" {

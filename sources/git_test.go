@@ -81,7 +81,7 @@ func TestGitRepository(t *testing.T) {
 		{"lightweight tag", &sourcev1.GitRepositoryRef{Tag: "v1.0.0"}, "v1.0.0@sha1:" + commits["v1.0.0"], "1.0"},
 		{"annotated tag, peeled", &sourcev1.GitRepositoryRef{Tag: "v1.1.0"}, "v1.1.0@sha1:" + commits["v1.1.0"], "1.1"},
 		{"semver range, prerelease left out", &sourcev1.GitRepositoryRef{SemVer: ">=1.0.0"}, "v1.1.0@sha1:" + commits["v1.1.0"], "1.1"},
-		{"semver over tag", &sourcev1.GitRepositoryRef{SemVer: "1.0.x", Tag: "v1.1.0"}, "v1.0.0@sha1:" + commits["v1.0.0"], "1.0"},
+		{"tag over semver", &sourcev1.GitRepositoryRef{SemVer: "1.0.x", Tag: "v1.1.0"}, "v1.1.0@sha1:" + commits["v1.1.0"], "1.1"},
 		{"name", &sourcev1.GitRepositoryRef{Name: "refs/heads/staging"}, "refs/heads/staging@sha1:" + commits["v1.0.0"], "1.0"},
 		{"commit", &sourcev1.GitRepositoryRef{Commit: commits["v1.0.0"]}, "sha1:" + commits["v1.0.0"], "1.0"},
 		{"commit on a branch", &sourcev1.GitRepositoryRef{Branch: "main", Commit: commits["v1.1.0"]}, "main@sha1:" + commits["v1.1.0"], "1.1"},
