@@ -110,6 +110,8 @@ type config struct {
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
 	fetcher  SourceFetcher // WithSourceFetcher
+	reuse    *Repository     // WithReuse
+	changed  map[string]bool // WithReuse: layers whose inputs changed
 	// stackFile is where Import's stack will be written (WithStackFile).
 	stackFile string
 }
@@ -578,11 +580,12 @@ type pending struct {
 // sources unavailable.
 func (r *reader) place(ps []pending, last bool) []pending {
 	type placed struct {
-		l    layer
-		src  *fluxbuild.Source
-		gen  *generator
-		objs []*fluxbuild.Object
-		err  error
+		l      layer
+		src    *fluxbuild.Source
+		gen    *generator
+		objs   []*fluxbuild.Object
+		err    error
+		reused bool // objs are WithReuse's
 	}
 	var todo []*placed
 	var rest []pending
@@ -597,7 +600,11 @@ func (r *reader) place(ps []pending, last bool) []pending {
 		src, gen, why, ready := r.resolve(p.ks)
 		switch {
 		case src != nil:
-			todo = append(todo, &placed{l: l, src: src, gen: gen})
+			pl := &placed{l: l, src: src, gen: gen}
+			if objs, ok := r.reusable(l.Name, p.ks, src, gen); ok {
+				pl.objs, pl.reused = objs, true
+			}
+			todo = append(todo, pl)
 		case !ready && !last:
 			rest = append(rest, p)
 		default:
@@ -608,7 +615,7 @@ func (r *reader) place(ps []pending, last bool) []pending {
 	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for _, t := range todo {
-		if t.src == nil {
+		if t.src == nil || t.reused {
 			continue
 		}
 		sem <- struct{}{}
@@ -639,7 +646,7 @@ func (r *reader) place(ps []pending, last bool) []pending {
 				}
 				l.Source = &fluxbuild.Source{Dir: r.root}
 			}
-			if t.err == nil {
+			if t.err == nil && !t.reused {
 				t.objs = r.withGenerated(t.objs)
 			}
 			l.Built, l.Objects, l.BuildErr = true, t.objs, t.err

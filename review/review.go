@@ -147,16 +147,22 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
 	}
 	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: cfg.all}
-	base, err := readSide(ctx, baseRoot, entry, cfg.read)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.base, err)
-	}
-	defer base.close()
 	head, err := readSide(ctx, headRoot, entry, cfg.read)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.head, err)
 	}
 	defer head.close()
+	baseRead := cfg.read
+	if !cfg.all && head.repo != nil {
+		// The layers no changed file feeds are the same on both sides:
+		// the base takes them from the head instead of building them.
+		baseRead = append(slices.Clone(cfg.read), fluxrepo.WithReuse(head.repo, Affected(head.repo, files)))
+	}
+	base, err := readSide(ctx, baseRoot, entry, baseRead)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.base, err)
+	}
+	defer base.close()
 	if base.repo == nil && head.repo == nil {
 		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, entry)
 	}
