@@ -74,6 +74,14 @@ func (r *reader) addGenerator(o *fluxbuild.Object) {
 		g := &generator{namespace: ns, name: a.Name, file: o.File, line: o.Line, sources: srcs}
 		for _, c := range a.Copy {
 			g.copies = append(g.copies, copyRule{from: c.From, to: c.To, exclude: c.Exclude})
+			// A copy that names no source of spec.sources, or no place
+			// in the artifact, fails the generator in Flux too: a broken
+			// source, not one lint merely cannot read offline.
+			if alias, _, ok := splitAlias(c.From); !ok || srcs[alias] == (SourceRef{}) {
+				r.note(lint.RuleSource, o, "artifact %q: copy from %q names no source of spec.sources (@alias/path): Flux fails the ArtifactGenerator, and ExternalArtifact/%s/%s is never made", a.Name, c.From, ns, a.Name)
+			} else if !strings.HasPrefix(c.To, "@artifact") {
+				r.note(lint.RuleSource, o, "artifact %q: copy to %q is not in the artifact (@artifact/path): Flux fails the ArtifactGenerator, and ExternalArtifact/%s/%s is never made", a.Name, c.To, ns, a.Name)
+			}
 		}
 		r.generators[ns+"/"+a.Name] = g
 	}

@@ -22,6 +22,9 @@ import (
 type fixture struct {
 	name, repo, entry string
 	opts              []fluxrepo.Option
+	// kept: import keeps some Kustomization as its parent applies it (a
+	// tenant's, a parent's child), a difference of its own.
+	kept bool
 }
 
 var tfVars = layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "eks-mycluster-0-vars"}
@@ -35,11 +38,19 @@ var fixtures = []fixture{
 	{name: "platform-hierarchy-undeclared", repo: "platform-hierarchy", entry: "clusters/mycluster-0"},
 	{name: "fluxcd-example-staging", repo: "fluxcd-example", entry: "clusters/staging"},
 	{name: "fluxcd-example-production", repo: "fluxcd-example", entry: "clusters/production"},
-	{name: "multi-tenancy", repo: "multi-tenancy", entry: "clusters/production"},
+	{name: "multi-tenancy", repo: "multi-tenancy", entry: "clusters/production", kept: true},
 	// Seed 000/002 the Helm way: the operator's webhook is inside its
 	// chart, which lives in the repository.
 	{name: "helm-operators-naive", repo: "helm-operators", entry: "clusters/naive"},
 	{name: "helm-operators-fixed", repo: "helm-operators", entry: "clusters/fixed"},
+	// The corpus of issue 31 (see traps_test.go): each repository's
+	// .fluxpack.yaml is read as fluxpack lint reads it.
+	{name: "monorepo-helm", repo: "monorepo-helm", entry: "clusters/prod"},
+	{name: "wait-parents", repo: "wait-parents", entry: "clusters/home", kept: true},
+	{name: "artifact-generator", repo: "artifact-generator", entry: "clusters/prod"},
+	{name: "external-sources", repo: "external-sources", entry: "clusters/prod"},
+	{name: "tenant-fleet-staging", repo: "tenant-fleet", entry: "clusters/staging", kept: true},
+	{name: "tenant-fleet-production", repo: "tenant-fleet", entry: "clusters/production", kept: true},
 }
 
 func (f fixture) read(t *testing.T) *fluxrepo.Repository {
@@ -51,12 +62,28 @@ func (f fixture) read(t *testing.T) *fluxrepo.Repository {
 	return repo
 }
 
+// lintOptions are the options of the repository's lint configuration
+// (lint.ConfigFile at its root), as fluxpack lint reads them; none when it
+// has none.
+func (f fixture) lintOptions(t *testing.T) []lint.Option {
+	t.Helper()
+	file := filepath.Join("testdata", "repos", f.repo, lint.ConfigFile)
+	if _, err := os.Stat(file); err != nil {
+		return nil
+	}
+	c, err := lint.LoadConfig(file)
+	require.NoError(t, err)
+	opts, err := c.Options()
+	require.NoError(t, err)
+	return opts
+}
+
 // Every fixture: lint's findings, and the graph in mermaid and tree form.
 func TestFixtures(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
 			repo := f.read(t)
-			rep, err := lint.Plan(t.Context(), repo.Plan, repo.Inputs, repo.Root)
+			rep, err := lint.Plan(t.Context(), repo.Plan, repo.Inputs, repo.Root, f.lintOptions(t)...)
 			require.NoError(t, err)
 			var b strings.Builder
 			for _, fd := range rep.Findings {
@@ -258,7 +285,7 @@ func TestImportRoundTrip(t *testing.T) {
 			require.NotEmpty(t, imp.Differences, "the root Kustomization is always listed")
 			assert.Contains(t, imp.Differences[0], "not imported: it applies the entry point")
 			for _, d := range imp.Differences[1:] {
-				if f.repo != "multi-tenancy" {
+				if !f.kept {
 					assert.Contains(t, d, "also applies objects that are not Kustomizations", "every spec renders as it was")
 				}
 			}

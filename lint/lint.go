@@ -523,10 +523,14 @@ type lintLayer struct {
 	*Input
 	index     int
 	ancestors layerSet // every layer this one depends on, directly or not: Ready before it
-	applied   layerSet // every layer whose objects exist before this one reconciles
-	direct    map[string]bool
-	objects   []*object
-	unknown   bool // the layer's objects could not be read: rules do not guess
+	// readyBefore: the ancestors, and those of the layer that applies
+	// this one's Kustomization (transitively): a parent applies its
+	// children only once its own dependsOn are Ready.
+	readyBefore layerSet
+	applied     layerSet // every layer whose objects exist before this one reconciles
+	direct      map[string]bool
+	objects     []*object
+	unknown     bool // the layer's objects could not be read: rules do not guess
 
 	// What the rules ask of the objects, computed once.
 	webhooks   map[string]bool    // what the webhooks the layer applies intercept (webhookKey keys)
@@ -818,6 +822,15 @@ func (l *linter) isAncestor(ly *lintLayer, name string) bool {
 	return ok && ly.ancestors.has(a.index)
 }
 
+// isReadyBefore reports whether the layer named name is Ready before ly's
+// objects are applied: an ancestor of ly, or of a layer that applies ly's
+// Kustomization, directly or not (that layer reconciles, and applies the
+// Kustomizations of its children, only once its dependsOn are Ready).
+func (l *linter) isReadyBefore(ly *lintLayer, name string) bool {
+	a, ok := l.byName[name]
+	return ok && ly.readyBefore.has(a.index)
+}
+
 // isApplied reports whether the objects of the layer named name exist
 // before ly reconciles: it is an ancestor, or applies ly (or an ancestor).
 func (l *linter) isApplied(ly *lintLayer, name string) bool {
@@ -937,6 +950,16 @@ func (l *linter) ancestors() {
 		self := l.byName[ly.Name].index
 		set[self/64] &^= 1 << (self % 64)
 		ly.ancestors = set
+	}
+	for _, ly := range l.layers {
+		ly.readyBefore = slices.Clone(ly.ancestors)
+		seen := map[*lintLayer]bool{ly: true}
+		for p := l.byName[ly.Parent]; p != nil && !seen[p]; p = l.byName[p.Parent] {
+			seen[p] = true
+			ly.readyBefore.union(p.ancestors)
+		}
+		self := l.byName[ly.Name].index
+		ly.readyBefore[self/64] &^= 1 << (self % 64)
 	}
 	// Applied before ly: its ancestors, its parent, and what is applied
 	// before either.

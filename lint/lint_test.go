@@ -698,3 +698,60 @@ func TestDualOwner(t *testing.T) {
 	}
 	assert.Equal(t, []string{"b ConfigMap/apps/shared"}, got, "%v", rep.Findings)
 }
+
+// A child's custom resource is behind an operator its parent's
+// dependsOn waits for: the parent applies the child's Kustomization only
+// once its own dependencies are Ready (wait: true on "platform" makes its
+// child "operator" one of them), so the webhook serves before the child
+// applies. Without the parent's dependsOn, it races.
+func TestLintWebhookBehindTheParentsDependency(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{"crds/crd.yaml": crdYAML, "operator/webhook.yaml": webhookYAML, "apps/store.yaml": crYAML, "platform/kustomization.yaml": "resources: []\n", "tenants/kustomization.yaml": "resources: []\n"})
+	plan := func(dependsOn ...string) *layering.Plan {
+		ks := func(name, path string) *kustomizev1.Kustomization {
+			return &kustomizev1.Kustomization{
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "flux-system"},
+				Spec:       kustomizev1.KustomizationSpec{Path: path, Wait: true},
+			}
+		}
+		return &layering.Plan{Name: "home", Namespace: "flux-system", Layers: []layering.Layer{
+			{Name: "platform", Kustomization: ks("platform", "./platform")},
+			{Name: "crds", Parent: "platform", Kustomization: ks("crds", "./crds")},
+			{Name: "operator", Parent: "platform", DependsOn: []string{"crds"}, Kustomization: ks("operator", "./operator")},
+			{Name: "apps", DependsOn: dependsOn, Kustomization: ks("apps", "./tenants")},
+			{Name: "store", Parent: "apps", Kustomization: ks("store", "./apps")},
+		}}
+	}
+	src := &fluxbuild.Source{Dir: dir}
+	inputs := func() []lint.Input {
+		return []lint.Input{{Source: src}, {Source: src}, {Source: src}, {Source: src}, {Source: src}}
+	}
+	rep, err := lint.Plan(t.Context(), plan("platform"), inputs(), dir)
+	require.NoError(t, err)
+	assert.Empty(t, rules(failing(rep)), "the parent of the custom resource depends on the operator's parent, which waits for it")
+
+	rep, err = lint.Plan(t.Context(), plan(), inputs(), dir)
+	require.NoError(t, err)
+	assert.Contains(t, rules(failing(rep)), lint.RuleWebhookOrder)
+}
+
+// Helm installs a chart's namespaced objects that name no namespace in
+// the release's (spec.targetNamespace): a health check on one finds it
+// there.
+func TestLintHealthCheckOnAChartObjectWithoutNamespace(t *testing.T) {
+	files := map[string]string{
+		"charts/web/Chart.yaml":            "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+		"charts/web/templates/deploy.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec: {containers: [{name: web, image: web:1}]}\n",
+		"apps/ns.yaml":                     nsYAML,
+		"apps/release.yaml":                "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web, namespace: flux-system}\nspec:\n  interval: 1h\n  targetNamespace: apps\n  chart: {spec: {chart: web, sourceRef: {kind: HelmRepository, name: charts}}}\n",
+	}
+	check := func(ns string) *layering.Builder {
+		return stack().Layer("apps", layering.Path("./apps"), layering.HealthChecks(meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", Namespace: ns}))
+	}
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, files)
+	withCharts := lint.WithCharts(filepath.Join(dir, "charts"))
+	assert.Empty(t, lintStack(t, check("apps"), files, withCharts))
+	fs := lintStack(t, check("flux-system"), files, withCharts)
+	assert.Equal(t, []lint.Rule{lint.RuleHealthCheck}, rules(fs), "%v", fs)
+}

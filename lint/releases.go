@@ -48,11 +48,7 @@ func (l *linter) valueMakers(kind, ns, name string) map[string]bool {
 	out := map[string]bool{}
 	for _, ly := range l.layers {
 		for _, o := range ly.objects {
-			ons := o.Namespace
-			if ons == "" {
-				ons = ly.Kustomization.Spec.TargetNamespace
-			}
-			if ons != ns {
+			if l.namespaceIn(ly, o) != ns {
 				continue
 			}
 			if o.Kind == kind && o.APIVersion == "v1" && o.Name == name || kind == "Secret" && o.makesSecret == name {

@@ -257,7 +257,7 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			continue // its server runs before Flux
 		}
 		for _, op := range l.operatorsFor(o.group(), o.Kind) {
-			if op.Name == ly.Name || l.isAncestor(ly, op.Name) {
+			if op.Name == ly.Name || l.isReadyBefore(ly, op.Name) {
 				continue
 			}
 			server := l.clusterOf(op)
@@ -525,17 +525,29 @@ func (l *linter) makers(group, kind, ns, name string) ([]string, bool) {
 			if o.Kind != kind || o.Name != name || o.group() != group {
 				continue
 			}
-			ons := o.Namespace
-			if ons == "" && !l.isClusterScoped(o) {
-				ons = ly.Kustomization.Spec.TargetNamespace
-			}
-			if ons == ns || ns == "" && l.isClusterScoped(o) {
+			if ons := l.namespaceIn(ly, o); ons == ns || ns == "" && l.isClusterScoped(o) {
 				out = append(out, ly.Name)
 				break
 			}
 		}
 	}
 	return out, unknown
+}
+
+// namespaceIn is the namespace a namespaced object of ly lives in: its
+// own; for an object of a chart that names none, the namespace Helm
+// installs the release into (the HelmRelease's spec.targetNamespace, or
+// its namespace), as Helm applies it there; otherwise the layer's
+// spec.targetNamespace. It is "" for a cluster-scoped object.
+func (l *linter) namespaceIn(ly *lintLayer, o *object) string {
+	switch {
+	case o.Namespace != "" || l.isClusterScoped(o):
+		return o.Namespace
+	case o.release != nil:
+		hrNS := namespaceOr(o.release.Namespace, namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace))
+		return namespaceOr(yamlutil.Str(o.release.Node, "spec", "targetNamespace"), hrNS)
+	}
+	return ly.Kustomization.Spec.TargetNamespace
 }
 
 // isExternal reports whether the object was declared as made outside the

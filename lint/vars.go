@@ -293,7 +293,11 @@ func (l *linter) reportMissingSources() {
 		if l.anyUnknown() {
 			maybe = "; layers lint could not read may create it, but none of them is applied before, so that would race too"
 		}
-		l.layerFinding(RuleSubstituteFrom, users[0], "substituteFrom %s: no layer applied before this one creates it%s and it is not declared as made outside the platform%s: Flux fails the layer until it exists. If Terraform (or another tool) creates it, declare it (--external %s, or the stack's vars); otherwise mark it optional: true", key, others, maybe, key)
+		declare := "the stack's vars"
+		if l.cfg.repository {
+			declare = "external: in " + ConfigFile
+		}
+		l.layerFinding(RuleSubstituteFrom, users[0], "substituteFrom %s: no layer applied before this one creates it%s and it is not declared as made outside the platform%s: Flux fails the layer until it exists. If Terraform (or another tool) creates it, declare it (--external %s, or %s); otherwise mark it optional: true", key, others, maybe, key, declare)
 	}
 }
 
