@@ -109,7 +109,7 @@ type config struct {
 	root     string
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
-	fetcher  SourceFetcher // WithSourceFetcher
+	fetcher  SourceFetcher   // WithSourceFetcher
 	reuse    *Repository     // WithReuse
 	changed  map[string]bool // WithReuse: layers whose inputs changed
 	// stackFile is where Import's stack will be written (WithStackFile).
