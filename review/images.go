@@ -25,8 +25,37 @@ type ImageChange struct {
 // and ephemeralContainers at any depth: pods, pod templates, job
 // templates, custom resources that embed them) of two sides.
 func DiffImages(base, head []Object) []ImageChange {
-	b, bObjs := images(base)
-	h, hObjs := images(head)
+	var b, h imageIndex
+	b.add(base)
+	h.add(head)
+	return diffImageIndexes(&b, &h)
+}
+
+// imageIndex is what images a side's objects use, and which objects use
+// each repository: what DiffImages compares, gathered producer by
+// producer.
+type imageIndex struct {
+	refs, users map[string]map[string]bool // repository → references, objects
+}
+
+func (x *imageIndex) add(objs []Object) {
+	if x.refs == nil {
+		x.refs, x.users = map[string]map[string]bool{}, map[string]map[string]bool{}
+	}
+	for _, o := range objs {
+		walkContainers(o.Value, func(image string) {
+			repo := imageRepository(image)
+			if x.refs[repo] == nil {
+				x.refs[repo], x.users[repo] = map[string]bool{}, map[string]bool{}
+			}
+			x.refs[repo][image] = true
+			x.users[repo][o.ID.String()] = true
+		})
+	}
+}
+
+func diffImageIndexes(bi, hi *imageIndex) []ImageChange {
+	b, bObjs, h, hObjs := bi.refs, bi.users, hi.refs, hi.users
 	var out []ImageChange
 	for repo, refs := range h {
 		old, ok := b[repo]
@@ -55,22 +84,6 @@ func imageRepository(ref string) string {
 		ref = ref[:i]
 	}
 	return ref
-}
-
-func images(objs []Object) (map[string]map[string]bool, map[string]map[string]bool) {
-	refs := map[string]map[string]bool{}
-	users := map[string]map[string]bool{}
-	for _, o := range objs {
-		walkContainers(o.Value, func(image string) {
-			repo := imageRepository(image)
-			if refs[repo] == nil {
-				refs[repo], users[repo] = map[string]bool{}, map[string]bool{}
-			}
-			refs[repo][image] = true
-			users[repo][o.ID.String()] = true
-		})
-	}
-	return refs, users
 }
 
 func walkContainers(v any, f func(string)) {

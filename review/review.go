@@ -1,12 +1,14 @@
 package review
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 )
 
@@ -190,12 +193,10 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		want = func(name string) bool { return a[name] }
 	}
 	strip := append(slices.Clone(DefaultStripAttrs), cfg.strip...)
-	for _, s := range []*side{base, head} {
-		if err := s.render(ctx, want); err != nil {
-			return nil, err
-		}
+	pairs, err := renderPairs(ctx, base, head, want)
+	if err != nil {
+		return nil, err
 	}
-	bo, ho := base.objects, head.objects
 	for p, bwhy := range base.failed {
 		hwhy, both := head.failed[p]
 		nr := NotRendered{Producer: p, Side: "base", Reason: bwhy}
@@ -213,15 +214,8 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		}
 	}
 	slices.SortFunc(r.NotRendered, func(a, b NotRendered) int { return cmp.Compare(a.Producer, b.Producer) })
-	failed := func(o Object) bool {
-		_, b := base.failed[o.Producer]
-		_, h := head.failed[o.Producer]
-		return b || h
-	}
-	bo = slices.DeleteFunc(slices.Clone(bo), failed)
-	ho = slices.DeleteFunc(slices.Clone(ho), failed)
-	r.Objects = DiffObjects(bo, ho, strip)
-	r.Images = DiffImages(bo, ho)
+	r.Objects = DiffObjects(pairs.base, pairs.head, strip)
+	r.Images = diffImageIndexes(&pairs.baseImages, &pairs.headImages)
 	rendered := map[string]bool{}
 	for _, s := range []*side{base, head} {
 		for _, p := range s.rendered {
@@ -292,51 +286,69 @@ func (s *side) layers() map[string]bool {
 	return out
 }
 
-// render renders the layers want names and the HelmReleases they apply.
-func (s *side) render(ctx context.Context, want func(string) bool) error {
+// renderLayer renders the layer name of a repository side, as
+// kustomize-controller would apply it, and records that it was rendered,
+// or why not (the output is then nil).
+func (s *side) renderLayer(ctx context.Context, name string) (string, []byte, error) {
 	if s.repo == nil {
+		return "", nil, nil
+	}
+	i := slices.IndexFunc(s.repo.Plan.Layers, func(l layering.Layer) bool { return l.Name == name })
+	if i < 0 || s.repo.Plan.Layers[i].HelmRelease != nil {
+		return "", nil, nil // not on this side, or a HelmRelease layer of a stack: a release
+	}
+	producer := s.repo.Plan.KustomizationRef(name)
+	s.rendered = append(s.rendered, producer)
+	if in := s.repo.Inputs[i]; in.Source == nil {
+		s.failed[producer] = in.Unavailable
+		return producer, nil, nil
+	}
+	out, unresolved, err := s.repo.RenderUnresolved(ctx, name)
+	for _, u := range unresolved {
+		if !slices.Contains(s.unresolved, u) {
+			s.unresolved = append(s.unresolved, u)
+		}
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", nil, ctx.Err()
+		}
+		s.failed[producer] = err.Error()
+		return producer, nil, nil
+	}
+	return producer, out, nil
+}
+
+// parse parses what a producer rendered on a side; a producer that does
+// not parse did not render.
+func (s *side) parse(producer string, out []byte) []Object {
+	if out == nil {
 		return nil
 	}
-	for i, l := range s.repo.Plan.Layers {
-		if !want(l.Name) {
-			continue
-		}
-		producer := s.repo.Plan.KustomizationRef(l.Name)
-		if l.HelmRelease != nil {
-			continue // a HelmRelease layer of a stack: rendered below
-		}
-		s.rendered = append(s.rendered, producer)
-		if in := s.repo.Inputs[i]; in.Source == nil {
-			s.failed[producer] = in.Unavailable
-			continue
-		}
-		out, unresolved, err := s.repo.RenderUnresolved(ctx, l.Name)
-		for _, u := range unresolved {
-			if !slices.Contains(s.unresolved, u) {
-				s.unresolved = append(s.unresolved, u)
-			}
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			s.failed[producer] = err.Error()
-			continue
-		}
-		objs, err := ParseObjects(producer, out)
-		if err != nil {
-			s.failed[producer] = err.Error()
-			continue
-		}
-		s.objects = append(s.objects, objs...)
+	objs, err := ParseObjects(producer, out)
+	if err != nil {
+		s.failed[producer] = err.Error()
+		return nil
+	}
+	return objs
+}
+
+// renderReleases renders the HelmReleases of the layers want names, as
+// helm-controller would install them, by producer.
+func (s *side) renderReleases(ctx context.Context, want func(string) bool) (map[string][]Object, []string, error) {
+	if s.repo == nil || !s.hasReleases(want) {
+		return nil, nil, nil
 	}
 	rels, err := s.repo.Releases(ctx, want, fluxbuild.WithRedactedSecrets())
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
+	out := map[string][]Object{}
+	var order []string
 	for _, rr := range rels {
 		producer := rr.Ref.String()
 		s.rendered = append(s.rendered, producer)
+		order = append(order, producer)
 		if rr.Err != nil {
 			s.failed[producer] = rr.Err.Error()
 			continue
@@ -349,7 +361,7 @@ func (s *side) render(ctx context.Context, want func(string) bool) error {
 		for _, c := range rr.Release.CRDs {
 			data, err := yaml.Marshal(c.Node)
 			if err != nil {
-				return err
+				return nil, nil, err
 			}
 			crd, err := ParseObjects(producer, data)
 			if err != nil {
@@ -363,10 +375,127 @@ func (s *side) render(ctx context.Context, want func(string) bool) error {
 				objs[i].ID.Namespace = rr.Release.Namespace
 			}
 		}
-		s.objects = append(s.objects, objs...)
+		out[producer] = append(out[producer], objs...)
 	}
-	sortObjects(s.objects)
-	return nil
+	return out, order, nil
+}
+
+// hasReleases reports whether a layer want names applies a HelmRelease
+// (or is one): rendering releases loads the whole tree for lint, which a
+// change that reaches none of them need not pay.
+func (s *side) hasReleases(want func(string) bool) bool {
+	for i, l := range s.repo.Plan.Layers {
+		if !want(l.Name) {
+			continue
+		}
+		if l.HelmRelease != nil {
+			return true
+		}
+		for _, o := range s.repo.Inputs[i].Objects {
+			if o.Kind == "HelmRelease" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// pairs is what the two sides render, producer by producer, less the
+// objects a producer renders the same on both: the full diff holds one
+// producer's objects at a time, not both trees' (issue 28's memory goal).
+type pairs struct {
+	base, head             []Object
+	baseImages, headImages imageIndex
+}
+
+// renderPairs renders, on both sides, every producer want names (the
+// Kustomization layers, then their HelmReleases) and keeps the objects
+// that differ; a producer that does not render on either side is left
+// out on both.
+func renderPairs(ctx context.Context, base, head *side, want func(string) bool) (*pairs, error) {
+	p := &pairs{}
+	var names []string
+	seen := map[string]bool{}
+	for _, sd := range []*side{head, base} {
+		if sd.repo == nil {
+			continue
+		}
+		for _, l := range sd.repo.Plan.Layers {
+			if !seen[l.Name] && want(l.Name) {
+				seen[l.Name] = true
+				names = append(names, l.Name)
+			}
+		}
+	}
+	for _, name := range names {
+		bp, bo, err := base.renderLayer(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		hp, ho, err := head.renderLayer(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		producer := cmp.Or(hp, bp)
+		if bo != nil && bytes.Equal(bo, ho) {
+			// The same on both sides: parsed once, for its images.
+			objs := head.parse(producer, ho)
+			if why, ok := head.failed[producer]; ok {
+				base.failed[producer] = why
+			}
+			p.baseImages.add(objs)
+			p.headImages.add(objs)
+			continue
+		}
+		p.add(base, head, producer, base.parse(producer, bo), head.parse(producer, ho))
+	}
+	brel, border, err := base.renderReleases(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	hrel, horder, err := head.renderReleases(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	done := map[string]bool{}
+	for _, producer := range slices.Concat(horder, border) {
+		if !done[producer] {
+			done[producer] = true
+			p.add(base, head, producer, brel[producer], hrel[producer])
+		}
+	}
+	sortObjects(p.base)
+	sortObjects(p.head)
+	return p, nil
+}
+
+// add keeps the objects of one producer that are not the same on both
+// sides, and indexes the images of all of them.
+func (p *pairs) add(base, head *side, producer string, bo, ho []Object) {
+	_, bf := base.failed[producer]
+	_, hf := head.failed[producer]
+	if producer == "" || bf || hf {
+		return
+	}
+	p.baseImages.add(bo)
+	p.headImages.add(ho)
+	byID := make(map[ObjectID]int, len(ho))
+	for i, o := range ho {
+		byID[o.ID] = i
+	}
+	same := make([]bool, len(ho))
+	for _, o := range bo {
+		if i, ok := byID[o.ID]; ok && !same[i] && reflect.DeepEqual(o.Value, ho[i].Value) {
+			same[i] = true
+			continue
+		}
+		p.base = append(p.base, o)
+	}
+	for i, o := range ho {
+		if !same[i] {
+			p.head = append(p.head, o)
+		}
+	}
 }
 
 func (s *side) lint(ctx context.Context) (*lint.Report, error) {
