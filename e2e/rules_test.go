@@ -213,6 +213,23 @@ var ruleCases = []ruleCase{
 		Objects:  []string{ks(fluxNamespace, "backend"), ks(fluxNamespace, "frontend")},
 	},
 	{
+		Rule: lint.RulePath, Dir: "path",
+		Findings: []wantFinding{{Layer: "docs", Contains: `path "./apps/documentation": no such file or directory`}},
+		Failures: []wantFailure{{Object: ks(fluxNamespace, "docs"), Message: regexp.MustCompile(`kustomization path not found: stat \S*/apps/documentation: no such file or directory`)}},
+		Objects:  []string{ks(fluxNamespace, "docs")},
+	},
+	{
+		// A chart that does not render with the release's values (its
+		// values schema refuses a typo).
+		Rule: lint.RuleChart, Dir: "chart",
+		Findings: []wantFinding{{Layer: "welcome", Object: hr(fluxNamespace, "welcome"), Contains: "additional properties 'greting' not allowed"}},
+		Failures: []wantFailure{{Object: hr(fluxNamespace, "welcome"), Message: regexp.MustCompile(`values don't meet the specifications of the schema\(s\)[\s\S]*additional properties 'greting' not allowed`)}},
+		Objects:  []string{ks(fluxNamespace, "welcome"), hr(fluxNamespace, "welcome")},
+		CheckFixed: func(t *testing.T, r *ruleRun) string {
+			return requireData(t, r, fluxNamespace, "welcome-hello", "greeting", "welcome aboard")
+		},
+	},
+	{
 		// A custom resource in the layer of the HelmRelease whose chart
 		// brings its CRD: the dry-run fails, nothing of the layer is
 		// applied, the HelmRelease included, and the CRD never comes.
@@ -290,8 +307,11 @@ type ruleRun struct {
 }
 
 // runRuleVariant starts a cluster, pushes the two test charts to its
-// registry, then runs every case's naive or fixed tree in it, each case a
-// parallel subtest.
+// registry, lints every case's naive or fixed tree, pushes it and applies
+// its root, all cases before any check so that they reconcile at once; then
+// checks each case in a subtest of its own. The checks wait in turn, but on
+// a cluster where every case progresses meanwhile, so the wall time is the
+// slowest case's, whatever -parallel says.
 func runRuleVariant(t *testing.T, variant string, results *ruleResults) {
 	c := StartCluster(t, lockedDown)
 	c.RunGatedPods(gatedStartup, func() {})
@@ -299,26 +319,29 @@ func runRuleVariant(t *testing.T, variant string, results *ruleResults) {
 	for _, name := range []string{"hello", "widgets"} {
 		pushChart(t, c, filepath.Join(rulesDir, "charts", name))
 	}
-	for _, rc := range ruleCases {
-		t.Run(rc.Dir, func(t *testing.T) {
-			t.Parallel()
-			r := &ruleRun{c: c, w: w, rc: rc, dir: prepareTree(t, c, filepath.Join(rulesDir, rc.Dir, variant))}
-			rep := lintTree(t, r)
-			if variant == "naive" {
-				requireFindings(t, rc, rep)
-			} else {
-				for _, f := range rep.Findings {
-					assert.False(t, f.Fails(), "lint of the fixed tree of %s: %s", rc.Dir, f)
-				}
+	runs := make([]*ruleRun, len(ruleCases))
+	for i, rc := range ruleCases {
+		r := &ruleRun{c: c, w: w, rc: rc, dir: prepareTree(t, c, filepath.Join(rulesDir, rc.Dir, variant))}
+		rep := lintTree(t, r)
+		if variant == "naive" {
+			requireFindings(t, rc, rep)
+		} else {
+			for _, f := range rep.Findings {
+				assert.False(t, f.Fails(), "lint of the fixed tree of %s: %s", rc.Dir, f)
 			}
-			r.deploy(t)
+		}
+		r.deploy(t)
+		runs[i] = r
+	}
+	for _, r := range runs {
+		t.Run(r.rc.Dir, func(t *testing.T) {
 			var note string
 			if variant == "naive" {
 				note = r.requireNaive(t)
 			} else {
 				note = r.requireFixed(t)
 			}
-			results.set(rc.Dir, variant, note)
+			results.set(r.rc.Dir, variant, note)
 		})
 	}
 }
