@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,7 +28,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/lint"
@@ -78,6 +81,10 @@ type wantFailure struct {
 	Object  string // Kind/namespace/name
 	Reason  string // the condition's reason, or "" for any
 	Message *regexp.Regexp
+	// DependsOn is, for a finding on a layer that is Ready too early
+	// (operator-wait), that layer: the failure is in a layer depending
+	// on it.
+	DependsOn string
 }
 
 // ruleCase proves one lint rule in real Flux: lint flags the naive tree
@@ -110,6 +117,9 @@ type ruleCase struct {
 	// NaiveReady are objects of the naive tree to wait for, Ready,
 	// before CheckNaive.
 	NaiveReady []string
+	// Files are written into both trees before lint: what depends on the
+	// cluster (a webhook configuration naming the test's server).
+	Files func(t *testing.T, hook *Webhook) map[string][]byte
 }
 
 func ks(ns, name string) string { return kustomizev1.KustomizationKind + "/" + ns + "/" + name }
@@ -213,6 +223,57 @@ var ruleCases = []ruleCase{
 		Objects:  []string{ks(fluxNamespace, "backend"), ks(fluxNamespace, "frontend")},
 	},
 	{
+		// The operator layer is Ready as soon as applied, so the layer
+		// depending on it applies its custom resources while the
+		// operator's webhook does not serve yet (its pod takes 45s to
+		// start, as webhooks that wait for their certificate do); in
+		// stock Flux the dependent applies at its next dependency check,
+		// up to 30s later, inside that window.
+		Rule: lint.RuleOperatorWait, Dir: "operator-wait",
+		Files: func(t *testing.T, hook *Webhook) map[string][]byte {
+			vwc, err := sigyaml.Marshal(hook.Configuration())
+			require.NoError(t, err)
+			return map[string][]byte{"infrastructure/eso/webhook.yaml": vwc}
+		},
+		Findings: []wantFinding{{Layer: "eso", Contains: "operator layer without wait or healthChecks is Ready as soon as it is applied"}},
+		Failures: []wantFailure{{Object: ks(fluxNamespace, "eso-config"), DependsOn: "eso",
+			Message: regexp.MustCompile(`failed calling webhook "validate\.[a-z]+\.external-secrets\.io": .*connection refused`)}},
+		CheckNaive: func(t *testing.T, r *ruleRun) string {
+			eso, cfg := r.w.get(ks(fluxNamespace, "eso")), r.w.get(ks(fluxNamespace, "eso-config"))
+			require.False(t, eso.readyAt.IsZero(), "Kustomization/flux-system/eso never Ready")
+			require.True(t, eso.readyAt.Before(cfg.notReady[len(cfg.notReady)-1].at), "eso-config failed before eso was Ready")
+			return fmt.Sprintf("eso Ready after %.1fs (no wait), its webhook serving only 45s after its pod started", eso.readyAt.Sub(r.applied).Seconds())
+		},
+		Objects: []string{ks(fluxNamespace, "eso"), ks(fluxNamespace, "eso-config")},
+		CheckFixed: func(t *testing.T, r *ruleRun) string {
+			require.Positive(t, r.hook.Requests(), "the webhook never validated a custom resource")
+			return fmt.Sprintf("the webhook validated %d requests", r.hook.Requests())
+		},
+	},
+	{
+		// A layer holding CRDs with prune: true fails no reconcile: the
+		// harm is that deleting the layer (or removing a CRD from it)
+		// deletes the CRD, and with it every custom resource of it,
+		// which another layer applied. CheckNaive proves that.
+		Rule: lint.RuleCRDPrune, Dir: "crd-prune",
+		Findings:   []wantFinding{{Layer: "gadget-crds", Object: "CustomResourceDefinition/gadgets.example.fluxpack.dev", Contains: "prune: true on a layer holding CRDs"}},
+		NaiveReady: []string{ks(fluxNamespace, "gadget-crds"), ks(fluxNamespace, "gadgets")},
+		CheckNaive: func(t *testing.T, r *ruleRun) string { return checkCRDPrune(t, r, false) },
+		Objects:    []string{ks(fluxNamespace, "gadget-crds"), ks(fluxNamespace, "gadgets")},
+		CheckFixed: func(t *testing.T, r *ruleRun) string { return checkCRDPrune(t, r, true) },
+	},
+	{
+		// A variable without a value or default: strict substitution,
+		// kustomize-controller's default, fails the layer.
+		Rule: lint.RuleVariables, Dir: "variables",
+		Findings: []wantFinding{{Layer: "storefront", Object: "ConfigMap/default/storefront-settings", Contains: `variable "cluster_region" is not set and has no default`}},
+		Failures: []wantFailure{{Object: ks(fluxNamespace, "storefront"), Message: regexp.MustCompile(`variable not set \(strict mode\): "cluster_region"`)}},
+		Objects:  []string{ks(fluxNamespace, "storefront")},
+		CheckFixed: func(t *testing.T, r *ruleRun) string {
+			return requireData(t, r, "default", "storefront-settings", "region", "eu-west-3")
+		},
+	},
+	{
 		Rule: lint.RulePath, Dir: "path",
 		Findings: []wantFinding{{Layer: "docs", Contains: `path "./apps/documentation": no such file or directory`}},
 		Failures: []wantFailure{{Object: ks(fluxNamespace, "docs"), Message: regexp.MustCompile(`kustomization path not found: stat \S*/apps/documentation: no such file or directory`)}},
@@ -299,6 +360,7 @@ func (r *ruleResults) get(dir, variant string) string {
 // ruleRun is one case's tree pushed and applied in a cluster.
 type ruleRun struct {
 	c        *Cluster
+	hook     *Webhook
 	w        *fluxWatch
 	rc       ruleCase
 	dir      string
@@ -314,14 +376,18 @@ type ruleRun struct {
 // slowest case's, whatever -parallel says.
 func runRuleVariant(t *testing.T, variant string, results *ruleResults) {
 	c := StartCluster(t, lockedDown)
-	c.RunGatedPods(gatedStartup, func() {})
+	hook := NewWebhook(t)
+	runRulePods(c, hook)
 	w := watchFlux(c)
 	for _, name := range []string{"hello", "widgets"} {
 		pushChart(t, c, filepath.Join(rulesDir, "charts", name))
 	}
 	runs := make([]*ruleRun, len(ruleCases))
 	for i, rc := range ruleCases {
-		r := &ruleRun{c: c, w: w, rc: rc, dir: prepareTree(t, c, filepath.Join(rulesDir, rc.Dir, variant))}
+		r := &ruleRun{c: c, hook: hook, w: w, rc: rc, dir: prepareTree(t, c, filepath.Join(rulesDir, rc.Dir, variant))}
+		if rc.Files != nil {
+			writeFiles(t, r.dir, rc.Files(t, hook))
+		}
 		rep := lintTree(t, r)
 		if variant == "naive" {
 			requireFindings(t, rc, rep)
@@ -344,6 +410,56 @@ func runRuleVariant(t *testing.T, variant string, results *ruleResults) {
 			results.set(r.rc.Dir, variant, note)
 		})
 	}
+}
+
+// Annotations of the fixtures' pods besides the gate (podGateAnnotation):
+// how long the container takes to start (a duration; gatedStartup when
+// absent), and that it serves the cluster's test webhook once started.
+const (
+	startupAnnotation = "e2e.fluxpack.io/startup"
+	servesAnnotation  = "e2e.fluxpack.io/serves"
+)
+
+// runRulePods is RunGatedPods with a start-up time per pod: it plays the
+// container runtime for pods whose gate is closed (kwok holds them back
+// from Ready): once bound to the node, each waits its start-up time, makes
+// hook serve if it is the webhook's server, and only then opens its gate.
+func runRulePods(c *Cluster, hook *Webhook) {
+	seen := map[types.UID]bool{}
+	c.WatchEach(&corev1.PodList{}, func(ctx context.Context, obj client.Object) {
+		pod := obj.(*corev1.Pod)
+		if pod.Annotations[podGateAnnotation] != "closed" || pod.Spec.NodeName == "" || seen[pod.UID] {
+			return
+		}
+		seen[pod.UID] = true
+		key := client.ObjectKeyFromObject(pod)
+		startup := gatedStartup
+		if s := pod.Annotations[startupAnnotation]; s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				c.breakWith(fmt.Sprintf("Pod/%s: annotation %s: %v", key, startupAnnotation, err))
+				return
+			}
+			startup = d
+		}
+		serves := pod.Annotations[servesAnnotation] == "webhook"
+		go func() {
+			select {
+			case <-time.After(startup):
+			case <-ctx.Done():
+				return
+			}
+			if serves {
+				hook.Serve()
+			}
+			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"open"}}}`, podGateAnnotation))
+			var p corev1.Pod
+			p.Name, p.Namespace = key.Name, key.Namespace
+			if err := c.Client.Patch(ctx, &p, client.RawPatch(types.MergePatchType, patch)); err != nil && ctx.Err() == nil {
+				c.breakWith(fmt.Sprintf("opening the gate of Pod/%s: %v", key, err))
+			}
+		}()
+	})
 }
 
 // prepareTree copies a fixture to a temporary folder, the test registry's
@@ -408,7 +524,7 @@ func requireFindings(t *testing.T, rc ruleCase, rep *lint.Report) {
 	// Kustomization, or its object.
 	for _, want := range rc.Failures {
 		named := slices.ContainsFunc(rc.Findings, func(f wantFinding) bool {
-			return f.Object == want.Object || layerObject(f.Layer) == want.Object
+			return f.Object == want.Object || layerObject(f.Layer) == want.Object || want.DependsOn != "" && f.Layer == want.DependsOn
 		})
 		assert.True(t, named, "case %s expects %s to fail, which no finding names", rc.Dir, want.Object)
 	}
@@ -475,7 +591,11 @@ func (r *ruleRun) requireNaive(t *testing.T) string {
 			}
 			return false, fmt.Errorf("%s: Ready=False conditions seen: %v", want.Object, st.notReady)
 		})
-		notes = append(notes, fmt.Sprintf("%s Ready=False %s %q after %.1fs", want.Object, got.Reason, want.Message.FindString(got.Message), got.at.Sub(r.applied).Seconds()))
+		msg := controllerTmp.ReplaceAllString(want.Message.FindString(got.Message), "…/")
+		if short := webhookFailure([]string{msg}); short != "" {
+			msg = short
+		}
+		notes = append(notes, fmt.Sprintf("%s Ready=False %s %q after %.1fs", want.Object, got.Reason, msg, got.at.Sub(r.applied).Seconds()))
 	}
 	if len(r.rc.NaiveReady) > 0 {
 		r.waitReady(t, r.rc.NaiveReady, naiveDeadline)
@@ -485,6 +605,10 @@ func (r *ruleRun) requireNaive(t *testing.T) string {
 	}
 	return strings.Join(notes, "; ")
 }
+
+// controllerTmp is kustomize-controller's working copy of an artifact, in
+// a message: left out of the summary.
+var controllerTmp = regexp.MustCompile(`\S*/kustomization-\d+/`)
 
 // requireFixed waits until the root and every object of the fixed tree
 // are Ready (a Kustomization with the pushed revision applied), then
@@ -770,13 +894,7 @@ func checkDualOwnerNaive(t *testing.T, r *ruleRun) string {
 	require.Equal(t, other, owner, "after %q reconciled, ConfigMap/default/log-level is still owned by %q", other, owner)
 	require.Equal(t, logLevels[other], level, "after %q reconciled, ConfigMap/default/log-level holds level %q", other, level)
 
-	var del kustomizev1.Kustomization
-	require.NoError(t, r.c.Client.Get(t.Context(), client.ObjectKey{Namespace: fluxNamespace, Name: other}, &del))
-	require.NoError(t, r.c.Client.Delete(t.Context(), &del))
-	waitFor(t, r.c, "Kustomization/flux-system/"+other+" to be deleted", time.Minute, func(ctx context.Context) (bool, error) {
-		err := r.c.Client.Get(ctx, client.ObjectKeyFromObject(&del), &kustomizev1.Kustomization{})
-		return apierrors.IsNotFound(err), err
-	})
+	deleteKustomization(t, r, other)
 	_, _, found = logLevel(t, r)
 	require.False(t, found, "ConfigMap/default/log-level survived the deletion of its owner %q", other)
 	var keep kustomizev1.Kustomization
@@ -799,13 +917,7 @@ func checkDualOwnerFixed(t *testing.T, r *ruleRun) string {
 	require.True(t, found, "ConfigMap/default/log-level is not in the cluster")
 	require.Equal(t, "logging", owner)
 	require.Equal(t, "info", level)
-	var del kustomizev1.Kustomization
-	require.NoError(t, r.c.Client.Get(t.Context(), client.ObjectKey{Namespace: fluxNamespace, Name: "audit"}, &del))
-	require.NoError(t, r.c.Client.Delete(t.Context(), &del))
-	waitFor(t, r.c, "Kustomization/flux-system/audit to be deleted", time.Minute, func(ctx context.Context) (bool, error) {
-		err := r.c.Client.Get(ctx, client.ObjectKeyFromObject(&del), &kustomizev1.Kustomization{})
-		return apierrors.IsNotFound(err), err
-	})
+	deleteKustomization(t, r, "audit")
 	owner, level, found = logLevel(t, r)
 	require.True(t, found, "ConfigMap/default/log-level was deleted with Kustomization audit")
 	require.Equal(t, "logging", owner)
@@ -813,4 +925,54 @@ func checkDualOwnerFixed(t *testing.T, r *ruleRun) string {
 	ok, _ := exists(t.Context(), r.c, "v1", "ConfigMap", "default", "audit-policy")
 	require.False(t, ok, "ConfigMap/default/audit-policy survived the deletion of Kustomization audit (prune)")
 	return `log-level stays logging's (level info) through audit's reconcile and its deletion`
+}
+
+// deleteKustomization deletes Kustomization flux-system/name, as `flux
+// delete kustomization` does, and waits until kustomize-controller has
+// finalised it (garbage-collected its objects, with prune: true).
+func deleteKustomization(t *testing.T, r *ruleRun, name string) {
+	t.Helper()
+	var k kustomizev1.Kustomization
+	require.NoError(t, r.c.Client.Get(t.Context(), client.ObjectKey{Namespace: fluxNamespace, Name: name}, &k))
+	require.NoError(t, r.c.Client.Delete(t.Context(), &k))
+	waitFor(t, r.c, "Kustomization/flux-system/"+name+" to be deleted", time.Minute, func(ctx context.Context) (bool, error) {
+		err := r.c.Client.Get(ctx, client.ObjectKeyFromObject(&k), &kustomizev1.Kustomization{})
+		return apierrors.IsNotFound(err), err
+	})
+}
+
+// checkCRDPrune deletes the gadget-crds layer, as a reorganisation of the
+// repository does, and proves what its prune setting does to the custom
+// resource another layer (gadgets) applied: with prune: true (the naive
+// tree) kustomize-controller deletes the CRD, and the API server every
+// Gadget with it, though gadgets is Ready and still lists its Gadget; with
+// prune: false (fixed) the CRD and the Gadget stay.
+func checkCRDPrune(t *testing.T, r *ruleRun, keeps bool) string {
+	t.Helper()
+	gadget := func(ctx context.Context) (bool, error) {
+		return exists(ctx, r.c, "example.fluxpack.dev/v1", "Gadget", "default", "blue")
+	}
+	ok, err := gadget(t.Context())
+	require.True(t, ok, "Gadget/default/blue is not in the cluster: %v", err)
+	deleteKustomization(t, r, "gadget-crds")
+	crd := client.ObjectKey{Name: "gadgets.example.fluxpack.dev"}
+	if keeps {
+		require.NoError(t, r.c.Client.Get(t.Context(), crd, &apiextensionsv1.CustomResourceDefinition{}), "the CRD after deleting its layer (prune: false)")
+		ok, err := gadget(t.Context())
+		require.True(t, ok, "Gadget/default/blue after deleting the CRDs' layer (prune: false): %v", err)
+		return "deleting Kustomization gadget-crds (prune: false) kept the CRD and Gadget/default/blue"
+	}
+	waitFor(t, r.c, "Gadget/default/blue to be deleted with its CRD", time.Minute, func(ctx context.Context) (bool, error) {
+		ok, err := gadget(ctx)
+		if ok {
+			return false, errors.New("Gadget/default/blue still exists")
+		}
+		return apierrors.IsNotFound(err) || apimeta.IsNoMatchError(err), err
+	})
+	var k kustomizev1.Kustomization
+	require.NoError(t, r.c.Client.Get(t.Context(), client.ObjectKey{Namespace: fluxNamespace, Name: "gadgets"}, &k))
+	require.True(t, apimeta.IsStatusConditionTrue(k.Status.Conditions, meta.ReadyCondition), "Kustomization/flux-system/gadgets")
+	require.True(t, slices.ContainsFunc(k.Status.Inventory.Entries, func(e kustomizev1.ResourceRef) bool { return e.ID == "default_blue_example.fluxpack.dev_Gadget" }),
+		"Kustomization/flux-system/gadgets no longer lists Gadget/default/blue: %v", k.Status.Inventory.Entries)
+	return "deleting Kustomization gadget-crds (prune: true) deleted the CRD and Gadget/default/blue, which gadgets (Ready) still lists"
 }
