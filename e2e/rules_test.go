@@ -64,8 +64,8 @@ const (
 	// naiveDeadline bounds the wait for a naive tree's failure (the
 	// health check's timeout is 30s); fixedDeadline the wait for a fixed
 	// tree's objects to be Ready (two dependsOn edges at 30s each in stock
-	// Flux after an operator's start of up to 45s). Both are failure
-	// bounds: a run takes about 80s in all.
+	// Flux after an operator's start of up to 60s). Both are failure
+	// bounds: a run takes under 2 minutes in all.
 	naiveDeadline = 3 * time.Minute
 	fixedDeadline = 4 * time.Minute
 )
@@ -243,10 +243,11 @@ var ruleCases = []ruleCase{
 	{
 		// The operator layer is Ready as soon as applied, so the layer
 		// depending on it applies its custom resources while the
-		// operator's webhook does not serve yet (its pod takes 45s to
-		// start, as webhooks that wait for their certificate do); in
+		// operator's webhook does not serve yet (its pod takes 60s to
+		// start, as webhooks that wait for their certificate may); in
 		// stock Flux the dependent applies at its next dependency check,
-		// up to 30s later, inside that window.
+		// up to 30s later (more when kustomize-controller's four workers
+		// are busy waiting for other cases), inside that window.
 		Rule: lint.RuleOperatorWait, Dir: "operator-wait",
 		Files: func(t *testing.T, hook *Webhook) map[string][]byte {
 			vwc, err := sigyaml.Marshal(hook.Configuration())
@@ -260,7 +261,7 @@ var ruleCases = []ruleCase{
 			eso, cfg := r.w.get(ks(fluxNamespace, "eso")), r.w.get(ks(fluxNamespace, "eso-config"))
 			require.False(t, eso.readyAt.IsZero(), "Kustomization/flux-system/eso never Ready")
 			require.True(t, eso.readyAt.Before(cfg.notReady[len(cfg.notReady)-1].at), "eso-config failed before eso was Ready")
-			return fmt.Sprintf("eso Ready after %.1fs (no wait), its webhook serving only 45s after its pod started", eso.readyAt.Sub(r.applied).Seconds())
+			return fmt.Sprintf("eso Ready after %.1fs (no wait), its webhook serving only 60s after its pod started", eso.readyAt.Sub(r.applied).Seconds())
 		},
 		Objects: []string{ks(fluxNamespace, "eso"), ks(fluxNamespace, "eso-config")},
 		CheckFixed: func(t *testing.T, r *ruleRun) string {
