@@ -103,6 +103,10 @@ type Mode struct {
 	// RequeueDependency is the --requeue-dependency flag, or "" for the
 	// controllers' default.
 	RequeueDependency string
+	// NoCrossNamespaceRefs starts kustomize- and helm-controller with
+	// their stock flag --no-cross-namespace-refs=true (Flux's
+	// multi-tenancy lockdown): a source in another namespace is refused.
+	NoCrossNamespaceRefs bool
 }
 
 var (
@@ -425,10 +429,14 @@ func (c *Cluster) startNotificationController(bin, kubeconfig string) {
 
 // modeFlags are the flags m adds to kustomize- and helm-controller.
 func (c *Cluster) modeFlags() []string {
-	if c.Mode.RequeueDependency == "" {
-		return nil
+	var flags []string
+	if c.Mode.RequeueDependency != "" {
+		flags = append(flags, "--requeue-dependency="+c.Mode.RequeueDependency)
 	}
-	return []string{"--requeue-dependency=" + c.Mode.RequeueDependency}
+	if c.Mode.NoCrossNamespaceRefs {
+		flags = append(flags, "--no-cross-namespace-refs=true")
+	}
+	return flags
 }
 
 func (c *Cluster) startKustomizeController(bin, kubeconfig string) {

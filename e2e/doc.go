@@ -9,7 +9,10 @@
 // Kustomization) until Ready.
 // Every case (and each of S0's two layouts) has a cluster of its own, and
 // they run in parallel (make e2e passes -parallel), so the figures of one run
-// include the other clusters' load on the machine.
+// include the other clusters' load on the machine. TestRaceRules, which
+// proves each lint rule with a naive and a fixed repository, is the
+// exception: all its naive repositories share one cluster, all its fixed
+// ones another.
 //
 // What a case reports, per layer:
 //   - ready: time from applying the root objects until the layer is first seen
