@@ -25,7 +25,11 @@ func Lint(ctx context.Context, entry string, opts ...Option) (*lint.Report, erro
 
 // Lint lints the tree read, as the package-level Lint does.
 func (repo *Repository) Lint(ctx context.Context) (*lint.Report, error) {
-	report, err := lint.Plan(ctx, repo.Plan, repo.Inputs, repo.Root, repo.lint...)
+	opts := repo.lint
+	if repo.rootInferred {
+		opts = append(slices.Clone(opts), lint.WithInferredRoot())
+	}
+	report, err := lint.Plan(ctx, repo.Plan, repo.Inputs, repo.Root, opts...)
 	if err != nil {
 		return nil, err
 	}

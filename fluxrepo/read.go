@@ -91,8 +91,9 @@ type Repository struct {
 	// from it, for package lint.
 	Inputs []lint.Input
 
-	lint      []lint.Option // WithLint
-	stackFile string        // WithStackFile
+	lint         []lint.Option // WithLint
+	stackFile    string        // WithStackFile
+	rootInferred bool          // no WithRoot
 
 	temps   []string
 	built   map[string]fluxbuild.Source // layer → where it was built from
@@ -265,7 +266,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 		}
 	}
 	r := &reader{ctx: ctx, cfg: cfg, root: root, byName: map[string]int{}, generators: map[string]*generator{}}
-	repo := &Repository{Root: root, Entry: filepath.ToSlash(rel)}
+	repo := &Repository{Root: root, Entry: filepath.ToSlash(rel), rootInferred: cfg.root == ""}
 	if err := r.readEntry(absEntry, filepath.ToSlash(rel), fi.IsDir()); err != nil {
 		return nil, err
 	}

@@ -404,4 +404,16 @@ func TestReadWithoutGit(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 1, notes, "one note of the mistaken root: %q", msgs)
+
+	// A root the user gave is not called a guess.
+	rep, err = fluxrepo.Lint(t.Context(), filepath.Join(dir, "clusters", "prod"), fluxrepo.WithRoot(root))
+	require.NoError(t, err)
+	paths := 0
+	for _, f := range rep.Findings {
+		if f.Rule == lint.RulePath {
+			paths++
+			assert.NotContains(t, f.Message, "as no .git is at or above the entry point", "%s", f)
+		}
+	}
+	assert.NotZero(t, paths, "the paths are still missing from that root")
 }

@@ -150,6 +150,15 @@ func TestLintSeesIntoCharts(t *testing.T) {
 		assert.Equal(t, "HelmRelease/flux-system/secrets-operator", fs[0].Object)
 		assert.Contains(t, fs[0].Message, "can't evaluate field repository")
 		assert.Equal(t, "operator/release.yaml", filepath.ToSlash(fs[0].File))
+
+		// The chart was there: no layer "needs charts" for it.
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, files)
+		rep, err := lint.Stack(t.Context(), fluxpack(), dir, lint.WithCharts(charts))
+		require.NoError(t, err)
+		for _, c := range rep.Coverage {
+			assert.NotEqual(t, lint.CoverageChart, c.Cause, "%+v", c)
+		}
 	})
 }
 

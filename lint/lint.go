@@ -46,7 +46,7 @@ const (
 	RuleVariables      Rule = "variables"           // ${var} problems, checked by package substitute
 	RuleChart          Rule = "chart"               // a HelmRelease's chart does not render, as helm-controller would fail
 	RuleValuesFrom     Rule = "values-from"         // a HelmRelease's valuesFrom that nothing creates, or a layer it does not depend on
-	RuleDualOwner      Rule = "dual-owner"          // an object two layers apply: they fight over it, and either's prune deletes it
+	RuleDualOwner      Rule = "dual-owner"          // an object two layers apply: they fight over it, and the last applier's prune deletes it
 	RuleCrossNamespace Rule = "cross-namespace-ref" // with --no-cross-namespace-refs: a source in another namespace, which Flux refuses
 	RuleMerge          Rule = "merge"               // a hint: layers that could be one Kustomization, saving dependency polling
 )
@@ -109,8 +109,11 @@ func (f Finding) String() string {
 	}
 	if f.Layer != "" {
 		fmt.Fprintf(&b, "layer %q", f.Layer)
-		if f.LayerFile != "" {
+		switch {
+		case f.LayerFile != "" && f.LayerLine > 0:
 			fmt.Fprintf(&b, " (%s:%d)", f.LayerFile, f.LayerLine)
+		case f.LayerFile != "": // a folder: the entry point of a tree with no root Kustomization
+			fmt.Fprintf(&b, " (%s)", f.LayerFile)
 		}
 		b.WriteString(": ")
 	}
@@ -234,6 +237,7 @@ type config struct {
 	severities           map[Rule]string     // Config.Rules
 	suppress             []Suppression       // Config.Suppress
 	repository           bool                // a Plan read from a repository, not a stack: advice names the config file and flags
+	inferredRoot         bool                // WithInferredRoot
 	noCrossNamespaceRefs bool                // WithNoCrossNamespaceRefs
 	charts               []string            // WithCharts
 	operators            map[string][]string // WithOperators
@@ -380,6 +384,16 @@ func Plan(ctx context.Context, p *layering.Plan, inputs []Input, root string, op
 	})))
 }
 
+// WithInferredRoot says the repository's root was found, not given (no
+// .git above the entry point, say): a path that does not exist may be
+// read from the wrong root, and its finding advises --root.
+func WithInferredRoot() Option {
+	return funcLint(func(c *config) error {
+		c.inferredRoot = true
+		return nil
+	})
+}
+
 func newConfig(opts []Option) (*config, error) {
 	cfg := &config{}
 	for _, o := range opts {
@@ -499,7 +513,7 @@ func (l *linter) coverage() []Coverage {
 				chart.Missing = append(chart.Missing, fmt.Sprintf("%s: %v", o.ref(), o.chartErr))
 			}
 		}
-		if l.unseenChart(ly) || l.undecidedBy[CoverageChart][ly.Name] {
+		if l.missingChart(ly) || l.undecidedBy[CoverageChart][ly.Name] {
 			chart.Layers = append(chart.Layers, ly.Name)
 		}
 	}
@@ -674,7 +688,7 @@ func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 			err = fe.Err
 		}
 		f.Message = err.Error()
-		if l.cfg.repository && errors.Is(err, fs.ErrNotExist) {
+		if l.cfg.repository && l.cfg.inferredRoot && errors.Is(err, fs.ErrNotExist) {
 			if _, gitErr := os.Lstat(filepath.Join(l.root, ".git")); gitErr != nil {
 				f.Message += fmt.Sprintf(" (paths are read from the repository's root, taken to be %s as no .git is at or above the entry point: give the root with --root)", l.root)
 			}

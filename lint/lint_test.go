@@ -755,3 +755,12 @@ func TestLintHealthCheckOnAChartObjectWithoutNamespace(t *testing.T) {
 	fs := lintStack(t, check("flux-system"), files, withCharts)
 	assert.Equal(t, []lint.Rule{lint.RuleHealthCheck}, rules(fs), "%v", fs)
 }
+
+// A finding names the layer's file and line, or only the folder of an
+// entry point that no Kustomization of the tree applies.
+func TestFindingString(t *testing.T) {
+	f := lint.Finding{Rule: lint.RuleCrossNamespace, File: "clusters/e2e/team-b.yaml", Line: 21, Layer: "flux-system", LayerFile: "clusters/e2e", Object: "HelmRelease/team-b/team-b", Message: "m"}
+	assert.Equal(t, `clusters/e2e/team-b.yaml:21: layer "flux-system" (clusters/e2e): HelmRelease/team-b/team-b: m [cross-namespace-ref]`, f.String())
+	f.LayerFile, f.LayerLine = "clusters/e2e/apps.yaml", 3
+	assert.Equal(t, `clusters/e2e/team-b.yaml:21: layer "flux-system" (clusters/e2e/apps.yaml:3): HelmRelease/team-b/team-b: m [cross-namespace-ref]`, f.String())
+}

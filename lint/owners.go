@@ -51,7 +51,7 @@ func (l *linter) checkOwners() {
 			layers = append(layers, ow.ly.Name)
 		}
 		last := owners[len(owners)-1]
-		l.objFinding(RuleDualOwner, last.ly, last.o, "applied by layers %s: each Kustomization applies its own version in turn and takes ownership, a dependsOn on one of them does not hold for it (another applies it without waiting), and when one stops applying it, its prune deletes what the others still apply; apply it from one layer",
+		l.objFinding(RuleDualOwner, last.ly, last.o, "applied by layers %s: each Kustomization applies its own version in turn and takes ownership, a dependsOn on one of them does not hold for it (another applies it without waiting), and when the one that applied it last stops applying it or is deleted, its prune deletes it (kustomize-controller prunes what carries its own labels) while the others still list it; apply it from one layer",
 			names(layers))
 	}
 }

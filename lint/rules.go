@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -498,8 +499,21 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 // unseenChart reports whether ly or a layer applied before it installs a
 // chart lint could not render: its objects are unknown.
 func (l *linter) unseenChart(ly *lintLayer) bool {
+	return l.unseen(ly, func(o *object) bool { return !o.rendered })
+}
+
+// missingChart reports whether ly or a layer applied before it installs a
+// chart lint could not get: what the chart coverage counts. A chart that
+// does not render is a `chart` finding already, not a chart to give.
+func (l *linter) missingChart(ly *lintLayer) bool {
+	return l.unseen(ly, func(o *object) bool {
+		return !o.rendered && (o.chartErr == nil || errors.Is(o.chartErr, errChartUnavailable))
+	})
+}
+
+func (l *linter) unseen(ly *lintLayer, hidden func(*object) bool) bool {
 	seen := func(x *lintLayer) bool {
-		return !slices.ContainsFunc(x.objects, func(o *object) bool { return o.helmCRDs != "" && !o.rendered })
+		return !slices.ContainsFunc(x.objects, func(o *object) bool { return o.helmCRDs != "" && hidden(o) })
 	}
 	if !seen(ly) {
 		return true
