@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // randomRepository lays out a Flux repository of n Kustomizations with
@@ -130,6 +133,13 @@ func ends(t *testing.T, root string) error {
 	opts := []fluxrepo.Option{fluxrepo.WithRoot(root)}
 	done := make(chan error, 1)
 	go func() {
+		// A panic here would kill the process (the fuzzing worker, with
+		// no word of why): it is the test's failure instead.
+		defer func() {
+			if p := recover(); p != nil {
+				done <- fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			}
+		}()
 		done <- func() error {
 			rep, err := fluxrepo.Lint(t.Context(), entry, opts...)
 			if err != nil {
@@ -158,4 +168,18 @@ func ends(t *testing.T, root string) error {
 		t.Fatal("lint, graph, import and preview of a random repository did not end in 30s")
 		return nil
 	}
+}
+
+// A dependsOn entry without a name (found by FuzzRepository: graph's tree
+// took it for the HelmRelease marker and crashed) is a graph finding, and
+// every graph format draws it.
+func TestDependsOnWithoutName(t *testing.T) {
+	root := write(t, map[string]string{
+		"clusters/c/apps.yaml": ks("apps", "./apps", "  dependsOn:\n    - name: \"\"\n"),
+		"apps/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: default}\n",
+	})
+	require.NoError(t, ends(t, root))
+	out, err := fluxrepo.Graph(t.Context(), filepath.Join(root, "clusters/c"), layering.GraphTree, fluxrepo.WithRoot(root))
+	require.NoError(t, err)
+	assert.Contains(t, string(out), "(not in the platform)")
 }

@@ -377,19 +377,19 @@ func (p *Plan) tree(b *bytes.Buffer) {
 	printed := map[string]bool{}
 	var walk func(l *Layer, prefix string)
 	walk = func(l *Layer, prefix string) {
-		var children []string
+		n := len(l.DependsOn)
 		if l.HelmRelease != nil {
-			children = append(children, "")
-		}
-		children = append(children, l.DependsOn...)
-		for i, c := range children {
-			branch, indent := "├── ", "│   "
-			if i == len(children)-1 {
-				branch, indent = "└── ", "    "
+			n++
+			branch := "├── "
+			if n == 1 {
+				branch = "└── "
 			}
-			if c == "" {
-				fmt.Fprintf(b, "%s%sHelmRelease/%s/%s\n", prefix, branch, l.HelmRelease.Namespace, l.HelmRelease.Name)
-				continue
+			fmt.Fprintf(b, "%s%sHelmRelease/%s/%s\n", prefix, branch, l.HelmRelease.Namespace, l.HelmRelease.Name)
+		}
+		for i, c := range l.DependsOn {
+			branch, indent := "├── ", "│   "
+			if i == len(l.DependsOn)-1 {
+				branch, indent = "└── ", "    "
 			}
 			j, known := idx[c]
 			switch {
