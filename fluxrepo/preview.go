@@ -62,7 +62,7 @@ func (repo *Repository) render(ctx context.Context, verb, entry, name string, op
 		if !ok {
 			src = *in.Source
 		}
-		tree, err := substitute.NewSources(repo.sources()...)
+		tree, err := substitute.NewSources(repo.sources(l.Kustomization)...)
 		if err != nil {
 			return nil, err
 		}
@@ -123,7 +123,7 @@ func (repo *Repository) RenderUnresolved(ctx context.Context, name string, opts 
 		out, err := repo.Render(ctx, name, opts...)
 		return out, nil, err
 	}
-	tree, err := substitute.NewSources(repo.sources()...)
+	tree, err := substitute.NewSources(repo.sources(ks)...)
 	if err != nil {
 		return nil, nil, err
 	}

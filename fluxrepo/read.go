@@ -96,9 +96,9 @@ type Repository struct {
 	rootInferred bool          // no WithRoot
 
 	temps   []string
-	built   map[string]fluxbuild.Source // layer → where it was built from
-	sources func() []runtime.Object     // the tree's ConfigMaps and Secrets
-	srcDirs map[SourceRef]string        // every source mapped to a directory (WithSource, DefaultSource)
+	built   map[string]fluxbuild.Source                       // layer → where it was built from
+	sources func(*kustomizev1.Kustomization) []runtime.Object // the tree's ConfigMaps and Secrets a Kustomization's substituteFrom names
+	srcDirs map[SourceRef]string                              // every source mapped to a directory (WithSource, DefaultSource)
 }
 
 // Option configures Read. Only this package implements it.
@@ -283,7 +283,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 	repo.lint = cfg.lint
 	repo.stackFile = cfg.stackFile
 	repo.temps, repo.built = r.temps, r.built
-	repo.sources = r.decodedSources
+	repo.sources = r.sourcesFor
 	repo.srcDirs = cfg.sources
 	return repo, nil
 }
@@ -404,10 +404,11 @@ type reader struct {
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
 	built      map[string]fluxbuild.Source
-	sourceObjs []*fluxbuild.Object             // ConfigMaps and Secrets of the tree, for substitution
-	sources    []runtime.Object                // those of them decoded
-	gitIgnore  map[SourceRef]string            // spec.ignore of the GitRepositories of the tree
-	srcObjs    map[SourceRef]*fluxbuild.Object // the GitRepositories and OCIRepositories of the tree, for WithSourceFetcher
+	sourceObjs []*fluxbuild.Object // ConfigMaps and Secrets of the tree, for substitution
+	decodeMu   sync.Mutex
+	decoded    map[*fluxbuild.Object]runtime.Object // those of them decoded
+	gitIgnore  map[SourceRef]string                 // spec.ignore of the GitRepositories of the tree
+	srcObjs    map[SourceRef]*fluxbuild.Object      // the GitRepositories and OCIRepositories of the tree, for WithSourceFetcher
 	fetchedSrc map[SourceRef]fetched
 }
 
@@ -793,12 +794,37 @@ func decodeNode(n *yaml.Node, into any) error {
 	return json.Unmarshal(j, into)
 }
 
-// decodedSources decodes the ConfigMaps and Secrets collected so far.
-func (r *reader) decodedSources() []runtime.Object {
-	for _, o := range r.sourceObjs[len(r.sources):] {
-		r.sources = append(r.sources, decodeSource(o))
+// sourcesFor decodes the ConfigMaps and Secrets collected so far that
+// ks's spec.postBuild.substituteFrom may name (the same kind and name):
+// all its substitution reads, without decoding every one of the tree.
+func (r *reader) sourcesFor(ks *kustomizev1.Kustomization) []runtime.Object {
+	if ks == nil || ks.Spec.PostBuild == nil || len(ks.Spec.PostBuild.SubstituteFrom) == 0 {
+		return nil
 	}
-	return slices.DeleteFunc(slices.Clone(r.sources), func(o runtime.Object) bool { return o == nil })
+	want := map[string]bool{}
+	for _, ref := range ks.Spec.PostBuild.SubstituteFrom {
+		want[ref.Kind+"/"+ref.Name] = true
+	}
+	r.decodeMu.Lock()
+	defer r.decodeMu.Unlock()
+	if r.decoded == nil {
+		r.decoded = map[*fluxbuild.Object]runtime.Object{}
+	}
+	var out []runtime.Object
+	for _, o := range r.sourceObjs {
+		if !want[o.Kind+"/"+o.Name] {
+			continue
+		}
+		d, ok := r.decoded[o]
+		if !ok {
+			d = decodeSource(o)
+			r.decoded[o] = d
+		}
+		if d != nil {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func decodeSource(o *fluxbuild.Object) runtime.Object {
@@ -820,7 +846,7 @@ func (r *reader) substitute(parent *kustomizev1.Kustomization, o *fluxbuild.Obje
 	if parent.Spec.PostBuild == nil || !o.Dollar {
 		return k
 	}
-	src, err := substitute.NewSources(r.decodedSources()...)
+	src, err := substitute.NewSources(r.sourcesFor(parent)...)
 	if err != nil {
 		return k
 	}
