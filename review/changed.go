@@ -2,18 +2,21 @@ package review
 
 import (
 	"bytes"
-	"crypto/sha256"
+	"cmp"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
@@ -21,18 +24,23 @@ import (
 // relative to the trees' roots, sorted) that one has and the other lacks,
 // or that differ in content or executable bit. .git is left out.
 func ChangedFiles(base, head string) ([]string, error) {
-	b, err := sums(base)
-	if err != nil {
+	var b, h map[string]treeEntry
+	var be, he error
+	var wg sync.WaitGroup
+	wg.Go(func() { b, be = listTree(base) })
+	h, he = listTree(head)
+	wg.Wait()
+	if err := cmp.Or(be, he); err != nil {
 		return nil, err
 	}
-	h, err := sums(head)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for p, s := range h {
-		if bs, ok := b[p]; !ok || bs != s {
+	var out, same []string // same: files whose content is to compare
+	for p, e := range h {
+		o, ok := b[p]
+		switch {
+		case !ok || o.link != e.link || o.regular != e.regular || o.exec != e.exec || o.size != e.size:
 			out = append(out, p)
+		case e.regular:
+			same = append(same, p)
 		}
 	}
 	for p := range b {
@@ -40,18 +48,45 @@ func ChangedFiles(base, head string) ([]string, error) {
 			out = append(out, p)
 		}
 	}
+	differ := make([]bool, len(same))
+	errs := make([]error, len(same))
+	parallel.For(len(same), func(i int) {
+		rel := filepath.FromSlash(same[i])
+		x, err := os.ReadFile(filepath.Join(base, rel))
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		y, err := os.ReadFile(filepath.Join(head, rel))
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		differ[i] = !bytes.Equal(x, y)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i, p := range same {
+		if differ[i] {
+			out = append(out, p)
+		}
+	}
 	slices.Sort(out)
 	return out, nil
 }
 
-type fileSum struct {
-	sum  [sha256.Size]byte
-	exec bool
-	link string
+// treeEntry is what ChangedFiles compares of a file before its content.
+type treeEntry struct {
+	regular bool
+	exec    bool
+	size    int64
+	link    string
 }
 
-func sums(root string) (map[string]fileSum, error) {
-	out := map[string]fileSum{}
+// listTree lists the regular files and links under root, .git left out.
+func listTree(root string) (map[string]treeEntry, error) {
+	out := map[string]treeEntry{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -70,17 +105,13 @@ func sums(root string) (map[string]fileSum, error) {
 			if err != nil {
 				return err
 			}
-			out[rel] = fileSum{link: t}
+			out[rel] = treeEntry{link: t}
 		case d.Type().IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
 			fi, err := d.Info()
 			if err != nil {
 				return err
 			}
-			out[rel] = fileSum{sum: sha256.Sum256(data), exec: fi.Mode()&0o111 != 0}
+			out[rel] = treeEntry{regular: true, exec: fi.Mode()&0o111 != 0, size: fi.Size()}
 		}
 		return nil
 	})

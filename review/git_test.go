@@ -12,7 +12,10 @@ import (
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/review"
 )
 
@@ -133,4 +136,23 @@ func TestResolveAndNoUpstream(t *testing.T) {
 	if _, err := review.DefaultBase(t.TempDir()); err == nil {
 		t.Error("DefaultBase outside a Git repository: no error")
 	}
+}
+
+// ChangedFiles: added, removed, edited (same size too), executable bit and
+// link target changes; equal files and .git are left out.
+func TestChangedFiles(t *testing.T) {
+	base, head := t.TempDir(), t.TempDir()
+	files := map[string]string{"same.yaml": "a: 1\n", "edited.yaml": "a: 1\n", "removed.yaml": "x\n", "mode.sh": "#!/bin/sh\n", ".git/HEAD": "ref: a\n"}
+	testutil.WriteFiles(t, base, files)
+	files["edited.yaml"] = "a: 2\n" // the same size
+	delete(files, "removed.yaml")
+	files["added.yaml"] = "y\n"
+	files[".git/HEAD"] = "ref: b\n"
+	testutil.WriteFiles(t, head, files)
+	require.NoError(t, os.Chmod(filepath.Join(head, "mode.sh"), 0o755))
+	require.NoError(t, os.Symlink("same.yaml", filepath.Join(base, "link.yaml")))
+	require.NoError(t, os.Symlink("edited.yaml", filepath.Join(head, "link.yaml")))
+	got, err := review.ChangedFiles(base, head)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"added.yaml", "edited.yaml", "link.yaml", "mode.sh", "removed.yaml"}, got)
 }

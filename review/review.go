@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -145,16 +146,23 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	if !filepath.IsLocal(filepath.FromSlash(entry)) && entry != "." {
 		return nil, errdefs.InvalidOption("entry %q: want a path inside the repository", entry)
 	}
-	files, err := ChangedFiles(baseRoot, headRoot)
-	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
-	}
-	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: cfg.all}
+	// The files changed are compared while the head is read.
+	var files []string
+	var filesErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { files, filesErr = ChangedFiles(baseRoot, headRoot) })
 	head, err := readSide(ctx, headRoot, entry, cfg.read)
+	wg.Wait()
+	if head != nil {
+		defer head.close()
+	}
+	if filesErr != nil {
+		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, filesErr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.head, err)
 	}
-	defer head.close()
+	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: cfg.all}
 	baseRead := cfg.read
 	if !cfg.all && head.repo != nil {
 		// The layers no changed file feeds are the same on both sides:
@@ -234,12 +242,12 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		}
 	}
 	slices.Sort(r.Unresolved)
-	bl, err := base.lint(ctx)
-	if err != nil {
-		return nil, err
-	}
+	var bl *lint.Report
+	var blErr error
+	wg.Go(func() { bl, blErr = base.lint(ctx) })
 	hl, err := head.lint(ctx)
-	if err != nil {
+	wg.Wait()
+	if err := cmp.Or(blErr, err); err != nil {
 		return nil, err
 	}
 	r.Findings = DiffFindings(bl, hl)
