@@ -2,6 +2,7 @@ package fluxrepo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -143,25 +144,8 @@ func (r *reader) fetchOnce(ref SourceRef, o *fluxbuild.Object, depth int) fetche
 
 // notFound reports whether err says the source has no such ref.
 func notFound(err error) bool {
-	for e := err; e != nil; {
-		if nf, ok := e.(interface{ NotFound() bool }); ok && nf.NotFound() {
-			return true
-		}
-		switch u := e.(type) {
-		case interface{ Unwrap() error }:
-			e = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, x := range u.Unwrap() {
-				if notFound(x) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
-		}
-	}
-	return false
+	var nf interface{ NotFound() bool }
+	return errors.As(err, &nf) && nf.NotFound()
 }
 
 // copyTree copies the regular files, folders and links under src to dst.

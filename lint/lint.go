@@ -547,10 +547,13 @@ type lintLayer struct {
 	unknown     bool // the layer's objects could not be read: rules do not guess
 
 	// What the rules ask of the objects, computed once.
-	webhooks   map[string]bool    // what the webhooks the layer applies intercept (webhookKey keys)
-	release    bool               // the layer installs a HelmRelease
-	unrendered []*object          // HelmReleases of the layer whose chart lint could not render and that may install CRDs (install.crds not Skip)
-	assumed    map[string]*object // webhookKey keys only KnownOperators says the layer serves: the HelmRelease of the chart lint could not see
+	webhooks map[string]bool // what the webhooks the layer applies intercept (webhookKey keys)
+	release  bool            // the layer installs a HelmRelease
+	// hiddenChart: a HelmRelease of the layer whose chart lint did not
+	// render; missingChart: one whose chart lint could not get.
+	hiddenChart, missingChart bool
+	unrendered                []*object          // HelmReleases of the layer whose chart lint could not render and that may install CRDs (install.crds not Skip)
+	assumed                   map[string]*object // webhookKey keys only KnownOperators says the layer serves: the HelmRelease of the chart lint could not see
 }
 
 type linter struct {
@@ -776,6 +779,12 @@ func (l *linter) index() {
 			}
 			if o.helmCRDs != "" {
 				ly.release = true
+				if !o.rendered {
+					ly.hiddenChart = true
+					if o.chartErr == nil || errors.Is(o.chartErr, errChartUnavailable) {
+						ly.missingChart = true
+					}
+				}
 				// A chart lint rendered installs the CRDs that follow it
 				// in the layer; one it could not render may install any.
 				if !o.rendered && o.helmCRDs != "Skip" {

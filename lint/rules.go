@@ -1,7 +1,6 @@
 package lint
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -499,27 +498,22 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 // unseenChart reports whether ly or a layer applied before it installs a
 // chart lint could not render: its objects are unknown.
 func (l *linter) unseenChart(ly *lintLayer) bool {
-	return l.unseen(ly, func(o *object) bool { return !o.rendered })
+	return l.unseen(ly, func(x *lintLayer) bool { return x.hiddenChart })
 }
 
 // missingChart reports whether ly or a layer applied before it installs a
 // chart lint could not get: what the chart coverage counts. A chart that
 // does not render is a `chart` finding already, not a chart to give.
 func (l *linter) missingChart(ly *lintLayer) bool {
-	return l.unseen(ly, func(o *object) bool {
-		return !o.rendered && (o.chartErr == nil || errors.Is(o.chartErr, errChartUnavailable))
-	})
+	return l.unseen(ly, func(x *lintLayer) bool { return x.missingChart })
 }
 
-func (l *linter) unseen(ly *lintLayer, hidden func(*object) bool) bool {
-	seen := func(x *lintLayer) bool {
-		return !slices.ContainsFunc(x.objects, func(o *object) bool { return o.helmCRDs != "" && hidden(o) })
-	}
-	if !seen(ly) {
+func (l *linter) unseen(ly *lintLayer, hides func(*lintLayer) bool) bool {
+	if hides(ly) {
 		return true
 	}
 	for a := range ly.applied.all {
-		if !seen(l.layers[a]) {
+		if hides(l.layers[a]) {
 			return true
 		}
 	}

@@ -214,19 +214,19 @@ type meta struct {
 	Revision string `json:"revision"`
 }
 
-func readMeta(dir string) (meta, bool) {
+// cached reports whether the cache holds dir whole: its directory, and
+// the metadata written once it was in place.
+func cached(dir string) bool {
 	b, err := os.ReadFile(dir + ".json")
 	if err != nil {
-		return meta{}, false
+		return false
 	}
 	var m meta
 	if json.Unmarshal(b, &m) != nil || m.Revision == "" {
-		return meta{}, false
+		return false
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return meta{}, false
-	}
-	return m, true
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }
 
 func writeMeta(dir string, m meta) error {

@@ -72,7 +72,7 @@ func (f *Fetcher) git(ctx context.Context, obj, url string, ref *sourcev1.GitRep
 			revision = ref.Branch + "@" + revision
 		}
 		dir := f.cachePath("git", commit.String())
-		if _, ok := readMeta(dir); ok {
+		if cached(dir) {
 			f.log.Info("source cached", "source", obj, "revision", revision)
 			return Artifact{Dir: dir, Revision: revision}, nil
 		}
@@ -108,7 +108,7 @@ func (f *Fetcher) git(ctx context.Context, obj, url string, ref *sourcev1.GitRep
 		revision = short + "@sha1:" + commit.String()
 	}
 	dir := f.cachePath("git", commit.String())
-	if _, ok := readMeta(dir); ok {
+	if cached(dir) {
 		f.log.Info("source cached", "source", obj, "revision", revision)
 		return Artifact{Dir: dir, Revision: revision}, nil
 	}

@@ -21,11 +21,10 @@ func git(t *testing.T, dir string, args ...string) string {
 	return testutil.Git(t, dir, args...)
 }
 
-func write(t *testing.T, dir, name, content string) {
+// writeWeb writes apps/web.yaml, the file every revision changes.
+func writeWeb(t *testing.T, dir, content string) {
 	t.Helper()
-	p := filepath.Join(dir, name)
-	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-	require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	testutil.WriteFiles(t, dir, map[string]string{"apps/web.yaml": content})
 }
 
 // platformRepo makes root/platform.git: main with three commits, tags
@@ -36,18 +35,18 @@ func platformRepo(t *testing.T, root string) map[string]string {
 	work := t.TempDir()
 	git(t, work, "init", "-q", "-b", "main")
 	commits := map[string]string{}
-	write(t, work, "apps/web.yaml", "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"1.0\"\n")
+	writeWeb(t, work, "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"1.0\"\n")
 	git(t, work, "add", ".")
 	git(t, work, "commit", "-q", "-m", "one")
 	git(t, work, "tag", "v1.0.0")
 	commits["v1.0.0"] = git(t, work, "rev-parse", "HEAD")
-	write(t, work, "apps/web.yaml", "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"1.1\"\n")
+	writeWeb(t, work, "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"1.1\"\n")
 	require.NoError(t, os.Symlink("web.yaml", filepath.Join(work, "apps", "link.yaml")))
 	git(t, work, "add", ".")
 	git(t, work, "commit", "-q", "-m", "two")
 	git(t, work, "tag", "-a", "v1.1.0", "-m", "release")
 	commits["v1.1.0"] = git(t, work, "rev-parse", "HEAD")
-	write(t, work, "apps/web.yaml", "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"2.0-rc\"\n")
+	writeWeb(t, work, "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \"2.0-rc\"\n")
 	git(t, work, "commit", "-q", "-am", "three")
 	git(t, work, "tag", "v2.0.0-rc.1")
 	commits["main"] = git(t, work, "rev-parse", "HEAD")

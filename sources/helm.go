@@ -119,7 +119,7 @@ func (f *Fetcher) ociChart(ctx context.Context, repoURL, chart, ver string) (Art
 		v = digest
 	}
 	dir := f.cachePath("charts", strings.ReplaceAll(digest, ":", "-"))
-	if _, ok := readMeta(dir); ok {
+	if cached(dir) {
 		if p, err := onlyTgz(dir); err == nil {
 			return Artifact{Path: p, Revision: v}, nil
 		}

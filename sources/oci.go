@@ -53,7 +53,7 @@ func (f *Fetcher) oci(ctx context.Context, obj, url string, ref *sourcev1.OCIRep
 		revision = tag + "@" + digest
 	}
 	dir := f.cachePath("oci", strings.ReplaceAll(digest, ":", "-")+layerKey(mediaType))
-	if _, ok := readMeta(dir); ok {
+	if cached(dir) {
 		f.log.Info("source cached", "source", obj, "revision", revision)
 		return Artifact{Dir: dir, Revision: revision}, nil
 	}

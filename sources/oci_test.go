@@ -29,7 +29,7 @@ func pushVersions(t *testing.T, url string, versions ...string) map[string]strin
 	digests := map[string]string{}
 	for _, v := range versions {
 		dir := t.TempDir()
-		write(t, dir, "apps/web.yaml", "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \""+v+"\"\n")
+		writeWeb(t, dir, "kind: ConfigMap\nmetadata:\n  name: web\ndata:\n  v: \""+v+"\"\n")
 		res, err := oci.Push(t.Context(), dir, url+":"+v, oci.WithSource("test"), oci.WithRevision(v))
 		require.NoError(t, err)
 		digests[v] = res.Digest
