@@ -144,7 +144,79 @@ func TestSourcesMatchController(t *testing.T) {
 		line = append(line, fmt.Sprintf("%s/%s %s", w.kind, w.name, got))
 	}
 	t.Logf("O0 revisions:\n  %s", strings.Join(line, "\n  "))
-	recordSummary("O0", fmt.Sprintf("--sources online resolves as source-controller: %d of %d sources at the same revision (%d GitRepositories, %d OCIRepositories, %d HelmCharts)", same, len(wants), len(gitRefs), len(ociRefs), len(charts)))
+
+	// What the sources lack: the `source` and `chart` findings of
+	// --sources online, and source-controller's failure, alike.
+	missGit := &sourcev1.GitRepository{ObjectMeta: metav1.ObjectMeta{Name: "git-missing", Namespace: fluxNamespace},
+		Spec: sourcev1.GitRepositorySpec{URL: git.URL + "/platform.git", Reference: &sourcev1.GitRepositoryRef{Tag: "v9.9.9"}, Interval: metav1.Duration{Duration: time.Hour}}}
+	_, ourGit := f.GitRepository(t.Context(), missGit.DeepCopy())
+	require.Error(t, ourGit)
+	assert.True(t, sources.IsNotFound(ourGit), "%v", ourGit)
+	c.create(missGit)
+	theirGit := failure(t, c, sourcev1.GitRepositoryKind, missGit.Name)
+	wantGit := `couldn't find remote ref "refs/tags/v9.9.9"`
+	assert.Contains(t, ourGit.Error(), wantGit)
+	assert.Contains(t, theirGit, wantGit)
+
+	_, ourChart := f.Chart(t.Context(), helmURL, "secrets-operator", ">=9.0.0")
+	require.Error(t, ourChart)
+	assert.True(t, sources.IsNotFound(ourChart), "%v", ourChart)
+	c.create(&sourcev1.HelmChart{ObjectMeta: metav1.ObjectMeta{Name: "chart-missing", Namespace: fluxNamespace},
+		Spec: sourcev1.HelmChartSpec{Chart: "secrets-operator", Version: ">=9.0.0", SourceRef: sourcev1.LocalHelmChartSourceReference{Kind: sourcev1.HelmRepositoryKind, Name: "http"}, Interval: metav1.Duration{Duration: time.Hour}}})
+	theirChart := failure(t, c, sourcev1.HelmChartKind, "chart-missing")
+	wantChart := "no 'secrets-operator' chart with version matching '>=9.0.0' found"
+	assert.Contains(t, ourChart.Error(), wantChart)
+	assert.Contains(t, theirChart, wantChart)
+
+	missOCI := &sourcev1.OCIRepository{ObjectMeta: metav1.ObjectMeta{Name: "oci-missing", Namespace: fluxNamespace},
+		Spec: sourcev1.OCIRepositorySpec{URL: url, Reference: &sourcev1.OCIRepositoryRef{Tag: "9.9.9"}, Insecure: true, Interval: &metav1.Duration{Duration: time.Hour}}}
+	_, ourOCI := f.OCIRepository(t.Context(), missOCI.DeepCopy())
+	require.Error(t, ourOCI)
+	assert.True(t, sources.IsNotFound(ourOCI), "%v", ourOCI)
+	c.create(missOCI)
+	theirOCI := failure(t, c, sourcev1.OCIRepositoryKind, missOCI.Name)
+	t.Logf("O0 missing: git: ours %q, source-controller %q; chart: ours %q, source-controller %q; oci: ours %q, source-controller %q", ourGit, theirGit, ourChart, theirChart, ourOCI, theirOCI)
+
+	recordSummary("O0", fmt.Sprintf("--sources online resolves as source-controller: %d of %d sources at the same revision (%d GitRepositories, %d OCIRepositories, %d HelmCharts); a missing tag, range and OCI tag fail on both sides (%q, %q)", same, len(wants), len(gitRefs), len(ociRefs), len(charts), wantGit, wantChart))
+}
+
+// failure waits until source-controller fails the source and returns its
+// Ready message.
+func failure(t *testing.T, c *Cluster, kind, name string) string {
+	t.Helper()
+	key := client.ObjectKey{Namespace: fluxNamespace, Name: name}
+	var msg string
+	c.poll(kind+"/"+key.String()+" to fail", 2*time.Minute, func(ctx context.Context) (bool, error) {
+		obj := sourceObject(kind)
+		if err := c.Client.Get(ctx, key, obj); err != nil {
+			return false, err
+		}
+		r := apimeta.FindStatusCondition(obj.GetConditions(), meta.ReadyCondition)
+		if r == nil || r.Status != metav1.ConditionFalse || r.Reason == meta.ProgressingReason {
+			return false, nil
+		}
+		msg = r.Message
+		return true, nil
+	})
+	return msg
+}
+
+// source is what the e2e reads of a source's status.
+type source interface {
+	client.Object
+	GetArtifact() *meta.Artifact
+	GetConditions() []metav1.Condition
+}
+
+func sourceObject(kind string) source {
+	switch kind {
+	case sourcev1.GitRepositoryKind:
+		return &sourcev1.GitRepository{}
+	case sourcev1.OCIRepositoryKind:
+		return &sourcev1.OCIRepository{}
+	default:
+		return &sourcev1.HelmChart{}
+	}
 }
 
 // artifactRevision waits until source-controller has an artifact for the
@@ -154,19 +226,7 @@ func artifactRevision(t *testing.T, c *Cluster, kind, name string) string {
 	key := client.ObjectKey{Namespace: fluxNamespace, Name: name}
 	var rev string
 	c.poll(kind+"/"+key.String()+" to have an artifact", 2*time.Minute, func(ctx context.Context) (bool, error) {
-		var obj interface {
-			client.Object
-			GetArtifact() *meta.Artifact
-			GetConditions() []metav1.Condition
-		}
-		switch kind {
-		case sourcev1.GitRepositoryKind:
-			obj = &sourcev1.GitRepository{}
-		case sourcev1.OCIRepositoryKind:
-			obj = &sourcev1.OCIRepository{}
-		default:
-			obj = &sourcev1.HelmChart{}
-		}
+		obj := sourceObject(kind)
 		if err := c.Client.Get(ctx, key, obj); err != nil {
 			return false, err
 		}
