@@ -14,11 +14,16 @@ import (
 	"sync"
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"golang.org/x/crypto/ssh"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/oci"
 )
+
+// ErrInvalidOption is wrapped by the error of an option given a value it
+// cannot use.
+var ErrInvalidOption = errdefs.ErrInvalidOption
 
 // Artifact is a fetched source: where its files are and what revision
 // source-controller would record for it.
@@ -41,6 +46,8 @@ type Fetcher struct {
 	http     *http.Client
 	gitUser  string
 	gitPass  string
+	sshKey   []byte // WithGitSSHKey
+	sshHosts string // WithGitSSHKey: known_hosts file
 	log      *slog.Logger
 
 	mu      sync.Mutex
@@ -86,6 +93,24 @@ func WithGitCredentials(user, password string) Option {
 			return errdefs.InvalidOption("WithGitCredentials: empty user and password")
 		}
 		f.gitUser, f.gitPass = user, password
+		return nil
+	}
+}
+
+// WithGitSSHKey authenticates Git over SSH (ssh:// and user@host:path
+// URLs) with a private key in PEM, as a GitRepository's secretRef with an
+// identity does, checking the server against the known_hosts file given
+// ("" for $SSH_KNOWN_HOSTS or ~/.ssh/known_hosts). Without it, SSH uses
+// the SSH agent.
+func WithGitSSHKey(keyPEM []byte, knownHosts string) Option {
+	return func(f *Fetcher) error {
+		if len(keyPEM) == 0 {
+			return errdefs.InvalidOption("WithGitSSHKey: empty key")
+		}
+		if _, err := ssh.ParsePrivateKey(keyPEM); err != nil {
+			return errdefs.InvalidOption("WithGitSSHKey: %v", err)
+		}
+		f.sshKey, f.sshHosts = keyPEM, knownHosts
 		return nil
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
 
@@ -52,9 +53,9 @@ func (f *Fetcher) GitRepository(ctx context.Context, g *sourcev1.GitRepository) 
 }
 
 func (f *Fetcher) git(ctx context.Context, obj, url string, ref *sourcev1.GitRepositoryRef) (Artifact, error) {
-	var auth transport.AuthMethod
-	if (f.gitUser != "" || f.gitPass != "") && (strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://")) {
-		auth = &githttp.BasicAuth{Username: f.gitUser, Password: f.gitPass}
+	auth, err := f.gitAuth(url)
+	if err != nil {
+		return Artifact{}, err
 	}
 	var (
 		name     plumbing.ReferenceName // what to fetch
@@ -147,6 +148,42 @@ func (f *Fetcher) git(ctx context.Context, obj, url string, ref *sourcev1.GitRep
 	}
 	f.log.Info("source fetched", "source", obj, "revision", revision)
 	return Artifact{Dir: dir, Revision: revision}, nil
+}
+
+// gitAuth is how url is reached: basic auth over HTTP(S) with
+// WithGitCredentials, WithGitSSHKey's key over SSH, else go-git's default
+// (none over HTTP(S), the SSH agent over SSH).
+func (f *Fetcher) gitAuth(url string) (transport.AuthMethod, error) {
+	ep, err := transport.NewEndpoint(url)
+	if err != nil {
+		return nil, fmt.Errorf("url %q: %w", redactURL(url), err)
+	}
+	switch ep.Protocol {
+	case "http", "https":
+		if f.gitUser != "" || f.gitPass != "" {
+			return &githttp.BasicAuth{Username: f.gitUser, Password: f.gitPass}, nil
+		}
+	case "ssh":
+		if len(f.sshKey) > 0 {
+			user := ep.User
+			if user == "" {
+				user = "git"
+			}
+			keys, err := gitssh.NewPublicKeys(user, f.sshKey, "")
+			if err != nil {
+				return nil, err
+			}
+			var files []string
+			if f.sshHosts != "" {
+				files = append(files, f.sshHosts)
+			}
+			if keys.HostKeyCallback, err = gitssh.NewKnownHostsCallback(files...); err != nil {
+				return nil, fmt.Errorf("known hosts: %w", err)
+			}
+			return keys, nil
+		}
+	}
+	return nil, nil
 }
 
 // peeled is the commit name points at among refs: the peeled entry of an

@@ -40,7 +40,7 @@ const (
 func (c *chartFlags) bind(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringArrayVar(&c.dirs, "charts", nil, "a folder of charts HelmReleases install (CHART/ folders or CHART-VERSION.tgz), so lint sees their CRDs and webhooks (repeatable); \""+chartsOnline+"\" pulls OCI charts no folder holds from their registry, with the registry flags (./"+chartsOnline+" for a folder of that name)")
-	fs.StringVar(&c.sources, "sources", sourcesOffline, "\""+sourcesOnline+"\" fetches the GitRepositories, OCIRepositories and charts (HTTP and OCI Helm repositories, version ranges) the repository names but does not hold, as source-controller resolves them, into $XDG_CACHE_HOME/fluxpack/sources, with the registry flags and $FLUXPACK_GIT_CREDS (user:token) for Git over HTTPS; \""+sourcesOffline+"\" reads files only")
+	fs.StringVar(&c.sources, "sources", sourcesOffline, "\""+sourcesOnline+"\" fetches the GitRepositories, OCIRepositories and charts (HTTP and OCI Helm repositories, version ranges) the repository names but does not hold, as source-controller resolves them, into $XDG_CACHE_HOME/fluxpack/sources, with the registry flags, $FLUXPACK_GIT_CREDS (user:token) for Git over HTTPS, $FLUXPACK_GIT_SSH_KEY (a private key file) and $FLUXPACK_GIT_KNOWN_HOSTS (default ~/.ssh/known_hosts) for Git over SSH (else the SSH agent); \""+sourcesOffline+"\" reads files only")
 	fs.StringArrayVar(&c.operators, "operator", nil, "a chart lint cannot get that serves admission webhooks: CHART=GROUP[,GROUP...] (repeatable; adds to the table of known operators)")
 	c.registry.bind(cmd)
 }
@@ -132,6 +132,13 @@ func (c *chartFlags) newFetcher(log *slog.Logger) (*sources.Fetcher, error) {
 			return nil, fmt.Errorf("$FLUXPACK_GIT_CREDS: want USER:TOKEN")
 		}
 		opts = append(opts, sources.WithGitCredentials(user, pass))
+	}
+	if keyFile := os.Getenv("FLUXPACK_GIT_SSH_KEY"); keyFile != "" {
+		key, err := os.ReadFile(keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("$FLUXPACK_GIT_SSH_KEY: %w", err)
+		}
+		opts = append(opts, sources.WithGitSSHKey(key, os.Getenv("FLUXPACK_GIT_KNOWN_HOSTS")))
 	}
 	return sources.New(filepath.Join(cache, "fluxpack", "sources"), opts...)
 }
