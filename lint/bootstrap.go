@@ -1,18 +1,26 @@
 package lint
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // WithExistingWebhooks declares admission webhooks that serve before Flux
@@ -61,6 +69,55 @@ func WithHelmfile(files ...string) Option {
 		}
 		return nil
 	})
+}
+
+// WithBootstrapKustomization reads folders a bootstrap step applies
+// before Flux (`kustomize build DIR | kubectl apply -f -`, or `kubectl
+// apply -k DIR`): every object they build exists before any layer, as an
+// external object does (WithExternal); their Namespaces and the groups of
+// their CRDs too. A folder that does not build is said in
+// Report.Bootstrap, and counts for nothing.
+func WithBootstrapKustomization(dirs ...string) Option {
+	return funcLint(func(c *config) error {
+		for _, d := range dirs {
+			if d == "" {
+				return errdefs.Kind(ErrInvalidOption, "WithBootstrapKustomization: empty folder")
+			}
+		}
+		c.bootstrapDirs = append(c.bootstrapDirs, dirs...)
+		return nil
+	})
+}
+
+// applyBootstrapDirs builds the WithBootstrapKustomization folders and
+// takes their objects as existing before Flux.
+func (l *linter) applyBootstrapDirs(ctx context.Context) {
+	for _, dir := range l.cfg.bootstrapDirs {
+		name := l.rel(absPath(dir))
+		objs, err := fluxbuild.Build(ctx, fluxbuild.Source{Dir: dir}, &kustomizev1.Kustomization{
+			ObjectMeta: metav1.ObjectMeta{Name: "bootstrap", Namespace: "flux-system"},
+			Spec:       kustomizev1.KustomizationSpec{Path: "."},
+		})
+		if err != nil {
+			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: a bootstrap kustomization that does not build, so none of its objects count: %v", name, err))
+			continue
+		}
+		var refs []string
+		for _, o := range objs {
+			ref := layering.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+			l.cfg.external = append(l.cfg.external, ref)
+			refs = append(refs, ref.String())
+			switch {
+			case o.Kind == "Namespace" && o.APIVersion == "v1":
+				l.cfg.existingNamespaces = append(l.cfg.existingNamespaces, o.Name)
+			case o.Kind == "CustomResourceDefinition":
+				if g := yamlutil.Str(o.Node, "spec", "group"); g != "" {
+					l.cfg.existingGroups = append(l.cfg.existingGroups, g)
+				}
+			}
+		}
+		l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: a bootstrap kustomization: %d object%s exist%s before Flux (%s)", name, len(objs), plural(len(objs), "", "s"), plural(len(objs), "s", ""), strings.Join(refs, ", ")))
+	}
 }
 
 type bootstrapRelease struct {
@@ -150,6 +207,91 @@ func (l *linter) applyBootstrap() {
 		}
 		l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: %s of %s exist before Flux", r.file, r.chart, what, strings.Join(groups, ", ")))
 	}
+}
+
+// bootstrapCommand matches what a bootstrap script builds or applies with
+// kustomize: `kustomize build DIR` and `kubectl apply -k DIR`.
+var bootstrapCommand = regexp.MustCompile(`(?:kustomize\s+build|kubectl\s+apply\b[^|;&\n]*?\s-k)\s+["']?([^\s|;&"']+)`)
+
+// FindBootstrapKustomizations returns the folders a repository's bootstrap
+// scripts build with kustomize and apply before Flux: the
+// `kustomize build DIR` and `kubectl apply -k DIR` of its justfiles,
+// Taskfiles, Makefiles and shell scripts at the root and under
+// bootstrap/ and scripts/ (just's {{ source_directory() }} and
+// {{ justfile_directory() }}, and a shell script's $(dirname "$0"),
+// resolved), that exist and hold a kustomization.
+func FindBootstrapKustomizations(root string) []string {
+	var scripts []string
+	for _, dir := range []string{root, filepath.Join(root, "bootstrap"), filepath.Join(root, "scripts")} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			n := e.Name()
+			if e.IsDir() {
+				if dir != root && n != ".git" {
+					sub, _ := os.ReadDir(filepath.Join(dir, n))
+					for _, f := range sub {
+						if bootstrapScript(f.Name()) && !f.IsDir() {
+							scripts = append(scripts, filepath.Join(dir, n, f.Name()))
+						}
+					}
+				}
+				continue
+			}
+			if bootstrapScript(n) {
+				scripts = append(scripts, filepath.Join(dir, n))
+			}
+		}
+	}
+	var out []string
+	for _, script := range scripts {
+		data, err := os.ReadFile(script)
+		if err != nil {
+			continue
+		}
+		here := filepath.Dir(script)
+		text := string(data)
+		for _, r := range []struct{ from, to string }{
+			{"{{ source_directory() }}", here}, {"{{source_directory()}}", here},
+			{"{{ justfile_directory() }}", root}, {"{{justfile_directory()}}", root},
+			{`$(dirname "$0")`, here}, {"$(dirname $0)", here}, {`"${0%/*}"`, here},
+		} {
+			text = strings.ReplaceAll(text, r.from, r.to)
+		}
+		for _, m := range bootstrapCommand.FindAllStringSubmatch(text, -1) {
+			p := m[1]
+			if strings.ContainsAny(p, "${}") {
+				continue // a variable the script sets: not known here
+			}
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(root, p) // as run from the repository's root
+			}
+			if rel, err := filepath.Rel(root, p); err != nil || !filepath.IsLocal(rel) {
+				continue
+			}
+			if !hasKustomization(p) || slices.Contains(out, p) {
+				continue
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func bootstrapScript(name string) bool {
+	switch strings.ToLower(name) {
+	case "justfile", ".justfile", "makefile", "taskfile.yaml", "taskfile.yml":
+		return true
+	}
+	return strings.HasSuffix(name, ".just") || strings.HasSuffix(name, ".sh")
+}
+
+func hasKustomization(dir string) bool {
+	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && !fi.IsDir() {
+			return true
+		}
+	}
+	return false
 }
 
 // FindHelmfiles returns the helmfiles of a repository's bootstrap step,

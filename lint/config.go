@@ -35,6 +35,7 @@ const ConfigFile = ".fluxpack.yaml"
 //	    apiGroups: [cilium.io]
 //	    webhooks: [cert-manager.io]
 //	  helmfiles: [bootstrap/helmfile/apps.yaml]
+//	  bootstrapKustomizations: [bootstrap/kustomize/cluster]
 //	  charts: [charts]
 //	  operators: {my-operator: [example.com]}
 //	  rules: {merge: off, health-check: warning}
@@ -53,9 +54,12 @@ type Config struct {
 		APIGroups  []string `yaml:"apiGroups,omitempty"`
 		Webhooks   []string `yaml:"webhooks,omitempty"`
 	} `yaml:"existing,omitempty"`
-	Helmfiles []string            `yaml:"helmfiles,omitempty"`
-	Charts    []string            `yaml:"charts,omitempty"`
-	Operators map[string][]string `yaml:"operators,omitempty"`
+	Helmfiles []string `yaml:"helmfiles,omitempty"`
+	// BootstrapKustomizations are folders a bootstrap step applies with
+	// kustomize before Flux (WithBootstrapKustomization).
+	BootstrapKustomizations []string            `yaml:"bootstrapKustomizations,omitempty"`
+	Charts                  []string            `yaml:"charts,omitempty"`
+	Operators               map[string][]string `yaml:"operators,omitempty"`
 	// NoCrossNamespaceRefs says the controllers run with
 	// --no-cross-namespace-refs (WithNoCrossNamespaceRefs).
 	NoCrossNamespaceRefs bool `yaml:"noCrossNamespaceRefs,omitempty"`
@@ -201,6 +205,9 @@ func (c *Config) Options() ([]Option, error) {
 	}
 	if len(c.Helmfiles) > 0 {
 		opts = append(opts, WithHelmfile(abs(c.Helmfiles)...))
+	}
+	if len(c.BootstrapKustomizations) > 0 {
+		opts = append(opts, WithBootstrapKustomization(abs(c.BootstrapKustomizations)...))
 	}
 	if len(c.Charts) > 0 {
 		opts = append(opts, WithCharts(abs(c.Charts)...))

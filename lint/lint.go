@@ -136,8 +136,9 @@ type Report struct {
 	// Suppressed are the findings the configuration accepts, each with its
 	// reason (Config.Suppress).
 	Suppressed []Suppressed `json:"suppressed,omitempty"`
-	// Bootstrap says what lint took as existing before Flux from the
-	// helmfiles of a bootstrap step (WithHelmfile).
+	// Bootstrap says what lint took as existing before Flux from a
+	// bootstrap step: its helmfiles (WithHelmfile) and the folders it
+	// applies with kustomize (WithBootstrapKustomization).
 	Bootstrap []string `json:"bootstrap,omitempty"`
 	// Coverage says, once per cause, which layers lint could not check
 	// fully and how to make them checkable. A layer named there may race in
@@ -190,7 +191,7 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "; %d suppressed by the configuration", len(r.Suppressed))
 	}
 	if len(r.Bootstrap) > 0 {
-		fmt.Fprintf(&b, "; read %d releases of a bootstrap helmfile as there before Flux (Bootstrap)", len(r.Bootstrap))
+		fmt.Fprintf(&b, "; read %d entries of the bootstrap step as there before Flux (Bootstrap)", len(r.Bootstrap))
 	}
 	if len(r.Coverage) > 0 {
 		fmt.Fprintf(&b, "; checked %d of %d layers fully", r.Checked, r.Layers)
@@ -234,6 +235,7 @@ type config struct {
 	existingGroups       []string            // WithExistingAPIGroups
 	existingWebhooks     map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
 	bootstrap            []bootstrapRelease  // WithHelmfile
+	bootstrapDirs        []string            // WithBootstrapKustomization
 	severities           map[Rule]string     // Config.Rules
 	suppress             []Suppression       // Config.Suppress
 	repository           bool                // a Plan read from a repository, not a stack: advice names the config file and flags
@@ -414,6 +416,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 	}
 	l := &linter{p: p, inputs: inputs, root: root, cfg: cfg}
 	l.applyBootstrap()
+	l.applyBootstrapDirs(ctx)
 	for _, err := range problems {
 		l.graphFinding(err)
 	}

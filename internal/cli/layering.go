@@ -172,6 +172,7 @@ type repoFlags struct {
 	existingGroups     []string
 	existingWebhooks   []string
 	helmfiles          []string
+	bootstrapDirs      []string
 	noHelmfile         bool
 	noCrossNSRefs      bool
 	config             string
@@ -192,7 +193,8 @@ func (r *repoFlags) bindLint(cmd *cobra.Command) {
 	fs.StringArrayVar(&r.existingGroups, "existing-api-group", nil, "an API group whose CRDs exist before Flux applies anything, installed by a bootstrap step such as helmfile (repeatable)")
 	fs.StringArrayVar(&r.existingWebhooks, "existing-webhook", nil, "GROUP or GROUP/RESOURCE whose admission webhook serves before Flux applies anything (repeatable)")
 	fs.StringArrayVar(&r.helmfiles, "helmfile", nil, "a helmfile a bootstrap step syncs before Flux: its releases' CRDs and webhooks exist first (repeatable; default for ENTRY: helmfile.yaml, bootstrap/helmfile.yaml or bootstrap/helmfile/*.yaml at the repository's root)")
-	fs.BoolVar(&r.noHelmfile, "no-helmfile", false, "do not look for a bootstrap helmfile")
+	fs.StringArrayVar(&r.bootstrapDirs, "bootstrap-kustomization", nil, "a folder a bootstrap step applies with kustomize before Flux (kustomize build DIR | kubectl apply): its objects exist first (repeatable; default for ENTRY: the folders the repository's justfiles, Taskfiles, Makefiles and shell scripts at its root, bootstrap/ and scripts/ build with kustomize build or kubectl apply -k)")
+	fs.BoolVar(&r.noHelmfile, "no-helmfile", false, "do not look for a bootstrap step (helmfiles, kustomize builds of the bootstrap scripts)")
 	fs.BoolVar(&r.noCrossNSRefs, "no-cross-namespace-refs", false, "the controllers run with --no-cross-namespace-refs (multi-tenancy lockdown): a source in another namespace is a finding")
 }
 
@@ -211,6 +213,9 @@ func (r *repoFlags) lintOptions() []lint.Option {
 	}
 	if len(r.helmfiles) > 0 {
 		opts = append(opts, lint.WithHelmfile(r.helmfiles...))
+	}
+	if len(r.bootstrapDirs) > 0 {
+		opts = append(opts, lint.WithBootstrapKustomization(r.bootstrapDirs...))
 	}
 	if r.noCrossNSRefs {
 		opts = append(opts, lint.WithNoCrossNamespaceRefs())
@@ -234,11 +239,18 @@ func (r *repoFlags) entryLintOptions(entry string) ([]lint.Option, error) {
 		return nil, err
 	}
 	opts = append(opts, r.lintOptions()...)
-	if len(r.helmfiles) > 0 || r.noHelmfile {
+	if r.noHelmfile {
 		return opts, nil
 	}
-	if found := lint.FindHelmfiles(root); len(found) > 0 {
-		opts = append(opts, lint.WithHelmfile(found...))
+	if len(r.helmfiles) == 0 {
+		if found := lint.FindHelmfiles(root); len(found) > 0 {
+			opts = append(opts, lint.WithHelmfile(found...))
+		}
+	}
+	if len(r.bootstrapDirs) == 0 {
+		if found := lint.FindBootstrapKustomizations(root); len(found) > 0 {
+			opts = append(opts, lint.WithBootstrapKustomization(found...))
+		}
 	}
 	return opts, nil
 }

@@ -1,0 +1,67 @@
+package fluxrepo_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/lint"
+)
+
+// A bootstrap step that applies a folder with kustomize before Flux (the
+// Secret a layer substitutes from, a namespace), as home-lab repositories
+// do from a justfile: found in the scripts, its objects count as there
+// before Flux; without it, the layer's substituteFrom is a finding.
+func TestBootstrapKustomization(t *testing.T) {
+	files := map[string]string{
+		"clusters/c/apps.yaml":                           ks("tunnel", "./apps/tunnel", "  targetNamespace: network\n  postBuild:\n    substituteFrom:\n      - kind: Secret\n        name: tunnel-id\n"),
+		"apps/tunnel/cm.yaml":                            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tunnel}\ndata: {id: \"${TUNNEL_ID}\"}\n",
+		"bootstrap/kustomize/cluster/kustomization.yaml": "resources: [ns.yaml, secret.yaml]\n",
+		"bootstrap/kustomize/cluster/ns.yaml":            "apiVersion: v1\nkind: Namespace\nmetadata: {name: network}\n",
+		"bootstrap/kustomize/cluster/secret.yaml":        "apiVersion: v1\nkind: Secret\nmetadata: {name: tunnel-id, namespace: flux-system}\nstringData: {TUNNEL_ID: op://vault/tunnel/id}\n",
+	}
+	lintWith := func(t *testing.T, files map[string]string) *lint.Report {
+		t.Helper()
+		root := write(t, files)
+		opts := []lint.Option{}
+		if found := lint.FindBootstrapKustomizations(root); len(found) > 0 {
+			opts = append(opts, lint.WithBootstrapKustomization(found...))
+		}
+		rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		require.NoError(t, err)
+		return rep
+	}
+	rep := lintWith(t, files)
+	require.Len(t, rep.Findings, 2, "without a bootstrap step: %v", rep.Findings)
+	assert.Equal(t, []lint.Rule{lint.RuleNamespaceOrder, lint.RuleSubstituteFrom}, []lint.Rule{rep.Findings[0].Rule, rep.Findings[1].Rule})
+
+	for name, script := range map[string]string{
+		"bootstrap/mod.just":   "apply:\n    kustomize build {{ source_directory() }}/kustomize/cluster | just template - | kubectl apply --server-side -f -\n",
+		".justfile":            "bootstrap:\n    kustomize build bootstrap/kustomize/cluster | kubectl apply -f -\n",
+		"scripts/bootstrap.sh": "#!/bin/sh\nkubectl apply --server-side -k \"$(dirname \"$0\")/../bootstrap/kustomize/cluster\"\n",
+		"Taskfile.yaml":        "tasks:\n  bootstrap:\n    cmds:\n      - kubectl apply -k ./bootstrap/kustomize/cluster\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			with := map[string]string{name: script}
+			for k, v := range files {
+				with[k] = v
+			}
+			rep := lintWith(t, with)
+			assert.Empty(t, rep.Findings)
+			require.Len(t, rep.Bootstrap, 1)
+			assert.Contains(t, rep.Bootstrap[0], "bootstrap/kustomize/cluster: a bootstrap kustomization: 2 objects exist before Flux (Namespace/network, Secret/flux-system/tunnel-id)")
+			assert.Contains(t, rep.Summary(), "read 1 entries of the bootstrap step")
+		})
+	}
+
+	t.Run("a script's folder behind a variable is not guessed", func(t *testing.T) {
+		with := map[string]string{"bootstrap/run.sh": "kustomize build \"$DIR\" | kubectl apply -f -\n"}
+		for k, v := range files {
+			with[k] = v
+		}
+		assert.Len(t, lintWith(t, with).Findings, 2)
+	})
+}
