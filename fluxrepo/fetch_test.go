@@ -98,6 +98,28 @@ func TestReadFetchesSources(t *testing.T) {
 	assert.ElementsMatch(t, []string{"ConfigMap/web"}, objects["apps"])
 	assert.ElementsMatch(t, []string{"GitRepository/flux-system/platform", "GitRepository/flux-system/shared", "OCIRepository/flux-system/apps"}, f.called, "each source fetched once")
 
+	t.Run("an ArtifactGenerator copies from a fetched source", func(t *testing.T) {
+		gen := write(t, map[string]string{
+			"clusters/c/sources.yaml": gitSource("shared", "https://git.example.com/shared", "") +
+				"---\napiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: gen, namespace: flux-system}\nspec:\n  sources: [{alias: shared, kind: GitRepository, name: shared}]\n  artifacts:\n    - name: config\n      copy: [{from: \"@shared/deploy/**\", to: \"@artifact/\"}]\n",
+			"clusters/c/config.yaml": fromSource("config", "./config", "ExternalArtifact", "config"),
+		})
+		f := &fakeSources{dirs: f.dirs}
+		repo, err := fluxrepo.Read(t.Context(), filepath.Join(gen, "clusters/c"), fluxrepo.WithRoot(gen), fluxrepo.WithSourceFetcher(f))
+		require.NoError(t, err)
+		defer repo.Close()
+		var got []string
+		for i, l := range repo.Plan.Layers {
+			if l.Name == "config" {
+				assert.Empty(t, repo.Inputs[i].Unavailable)
+				for _, o := range repo.Inputs[i].Objects {
+					got = append(got, o.Kind+"/"+o.Name)
+				}
+			}
+		}
+		assert.Equal(t, []string{"ConfigMap/shared"}, got, "shared's deploy/config/cm.yaml at config/cm.yaml of the artifact")
+	})
+
 	t.Run("a ref the source lacks", func(t *testing.T) {
 		f := &fakeSources{dirs: f.dirs, errs: map[string]error{"oci://registry.example.com/apps": missingRef(`tag "v1" not found`)}}
 		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithSourceFetcher(f))

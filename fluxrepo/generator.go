@@ -113,6 +113,16 @@ func (r *reader) layOut(g *generator) error {
 			return fmt.Errorf("copy from %q: no source has alias %q", c.from, alias)
 		}
 		srcDir, ok := r.cfg.sources[ref]
+		if !ok && r.cfg.fetcher != nil && fetchable(ref) {
+			// --sources online: the generator's source, fetched.
+			if o, defined := r.srcObjs[ref]; defined {
+				if f := r.fetch(ref, o, 0); f.dir != "" {
+					srcDir, ok = f.dir, true
+				} else {
+					return fmt.Errorf("copy from %q: %s", c.from, f.why)
+				}
+			}
+		}
 		if !ok {
 			return fmt.Errorf("copy from %q: its source %s is not available offline", c.from, ref)
 		}
