@@ -4,12 +4,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,8 +13,6 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,7 +81,8 @@ func TestSourcesMatchController(t *testing.T) {
 	}
 
 	// Helm: an HTTP repository and an OCI one.
-	helmURL := serveCharts(t, "0.3.1", "0.3.2", "0.4.0-rc.1")
+	chart, digest := testutil.PackagedTestChart(t)
+	helmURL := testutil.ServeHelmRepo(t, testutil.HelmIndex(digest, "0.3.1", "0.3.2", "0.4.0-rc.1"), chart).URL
 	for _, v := range []string{"0.3.1", "0.3.2", "0.4.0-rc.1"} {
 		testutil.PushChart(t, testutil.TestChart(t), c.Registry.Host+"/sources/charts/secrets-operator:"+v)
 	}
@@ -240,34 +234,4 @@ func artifactRevision(t *testing.T, c *Cluster, kind, name string) string {
 		return false, nil
 	})
 	return rev
-}
-
-// serveCharts serves fluxbuild's test chart as secrets-operator at the
-// versions given from an HTTP Helm repository on loopback.
-func serveCharts(t *testing.T, versions ...string) string {
-	t.Helper()
-	ch, err := loader.Load(testutil.TestChart(t))
-	require.NoError(t, err)
-	tgz, err := chartutil.Save(ch, t.TempDir())
-	require.NoError(t, err)
-	data, err := os.ReadFile(tgz)
-	require.NoError(t, err)
-	sum := sha256.Sum256(data)
-	var idx strings.Builder
-	idx.WriteString("apiVersion: v1\nentries:\n  secrets-operator:\n")
-	for i, v := range versions {
-		fmt.Fprintf(&idx, "  - {name: secrets-operator, apiVersion: v2, version: %q, created: \"2026-01-0%dT00:00:00Z\", digest: %q, urls: [secrets-operator-%s.tgz]}\n", v, i+1, hex.EncodeToString(sum[:]), v)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == "/index.yaml":
-			_, _ = w.Write([]byte(idx.String()))
-		case strings.HasSuffix(r.URL.Path, ".tgz"):
-			_, _ = w.Write(data)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fluxpack/fluxpack/internal/gittree"
 )
 
 // ErrNoBase is wrapped by DefaultBase's error when the checkout has no
@@ -135,83 +133,10 @@ func Extract(ctx context.Context, dir string, rev Revision, tmp string) (top str
 			_ = cleanup()
 		}
 	}()
-	walker := object.NewTreeWalker(tree, true, nil)
-	defer walker.Close()
-	for {
-		if err := ctx.Err(); err != nil {
-			return "", nil, err
-		}
-		name, entry, err := walker.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", nil, fmt.Errorf("revision %s: %w", rev, err)
-		}
-		p := filepath.Join(out, filepath.FromSlash(name))
-		if !filepath.IsLocal(filepath.FromSlash(name)) {
-			return "", nil, fmt.Errorf("revision %s: path %q leaves the tree", rev, name)
-		}
-		switch entry.Mode {
-		case filemode.Dir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return "", nil, err
-			}
-		case filemode.Submodule:
-		case filemode.Symlink:
-			target, err := blobString(repo, entry.Hash)
-			if err != nil {
-				return "", nil, fmt.Errorf("revision %s: %s: %w", rev, name, err)
-			}
-			if err := os.Symlink(target, p); err != nil {
-				return "", nil, err
-			}
-		default:
-			mode := os.FileMode(0o644)
-			if entry.Mode == filemode.Executable {
-				mode = 0o755
-			}
-			if err := writeBlob(repo, entry.Hash, p, mode); err != nil {
-				return "", nil, fmt.Errorf("revision %s: %s: %w", rev, name, err)
-			}
-		}
+	if err := gittree.Write(ctx, tree, out); err != nil {
+		return "", nil, fmt.Errorf("revision %s: %w", rev, err)
 	}
 	return out, cleanup, nil
-}
-
-func blobString(repo *git.Repository, h plumbing.Hash) (string, error) {
-	b, err := repo.BlobObject(h)
-	if err != nil {
-		return "", err
-	}
-	r, err := b.Reader()
-	if err != nil {
-		return "", err
-	}
-	defer r.Close()
-	data, err := io.ReadAll(r)
-	return string(data), err
-}
-
-func writeBlob(repo *git.Repository, h plumbing.Hash, p string, mode os.FileMode) error {
-	b, err := repo.BlobObject(h)
-	if err != nil {
-		return err
-	}
-	r, err := b.Reader()
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, mode)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // Top returns the top of the Git working tree holding dir.

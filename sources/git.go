@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
@@ -15,12 +12,12 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
 	"github.com/go-git/go-git/v5/storage/memory"
+
+	"github.com/fluxpack/fluxpack/internal/gittree"
 )
 
 // defaultBranch is the branch source-controller checks out for a
@@ -135,7 +132,12 @@ func (f *Fetcher) git(ctx context.Context, obj, url string, ref *sourcev1.GitRep
 	if err != nil {
 		return Artifact{}, err
 	}
-	if err := writeTree(ctx, c, tmp); err != nil {
+	tree, err := c.Tree()
+	if err != nil {
+		abort()
+		return Artifact{}, fmt.Errorf("reading commit %s: %w", commit, err)
+	}
+	if err := gittree.Write(ctx, tree, tmp); err != nil {
 		abort()
 		return Artifact{}, fmt.Errorf("writing commit %s: %w", commit, err)
 	}
@@ -229,52 +231,6 @@ func semverTag(refs []*plumbing.Reference, constraint string) (string, error) {
 		return "", fmt.Errorf("no match found for semver: %s", constraint)
 	}
 	return bestTag, nil
-}
-
-// writeTree writes the files of c into dir: regular files with their
-// executable bit, symbolic links as links; submodules are left out.
-func writeTree(ctx context.Context, c *object.Commit, dir string) error {
-	tree, err := c.Tree()
-	if err != nil {
-		return err
-	}
-	return tree.Files().ForEach(func(fl *object.File) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		p := filepath.Join(dir, filepath.FromSlash(fl.Name))
-		if !filepath.IsLocal(fl.Name) {
-			return fmt.Errorf("%s: path outside the tree", fl.Name)
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if fl.Mode == filemode.Symlink {
-			target, err := fl.Contents()
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, p)
-		}
-		perm := os.FileMode(0o644)
-		if fl.Mode == filemode.Executable {
-			perm = 0o755
-		}
-		r, err := fl.Reader()
-		if err != nil {
-			return err
-		}
-		defer r.Close()
-		w, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(w, r); err != nil {
-			_ = w.Close()
-			return err
-		}
-		return w.Close()
-	})
 }
 
 // redactURL drops the user information of a URL, which may hold a token.

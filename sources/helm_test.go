@@ -1,59 +1,26 @@
 package sources_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/oci"
 	"github.com/fluxpack/fluxpack/sources"
 )
 
-// helmRepo serves an index.yaml of secrets-operator at the versions
-// given (each entry the test chart packaged, created in the order
-// given), on loopback, counting chart downloads.
-type helmRepo struct {
-	URL       string
-	downloads atomic.Int32
-}
-
-func newHelmRepo(t *testing.T, index func(digest string) string) (*helmRepo, []byte) {
+// newHelmRepo serves the packaged test chart behind the index made of
+// its digest, on loopback.
+func newHelmRepo(t *testing.T, index func(digest string) string) (*testutil.HelmRepo, []byte) {
 	t.Helper()
-	ch, err := loader.Load(testutil.TestChart(t))
-	require.NoError(t, err)
-	tgz, err := chartutil.Save(ch, t.TempDir())
-	require.NoError(t, err)
-	data, err := os.ReadFile(tgz)
-	require.NoError(t, err)
-	sum := sha256.Sum256(data)
-	r := &helmRepo{}
-	idx := index(hex.EncodeToString(sum[:]))
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		switch {
-		case req.URL.Path == "/charts/index.yaml":
-			_, _ = w.Write([]byte(idx))
-		case strings.HasSuffix(req.URL.Path, ".tgz"):
-			r.downloads.Add(1)
-			_, _ = w.Write(data)
-		default:
-			http.NotFound(w, req)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	r.URL = srv.URL + "/charts"
-	return r, data
+	data, digest := testutil.PackagedTestChart(t)
+	return testutil.ServeHelmRepo(t, index(digest), data), data
 }
 
 func entry(version, created, url, digest string) string {
@@ -114,14 +81,14 @@ func TestHTTPHelmRepository(t *testing.T) {
 		dir := t.TempDir()
 		f, err := sources.New(dir)
 		require.NoError(t, err)
-		n := repo.downloads.Load()
+		n := repo.Downloads()
 		_, err = f.ResolveChart(t.Context(), repo.URL, "secrets-operator", "0.3.1")
 		require.NoError(t, err)
 		f2, err := sources.New(dir)
 		require.NoError(t, err)
 		_, err = f2.ResolveChart(t.Context(), repo.URL, "secrets-operator", "0.4.0")
 		require.NoError(t, err)
-		assert.Equal(t, n+1, repo.downloads.Load(), "one chart, one download")
+		assert.Equal(t, n+1, repo.Downloads(), "one chart, one download")
 	})
 }
 

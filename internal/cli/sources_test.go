@@ -1,54 +1,16 @@
 package cli_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
-
-// serveHelmRepo serves fluxbuild's test chart as secrets-operator 0.3.1 and
-// 0.3.2 from an HTTP Helm repository (index.yaml) on loopback.
-func serveHelmRepo(t *testing.T) string {
-	t.Helper()
-	ch, err := loader.Load(testutil.TestChart(t))
-	require.NoError(t, err)
-	tgz, err := chartutil.Save(ch, t.TempDir())
-	require.NoError(t, err)
-	data, err := os.ReadFile(tgz)
-	require.NoError(t, err)
-	sum := sha256.Sum256(data)
-	var idx strings.Builder
-	idx.WriteString("apiVersion: v1\nentries:\n  secrets-operator:\n")
-	for _, v := range []string{"0.3.1", "0.3.2"} {
-		fmt.Fprintf(&idx, "  - {name: secrets-operator, version: %q, digest: %q, urls: [secrets-operator-%s.tgz]}\n", v, hex.EncodeToString(sum[:]), v)
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case r.URL.Path == "/index.yaml":
-			_, _ = w.Write([]byte(idx.String()))
-		case strings.HasSuffix(r.URL.Path, ".tgz"):
-			_, _ = w.Write(data)
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
 
 // TestLintSourcesOnline lints package fluxrepo's helm-operators repository
 // (the naive cluster: the stores race the operator's webhook) laid out as
@@ -58,7 +20,8 @@ func serveHelmRepo(t *testing.T) string {
 // lint can only say what it could not check; --sources online fetches
 // both, as source-controller would, and finds the race.
 func TestLintSourcesOnline(t *testing.T) {
-	helmURL := serveHelmRepo(t)
+	chart, digest := testutil.PackagedTestChart(t)
+	helmURL := testutil.ServeHelmRepo(t, testutil.HelmIndex(digest, "0.3.1", "0.3.2"), chart).URL
 	files := testutil.ReadFiles(t, filepath.Join(testutil.RepoRoot(t), "fluxrepo", "testdata", "repos", "helm-operators"))
 	platform, cluster := map[string]string{}, map[string]string{}
 	for f, b := range files {
