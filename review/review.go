@@ -164,9 +164,11 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	}
 	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: cfg.all}
 	baseRead := cfg.read
-	if !cfg.all && head.repo != nil {
+	if head.repo != nil {
 		// The layers no changed file feeds are the same on both sides:
-		// the base takes them from the head instead of building them.
+		// the base's read takes them from the head's instead of building
+		// them (for its layers, lint and order; with --all every producer
+		// is still rendered from the base's own files).
 		baseRead = append(slices.Clone(cfg.read), fluxrepo.WithReuse(head.repo, Affected(head.repo, files)))
 	}
 	base, err := readSide(ctx, baseRoot, entry, baseRead)
