@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"go.yaml.in/yaml/v3"
@@ -211,7 +212,9 @@ func (l *linter) applyBootstrap() {
 
 // bootstrapCommand matches what a bootstrap script builds or applies with
 // kustomize: `kustomize build DIR` and `kubectl apply -k DIR`.
-var bootstrapCommand = regexp.MustCompile(`(?:kustomize\s+build|kubectl\s+apply\b[^|;&\n]*?\s-k)\s+["']?([^\s|;&"']+)`)
+var bootstrapCommand = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:kustomize\s+build|kubectl\s+apply\b[^|;&\n]*?\s-k)\s+["']?([^\s|;&"']+)`)
+})
 
 // FindBootstrapKustomizations returns the folders a repository's bootstrap
 // scripts build with kustomize and apply before Flux: the
@@ -257,7 +260,7 @@ func FindBootstrapKustomizations(root string) []string {
 		} {
 			text = strings.ReplaceAll(text, r.from, r.to)
 		}
-		for _, m := range bootstrapCommand.FindAllStringSubmatch(text, -1) {
+		for _, m := range bootstrapCommand().FindAllStringSubmatch(text, -1) {
 			p := m[1]
 			if strings.ContainsAny(p, "${}") {
 				continue // a variable the script sets: not known here
