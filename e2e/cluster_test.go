@@ -189,7 +189,14 @@ func (c *Cluster) breakWith(msg string) {
 // deadline passes or a component dies, with the last error cond returned.
 func (c *Cluster) poll(what string, deadline time.Duration, cond func(context.Context) (bool, error)) {
 	c.t.Helper()
-	ctx, cancel := context.WithTimeout(c.t.Context(), deadline)
+	waitFor(c.t, c, what, deadline, cond)
+}
+
+// waitFor is Cluster.poll for any test (a subtest, say): it calls cond every 100ms until it
+// is true, and fails t when the deadline passes or a component dies.
+func waitFor(t *testing.T, c *Cluster, what string, deadline time.Duration, cond func(context.Context) (bool, error)) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), deadline)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -204,9 +211,9 @@ func (c *Cluster) poll(what string, deadline time.Duration, cond func(context.Co
 		}
 		select {
 		case <-c.broken:
-			c.t.Fatalf("waiting for %s: %s", what, c.brokenMsg)
+			t.Fatalf("waiting for %s: %s", what, c.brokenMsg)
 		case <-ctx.Done():
-			c.t.Fatalf("waiting for %s: not done within %s (last error: %v)", what, deadline, last)
+			t.Fatalf("waiting for %s: not done within %s (last error: %v)", what, deadline, last)
 		case <-tick.C:
 		}
 	}

@@ -702,33 +702,6 @@ func (r *ruleRun) warnings(t *testing.T, objects []string) []string {
 	return out
 }
 
-// waitFor is Cluster.poll for a subtest: it calls cond every 100ms until it
-// is true, and fails t when the deadline passes or a component dies.
-func waitFor(t *testing.T, c *Cluster, what string, deadline time.Duration, cond func(context.Context) (bool, error)) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), deadline)
-	defer cancel()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	var last error
-	for {
-		ok, err := cond(ctx)
-		if ok {
-			return
-		}
-		if err != nil {
-			last = err
-		}
-		select {
-		case <-c.broken:
-			t.Fatalf("waiting for %s: %s", what, c.brokenMsg)
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: not done within %s (last: %v)", what, deadline, last)
-		case <-tick.C:
-		}
-	}
-}
-
 // condition is one Ready condition seen, and when.
 type condition struct {
 	Reason, Message string
