@@ -31,6 +31,10 @@ type Metadata struct {
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
 
+// ErrNoLayer is wrapped by Pull's error when the artifact has no layer
+// WithLayerSelector's media type names (or no layer at all).
+var ErrNoLayer = errors.New("no layer")
+
 // MaxPullSize bounds the uncompressed size of a pulled artifact, as
 // source-controller's default does.
 const MaxPullSize = tar.DefaultMaxUntarSize
@@ -87,9 +91,9 @@ func pull(ctx context.Context, r Ref, dir string, o *options) (*Metadata, error)
 		}
 	} else if layer = selectLayer(desc, *o.layerSelector); layer == nil {
 		if *o.layerSelector == "" {
-			return nil, fmt.Errorf("%s has no layer", URL(ref))
+			return nil, fmt.Errorf("%s: %w", URL(ref), ErrNoLayer)
 		}
-		return nil, fmt.Errorf("%s has no layer of media type %s", URL(ref), *o.layerSelector)
+		return nil, fmt.Errorf("%s: %w of media type %s", URL(ref), ErrNoLayer, *o.layerSelector)
 	}
 	blob, err := remote.Layer(ref.Context().Digest(layer.Digest.String()), ro...)
 	if err != nil {

@@ -93,11 +93,11 @@ func (f *Fetcher) ociChart(ctx context.Context, repoURL, chart, ver string) (Art
 		if rng == "" {
 			rng = "*"
 		}
+		if _, err := semver.NewConstraint(rng); err != nil {
+			return Artifact{}, &NotFoundError{Object: url, Msg: fmt.Sprintf("invalid version range %q: %v", ver, err)}
+		}
 		tags, err := oci.List(ctx, url, append(list, oci.WithSemver(rng))...)
 		if err != nil {
-			if strings.Contains(err.Error(), "WithSemver") {
-				return Artifact{}, &NotFoundError{Object: url, Msg: err.Error()}
-			}
 			return Artifact{}, err
 		}
 		if len(tags) == 0 {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/Masterminds/semver/v3"
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
 	"github.com/fluxpack/fluxpack/oci"
@@ -62,7 +63,7 @@ func (f *Fetcher) oci(ctx context.Context, obj, url string, ref *sourcev1.OCIRep
 		opts = append(opts, o)
 	}
 	if _, err := oci.Pull(ctx, url+"@"+digest, dir, opts...); err != nil {
-		if strings.Contains(err.Error(), "has no layer") {
+		if errors.Is(err, oci.ErrNoLayer) {
 			return Artifact{}, &NotFoundError{Object: obj, Msg: err.Error()}
 		}
 		return Artifact{}, err
@@ -100,12 +101,11 @@ func (f *Fetcher) resolveOCI(ctx context.Context, obj, url, digest, semverRange,
 				return "", "", &NotFoundError{Object: obj, Msg: fmt.Sprintf("semverFilter %q: %v", filter, err)}
 			}
 		}
-		sem := oci.WithSemver(semverRange)
-		tags, err := oci.List(ctx, url, append(list, sem)...)
+		if _, err := semver.NewConstraint(semverRange); err != nil {
+			return "", "", &NotFoundError{Object: obj, Msg: fmt.Sprintf("semver parse error: %v", err)}
+		}
+		tags, err := oci.List(ctx, url, append(list, oci.WithSemver(semverRange))...)
 		if err != nil {
-			if strings.Contains(err.Error(), "WithSemver") {
-				return "", "", &NotFoundError{Object: obj, Msg: err.Error()}
-			}
 			return "", "", err
 		}
 		for _, t := range tags { // newest version first
