@@ -375,5 +375,15 @@ spec:
 		f := &fakeResolver{fakeFetcher{err: errors.New("dial tcp: connection refused")}}
 		assert.Empty(t, lintWith(t, "0.3.x", f), "a repository lint cannot reach is coverage, not a finding")
 		assert.NotEmpty(t, f.asked)
+		// Online already: the advice is not to go online.
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, files)
+		rep, err := lint.Stack(t.Context(), naive, dir, lint.WithChartFetcher(f))
+		require.NoError(t, err)
+		require.NotEmpty(t, rep.Coverage)
+		for _, c := range rep.Coverage {
+			assert.NotContains(t, c.Advice, "--sources online", "%+v", c)
+			assert.Contains(t, c.Advice, "could not be fetched")
+		}
 	})
 }

@@ -522,6 +522,9 @@ func (l *linter) coverage() []Coverage {
 	}
 	if len(source.Layers) > 0 {
 		source.Advice = "fetch them (--sources online) or map each source to a local directory (--source KIND/NAMESPACE/NAME=DIR)"
+		if l.online() {
+			source.Advice = "they could not be fetched (each says why): check the network and the credentials, or map each source to a local directory (--source KIND/NAMESPACE/NAME=DIR)"
+		}
 		if !l.cfg.repository {
 			source.Advice = "give each layer a path that builds offline"
 		}
@@ -529,9 +532,19 @@ func (l *linter) coverage() []Coverage {
 	}
 	if len(chart.Layers) > 0 {
 		chart.Advice = "fetch them (--sources online: HTTP and OCI Helm repositories, version ranges) or give lint the charts (--charts DIR, a folder of chart folders or packaged .tgz)"
+		if l.online() {
+			chart.Advice = "they could not be fetched (each says why): check the network and the credentials, or give lint the charts (--charts DIR, a folder of chart folders or packaged .tgz)"
+		}
 		out = append(out, chart)
 	}
 	return out
+}
+
+// online reports whether lint was given a fetcher that resolves sources
+// and charts (--sources online): then advising it helps nobody.
+func (l *linter) online() bool {
+	_, ok := l.cfg.fetcher.(ChartResolver)
+	return ok
 }
 
 // lintLayer is a layer as the rules see it.

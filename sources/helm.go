@@ -46,9 +46,12 @@ func (f *Fetcher) ResolveChart(ctx context.Context, repoURL, chart, ver string) 
 // Chart is ResolveChart returning the chart's version as the Artifact's
 // Revision.
 func (f *Fetcher) Chart(ctx context.Context, repoURL, chart, ver string) (Artifact, error) {
-	what := chart + "@" + ver + " of " + redactURL(repoURL)
-	if ver == "" {
-		what = chart + " of " + redactURL(repoURL)
+	what := redactURL(repoURL)
+	if chart != "" {
+		what = chart + " of " + what
+	}
+	if ver != "" {
+		what += " at " + ver
 	}
 	key := "chart " + repoURL + " " + chart + " " + ver
 	a, err := f.once(key, func() (Artifact, error) {
