@@ -2,6 +2,7 @@ package lint
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -16,6 +17,7 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	sigyaml "sigs.k8s.io/yaml"
 
@@ -484,31 +486,69 @@ func (l *linter) valuesSources(hr *helmv2.HelmRelease) []runtime.Object {
 	var out []runtime.Object
 	for _, ref := range hr.Spec.ValuesFrom {
 		o := l.findObject(ref.Kind, hr.Namespace, ref.Name)
-		if o == nil {
+		if o == nil || !o.secretOrConfigMap() {
 			continue
 		}
-		switch ref.Kind {
-		case "ConfigMap":
-			var cm corev1.ConfigMap
-			if decodeInto(o.Node, &cm) == nil {
-				cm.Namespace = hr.Namespace
-				out = append(out, &cm)
-			}
-		case "Secret":
-			var s corev1.Secret
-			if decodeInto(o.Node, &s) == nil {
-				s.Namespace = hr.Namespace
-				for k, v := range s.StringData {
-					if s.Data == nil {
-						s.Data = map[string][]byte{}
-					}
-					s.Data[k] = []byte(v) // as the API server stores stringData
-				}
-				out = append(out, &s)
-			}
+		if obj, err := o.decodeValues(); err == nil {
+			obj.SetNamespace(hr.Namespace)
+			out = append(out, obj)
 		}
 	}
 	return out
+}
+
+type kubeObject interface {
+	runtime.Object
+	metav1.Object
+}
+
+// decodeValues decodes a ConfigMap or Secret as the API server stores it,
+// from its values or, when lint kept its node instead, from the node.
+func (o *object) decodeValues() (kubeObject, error) {
+	var obj kubeObject
+	if o.Kind == "Secret" {
+		obj = &corev1.Secret{}
+	} else {
+		obj = &corev1.ConfigMap{}
+	}
+	if o.values == nil {
+		if err := decodeInto(o.Node, obj); err != nil {
+			return nil, err
+		}
+	} else {
+		obj.SetName(o.Name)
+		bin := o.values["binaryData"]
+		if s, ok := obj.(*corev1.Secret); ok {
+			s.StringData, bin = o.values["stringData"], o.values["data"]
+		} else {
+			obj.(*corev1.ConfigMap).Data = o.values["data"]
+		}
+		var decoded map[string][]byte
+		for k, v := range bin {
+			b, err := base64.StdEncoding.DecodeString(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", o.ref(), k, err)
+			}
+			if decoded == nil {
+				decoded = map[string][]byte{}
+			}
+			decoded[k] = b
+		}
+		if s, ok := obj.(*corev1.Secret); ok {
+			s.Data = decoded
+		} else {
+			obj.(*corev1.ConfigMap).BinaryData = decoded
+		}
+	}
+	if s, ok := obj.(*corev1.Secret); ok {
+		for k, v := range s.StringData {
+			if s.Data == nil {
+				s.Data = map[string][]byte{}
+			}
+			s.Data[k] = []byte(v) // as the API server stores stringData
+		}
+	}
+	return obj, nil
 }
 
 // knownOperator returns what the webhooks of the chart of the HelmRelease o

@@ -2,6 +2,7 @@ package lint_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -140,6 +141,37 @@ func TestLintSeesIntoCharts(t *testing.T) {
 			Then("crs", layering.Path("./crs"))
 		fs := lintWith(t, b, chartTree("oci://registry.example.com/charts/secrets-operator", "Skip"), lint.WithCharts(charts))
 		require.Equal(t, []lint.Rule{lint.RuleHealthCheck}, rules(fs), "%v", fs)
+	})
+
+	// The values the chart is rendered with come from valuesFrom, read as
+	// the API server stores the object: with the webhook turned off there,
+	// the naive layout has no race. Lint keeps the values of a plain
+	// ConfigMap or Secret, not its node; one with anything else is decoded
+	// from its node.
+	t.Run("values from a ConfigMap or Secret", func(t *testing.T) {
+		const off = "webhook: {enabled: false}\n"
+		for _, tc := range []struct {
+			name, kind, values string
+			want               []lint.Rule
+		}{
+			{"ConfigMap data", "ConfigMap", "data:\n  values.yaml: |\n    " + off, nil},
+			{"ConfigMap data, webhook on", "ConfigMap", "data:\n  values.yaml: |\n    webhook: {enabled: true}\n", []lint.Rule{lint.RuleWebhookOrder}},
+			{"Secret data", "Secret", "data:\n  values.yaml: " + base64.StdEncoding.EncodeToString([]byte(off)) + "\n", nil},
+			{"Secret stringData", "Secret", "stringData:\n  values.yaml: |\n    " + off, nil},
+			// The API server refuses it: the chart has no values from it.
+			{"Secret data that is not base64", "Secret", "data:\n  values.yaml: '" + off + "'\n", []lint.Rule{lint.RuleChart}},
+			{"ConfigMap with a quoted number", "ConfigMap", "data:\n  values.yaml: |\n    " + off + "  other: \"1\"\n", nil},
+			// The API server's decoder makes a string of a number.
+			{"ConfigMap with a number", "ConfigMap", "data:\n  values.yaml: |\n    " + off + "  other: 1\n", nil},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				files := chartTree("oci://registry.example.com/charts/secrets-operator", "Skip")
+				files["operator/release.yaml"] = strings.Replace(files["operator/release.yaml"], "kind: ConfigMap", "kind: "+tc.kind, 1)
+				files["operator/values.yaml"] = "apiVersion: v1\nkind: " + tc.kind + "\nmetadata: {name: operator-values, namespace: flux-system}\n" + tc.values
+				fs := lintWith(t, naive(), files, lint.WithCharts(charts))
+				assert.Equal(t, tc.want, rules(fs), "%v", fs)
+			})
+		}
 	})
 
 	t.Run("chart that does not render", func(t *testing.T) {

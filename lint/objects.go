@@ -24,6 +24,12 @@ type object struct {
 	release    *object  // for objects of a chart: the HelmRelease that installs it
 	data       []string // keys of a ConfigMap's data or a Secret's data/stringData
 	secretLike bool
+	// values are a ConfigMap's or Secret's data, binaryData and
+	// stringData as written (base64 where the API has it), by field, for
+	// the valuesFrom of the charts lint renders: taken at load, so that
+	// the node can go. nil when the object has anything but plain strings
+	// there, whose node lint keeps and decodes as the API would.
+	values map[string]map[string]string
 	// yielding is true for an object kustomize-controller creates only
 	// when missing (ssa: IfNotPresent) or leaves alone (reconcile:
 	// disabled): two layers applying it do not fight over it.
@@ -42,8 +48,7 @@ type object struct {
 
 // nodeKinds are the kinds of object whose node a rule reads after the
 // objects are loaded, beyond what lintObject took of it: HelmReleases, the
-// chart sources and values they name (by the kinds Flux allows there) and
-// CRDs (their prune annotation, for the crd-prune rule; their conversion
+// chart sources they name (by the kinds Flux allows there) and CRDs (their prune annotation, for the crd-prune rule; their conversion
 // strategy, for the merge hint). Any other object is read once, when it is
 // loaded: lintObject takes what the rules need and the variables rule its
 // uses, and lint lets go of its node, so that the trees of thousands of
@@ -52,13 +57,13 @@ type object struct {
 // kind must add it here.
 var nodeKinds = map[string]bool{
 	"HelmRelease": true, "HelmRepository": true, "OCIRepository": true, "HelmChart": true,
-	"ConfigMap": true, "Secret": true, "CustomResourceDefinition": true,
+	"CustomResourceDefinition": true,
 }
 
 // letGo drops the node of a loaded object no rule reads again, keeping its
 // ${var} uses (when it may have any) for the variables rule.
 func (o *object) letGo() {
-	if nodeKinds[o.Kind] || o.Node == nil {
+	if nodeKinds[o.Kind] || o.Node == nil || o.secretOrConfigMap() && o.values == nil {
 		return
 	}
 	if o.Dollar {
@@ -115,17 +120,43 @@ func lintObject(b *fluxbuild.Object) *object {
 			}
 		}
 		o.makesOpen = yamlutil.Field(yamlutil.Field(yamlutil.Field(n, "spec"), "template"), "data") != nil
-	case o.Kind == "ConfigMap" && o.APIVersion == "v1", o.Kind == "Secret" && o.APIVersion == "v1":
+	case o.secretOrConfigMap():
 		o.secretLike = o.Kind == "Secret"
+		o.values = map[string]map[string]string{}
 		for _, k := range []string{"data", "stringData", "binaryData"} {
-			if d := yamlutil.Field(n, k); d != nil && d.Kind == yaml.MappingNode {
-				for i := 0; i < len(d.Content); i += 2 {
-					o.data = append(o.data, d.Content[i].Value)
+			d := yamlutil.Field(n, k)
+			if d == nil {
+				continue
+			}
+			if d.Kind != yaml.MappingNode {
+				o.values = nil
+				continue
+			}
+			kv := make(map[string]string, len(d.Content)/2)
+			for i := 0; i+1 < len(d.Content); i += 2 {
+				key, v := d.Content[i], d.Content[i+1]
+				o.data = append(o.data, key.Value)
+				if !plainString(key) || !plainString(v) {
+					o.values = nil
 				}
+				kv[key.Value] = v.Value
+			}
+			if o.values != nil {
+				o.values[k] = kv
 			}
 		}
 	}
 	return o
+}
+
+func (o *object) secretOrConfigMap() bool {
+	return (o.Kind == "ConfigMap" || o.Kind == "Secret") && o.APIVersion == "v1"
+}
+
+// plainString reports whether n is a string scalar, which decodes to its
+// Value whatever its style.
+func plainString(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str"
 }
 
 // webhookScope returns the group/resource keys (webhookKey) whose create
