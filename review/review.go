@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -163,13 +164,21 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.head, err)
 	}
 	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: cfg.all}
+	// Each side is linted while the rest is done: lint only reads the tree.
+	var lints sync.WaitGroup
+	defer lints.Wait() // before the sides close
+	var bl, hl *lint.Report
+	var blErr, hlErr error
+	lints.Go(func() { hl, hlErr = head.lint(ctx) })
 	baseRead := cfg.read
+	var headAffected map[string]bool
 	if head.repo != nil {
 		// The layers no changed file feeds are the same on both sides:
 		// the base's read takes them from the head's instead of building
 		// them (for its layers, lint and order; with --all every producer
 		// is still rendered from the base's own files).
-		baseRead = append(slices.Clone(cfg.read), fluxrepo.WithReuse(head.repo, Affected(head.repo, files)))
+		headAffected = Affected(head.repo, files)
+		baseRead = append(slices.Clone(cfg.read), fluxrepo.WithReuse(head.repo, headAffected))
 	}
 	base, err := readSide(ctx, baseRoot, entry, baseRead)
 	if err != nil {
@@ -179,15 +188,15 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	if base.repo == nil && head.repo == nil {
 		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, entry)
 	}
+	lints.Go(func() { bl, blErr = base.lint(ctx) })
 	want := func(string) bool { return true }
 	if !cfg.all {
-		a := map[string]bool{}
-		for _, s := range []*side{base, head} {
-			if s.repo != nil {
-				for name := range Affected(s.repo, files) {
-					a[name] = true
-				}
-			}
+		a := maps.Clone(headAffected)
+		if a == nil {
+			a = map[string]bool{}
+		}
+		if base.repo != nil {
+			maps.Copy(a, Affected(base.repo, files))
 		}
 		// A layer on one side only is rendered whole.
 		for name := range base.layers() {
@@ -244,12 +253,8 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		}
 	}
 	slices.Sort(r.Unresolved)
-	var bl *lint.Report
-	var blErr error
-	wg.Go(func() { bl, blErr = base.lint(ctx) })
-	hl, err := head.lint(ctx)
-	wg.Wait()
-	if err := cmp.Or(blErr, err); err != nil {
+	lints.Wait()
+	if err := cmp.Or(blErr, hlErr); err != nil {
 		return nil, err
 	}
 	r.Findings = DiffFindings(bl, hl)
