@@ -43,6 +43,10 @@ func TestBootstrapKustomization(t *testing.T) {
 		".justfile":            "bootstrap:\n    kustomize build bootstrap/kustomize/cluster | kubectl apply -f -\n",
 		"scripts/bootstrap.sh": "#!/bin/sh\nkubectl apply --server-side -k \"$(dirname \"$0\")/../bootstrap/kustomize/cluster\"\n",
 		"Taskfile.yaml":        "tasks:\n  bootstrap:\n    cmds:\n      - kubectl apply -k ./bootstrap/kustomize/cluster\n",
+		// The bootstrap folder inside another (kubernetes/bootstrap/), and
+		// go-task's included Taskfiles.
+		"kubernetes/bootstrap/mod.just":      "base:\n    kustomize build {{ justfile_directory() }}/bootstrap/kustomize/cluster | kubectl apply -f -\n",
+		".taskfiles/bootstrap/Taskfile.yaml": "tasks:\n  base:\n    cmds:\n      - kubectl apply -k bootstrap/kustomize/cluster\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			with := map[string]string{name: script}
@@ -53,7 +57,7 @@ func TestBootstrapKustomization(t *testing.T) {
 			assert.Empty(t, rep.Findings)
 			require.Len(t, rep.Bootstrap, 1)
 			assert.Contains(t, rep.Bootstrap[0], "bootstrap/kustomize/cluster: a bootstrap kustomization: 2 objects exist before Flux (Namespace/network, Secret/flux-system/tunnel-id)")
-			assert.Contains(t, rep.Summary(), "read 1 entries of the bootstrap step")
+			assert.Contains(t, rep.Summary(), "read 1 entry of the bootstrap step")
 		})
 	}
 

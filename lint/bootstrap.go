@@ -50,7 +50,9 @@ func WithExistingWebhooks(entries ...string) Option {
 // WithHelmfile reads helmfiles that install releases before Flux (a
 // bootstrap step: `helmfile sync`, then Flux): the CRDs of every release's
 // chart, and its admission webhooks, exist before any layer, as far as the
-// table of known operators (KnownOperators, WithOperators) knows the chart.
+// table of known operators (KnownOperators, WithOperators) knows the chart;
+// and so does every release's namespace, which helmfile creates unless
+// createNamespace is false.
 // A helmfile whose helmDefaults.args hold --include-crds only renders its
 // releases' CRDs (templated and applied with kubectl, the common way to
 // install CRDs first): their webhooks do not serve. A release is known by
@@ -65,7 +67,8 @@ func WithHelmfile(files ...string) Option {
 				return errdefs.Kind(ErrInvalidOption, "helmfile %s: %v", f, err)
 			}
 			for _, r := range releases {
-				c.bootstrap = append(c.bootstrap, bootstrapRelease{file: f, chart: r, crdsOnly: crdsOnly})
+				r.file, r.crdsOnly = f, crdsOnly
+				c.bootstrap = append(c.bootstrap, r)
 			}
 		}
 		return nil
@@ -121,17 +124,23 @@ func (l *linter) applyBootstrapDirs(ctx context.Context) {
 	}
 }
 
+// bootstrapRelease is a release of a bootstrap helmfile.
 type bootstrapRelease struct {
 	file     string
 	chart    string
 	crdsOnly bool
+	// namespace is the namespace helmfile creates for it (createNamespace
+	// is true unless the release or helmDefaults say false), when the
+	// helmfile syncs and the namespace is written out; else "".
+	namespace string
 }
 
-// readHelmfile returns the chart names of a helmfile's releases, and
-// whether it only renders their CRDs. Documents with Go templates in
-// their structure are read as far as YAML allows; a templated chart falls
-// back on the release's name.
-func readHelmfile(file string) (charts []string, crdsOnly bool, err error) {
+// readHelmfile returns a helmfile's releases (chart names and the
+// namespaces it creates), and whether it only renders their CRDs.
+// Documents with Go templates in their structure are read as far as YAML
+// allows; a templated chart falls back on the release's name, a templated
+// namespace is not known.
+func readHelmfile(file string) (releases []bootstrapRelease, crdsOnly bool, err error) {
 	data, err := inputfile.Read(file)
 	if err != nil {
 		return nil, false, err
@@ -140,12 +149,15 @@ func readHelmfile(file string) (charts []string, crdsOnly bool, err error) {
 	for {
 		var doc struct {
 			HelmDefaults struct {
-				Args []string `yaml:"args"`
+				Args            []string `yaml:"args"`
+				CreateNamespace *bool    `yaml:"createNamespace"`
 			} `yaml:"helmDefaults"`
 			Releases []struct {
-				Name      string `yaml:"name"`
-				Chart     string `yaml:"chart"`
-				Installed *bool  `yaml:"installed"`
+				Name            string `yaml:"name"`
+				Namespace       string `yaml:"namespace"`
+				Chart           string `yaml:"chart"`
+				Installed       *bool  `yaml:"installed"`
+				CreateNamespace *bool  `yaml:"createNamespace"`
 			} `yaml:"releases"`
 		}
 		if err := dec.Decode(&doc); err != nil {
@@ -161,22 +173,39 @@ func readHelmfile(file string) (charts []string, crdsOnly bool, err error) {
 			if r.Installed != nil && !*r.Installed {
 				continue
 			}
-			chart := r.Name
+			rel := bootstrapRelease{chart: r.Name}
 			if r.Chart != "" && !strings.Contains(r.Chart, "{{") {
-				chart = path.Base(strings.TrimSuffix(r.Chart, "/"))
+				rel.chart = path.Base(strings.TrimSuffix(r.Chart, "/"))
 			}
-			if chart != "" {
-				charts = append(charts, chart)
+			create := r.CreateNamespace
+			if create == nil {
+				create = doc.HelmDefaults.CreateNamespace
+			}
+			if (create == nil || *create) && !strings.Contains(r.Namespace, "{{") {
+				rel.namespace = r.Namespace
+			}
+			if rel.chart != "" {
+				releases = append(releases, rel)
 			}
 		}
 	}
-	return charts, crdsOnly, nil
+	if crdsOnly {
+		// Rendered and applied with kubectl: no release, no namespace.
+		for i := range releases {
+			releases[i].namespace = ""
+		}
+	}
+	return releases, crdsOnly, nil
 }
 
 // applyBootstrap adds what the helmfiles' releases bring before Flux to
 // the existing API groups and webhooks, and says what it took.
 func (l *linter) applyBootstrap() {
 	for _, r := range l.cfg.bootstrap {
+		if r.namespace != "" && !slices.Contains(l.cfg.existingNamespaces, r.namespace) {
+			l.cfg.existingNamespaces = append(l.cfg.existingNamespaces, r.namespace)
+			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: helmfile creates its namespace %s before Flux", r.file, r.chart, r.namespace))
+		}
 		entries, ok := l.cfg.operators[r.chart]
 		if !ok {
 			entries, ok = KnownOperators()[r.chart]
@@ -219,18 +248,19 @@ var bootstrapCommand = sync.OnceValue(func() *regexp.Regexp {
 // FindBootstrapKustomizations returns the folders a repository's bootstrap
 // scripts build with kustomize and apply before Flux: the
 // `kustomize build DIR` and `kubectl apply -k DIR` of its justfiles,
-// Taskfiles, Makefiles and shell scripts at the root and under
-// bootstrap/ and scripts/ (just's {{ source_directory() }} and
-// {{ justfile_directory() }}, and a shell script's $(dirname "$0"),
-// resolved), that exist and hold a kustomization.
+// Taskfiles, Makefiles and shell scripts at the root, in .taskfiles/*/,
+// and in and under the bootstrap folders (bootstrapDirs) and scripts/
+// (just's {{ source_directory() }} and {{ justfile_directory() }}, and a
+// shell script's $(dirname "$0"), resolved), that exist and hold a
+// kustomization.
 func FindBootstrapKustomizations(root string) []string {
 	var scripts []string
-	for _, dir := range []string{root, filepath.Join(root, "bootstrap"), filepath.Join(root, "scripts")} {
+	add := func(dir string, subdirs bool) {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			n := e.Name()
 			if e.IsDir() {
-				if dir != root && n != ".git" {
+				if subdirs && n != ".git" {
 					sub, _ := os.ReadDir(filepath.Join(dir, n))
 					for _, f := range sub {
 						if bootstrapScript(f.Name()) && !f.IsDir() {
@@ -244,6 +274,12 @@ func FindBootstrapKustomizations(root string) []string {
 				scripts = append(scripts, filepath.Join(dir, n))
 			}
 		}
+	}
+	add(root, false)
+	add(filepath.Join(root, ".taskfiles"), true)
+	add(filepath.Join(root, "scripts"), true)
+	for _, d := range bootstrapDirs(root) {
+		add(d, true)
 	}
 	var out []string
 	for _, script := range scripts {
@@ -298,23 +334,54 @@ func hasKustomization(dir string) bool {
 }
 
 // FindHelmfiles returns the helmfiles of a repository's bootstrap step,
-// where people keep them: helmfile.yaml at root, bootstrap/helmfile.yaml,
-// and the YAML files of bootstrap/helmfile/ that have releases.
+// where people keep them: helmfile.yaml at the root, and in each bootstrap
+// folder (bootstrapDirs) helmfile.yaml and the YAML files of helmfile/ and
+// helmfile.d/ that have releases; helmfile.d/ at the root too.
 func FindHelmfiles(root string) []string {
 	var out []string
-	for _, f := range []string{"helmfile.yaml", "bootstrap/helmfile.yaml"} {
-		if _, err := os.Stat(path.Join(root, f)); err == nil {
-			out = append(out, path.Join(root, f))
+	add := func(f string) {
+		if _, err := os.Stat(f); err == nil && !slices.Contains(out, f) {
+			out = append(out, f)
 		}
 	}
-	entries, _ := os.ReadDir(path.Join(root, "bootstrap", "helmfile"))
+	addDir := func(dir string) {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+				continue
+			}
+			f := filepath.Join(dir, e.Name())
+			if releases, _, err := readHelmfile(f); err == nil && len(releases) > 0 {
+				out = append(out, f)
+			}
+		}
+	}
+	add(filepath.Join(root, "helmfile.yaml"))
+	addDir(filepath.Join(root, "helmfile.d"))
+	for _, d := range bootstrapDirs(root) {
+		add(filepath.Join(d, "helmfile.yaml"))
+		addDir(filepath.Join(d, "helmfile"))
+		addDir(filepath.Join(d, "helmfile.d"))
+	}
+	return out
+}
+
+// bootstrapDirs are the folders where repositories keep their bootstrap
+// step: bootstrap/ at the root, or in a folder of the root
+// (kubernetes/bootstrap/, setup/bootstrap/).
+func bootstrapDirs(root string) []string {
+	var out []string
+	if fi, err := os.Stat(filepath.Join(root, "bootstrap")); err == nil && fi.IsDir() {
+		out = append(out, filepath.Join(root, "bootstrap"))
+	}
+	entries, _ := os.ReadDir(root)
 	for _, e := range entries {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "bootstrap" {
 			continue
 		}
-		f := path.Join(root, "bootstrap", "helmfile", e.Name())
-		if charts, _, err := readHelmfile(f); err == nil && len(charts) > 0 {
-			out = append(out, f)
+		d := filepath.Join(root, e.Name(), "bootstrap")
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			out = append(out, d)
 		}
 	}
 	return out

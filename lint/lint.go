@@ -183,7 +183,7 @@ func (r *Report) Summary() string {
 	default:
 		fmt.Fprintf(&b, "%d findings", n)
 	}
-	fmt.Fprintf(&b, " in %d layers, %d objects", r.Layers, r.Objects)
+	fmt.Fprintf(&b, " in %d layer%s, %d object%s", r.Layers, plural(r.Layers, "", "s"), r.Objects, plural(r.Objects, "", "s"))
 	if hints > 0 {
 		fmt.Fprintf(&b, " (and %d hint%s)", hints, plural(hints, "", "s"))
 	}
@@ -191,12 +191,12 @@ func (r *Report) Summary() string {
 		fmt.Fprintf(&b, "; %d suppressed by the configuration", len(r.Suppressed))
 	}
 	if len(r.Bootstrap) > 0 {
-		fmt.Fprintf(&b, "; read %d entries of the bootstrap step as there before Flux (Bootstrap)", len(r.Bootstrap))
+		fmt.Fprintf(&b, "; read %d entr%s of the bootstrap step as there before Flux (Bootstrap)", len(r.Bootstrap), plural(len(r.Bootstrap), "y", "ies"))
 	}
 	if len(r.Coverage) > 0 {
 		fmt.Fprintf(&b, "; checked %d of %d layers fully", r.Checked, r.Layers)
 		for _, c := range r.Coverage {
-			need := map[string]string{CoverageSource: "behind a source lint cannot read offline", CoverageChart: "need charts"}[c.Cause]
+			need := map[string]string{CoverageSource: "behind a source lint could not read", CoverageChart: plural(len(c.Layers), "needs charts", "need charts")}[c.Cause]
 			fmt.Fprintf(&b, "; %d %s: %s", len(c.Layers), need, c.Advice)
 		}
 	}

@@ -764,3 +764,32 @@ func TestFindingString(t *testing.T) {
 	f.LayerFile, f.LayerLine = "clusters/e2e/apps.yaml", 3
 	assert.Equal(t, `clusters/e2e/team-b.yaml:21: layer "flux-system" (clusters/e2e/apps.yaml:3): HelmRelease/team-b/team-b: m [cross-namespace-ref]`, f.String())
 }
+
+// helmfile creates each release's namespace (createNamespace is true by
+// default), so a bootstrap helmfile's namespaces exist before Flux; not
+// those of a helmfile that only renders CRDs, nor where createNamespace is
+// false. FindHelmfiles finds helmfiles where repositories keep them.
+func TestLintHelmfileNamespaces(t *testing.T) {
+	b := stack().Layer("apps", layering.Path("./apps"))
+	files := map[string]string{"apps/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: tools}\ndata: {a: b}\n"}
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		f := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		require.NoError(t, os.WriteFile(f, []byte(text), 0o600))
+		return f
+	}
+	release := "releases:\n  - name: toolbox\n    namespace: tools\n    chart: oci://example.com/charts/toolbox\n"
+	sync := write("setup/bootstrap/helmfile.d/01-apps.yaml", release)
+	crds := write("kubernetes/bootstrap/helmfile/crds.yaml", "helmDefaults:\n  args: [--include-crds]\n"+release)
+	noCreate := write("bootstrap/helmfile.yaml", "helmDefaults: {createNamespace: false}\n"+release)
+	releaseNoCreate := write("helmfile.d/apps.yaml", strings.Replace(release, "    chart:", "    createNamespace: false\n    chart:", 1))
+	write("bootstrap/helmfile/values.yaml", "replicas: 2\n") // no releases: not a helmfile
+	assert.ElementsMatch(t, []string{sync, crds, noCreate, releaseNoCreate}, lint.FindHelmfiles(dir))
+
+	assert.Equal(t, []lint.Rule{lint.RuleNamespaceOrder}, rules(lintStack(t, b, files)), "without a helmfile")
+	assert.Empty(t, lintStack(t, b, files, lint.WithHelmfile(sync)), "helmfile sync creates the namespace")
+	for _, f := range []string{crds, noCreate, releaseNoCreate} {
+		assert.Equal(t, []lint.Rule{lint.RuleNamespaceOrder}, rules(lintStack(t, b, files, lint.WithHelmfile(f))), f)
+	}
+}

@@ -316,9 +316,9 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if len(reps) == 1 {
 		names = []string{reps[0].Entry}
 	}
-	summary := fmt.Sprintf("%s: %d objects changed, %d races introduced, %d fixed", strings.Join(names, ", "), objects, introduced, fixed)
+	summary := fmt.Sprintf("%s: %s changed, %s introduced, %d fixed", strings.Join(names, ", "), count(objects, "object"), count(introduced, "race"), fixed)
 	if len(reps) > 1 {
-		summary = fmt.Sprintf("%d of %d clusters changed: %d objects, %d races introduced, %d fixed", changed, len(reps), objects, introduced, fixed)
+		summary = fmt.Sprintf("%d of %d clusters changed: %s, %s introduced, %d fixed", changed, len(reps), count(objects, "object"), count(introduced, "race"), fixed)
 	}
 	if changed > 0 && !rf.exitZero {
 		return &FindingError{Msg: summary}
@@ -454,4 +454,12 @@ func printDiff(w io.Writer, url string, res *oci.DiffResult) error {
 		}
 	}
 	return nil
+}
+
+// count is n and the noun, plural unless n is 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -49,9 +49,9 @@ func TestDiffEntry(t *testing.T) {
 	entry := filepath.Join(head, "clusters", "prod")
 	for _, c := range []cmdCase{
 		{name: "changes", args: []string{"diff", entry, "--root", head, "--base-dir", base}, code: cli.ExitFinding,
-			stdout: "cluster clusters/prod: " + base + " -> " + head, inStderr: "fluxpack: clusters/prod: 1 objects changed, 0 races introduced, 0 fixed"},
+			stdout: "cluster clusters/prod: " + base + " -> " + head, inStderr: "fluxpack: clusters/prod: 1 object changed, 0 races introduced, 0 fixed"},
 		{name: "exit-zero", args: []string{"diff", entry, "--root", head, "--base-dir", base, "--exit-zero", "-o", "markdown"}, code: cli.ExitOK,
-			stdout: "## fluxpack diff", inStderr: "1 objects changed"},
+			stdout: "## fluxpack diff", inStderr: "1 object changed"},
 		{name: "no change", args: []string{"diff", filepath.Join(base, "clusters", "prod"), "--root", base, "--base-dir", base}, code: cli.ExitOK,
 			stdout: "cluster clusters/prod", inStderr: "0 objects changed"},
 		{name: "bad format", args: []string{"diff", entry, "--root", head, "--base-dir", base, "-o", "html"}, code: cli.ExitError,
@@ -121,7 +121,7 @@ func TestDiffStackAndFleet(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(head, "fleet.yaml"), bytes.Replace(fleet, []byte("timeout: 2m"), []byte("timeout: 1m"), 1), 0o644))
 	for _, c := range []cmdCase{
 		{name: "fleet", args: []string{"diff", "--fleet", filepath.Join(head, "fleet.yaml"), "--root", head, "--base-dir", base}, code: cli.ExitFinding,
-			stdout: "cluster fleet.yaml#staging", inStderr: "1 of 2 clusters changed: 1 objects"},
+			stdout: "cluster fleet.yaml#staging", inStderr: "1 of 2 clusters changed: 1 object"},
 		{name: "stack unchanged", args: []string{"diff", "-f", filepath.Join(head, "stack.yaml"), "--root", head, "--base-dir", base}, code: cli.ExitOK,
 			stdout: "cluster stack.yaml", inStderr: "stack.yaml: 0 objects changed"},
 		{name: "stack and entry", args: []string{"diff", "-f", filepath.Join(head, "stack.yaml"), head, "--base-dir", base}, code: cli.ExitError,
