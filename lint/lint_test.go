@@ -3,6 +3,7 @@ package lint_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -792,4 +793,37 @@ func TestLintHelmfileNamespaces(t *testing.T) {
 	for _, f := range []string{crds, noCreate, releaseNoCreate} {
 		assert.Equal(t, []lint.Rule{lint.RuleNamespaceOrder}, rules(lintStack(t, b, files, lint.WithHelmfile(f))), f)
 	}
+}
+
+// An operator layer that is Ready before its webhook serves races only a
+// layer that waits for it and applies what the webhook admits: nothing
+// when no layer waits for it, or when the layers that do apply other
+// kinds. Where the custom resources do not wait for it at all, the
+// webhook-order finding says both fixes.
+func TestLintOperatorWaitNeedsAWaiter(t *testing.T) {
+	files := maps.Clone(lintTree)
+	files["apps/deploy.yaml"] = deployYAML
+	files["apps/ns.yaml"] = nsYAML
+	alone := stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("webhook", layering.Path("./webhook"), layering.NoWait())
+	assert.Empty(t, lintStack(t, alone, files), "no layer waits for the operator")
+
+	others := stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("webhook", layering.Path("./webhook"), layering.NoWait()).
+		Then("apps", layering.Path("./apps"))
+	assert.Empty(t, lintStack(t, others, files), "the layer waiting for the operator applies no resource its webhook admits")
+
+	waiter := stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("webhook", layering.Path("./webhook"), layering.NoWait()).
+		Then("crs", layering.Path("./crs"))
+	fs := lintStack(t, waiter, files)
+	require.Equal(t, []lint.Rule{lint.RuleOperatorWait}, rules(fs), "%v", fs)
+	assert.Contains(t, fs[0].Message, `layer "crs" waits for it and applies ClusterSecretStore/vault, which its webhook admits`)
+
+	unordered := stack().Layer("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("webhook", layering.Path("./webhook"), layering.NoWait()).
+		Layer("crs", layering.Path("./crs"), layering.DependsOn("crds"))
+	fs = lintStack(t, unordered, files)
+	require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "%v", fs)
+	assert.Contains(t, fs[0].Message, `depend on "webhook", not just on the CRDs, and give "webhook" wait: true or health checks on its workload`)
 }

@@ -276,7 +276,11 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			if hr := l.assumedServer(op, o.group(), resource); hr != nil {
 				why = fmt.Sprintf(" (assumed from fluxpack's table of known operators, as lint could not render the chart of %s: %v)", hr.ref(), hr.chartErr)
 			}
-			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s %s%s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs", op.Name, o.group(), resource, why, op.Name)
+			wait := ""
+			if spec := &op.Kustomization.Spec; !spec.Wait && len(spec.HealthChecks) == 0 {
+				wait = fmt.Sprintf(", and give %q wait: true or health checks on its workload, or it is Ready before its webhook serves", op.Name)
+			}
+			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s %s%s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs%s", op.Name, o.group(), resource, why, op.Name, wait)
 		}
 	}
 }
@@ -294,29 +298,54 @@ func (l *linter) assumedServer(op *lintLayer, group, resource string) *object {
 }
 
 // checkOperators: an operator layer must be Ready only when it serves, so
-// it needs wait or health checks.
+// it needs wait or health checks; it races when a layer that waits for it
+// applies what its webhooks admit (a layer marked as an operator, when any
+// layer waits for it). What no layer waits for is not raced by its being
+// Ready early.
 func (l *linter) checkOperators() {
-	ops := map[string]bool{}
-	for _, ly := range l.layers {
-		if len(ly.webhooks) > 0 || ly.Operator {
-			ops[ly.Name] = true
-		}
-	}
-	for gk := range l.crds {
-		group, kind, _ := strings.Cut(gk, "/")
-		for _, op := range l.operatorsFor(group, kind) {
-			ops[op.Name] = true
-		}
-	}
-	for _, ly := range l.layers {
-		if !ops[ly.Name] {
+	for _, op := range l.layers {
+		spec := &op.Kustomization.Spec
+		if spec.Wait || len(spec.HealthChecks) > 0 {
 			continue
 		}
-		spec := &ly.Kustomization.Spec
-		if !spec.Wait && len(spec.HealthChecks) == 0 {
-			l.layerFinding(RuleOperatorWait, ly, "operator layer without wait or healthChecks is Ready as soon as it is applied, before its webhook serves: set wait: true, or health checks on its workload")
+		if len(op.webhooks) == 0 && !op.Operator && len(op.assumed) == 0 {
+			continue
+		}
+		if dep, o := l.raceOnReady(op); dep != nil {
+			what := ""
+			if o != nil {
+				what = fmt.Sprintf(" and applies %s, which its webhook admits", o.ref())
+			}
+			l.layerFinding(RuleOperatorWait, op, "operator layer without wait or healthChecks is Ready as soon as it is applied, before its webhook serves; layer %q waits for it%s: set wait: true, or health checks on its workload", dep.Name, what)
 		}
 	}
+}
+
+// raceOnReady returns a layer that waits for op to be Ready and applies a
+// custom resource whose admission webhook op serves (with that object),
+// or, for a layer marked as an operator, any layer that waits for it.
+func (l *linter) raceOnReady(op *lintLayer) (*lintLayer, *object) {
+	var marked *lintLayer
+	for _, ly := range l.layers {
+		if ly == op || !l.isReadyBefore(ly, op.Name) {
+			continue
+		}
+		if marked == nil && op.Operator {
+			marked = ly
+		}
+		for _, o := range ly.objects {
+			if !isCR(o) {
+				continue
+			}
+			if covers(l.cfg.existingWebhooks, o.group(), l.resourceOf(o.group(), o.Kind)) {
+				continue
+			}
+			if slices.Contains(l.operatorsFor(o.group(), o.Kind), op) {
+				return ly, o
+			}
+		}
+	}
+	return marked, nil
 }
 
 // hit is the first object of a layer that needs a missing namespace, and
