@@ -69,3 +69,34 @@ func TestBootstrapKustomization(t *testing.T) {
 		assert.Len(t, lintWith(t, with).Findings, 2)
 	})
 }
+
+// A bootstrap script that creates a namespace with kubectl before Flux
+// (for the Secrets the first Kustomization applies into it) makes it exist
+// first; one named by a variable is not guessed.
+func TestBootstrapNamespaces(t *testing.T) {
+	files := map[string]string{
+		"clusters/c/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: token, namespace: external-secrets}\nstringData: {token: x}\n",
+	}
+	lintWith := func(t *testing.T, script string) *lint.Report {
+		t.Helper()
+		with := map[string]string{".taskfiles/bootstrap/Taskfile.yaml": script}
+		for k, v := range files {
+			with[k] = v
+		}
+		root := write(t, with)
+		opts := []lint.Option{}
+		if found := lint.FindBootstrapNamespaces(root); len(found) > 0 {
+			opts = append(opts, lint.WithBootstrapNamespaces(found...))
+		}
+		rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		require.NoError(t, err)
+		return rep
+	}
+	rep := lintWith(t, "tasks:\n  secrets:\n    cmds:\n      - kubectl create namespace external-secrets --dry-run=client -oyaml | kubectl apply -f -\n")
+	assert.Empty(t, rep.Findings)
+	assert.Equal(t, []string{"namespace external-secrets: a bootstrap script creates it before Flux"}, rep.Bootstrap)
+
+	rep = lintWith(t, "tasks:\n  secrets:\n    cmds:\n      - kubectl create ns {{.NS}}\n      - kubectl create namespace \"$NS\"\n")
+	require.Len(t, rep.Findings, 1, "%v", rep.Findings)
+	assert.Equal(t, lint.RuleNamespaceOrder, rep.Findings[0].Rule)
+}

@@ -5,13 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"go.yaml.in/yaml/v3"
@@ -89,6 +85,22 @@ func WithBootstrapKustomization(dirs ...string) Option {
 			}
 		}
 		c.bootstrapDirs = append(c.bootstrapDirs, dirs...)
+		return nil
+	})
+}
+
+// WithBootstrapNamespaces declares namespaces a bootstrap step creates
+// before Flux (`kubectl create namespace NAME`; FindBootstrapNamespaces
+// finds them in the bootstrap scripts). Unlike WithExistingNamespaces,
+// Report.Bootstrap lists them.
+func WithBootstrapNamespaces(names ...string) Option {
+	return funcLint(func(c *config) error {
+		for _, n := range names {
+			if n == "" {
+				return errdefs.Kind(ErrInvalidOption, "WithBootstrapNamespaces: empty namespace")
+			}
+		}
+		c.bootstrapNamespaces = append(c.bootstrapNamespaces, names...)
 		return nil
 	})
 }
@@ -201,6 +213,12 @@ func readHelmfile(file string) (releases []bootstrapRelease, crdsOnly bool, err 
 // applyBootstrap adds what the helmfiles' releases bring before Flux to
 // the existing API groups and webhooks, and says what it took.
 func (l *linter) applyBootstrap() {
+	for _, ns := range l.cfg.bootstrapNamespaces {
+		if !slices.Contains(l.cfg.existingNamespaces, ns) {
+			l.cfg.existingNamespaces = append(l.cfg.existingNamespaces, ns)
+		}
+		l.bootstrap = append(l.bootstrap, fmt.Sprintf("namespace %s: a bootstrap script creates it before Flux", ns))
+	}
 	for _, r := range l.cfg.bootstrap {
 		if r.namespace != "" && !slices.Contains(l.cfg.existingNamespaces, r.namespace) {
 			l.cfg.existingNamespaces = append(l.cfg.existingNamespaces, r.namespace)
@@ -237,152 +255,4 @@ func (l *linter) applyBootstrap() {
 		}
 		l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: %s of %s exist before Flux", r.file, r.chart, what, strings.Join(groups, ", ")))
 	}
-}
-
-// bootstrapCommand matches what a bootstrap script builds or applies with
-// kustomize: `kustomize build DIR` and `kubectl apply -k DIR`.
-var bootstrapCommand = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:kustomize\s+build|kubectl\s+apply\b[^|;&\n]*?\s-k)\s+["']?([^\s|;&"']+)`)
-})
-
-// FindBootstrapKustomizations returns the folders a repository's bootstrap
-// scripts build with kustomize and apply before Flux: the
-// `kustomize build DIR` and `kubectl apply -k DIR` of its justfiles,
-// Taskfiles, Makefiles and shell scripts at the root, in .taskfiles/*/,
-// and in and under the bootstrap folders (bootstrapDirs) and scripts/
-// (just's {{ source_directory() }} and {{ justfile_directory() }}, and a
-// shell script's $(dirname "$0"), resolved), that exist and hold a
-// kustomization.
-func FindBootstrapKustomizations(root string) []string {
-	var scripts []string
-	add := func(dir string, subdirs bool) {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			n := e.Name()
-			if e.IsDir() {
-				if subdirs && n != ".git" {
-					sub, _ := os.ReadDir(filepath.Join(dir, n))
-					for _, f := range sub {
-						if bootstrapScript(f.Name()) && !f.IsDir() {
-							scripts = append(scripts, filepath.Join(dir, n, f.Name()))
-						}
-					}
-				}
-				continue
-			}
-			if bootstrapScript(n) {
-				scripts = append(scripts, filepath.Join(dir, n))
-			}
-		}
-	}
-	add(root, false)
-	add(filepath.Join(root, ".taskfiles"), true)
-	add(filepath.Join(root, "scripts"), true)
-	for _, d := range bootstrapDirs(root) {
-		add(d, true)
-	}
-	var out []string
-	for _, script := range scripts {
-		data, err := os.ReadFile(script)
-		if err != nil {
-			continue
-		}
-		here := filepath.Dir(script)
-		text := string(data)
-		for _, r := range []struct{ from, to string }{
-			{"{{ source_directory() }}", here}, {"{{source_directory()}}", here},
-			{"{{ justfile_directory() }}", root}, {"{{justfile_directory()}}", root},
-			{`$(dirname "$0")`, here}, {"$(dirname $0)", here}, {`"${0%/*}"`, here},
-		} {
-			text = strings.ReplaceAll(text, r.from, r.to)
-		}
-		for _, m := range bootstrapCommand().FindAllStringSubmatch(text, -1) {
-			p := m[1]
-			if strings.ContainsAny(p, "${}") {
-				continue // a variable the script sets: not known here
-			}
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(root, p) // as run from the repository's root
-			}
-			if rel, err := filepath.Rel(root, p); err != nil || !filepath.IsLocal(rel) {
-				continue
-			}
-			if !hasKustomization(p) || slices.Contains(out, p) {
-				continue
-			}
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func bootstrapScript(name string) bool {
-	switch strings.ToLower(name) {
-	case "justfile", ".justfile", "makefile", "taskfile.yaml", "taskfile.yml":
-		return true
-	}
-	return strings.HasSuffix(name, ".just") || strings.HasSuffix(name, ".sh")
-}
-
-func hasKustomization(dir string) bool {
-	for _, n := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		if fi, err := os.Stat(filepath.Join(dir, n)); err == nil && !fi.IsDir() {
-			return true
-		}
-	}
-	return false
-}
-
-// FindHelmfiles returns the helmfiles of a repository's bootstrap step,
-// where people keep them: helmfile.yaml at the root, and in each bootstrap
-// folder (bootstrapDirs) helmfile.yaml and the YAML files of helmfile/ and
-// helmfile.d/ that have releases; helmfile.d/ at the root too.
-func FindHelmfiles(root string) []string {
-	var out []string
-	add := func(f string) {
-		if _, err := os.Stat(f); err == nil && !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	addDir := func(dir string) {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
-				continue
-			}
-			f := filepath.Join(dir, e.Name())
-			if releases, _, err := readHelmfile(f); err == nil && len(releases) > 0 {
-				out = append(out, f)
-			}
-		}
-	}
-	add(filepath.Join(root, "helmfile.yaml"))
-	addDir(filepath.Join(root, "helmfile.d"))
-	for _, d := range bootstrapDirs(root) {
-		add(filepath.Join(d, "helmfile.yaml"))
-		addDir(filepath.Join(d, "helmfile"))
-		addDir(filepath.Join(d, "helmfile.d"))
-	}
-	return out
-}
-
-// bootstrapDirs are the folders where repositories keep their bootstrap
-// step: bootstrap/ at the root, or in a folder of the root
-// (kubernetes/bootstrap/, setup/bootstrap/).
-func bootstrapDirs(root string) []string {
-	var out []string
-	if fi, err := os.Stat(filepath.Join(root, "bootstrap")); err == nil && fi.IsDir() {
-		out = append(out, filepath.Join(root, "bootstrap"))
-	}
-	entries, _ := os.ReadDir(root)
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "bootstrap" {
-			continue
-		}
-		d := filepath.Join(root, e.Name(), "bootstrap")
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			out = append(out, d)
-		}
-	}
-	return out
 }

@@ -236,6 +236,7 @@ type config struct {
 	existingWebhooks     map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
 	bootstrap            []bootstrapRelease  // WithHelmfile
 	bootstrapDirs        []string            // WithBootstrapKustomization
+	bootstrapNamespaces  []string            // WithBootstrapNamespaces
 	severities           map[Rule]string     // Config.Rules
 	suppress             []Suppression       // Config.Suppress
 	repository           bool                // a Plan read from a repository, not a stack: advice names the config file and flags

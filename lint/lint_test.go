@@ -1,9 +1,9 @@
 package lint_test
 
 import (
+	"maps"
 	"net/http"
 	"net/http/httptest"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
