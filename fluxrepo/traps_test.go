@@ -26,6 +26,9 @@ type trap struct {
 	layer, object, about string
 	why                  string // why Flux does not fail there
 	edit                 edit   // the one edit after which Flux fails there
+	// setup, when set, is made to the fixture first: the near miss is in
+	// the fixture so edited.
+	setup *edit
 	// Where the rule fires after the edit, when not on layer and object.
 	firesLayer, firesObject string
 }
@@ -68,14 +71,18 @@ var traps = []trap{
 		firesLayer: "observability",
 	},
 	{
-		// crd-order reports it (its CRD comes from observability's chart,
-		// which apps does not depend on); the dozen releases of the layer
-		// install no CRD of it. (Adding the CRD to app-template's crds/
-		// would be no near miss: infra-controllers, an ancestor of apps,
-		// installs app-template too, and would bring the CRD first.)
+		// With observability's chart not installing its CRDs (the setup),
+		// no layer brings the ServiceMonitor CRD; the dozen releases of
+		// apps install none either. (In the corpus as it is, observability
+		// brings the CRD, apps does not depend on it: crd-order, and with
+		// the edit still a race, not a deadlock. Adding the CRD to
+		// app-template's crds/ would be no near miss: infra-controllers,
+		// an ancestor of apps, installs app-template too, and would bring
+		// the CRD first.)
 		rule: lint.RuleHelmCRDs, fixture: "monorepo-helm", layer: "apps", object: "ServiceMonitor/home/home-assistant",
-		why:  "app-template, the chart of every release in apps, ships no CRDs; the edit gives home-assistant a chart that does",
-		edit: edit{"apps/base/home-assistant/helmrelease.yaml", "chart: ./charts/app-template", "chart: ./charts/monitoring-stack"},
+		why:   "app-template, the chart of every release in apps, ships no CRDs; the edit gives home-assistant a chart that does",
+		setup: &edit{"observability/stack/release.yaml", "    createNamespace: true\n    crds: CreateReplace\n", "    createNamespace: true\n    crds: Skip\n"},
+		edit:  edit{"apps/base/home-assistant/helmrelease.yaml", "chart: ./charts/app-template", "chart: ./charts/monitoring-stack"},
 	},
 	{
 		rule: lint.RuleHealthCheck, fixture: "monorepo-helm", layer: "infra-controllers",
@@ -165,6 +172,9 @@ func TestTraps(t *testing.T) {
 			f := fixtureNamed(t, tr.fixture)
 			root := t.TempDir()
 			require.NoError(t, os.CopyFS(root, os.DirFS(filepath.Join("testdata", "repos", f.repo))))
+			if tr.setup != nil {
+				tr.setup.apply(t, root)
+			}
 
 			fs := lintCopy(t, f, root)
 			for _, fd := range fs {

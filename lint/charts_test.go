@@ -125,6 +125,28 @@ func TestLintSeesIntoCharts(t *testing.T) {
 		assert.Empty(t, lintWith(t, b, files, lint.WithCharts(charts)), "the CRs behind the chart that brings their CRDs")
 	})
 
+	// A custom resource beside the HelmRelease whose chart brings its CRD
+	// holds the layer up for good; when another layer, not an ancestor,
+	// brings the CRD too, that layer may come first: a race, not a
+	// deadlock.
+	t.Run("CRDs of the chart in the same layer", func(t *testing.T) {
+		files := chartTree("oci://registry.example.com/charts/secrets-operator", "CreateReplace")
+		files["operator/store.yaml"] = crYAML
+		alone := stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("operator", layering.Path("./operator"))
+		fs := lintWith(t, alone, files, lint.WithCharts(charts))
+		require.Equal(t, []lint.Rule{lint.RuleHelmCRDs}, rules(fs), "%v", fs)
+		assert.Contains(t, fs[0].Message, "a deadlock, not a race")
+
+		elsewhere := stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("operator", layering.Path("./operator")).
+			Layer("crds", layering.Path("./crds"), layering.KeepOnDelete())
+		fs = lintWith(t, elsewhere, files, lint.WithCharts(charts))
+		require.Equal(t, []lint.Rule{lint.RuleCRDOrder}, rules(fs), "%v", fs)
+		assert.Contains(t, fs[0].Message, `is in layer "crds", which this layer does not depend on; HelmRelease/flux-system/secrets-operator of this layer installs it too, but only once the layer is applied`)
+		assert.NotContains(t, fs[0].Message, "deadlock")
+	})
+
 	t.Run("health check on an object of the chart", func(t *testing.T) {
 		b := stack().Layer("namespaces", layering.Path("./namespaces")).
 			Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).

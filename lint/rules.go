@@ -105,7 +105,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			// applied before this one may bring the CRD: no claim.
 			continue
 		}
-		if sameRelease != nil {
+		if sameRelease != nil && len(others) == 0 {
 			l.objFinding(RuleHelmCRDs, ly, o, "%s installs the CRD of %s (%s) in this same layer (install.crds: %s): %s", sameRelease.ref(), o.Kind, o.group(), sameRelease.helmCRDs, deadlock)
 			continue
 		}
@@ -116,6 +116,9 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			}
 		}
 		switch elsewhere := l.crdReleasesElsewhere(ly); {
+		case len(others) > 0 && sameRelease != nil:
+			// Not a deadlock: the other layer may bring the CRD first.
+			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on; %s of this layer installs it too, but only once the layer is applied, which its custom resources hold up until the CRD exists", o.Kind, o.group(), names(others), sameRelease.ref())
 		case len(others) > 0:
 			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
 		case l.assumedCRDLayer(ly, o.group()) != nil:
