@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/kinds"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
@@ -212,17 +213,15 @@ func metadataNode(doc *yaml.Node) *yaml.Node {
 	return md
 }
 
-// clusterScopedKind reports whether Kubernetes or Flux's bootstrap
-// defines kind as cluster-scoped.
+// clusterScopedKind reports whether Kubernetes defines kind as
+// cluster-scoped, or it is one of the cluster-scoped custom resources
+// ResourceSets commonly render.
 func clusterScopedKind(kind string) bool {
 	switch kind {
-	case "Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass",
-		"PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService", "IngressClass",
-		"CSIDriver", "RuntimeClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ClusterIssuer",
-		"ClusterSecretStore", "ClusterPolicy":
+	case "ClusterIssuer", "ClusterSecretStore", "ClusterPolicy":
 		return true
 	}
-	return false
+	return kinds.ClusterScoped(kind)
 }
 
 var notSlug = regexp.MustCompile(`[^a-z0-9]+`)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/fluxpack/fluxpack/internal/kinds"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -29,19 +30,6 @@ func isBuiltinGroup(g string) bool {
 		// flux-operator's FluxInstance and ResourceSet: a cluster whose
 		// Flux is flux-operator's has them before it syncs any layer.
 		g == "fluxcd.controlplane.io"
-}
-
-// clusterScoped are the built-in kinds that have no namespace.
-var clusterScoped = map[string]bool{
-	"Namespace": true, "Node": true, "PersistentVolume": true, "ClusterRole": true,
-	"ClusterRoleBinding": true, "CustomResourceDefinition": true, "StorageClass": true,
-	"CSIDriver": true, "CSINode": true, "VolumeAttachment": true, "PriorityClass": true,
-	"RuntimeClass": true, "IngressClass": true, "ValidatingWebhookConfiguration": true,
-	"MutatingWebhookConfiguration": true, "ValidatingAdmissionPolicy": true,
-	"ValidatingAdmissionPolicyBinding": true, "MutatingAdmissionPolicy": true,
-	"MutatingAdmissionPolicyBinding": true, "APIService": true, "CertificateSigningRequest": true,
-	"FlowSchema": true, "PriorityLevelConfiguration": true, "ClusterTrustBundle": true,
-	"DeviceClass": true, "StorageVersionMigration": true,
 }
 
 // isCR is true for an object of a custom resource kind.
@@ -443,7 +431,7 @@ func (l *linter) needNamespace(ly *lintLayer, o *object, need namespaceNeed, mis
 
 func (l *linter) isClusterScoped(o *object) bool {
 	if isBuiltinGroup(o.group()) {
-		return clusterScoped[o.Kind]
+		return kinds.ClusterScoped(o.Kind)
 	}
 	return l.scope[o.group()+"/"+o.Kind] == "Cluster"
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/kinds"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -528,13 +529,9 @@ func (s *side) plan() *planView {
 }
 
 // clusterScoped reports whether helm-controller would apply o without a
-// namespace: the kinds Kubernetes defines as cluster-scoped, and CRDs.
+// namespace: the kinds Kubernetes defines as cluster-scoped, and, for
+// custom resources, kinds named Cluster… (ClusterIssuer,
+// ClusterSecretStore), as operators name them.
 func clusterScoped(o Object) bool {
-	switch o.ID.Kind {
-	case "Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PersistentVolume", "StorageClass",
-		"PriorityClass", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "APIService", "IngressClass",
-		"CSIDriver", "RuntimeClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding", "ClusterIssuer":
-		return true
-	}
-	return strings.HasPrefix(o.ID.Kind, "Cluster")
+	return kinds.ClusterScoped(o.ID.Kind) || strings.HasPrefix(o.ID.Kind, "Cluster")
 }
