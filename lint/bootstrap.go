@@ -210,8 +210,10 @@ func readHelmfile(file string) (releases []bootstrapRelease, crdsOnly bool, err 
 	return releases, crdsOnly, nil
 }
 
-// applyBootstrap adds what the helmfiles' releases bring before Flux to
-// the existing API groups and webhooks, and says what it took.
+// applyBootstrap adds what the bootstrap step brings before Flux (the
+// namespaces its scripts create, and its helmfiles' releases: their
+// namespaces, API groups and webhooks) to what exists, and says what it
+// took.
 func (l *linter) applyBootstrap() {
 	for _, ns := range l.cfg.bootstrapNamespaces {
 		if !slices.Contains(l.cfg.existingNamespaces, ns) {

@@ -48,13 +48,15 @@ type object struct {
 
 // nodeKinds are the kinds of object whose node a rule reads after the
 // objects are loaded, beyond what lintObject took of it: HelmReleases, the
-// chart sources they name (by the kinds Flux allows there) and CRDs (their prune annotation, for the crd-prune rule; their conversion
-// strategy, for the merge hint). Any other object is read once, when it is
-// loaded: lintObject takes what the rules need and the variables rule its
-// uses, and lint lets go of its node, so that the trees of thousands of
-// Deployments are not kept (and walked by every garbage collection) while
-// the rest of the platform loads. A rule that reads the node of another
-// kind must add it here.
+// chart sources they name (by the kinds Flux allows there) and CRDs (their
+// prune annotation, for the crd-prune rule; their conversion strategy, for
+// the merge hint). ConfigMaps and Secrets keep theirs only when their
+// values are not plain strings (see values). Any other object is read
+// once, when it is loaded: lintObject takes what the rules need and the
+// variables rule its uses, and lint lets go of its node, so that the trees
+// of thousands of Deployments are not kept (and walked by every garbage
+// collection) while the rest of the platform loads. A rule that reads the
+// node of another kind must add it here.
 var nodeKinds = map[string]bool{
 	"HelmRelease": true, "HelmRepository": true, "OCIRepository": true, "HelmChart": true,
 	"CustomResourceDefinition": true,

@@ -167,7 +167,7 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: cfg.all}
 	// Each side is linted while the rest is done: lint only reads the tree.
 	var lints sync.WaitGroup
-	defer lints.Wait() // before the sides close
+	defer lints.Wait() // before the head closes
 	var bl, hl *lint.Report
 	var blErr, hlErr error
 	lints.Go(func() { hl, hlErr = head.lint(ctx) })
@@ -186,6 +186,7 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.base, err)
 	}
 	defer base.close()
+	defer lints.Wait() // before the base closes too
 	if base.repo == nil && head.repo == nil {
 		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, entry)
 	}
