@@ -2,6 +2,7 @@ package fluxrepo_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,7 +18,7 @@ import (
 // before Flux; without it, the layer's substituteFrom is a finding.
 func TestBootstrapKustomization(t *testing.T) {
 	files := map[string]string{
-		"clusters/c/apps.yaml":                           ks("tunnel", "./apps/tunnel", "  targetNamespace: network\n  postBuild:\n    substituteFrom:\n      - kind: Secret\n        name: tunnel-id\n"),
+		"kubernetes/clusters/c/apps.yaml":                ks("tunnel", "./apps/tunnel", "  targetNamespace: network\n  postBuild:\n    substituteFrom:\n      - kind: Secret\n        name: tunnel-id\n"),
 		"apps/tunnel/cm.yaml":                            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tunnel}\ndata: {id: \"${TUNNEL_ID}\"}\n",
 		"bootstrap/kustomize/cluster/kustomization.yaml": "resources: [ns.yaml, secret.yaml]\n",
 		"bootstrap/kustomize/cluster/ns.yaml":            "apiVersion: v1\nkind: Namespace\nmetadata: {name: network}\n",
@@ -27,10 +28,11 @@ func TestBootstrapKustomization(t *testing.T) {
 		t.Helper()
 		root := write(t, files)
 		opts := []lint.Option{}
-		if found := lint.FindBootstrapKustomizations(root); len(found) > 0 {
+		entry := filepath.Join(root, "kubernetes/clusters/c")
+		if found := lint.FindBootstrapKustomizations(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapKustomization(found...))
 		}
-		rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
 		require.NoError(t, err)
 		return rep
 	}
@@ -43,8 +45,8 @@ func TestBootstrapKustomization(t *testing.T) {
 		".justfile":            "bootstrap:\n    kustomize build bootstrap/kustomize/cluster | kubectl apply -f -\n",
 		"scripts/bootstrap.sh": "#!/bin/sh\nkubectl apply --server-side -k \"$(dirname \"$0\")/../bootstrap/kustomize/cluster\"\n",
 		"Taskfile.yaml":        "tasks:\n  bootstrap:\n    cmds:\n      - kubectl apply -k ./bootstrap/kustomize/cluster\n",
-		// The bootstrap folder inside another (kubernetes/bootstrap/), and
-		// go-task's included Taskfiles.
+		// The bootstrap folder on the way from the entry point up
+		// (kubernetes/bootstrap/), and go-task's included Taskfiles.
 		"kubernetes/bootstrap/mod.just":      "base:\n    kustomize build {{ justfile_directory() }}/bootstrap/kustomize/cluster | kubectl apply -f -\n",
 		".taskfiles/bootstrap/Taskfile.yaml": "tasks:\n  base:\n    cmds:\n      - kubectl apply -k bootstrap/kustomize/cluster\n",
 	} {
@@ -61,6 +63,14 @@ func TestBootstrapKustomization(t *testing.T) {
 		})
 	}
 
+	t.Run("another cluster's bootstrap folder is not this one's", func(t *testing.T) {
+		with := map[string]string{"kubernetes/staging/bootstrap/mod.just": "base:\n    kustomize build {{ justfile_directory() }}/bootstrap/kustomize/cluster | kubectl apply -f -\n"}
+		for k, v := range files {
+			with[k] = v
+		}
+		assert.Len(t, lintWith(t, with).Findings, 2)
+	})
+
 	t.Run("a script's folder behind a variable is not guessed", func(t *testing.T) {
 		with := map[string]string{"bootstrap/run.sh": "kustomize build \"$DIR\" | kubectl apply -f -\n"}
 		for k, v := range files {
@@ -71,32 +81,72 @@ func TestBootstrapKustomization(t *testing.T) {
 }
 
 // A bootstrap script that creates a namespace with kubectl before Flux
-// (for the Secrets the first Kustomization applies into it) makes it exist
-// first; one named by a variable is not guessed.
+// (for the Secrets the first Kustomization applies into it), here in the
+// cluster's own bootstrap folder as multi-cluster repositories keep it,
+// makes it exist first; one named by a variable is not guessed.
 func TestBootstrapNamespaces(t *testing.T) {
 	files := map[string]string{
-		"clusters/c/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: token, namespace: external-secrets}\nstringData: {token: x}\n",
+		"kubernetes/main/cluster/secret.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: token, namespace: external-secrets}\nstringData: {token: x}\n",
 	}
 	lintWith := func(t *testing.T, script string) *lint.Report {
 		t.Helper()
-		with := map[string]string{".taskfiles/bootstrap/Taskfile.yaml": script}
+		with := map[string]string{"kubernetes/main/bootstrap/mod.just": script}
 		for k, v := range files {
 			with[k] = v
 		}
 		root := write(t, with)
 		opts := []lint.Option{}
-		if found := lint.FindBootstrapNamespaces(root); len(found) > 0 {
+		entry := filepath.Join(root, "kubernetes/main/cluster")
+		if found := lint.FindBootstrapNamespaces(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapNamespaces(found...))
 		}
-		rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
 		require.NoError(t, err)
 		return rep
 	}
-	rep := lintWith(t, "tasks:\n  secrets:\n    cmds:\n      - kubectl create namespace external-secrets --dry-run=client -oyaml | kubectl apply -f -\n")
+	rep := lintWith(t, "secrets:\n    kubectl create namespace external-secrets --dry-run=client -oyaml | kubectl apply -f -\n")
 	assert.Empty(t, rep.Findings)
 	assert.Equal(t, []string{"namespace external-secrets: a bootstrap script creates it before Flux"}, rep.Bootstrap)
 
-	rep = lintWith(t, "tasks:\n  secrets:\n    cmds:\n      - kubectl create ns {{.NS}}\n      - kubectl create namespace \"$NS\"\n")
+	rep = lintWith(t, "secrets:\n    kubectl create ns {{ ns }}\n    kubectl create namespace \"$NS\"\n")
 	require.Len(t, rep.Findings, 1, "%v", rep.Findings)
 	assert.Equal(t, lint.RuleNamespaceOrder, rep.Findings[0].Rule)
+}
+
+// A ${var} in the patches of a Kustomization that has postBuild lands in
+// the objects it builds, which its own postBuild substitutes: the layer
+// applying that Kustomization needs no postBuild for it (home-lab roots
+// patch every child with postBuild.substitute: {CLUSTER: ${CLUSTER}}). One
+// in the Kustomization's own spec (its path) is applied as written.
+func TestNoPostBuildDeferredToPatches(t *testing.T) {
+	patched := ks("apps", "./apps", `  postBuild:
+    substituteFrom:
+      - kind: ConfigMap
+        name: cluster-vars
+  patches:
+    - patch: |-
+        apiVersion: kustomize.toolkit.fluxcd.io/v1
+        kind: Kustomization
+        metadata:
+          name: not-used
+        spec:
+          postBuild:
+            substitute:
+              CLUSTER: ${CLUSTER}
+      target:
+        kind: Kustomization
+`)
+	files := map[string]string{
+		"clusters/c/vars.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cluster-vars, namespace: flux-system}\ndata: {CLUSTER: main}\n",
+		"clusters/c/apps.yaml": patched,
+		"apps/web.yaml":        ks("web", "./web", "  postBuild:\n    substitute: {APP: web}\n"),
+		"web/cm.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: default}\ndata: {cluster: \"${CLUSTER}\"}\n",
+	}
+	assert.Empty(t, lintRepo(t, write(t, files)))
+
+	files["clusters/c/apps.yaml"] = strings.Replace(patched, "path: ./apps", "path: ./apps/${CLUSTER}", 1)
+	fs := lintRepo(t, write(t, files))
+	require.Len(t, fs, 1, "%v", fs)
+	assert.Equal(t, lint.RuleNoPostBuild, fs[0].Rule)
+	assert.Equal(t, "Kustomization/flux-system/apps", fs[0].Object)
 }

@@ -15,13 +15,14 @@ var bootstrapCommand = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?:kustomize\s+build|kubectl\s+apply\b[^|;&\n]*?\s-k)\s+["']?([^\s|;&"']+)`)
 })
 
-// FindBootstrapKustomizations returns the folders a repository's bootstrap
-// scripts (bootstrapScripts) build with kustomize and apply before Flux:
-// their `kustomize build DIR` and `kubectl apply -k DIR`, that exist and
-// hold a kustomization.
-func FindBootstrapKustomizations(root string) []string {
+// FindBootstrapKustomizations returns the folders the bootstrap scripts of
+// a repository at root (bootstrapScripts; those of the cluster of the
+// entry point entry, when not "") build with kustomize and apply before
+// Flux: their `kustomize build DIR` and `kubectl apply -k DIR`, that exist
+// and hold a kustomization.
+func FindBootstrapKustomizations(root, entry string) []string {
 	var out []string
-	for _, script := range bootstrapScripts(root) {
+	for _, script := range bootstrapScripts(root, entry) {
 		for _, m := range bootstrapCommand().FindAllStringSubmatch(script.text, -1) {
 			p := m[1]
 			if strings.ContainsAny(p, "${}") {
@@ -42,13 +43,14 @@ func FindBootstrapKustomizations(root string) []string {
 	return out
 }
 
-// FindBootstrapNamespaces returns the namespaces a repository's bootstrap
-// scripts (bootstrapScripts) create before Flux with `kubectl create
+// FindBootstrapNamespaces returns the namespaces the bootstrap scripts of
+// a repository at root (bootstrapScripts; those of the cluster of entry,
+// when not "") create before Flux with `kubectl create
 // namespace NAME` (or ns), as they do for the Secrets Flux's first
 // Kustomizations decrypt or substitute with.
-func FindBootstrapNamespaces(root string) []string {
+func FindBootstrapNamespaces(root, entry string) []string {
 	var out []string
-	for _, script := range bootstrapScripts(root) {
+	for _, script := range bootstrapScripts(root, entry) {
 		for _, m := range createNamespace().FindAllStringSubmatch(script.text, -1) {
 			if !slices.Contains(out, m[1]) {
 				out = append(out, m[1])
@@ -75,7 +77,7 @@ type script struct {
 // and in and under the bootstrap folders (bootstrapDirs) and scripts/,
 // with just's {{ source_directory() }} and {{ justfile_directory() }}, and
 // a shell script's $(dirname "$0"), resolved.
-func bootstrapScripts(root string) []script {
+func bootstrapScripts(root, entry string) []script {
 	var paths []string
 	add := func(dir string, subdirs bool) {
 		entries, _ := os.ReadDir(dir)
@@ -100,7 +102,7 @@ func bootstrapScripts(root string) []script {
 	add(root, false)
 	add(filepath.Join(root, ".taskfiles"), true)
 	add(filepath.Join(root, "scripts"), true)
-	for _, d := range bootstrapDirs(root) {
+	for _, d := range bootstrapDirs(root, entry) {
 		add(d, true)
 	}
 	var out []script
@@ -140,12 +142,13 @@ func hasKustomization(dir string) bool {
 	return false
 }
 
-// FindHelmfiles returns the helmfiles of a repository's bootstrap step,
-// where people keep them: helmfile.yaml at the root, and in each bootstrap
-// folder (bootstrapDirs) helmfile.yaml, helmfile.yaml.gotmpl and the YAML
+// FindHelmfiles returns the helmfiles of the bootstrap step of a
+// repository at root (of the cluster of the entry point entry, when not
+// ""), where people keep them: helmfile.yaml at the root, and in each
+// bootstrap folder (bootstrapDirs) helmfile.yaml, helmfile.yaml.gotmpl and the YAML
 // files of helmfile/ and helmfile.d/ that have releases; helmfile.d/ at
 // the root too.
-func FindHelmfiles(root string) []string {
+func FindHelmfiles(root, entry string) []string {
 	var out []string
 	add := func(f string) {
 		if _, err := os.Stat(f); err == nil && !slices.Contains(out, f) {
@@ -166,7 +169,7 @@ func FindHelmfiles(root string) []string {
 	}
 	add(filepath.Join(root, "helmfile.yaml"))
 	addDir(filepath.Join(root, "helmfile.d"))
-	for _, d := range bootstrapDirs(root) {
+	for _, d := range bootstrapDirs(root, entry) {
 		add(filepath.Join(d, "helmfile.yaml"))
 		if f := filepath.Join(d, "helmfile.yaml.gotmpl"); fileExists(f) {
 			if releases, _, err := readHelmfile(f); err == nil && len(releases) > 0 {
@@ -179,12 +182,33 @@ func FindHelmfiles(root string) []string {
 	return out
 }
 
-// bootstrapDirs are the folders where repositories keep their bootstrap
-// step: bootstrap/ at the root, or in a folder of the root
-// (kubernetes/bootstrap/, setup/bootstrap/).
-func bootstrapDirs(root string) []string {
+// bootstrapDirs are the folders where repositories keep the bootstrap
+// step of a cluster: for an entry point (a folder under root), the
+// bootstrap/ folders on the way from it up to root (kubernetes/bootstrap/
+// for kubernetes/flux/cluster, kubernetes/main/bootstrap/ for
+// kubernetes/main/cluster, each cluster's own where a repository has
+// several); without one, bootstrap/ at the root or in a folder of the root.
+func bootstrapDirs(root, entry string) []string {
 	var out []string
-	if fi, err := os.Stat(filepath.Join(root, "bootstrap")); err == nil && fi.IsDir() {
+	isDir := func(d string) bool {
+		fi, err := os.Stat(d)
+		return err == nil && fi.IsDir()
+	}
+	if entry != "" {
+		rel, err := filepath.Rel(absPath(root), absPath(entry))
+		if err != nil || !filepath.IsLocal(rel) && rel != "." {
+			rel = "."
+		}
+		for d := filepath.Join(root, rel); ; d = filepath.Dir(d) {
+			if b := filepath.Join(d, "bootstrap"); isDir(b) {
+				out = append(out, b)
+			}
+			if r, err := filepath.Rel(root, d); err != nil || r == "." {
+				return out
+			}
+		}
+	}
+	if isDir(filepath.Join(root, "bootstrap")) {
 		out = append(out, filepath.Join(root, "bootstrap"))
 	}
 	entries, _ := os.ReadDir(root)
@@ -192,8 +216,7 @@ func bootstrapDirs(root string) []string {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "bootstrap" {
 			continue
 		}
-		d := filepath.Join(root, e.Name(), "bootstrap")
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+		if d := filepath.Join(root, e.Name(), "bootstrap"); isDir(d) {
 			out = append(out, d)
 		}
 	}

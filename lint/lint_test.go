@@ -786,7 +786,10 @@ func TestLintHelmfileNamespaces(t *testing.T) {
 	noCreate := write("bootstrap/helmfile.yaml", "helmDefaults: {createNamespace: false}\n"+release)
 	releaseNoCreate := write("helmfile.d/apps.yaml", strings.Replace(release, "    chart:", "    createNamespace: false\n    chart:", 1))
 	write("bootstrap/helmfile/values.yaml", "replicas: 2\n") // no releases: not a helmfile
-	assert.ElementsMatch(t, []string{sync, crds, noCreate, releaseNoCreate}, lint.FindHelmfiles(dir))
+	assert.ElementsMatch(t, []string{sync, crds, noCreate, releaseNoCreate}, lint.FindHelmfiles(dir, ""))
+	// For an entry point, the bootstrap folders on its way up only: not
+	// kubernetes/bootstrap/, another cluster's.
+	assert.ElementsMatch(t, []string{sync, noCreate, releaseNoCreate}, lint.FindHelmfiles(dir, filepath.Join(dir, "setup", "flux", "cluster")))
 
 	assert.Equal(t, []lint.Rule{lint.RuleNamespaceOrder}, rules(lintStack(t, b, files)), "without a helmfile")
 	assert.Empty(t, lintStack(t, b, files, lint.WithHelmfile(sync)), "helmfile sync creates the namespace")

@@ -44,6 +44,12 @@ type object struct {
 	// uses are the object's ${var} uses, for an object whose Node lint has
 	// let go (see keepNode); nil otherwise.
 	uses *substitute.Uses
+	// ownUses, for a Flux Kustomization with spec.postBuild and
+	// spec.patches, are its uses outside spec.patches: the text of its
+	// patches lands in the objects it builds, which its own postBuild
+	// substitutes, so a ${var} there is not applied as written when the
+	// layer applying the Kustomization has no postBuild.
+	ownUses *substitute.Uses
 }
 
 // nodeKinds are the kinds of object whose node a rule reads after the
@@ -94,6 +100,10 @@ func lintObject(b *fluxbuild.Object) *object {
 			plural: yamlutil.Str(n, "spec", "names", "plural"), scope: yamlutil.Str(n, "spec", "scope")}
 	case (o.Kind == "ValidatingWebhookConfiguration" || o.Kind == "MutatingWebhookConfiguration") && o.group() == "admissionregistration.k8s.io":
 		o.webhooks = webhookScope(n)
+	case o.Kind == "Kustomization" && o.group() == "kustomize.toolkit.fluxcd.io":
+		if o.Dollar && yamlutil.Field(yamlutil.Field(n, "spec"), "postBuild") != nil && yamlutil.Field(yamlutil.Field(n, "spec"), "patches") != nil {
+			o.ownUses = substitute.FindUses(withoutPatches(n))
+		}
 	case o.Kind == "HelmRelease" && strings.HasPrefix(o.APIVersion, "helm.toolkit.fluxcd.io/"):
 		o.helmCRDs = yamlutil.Str(n, "spec", "install", "crds")
 		if o.helmCRDs == "" {
@@ -149,6 +159,33 @@ func lintObject(b *fluxbuild.Object) *object {
 		}
 	}
 	return o
+}
+
+// withoutPatches is a Kustomization's node without spec.patches, sharing
+// the rest of its tree.
+func withoutPatches(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	if n.Kind != yaml.MappingNode {
+		return n
+	}
+	top := *n
+	top.Content = slices.Clone(n.Content)
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != "spec" || top.Content[i+1].Kind != yaml.MappingNode {
+			continue
+		}
+		spec := *top.Content[i+1]
+		spec.Content = nil
+		for j := 0; j+1 < len(top.Content[i+1].Content); j += 2 {
+			if k := top.Content[i+1].Content[j]; k.Value != "patches" {
+				spec.Content = append(spec.Content, k, top.Content[i+1].Content[j+1])
+			}
+		}
+		top.Content[i+1] = &spec
+	}
+	return &top
 }
 
 func (o *object) secretOrConfigMap() bool {

@@ -138,7 +138,7 @@ func (l *linter) checkVariables(ctx context.Context) error {
 	}
 	parallel.For(len(checks), func(i int) {
 		c := checks[i]
-		c.findings = substitute.CheckDocs(docsOf(c.ly), c.avail.Available)
+		c.findings = substitute.CheckDocs(docsOf(c.ly, c.post), c.avail.Available)
 	})
 	for _, c := range checks {
 		if !c.post {
@@ -307,14 +307,19 @@ func (l *linter) anyUnknown() bool {
 }
 
 // docsOf is what package substitute checks of a layer: its objects, as
-// kustomize-controller substitutes them.
-func docsOf(ly *lintLayer) []substitute.Doc {
+// kustomize-controller substitutes them; for a layer without postBuild
+// (post false), the uses that stay as written, leaving out those in the
+// patches of a Kustomization that substitutes them itself (ownUses).
+func docsOf(ly *lintLayer, post bool) []substitute.Doc {
 	docs := make([]substitute.Doc, 0, len(ly.objects))
 	for _, o := range ly.objects {
 		if !o.Dollar {
 			continue
 		}
 		d := substitute.Doc{Path: o.File, Node: o.Node, Uses: o.uses}
+		if !post && o.ownUses != nil {
+			d.Node, d.Uses = nil, o.ownUses
+		}
 		if o.Built {
 			d.Line = max(o.Line, 1)
 		}

@@ -192,8 +192,8 @@ func (r *repoFlags) bindLint(cmd *cobra.Command) {
 	fs.StringArrayVar(&r.existingNamespaces, "existing-namespace", nil, "a namespace that exists before Flux applies anything, made by IaC or a bootstrap step (repeatable)")
 	fs.StringArrayVar(&r.existingGroups, "existing-api-group", nil, "an API group whose CRDs exist before Flux applies anything, installed by a bootstrap step such as helmfile (repeatable)")
 	fs.StringArrayVar(&r.existingWebhooks, "existing-webhook", nil, "GROUP or GROUP/RESOURCE whose admission webhook serves before Flux applies anything (repeatable)")
-	fs.StringArrayVar(&r.helmfiles, "helmfile", nil, "a helmfile a bootstrap step syncs before Flux: its releases' CRDs and webhooks exist first (repeatable; default for ENTRY: helmfile.yaml or helmfile.d/*.yaml at the repository's root, and helmfile.yaml, helmfile/*.yaml or helmfile.d/*.yaml in bootstrap/ or */bootstrap/)")
-	fs.StringArrayVar(&r.bootstrapDirs, "bootstrap-kustomization", nil, "a folder a bootstrap step applies with kustomize before Flux (kustomize build DIR | kubectl apply): its objects exist first (repeatable; default for ENTRY: the folders the repository's justfiles, Taskfiles, Makefiles and shell scripts at its root, in .taskfiles/, scripts/, bootstrap/ and */bootstrap/ build with kustomize build or kubectl apply -k)")
+	fs.StringArrayVar(&r.helmfiles, "helmfile", nil, "a helmfile a bootstrap step syncs before Flux: its releases' CRDs and webhooks exist first (repeatable; default for ENTRY: helmfile.yaml or helmfile.d/*.yaml at the repository's root, and helmfile.yaml, helmfile/*.yaml or helmfile.d/*.yaml in the bootstrap/ folders from ENTRY up to the root)")
+	fs.StringArrayVar(&r.bootstrapDirs, "bootstrap-kustomization", nil, "a folder a bootstrap step applies with kustomize before Flux (kustomize build DIR | kubectl apply): its objects exist first (repeatable; default for ENTRY: the folders the repository's justfiles, Taskfiles, Makefiles and shell scripts at its root, in .taskfiles/, scripts/ and the bootstrap/ folders from ENTRY up to the root build with kustomize build or kubectl apply -k)")
 	fs.BoolVar(&r.noHelmfile, "no-helmfile", false, "do not look for a bootstrap step (helmfiles; the kustomize builds and kubectl create namespace of the bootstrap scripts)")
 	fs.BoolVar(&r.noCrossNSRefs, "no-cross-namespace-refs", false, "the controllers run with --no-cross-namespace-refs (multi-tenancy lockdown): a source in another namespace is a finding")
 }
@@ -243,16 +243,16 @@ func (r *repoFlags) entryLintOptions(entry string) ([]lint.Option, error) {
 		return opts, nil
 	}
 	if len(r.helmfiles) == 0 {
-		if found := lint.FindHelmfiles(root); len(found) > 0 {
+		if found := lint.FindHelmfiles(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithHelmfile(found...))
 		}
 	}
 	if len(r.bootstrapDirs) == 0 {
-		if found := lint.FindBootstrapKustomizations(root); len(found) > 0 {
+		if found := lint.FindBootstrapKustomizations(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapKustomization(found...))
 		}
 	}
-	if found := lint.FindBootstrapNamespaces(root); len(found) > 0 {
+	if found := lint.FindBootstrapNamespaces(root, entry); len(found) > 0 {
 		opts = append(opts, lint.WithBootstrapNamespaces(found...))
 	}
 	return opts, nil
