@@ -105,7 +105,7 @@ func TestFluxPlugin(t *testing.T) {
 	require.Equal(t, 1, code)
 	racingCode := code
 	require.Contains(t, out, "[webhook-order]")
-	require.Contains(t, errOut, "fluxpack: 3 findings")
+	require.Contains(t, errOut, "fluxpack: 2 findings")
 	out, _, code = fluxCmd(home, "pack", "lint", "--help")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "Usage:\n  flux pack lint [")
