@@ -63,6 +63,9 @@ type Config struct {
 	// NoCrossNamespaceRefs says the controllers run with
 	// --no-cross-namespace-refs (WithNoCrossNamespaceRefs).
 	NoCrossNamespaceRefs bool `yaml:"noCrossNamespaceRefs,omitempty"`
+	// NoRemoteBases says kustomize-controller runs with --no-remote-bases
+	// (WithNoRemoteBases).
+	NoRemoteBases bool `yaml:"noRemoteBases,omitempty"`
 	// Rules sets a rule's severity: error, warning, hint, or off.
 	Rules    map[Rule]string `yaml:"rules,omitempty"`
 	Suppress []Suppression   `yaml:"suppress,omitempty"`
@@ -217,6 +220,9 @@ func (c *Config) Options() ([]Option, error) {
 	}
 	if c.NoCrossNamespaceRefs {
 		opts = append(opts, WithNoCrossNamespaceRefs())
+	}
+	if c.NoRemoteBases {
+		opts = append(opts, WithNoRemoteBases())
 	}
 	opts = append(opts, funcLint(func(cfg *config) error {
 		cfg.severities = c.Rules

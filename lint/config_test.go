@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -82,4 +83,21 @@ func TestConfigErrors(t *testing.T) {
 			assert.ErrorContains(t, err, tt.want)
 		})
 	}
+}
+
+// noRemoteBases in the configuration lints for a kustomize-controller run
+// with --no-remote-bases: the remote resource is then a finding.
+func TestConfigNoRemoteBases(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{
+		"remote/kustomization.yaml": "resources: [\"https://example.com/x.yaml\"]\n",
+		lint.ConfigFile:             "apiVersion: fluxpack.dev/v1alpha1\nkind: LintConfig\nspec:\n  noRemoteBases: true\n",
+	})
+	cfg, err := lint.LoadConfig(filepath.Join(dir, lint.ConfigFile))
+	require.NoError(t, err)
+	opts, err := cfg.Options()
+	require.NoError(t, err)
+	rep, err := lint.Stack(t.Context(), stack().Layer("remote", layering.Path("./remote")), dir, opts...)
+	require.NoError(t, err)
+	require.Equal(t, []lint.Rule{lint.RulePath}, rules(failing(rep)))
 }

@@ -14,6 +14,18 @@ func WithNoCrossNamespaceRefs() Option {
 	})
 }
 
+// WithNoRemoteBases lints for a kustomize-controller run with
+// --no-remote-bases: a kustomization naming a remote resource (a URL or a
+// Git repository) fails the build, a path finding. By default
+// kustomize-controller fetches it, and lint, which does not, reports the
+// layer as not checked (CoverageRemote).
+func WithNoRemoteBases() Option {
+	return funcLint(func(c *config) error {
+		c.noRemoteBases = true
+		return nil
+	})
+}
+
 // checkCrossNamespace: with --no-cross-namespace-refs, kustomize-controller
 // refuses a Kustomization whose spec.sourceRef is in another namespace
 // ("cross-namespace references have been blocked"), and helm-controller a

@@ -156,6 +156,11 @@ const (
 	// CRDs, webhooks, namespaces and objects in it are unknown to the
 	// layer and to those applied after it.
 	CoverageChart = "chart"
+	// CoverageRemote: a layer's kustomization names a remote resource (a
+	// URL or a Git repository), which kustomize-controller fetches and
+	// lint does not, so its objects are unknown; the layers applied after
+	// it are not fully checked either.
+	CoverageRemote = "remote"
 )
 
 // Coverage is one cause that kept lint from checking some layers fully.
@@ -196,7 +201,8 @@ func (r *Report) Summary() string {
 	if len(r.Coverage) > 0 {
 		fmt.Fprintf(&b, "; checked %d of %d layers fully", r.Checked, r.Layers)
 		for _, c := range r.Coverage {
-			need := map[string]string{CoverageSource: "behind a source lint could not read", CoverageChart: plural(len(c.Layers), "needs charts", "need charts")}[c.Cause]
+			need := map[string]string{CoverageSource: "behind a source lint could not read", CoverageChart: plural(len(c.Layers), "needs charts", "need charts"),
+				CoverageRemote: "behind a remote resource lint does not fetch"}[c.Cause]
 			fmt.Fprintf(&b, "; %d %s: %s", len(c.Layers), need, c.Advice)
 		}
 	}
@@ -242,6 +248,7 @@ type config struct {
 	repository           bool                // a Plan read from a repository, not a stack: advice names the config file and flags
 	inferredRoot         bool                // WithInferredRoot
 	noCrossNamespaceRefs bool                // WithNoCrossNamespaceRefs
+	noRemoteBases        bool                // WithNoRemoteBases
 	charts               []string            // WithCharts
 	operators            map[string][]string // WithOperators
 	fetcher              ChartFetcher        // WithChartFetcher
@@ -501,6 +508,8 @@ func (l *linter) coverage() []Coverage {
 	var out []Coverage
 	source := Coverage{Cause: CoverageSource}
 	chart := Coverage{Cause: CoverageChart}
+	remote := Coverage{Cause: CoverageRemote}
+	isRemote := func(a *lintLayer) bool { return a.remote != "" }
 	for _, ly := range l.layers {
 		if ly.unknown && ly.Source == nil {
 			why := ly.Unavailable
@@ -509,8 +518,14 @@ func (l *linter) coverage() []Coverage {
 			}
 			source.Missing = append(source.Missing, fmt.Sprintf("layer %q: %s", ly.Name, why))
 		}
-		if ly.unknown && ly.Source == nil || l.unknownAncestor(ly) {
+		if ly.unknown && ly.Source == nil || l.unknownAncestorWhere(ly, func(a *lintLayer) bool { return !isRemote(a) }) {
 			source.Layers = append(source.Layers, ly.Name)
+		}
+		if isRemote(ly) {
+			remote.Missing = append(remote.Missing, fmt.Sprintf("layer %q: %s", ly.Name, ly.remote))
+		}
+		if isRemote(ly) || l.unknownAncestorWhere(ly, isRemote) {
+			remote.Layers = append(remote.Layers, ly.Name)
 		}
 		for _, o := range ly.objects {
 			if o.helmCRDs != "" && !o.rendered && o.chartErr != nil && errors.Is(o.chartErr, errChartUnavailable) {
@@ -530,6 +545,10 @@ func (l *linter) coverage() []Coverage {
 			source.Advice = "give each layer a path that builds offline"
 		}
 		out = append(out, source)
+	}
+	if len(remote.Layers) > 0 {
+		remote.Advice = "kustomize-controller fetches remote resources and lint does not: vendor them into the repository to have them checked (or, for controllers run with --no-remote-bases, lint with --no-remote-bases, which makes each a finding)"
+		out = append(out, remote)
 	}
 	if len(chart.Layers) > 0 {
 		chart.Advice = "fetch them (--sources online: HTTP and OCI Helm repositories, version ranges) or give lint the charts (--charts DIR, a folder of chart folders or packaged .tgz)"
@@ -561,7 +580,8 @@ type lintLayer struct {
 	applied     layerSet // every layer whose objects exist before this one reconciles
 	direct      map[string]bool
 	objects     []*object
-	unknown     bool // the layer's objects could not be read: rules do not guess
+	unknown     bool   // the layer's objects could not be read: rules do not guess
+	remote      string // why: its kustomization names a remote resource lint does not fetch
 
 	// What the rules ask of the objects, computed once.
 	webhooks map[string]bool // what the webhooks the layer applies intercept (webhookKey keys)
@@ -698,6 +718,11 @@ func (l *linter) load(ctx context.Context) error {
 func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 	if err != nil {
 		ly.unknown = true
+		if errors.Is(err, fluxbuild.ErrRemote) && !l.cfg.noRemoteBases {
+			// kustomize-controller fetches it: not a failure, a gap.
+			ly.remote = err.Error()
+			return
+		}
 		f := Finding{Rule: RulePath, Layer: ly.Name, File: ly.File, Line: ly.Line}
 		var fe *layering.FileError
 		if errors.As(err, &fe) {

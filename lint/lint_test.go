@@ -450,7 +450,9 @@ func TestLintTraps(t *testing.T) {
 	}
 }
 
-// Lint never fetches: a kustomization pointing at a URL is a finding and the
+// Lint never fetches: a kustomization pointing at a URL or a Git
+// repository leaves its layer unchecked (kustomize-controller fetches it),
+// or, for a controller run with --no-remote-bases, is a finding; the
 // server is never called.
 func TestLintNeverTouchesTheNetwork(t *testing.T) {
 	var calls atomic.Int32
@@ -459,19 +461,29 @@ func TestLintNeverTouchesTheNetwork(t *testing.T) {
 		_, _ = w.Write([]byte(nsYAML))
 	}))
 	t.Cleanup(srv.Close)
-	files := map[string]string{"remote/kustomization.yaml": "resources: [\"" + srv.URL + "/ns.yaml\"]\n"}
-	fs := lintStack(t, stack().Layer("remote", layering.Path("./remote")), files)
-	require.Len(t, fs, 1, "%v", fs)
-	assert.Equal(t, lint.RulePath, fs[0].Rule)
-	assert.Contains(t, fs[0].Message, "remote resources are not read")
-	assert.Zero(t, calls.Load(), "lint made a request")
+	for _, remote := range []string{srv.URL + "/ns.yaml", "github.com/acme/platform//base?ref=v1", "git@github.com:acme/platform.git", "https://example.com/x.yaml"} {
+		files := map[string]string{
+			"remote/kustomization.yaml": "resources: [\"" + remote + "\"]\n",
+			"apps/deploy.yaml":          deployYAML,
+		}
+		b := stack().Layer("remote", layering.Path("./remote")).Then("apps", layering.Path("./apps"))
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, files)
+		rep, err := lint.Stack(t.Context(), b, dir)
+		require.NoError(t, err)
+		assert.Empty(t, failing(rep), "%s: kustomize-controller fetches it", remote)
+		require.Len(t, rep.Coverage, 1, "%s: %+v", remote, rep.Coverage)
+		assert.Equal(t, lint.CoverageRemote, rep.Coverage[0].Cause)
+		assert.Equal(t, []string{"remote", "apps"}, rep.Coverage[0].Layers, "the layer and the one applied after it")
+		assert.Contains(t, rep.Coverage[0].Missing[0], "remote resources are not read")
+		assert.Contains(t, rep.Summary(), "2 behind a remote resource lint does not fetch")
 
-	for _, remote := range []string{"github.com/acme/platform//base?ref=v1", "git@github.com:acme/platform.git", "https://example.com/x.yaml"} {
-		files := map[string]string{"remote/kustomization.yaml": "resources: [\"" + remote + "\"]\n"}
-		fs := lintStack(t, stack().Layer("remote", layering.Path("./remote")), files)
+		fs := lintStack(t, b, files, lint.WithNoRemoteBases())
 		require.Len(t, fs, 1, "%s: %v", remote, fs)
+		assert.Equal(t, lint.RulePath, fs[0].Rule)
 		assert.Contains(t, fs[0].Message, "remote resources are not read", remote)
 	}
+	assert.Zero(t, calls.Load(), "lint made a request")
 }
 
 func TestLintClean(t *testing.T) {

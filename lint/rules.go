@@ -181,8 +181,14 @@ func (l *linter) assumedCRDRelease(ly *lintLayer, group string) *object {
 // unknownAncestor reports whether a layer applied before ly could not be
 // read: what no rule can see may be there.
 func (l *linter) unknownAncestor(ly *lintLayer) bool {
+	return l.unknownAncestorWhere(ly, func(*lintLayer) bool { return true })
+}
+
+// unknownAncestorWhere reports whether a layer applied before ly could not
+// be read, for a reason that which accepts.
+func (l *linter) unknownAncestorWhere(ly *lintLayer, which func(*lintLayer) bool) bool {
 	for a := range ly.applied.all {
-		if l.layers[a].unknown {
+		if l.layers[a].unknown && which(l.layers[a]) {
 			return true
 		}
 	}

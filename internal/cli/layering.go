@@ -175,6 +175,7 @@ type repoFlags struct {
 	bootstrapDirs      []string
 	noHelmfile         bool
 	noCrossNSRefs      bool
+	noRemoteBases      bool
 	config             string
 }
 
@@ -196,6 +197,7 @@ func (r *repoFlags) bindLint(cmd *cobra.Command) {
 	fs.StringArrayVar(&r.bootstrapDirs, "bootstrap-kustomization", nil, "a folder a bootstrap step applies with kustomize before Flux (kustomize build DIR | kubectl apply): its objects exist first (repeatable; default for ENTRY: the folders the repository's justfiles, Taskfiles, Makefiles and shell scripts at its root, in .taskfiles/, scripts/ and the bootstrap/ folders from ENTRY up to the root build with kustomize build or kubectl apply -k)")
 	fs.BoolVar(&r.noHelmfile, "no-helmfile", false, "do not look for a bootstrap step (helmfiles; the kustomize builds and kubectl create namespace of the bootstrap scripts)")
 	fs.BoolVar(&r.noCrossNSRefs, "no-cross-namespace-refs", false, "the controllers run with --no-cross-namespace-refs (multi-tenancy lockdown): a source in another namespace is a finding")
+	fs.BoolVar(&r.noRemoteBases, "no-remote-bases", false, "kustomize-controller runs with --no-remote-bases: a remote resource in a kustomization is a finding (by default, a layer lint does not check)")
 }
 
 // lintOptions are what the flags say to lint of a repository or a stack:
@@ -219,6 +221,9 @@ func (r *repoFlags) lintOptions() []lint.Option {
 	}
 	if r.noCrossNSRefs {
 		opts = append(opts, lint.WithNoCrossNamespaceRefs())
+	}
+	if r.noRemoteBases {
+		opts = append(opts, lint.WithNoRemoteBases())
 	}
 	return opts
 }
