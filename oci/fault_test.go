@@ -42,7 +42,10 @@ func TestPushUnderRegistryFaults(t *testing.T) {
 	reg := testutil.StartDistribution(t, testutil.DistributionOptions{})
 	proxy := testutil.NewFaultProxy(t, reg.Host, testutil.FaultConfig{Seed: 20261122, Rate: 0.2, Stall: time.Second, RetryAfter: 1})
 	transport := remote.DefaultTransport.(*http.Transport).Clone()
-	transport.ResponseHeaderTimeout = 200 * time.Millisecond
+	// Half the stall: a stalled request always times out, while the real
+	// registry's answers, slow under -race on a loaded CI machine (a run
+	// lost 15 pushes to 200ms timeouts no fault caused), do not.
+	transport.ResponseHeaderTimeout = 500 * time.Millisecond
 	backoff := remote.Backoff{Duration: 20 * time.Millisecond, Factor: 2, Jitter: 0.1, Steps: 6}
 	const pushes, deadline = 100, 20 * time.Second
 
