@@ -68,9 +68,7 @@ var createNamespace = sync.OnceValue(func() *regexp.Regexp {
 
 // script is a bootstrap script's text, with the folders it names relative
 // to itself resolved.
-type script struct {
-	path, text string
-}
+type script struct{ text string }
 
 // bootstrapScripts reads a repository's bootstrap scripts: its justfiles,
 // Taskfiles, Makefiles and shell scripts at the root, in .taskfiles/*/,
@@ -120,7 +118,7 @@ func bootstrapScripts(root, entry string) []script {
 		} {
 			text = strings.ReplaceAll(text, r.from, r.to)
 		}
-		out = append(out, script{path: p, text: text})
+		out = append(out, script{text: text})
 	}
 	return out
 }
