@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
@@ -52,17 +53,8 @@ func ChangedFiles(base, head string) ([]string, error) {
 	errs := make([]error, len(same))
 	parallel.For(len(same), func(i int) {
 		rel := filepath.FromSlash(same[i])
-		x, err := os.ReadFile(filepath.Join(base, rel))
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		y, err := os.ReadFile(filepath.Join(head, rel))
-		if err != nil {
-			errs[i] = err
-			return
-		}
-		differ[i] = !bytes.Equal(x, y)
+		eq, err := inputfile.Equal(filepath.Join(base, rel), filepath.Join(head, rel))
+		differ[i], errs[i] = !eq, err
 	})
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -84,38 +76,47 @@ type treeEntry struct {
 	link    string
 }
 
-// listTree lists the regular files and links under root, .git left out.
+// listTree lists the regular files and links under root, .git left out,
+// stating each entry from its open directory (inputfile.ReadDir).
 func listTree(root string) (map[string]treeEntry, error) {
 	out := map[string]treeEntry{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	var walk func(dir, rel string) error
+	walk = func(dir, rel string) error {
+		entries, err := inputfile.ReadDir(dir, true)
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == ".git" {
-			return filepath.SkipDir
-		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		switch {
-		case d.Type()&fs.ModeSymlink != 0:
-			t, err := os.Readlink(p)
-			if err != nil {
-				return err
+		for _, e := range entries {
+			p, r := filepath.Join(dir, e.Name), path.Join(rel, e.Name)
+			switch {
+			case e.Type.IsDir():
+				if e.Name == ".git" {
+					continue
+				}
+				if err := walk(p, r); err != nil {
+					return err
+				}
+			case e.Type&fs.ModeSymlink != 0:
+				t, err := os.Readlink(p)
+				if err != nil {
+					return err
+				}
+				out[r] = treeEntry{link: t}
+			case e.Type.IsRegular():
+				mode, size := fs.FileMode(e.ID.Mode), e.ID.Size
+				if !e.ID.Known() { // a system ReadDir does not stat on
+					fi, err := os.Lstat(p)
+					if err != nil {
+						return err
+					}
+					mode, size = fi.Mode(), fi.Size()
+				}
+				out[r] = treeEntry{regular: true, exec: mode&0o111 != 0, size: size}
 			}
-			out[rel] = treeEntry{link: t}
-		case d.Type().IsRegular():
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			out[rel] = treeEntry{regular: true, exec: fi.Mode()&0o111 != 0, size: fi.Size()}
 		}
 		return nil
-	})
-	return out, err
+	}
+	return out, walk(root, "")
 }
 
 // Affected returns the layers of repo (by name) whose render a change to

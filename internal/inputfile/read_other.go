@@ -3,6 +3,7 @@
 package inputfile
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"io/fs"
@@ -11,6 +12,20 @@ import (
 
 // ReadManifest returns the contents of the file at name: os.ReadFile.
 func ReadManifest(name string) ([]byte, error) { return os.ReadFile(name) }
+
+// Equal reports whether the files at a and b hold the same bytes. See the
+// Unix version; this one reads both whole with package os.
+func Equal(a, b string) (bool, error) {
+	x, err := os.ReadFile(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Equal(x, y), nil
+}
 
 // ReadRegular reads the file at name whole into alloc(size) when it is a
 // regular file of at most limit bytes; otherwise it returns only the file's

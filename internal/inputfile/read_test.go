@@ -100,3 +100,39 @@ func TestReadRegular(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "missing"), pe.Path)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// Equal compares whole files, past the first buffer too, and names a
+// file it cannot read.
+func TestEqual(t *testing.T) {
+	dir := t.TempDir()
+	big := bytes.Repeat([]byte("0123456789abcdef"), 10<<10) // 160 KiB: three buffers
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+		return p
+	}
+	a := write("a", big)
+	same := write("same", bytes.Clone(big))
+	late := bytes.Clone(big)
+	late[len(late)-1] = 'x' // differs in the last buffer only
+	lastByte := write("late", late)
+	prefix := write("prefix", big[:len(big)-1])
+	longer := write("longer", append(bytes.Clone(big), '\n'))
+	empty, empty2 := write("empty", nil), write("empty2", nil)
+	chunk := write("chunk", big[:64<<10]) // exactly one buffer
+	chunk2 := write("chunk2", big[:64<<10])
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{a, same, true}, {a, lastByte, false}, {a, prefix, false}, {prefix, a, false},
+		{a, longer, false}, {empty, empty2, true}, {empty, a, false}, {chunk, chunk2, true}, {chunk, a, false},
+	} {
+		got, err := inputfile.Equal(tc.a, tc.b)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got, "%s vs %s", filepath.Base(tc.a), filepath.Base(tc.b))
+	}
+	_, err := inputfile.Equal(a, filepath.Join(dir, "missing"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorContains(t, err, "missing")
+}
