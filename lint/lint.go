@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"maps"
 	"math/bits"
 	"os"
@@ -252,6 +253,7 @@ type config struct {
 	charts               []string            // WithCharts
 	operators            map[string][]string // WithOperators
 	fetcher              ChartFetcher        // WithChartFetcher
+	objects              *ObjectCache        // WithObjectCache
 }
 
 type funcLint func(*config) error
@@ -684,7 +686,10 @@ func (l *linter) load(ctx context.Context) error {
 			ly.objects = []*object{o}
 		}
 	}
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	// One build a core, and one more: kustomize builds one at a time
+	// (fluxbuild's lock), and a build waiting for its turn would leave
+	// its core idle.
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0)+1)
 	var wg sync.WaitGroup
 	for _, ly := range l.layers {
 		if ly.HelmRelease != nil {
@@ -698,13 +703,13 @@ func (l *linter) load(ctx context.Context) error {
 			wg.Wait()
 			return err
 		}
-		if ly.Built {
-			l.take(ly, ly.Objects, ly.BuildErr)
-			continue
-		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			if ly.Built { // read by fluxrepo: only taken, on every core too
+				l.take(ly, ly.Objects, ly.BuildErr)
+				return
+			}
 			objs, err := fluxbuild.Build(ctx, *ly.Source, ly.Kustomization)
 			l.take(ly, objs, err)
 		})
@@ -742,22 +747,31 @@ func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 		return
 	}
 	ly.objects = make([]*object, len(objs))
+	dir := l.sourceDir(ly)
 	for i, o := range objs {
 		c := *o // the caller's objects stay as they are
-		c.File = l.sourceFile(ly, o.File)
-		ly.objects[i] = lintObject(&c)
-		ly.objects[i].letGo()
+		c.File = l.inSource(dir, o.File)
+		ly.objects[i] = l.cfg.objects.read(o, &c)
 	}
 }
 
-// sourceFile names a file of a layer's source (relative to the source's
-// directory) relative to the lint root.
-func (l *linter) sourceFile(ly *lintLayer, file string) string {
-	if file == "" || ly.Source == nil {
-		return file
+// sourceDir is the directory ly's object files are relative to, when it
+// is not the lint root: its source's, absolute; "" otherwise.
+func (l *linter) sourceDir(ly *lintLayer) string {
+	if ly.Source == nil {
+		return ""
 	}
 	dir, err := filepath.Abs(ly.Source.Dir)
 	if err != nil || dir == l.root {
+		return ""
+	}
+	return dir
+}
+
+// inSource names an object's file, relative to dir (sourceDir), as
+// findings do: relative to the lint root when under it.
+func (l *linter) inSource(dir, file string) string {
+	if file == "" || dir == "" {
 		return file
 	}
 	return l.rel(filepath.Join(dir, filepath.FromSlash(file)))
@@ -909,7 +923,7 @@ func (l *linter) isApplied(ly *lintLayer, name string) bool {
 // cycle (a cycle is a graph finding already); with one, each layer walks
 // the graph on its own, which is quadratic but only for a platform that
 // cannot become Ready.
-func (l *linter) closure(edges func(*lintLayer) []string) []layerSet {
+func (l *linter) closure(edges func(*lintLayer) iter.Seq[int]) []layerSet {
 	words := (len(l.layers) + 63) / 64
 	sets := make([]layerSet, len(l.layers))
 	for i := range sets {
@@ -925,8 +939,8 @@ func (l *linter) closure(edges func(*lintLayer) []string) []layerSet {
 	var visit func(ly *lintLayer)
 	visit = func(ly *lintLayer) {
 		state[ly.index] = visiting
-		for _, d := range edges(ly) {
-			dep := l.byName[d]
+		for d := range edges(ly) {
+			dep := l.layers[d]
 			switch state[dep.index] {
 			case unseen:
 				visit(dep)
@@ -956,18 +970,29 @@ func (l *linter) closure(edges func(*lintLayer) []string) []layerSet {
 	return sets
 }
 
+// indexes yields the indexes of the layers named.
+func (l *linter) indexes(names []string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for _, n := range names {
+			if !yield(l.byName[n].index) {
+				return
+			}
+		}
+	}
+}
+
 // walk sets set to the layers reachable from ly, walking the graph.
-func (l *linter) walk(ly *lintLayer, edges func(*lintLayer) []string, set layerSet) {
+func (l *linter) walk(ly *lintLayer, edges func(*lintLayer) iter.Seq[int], set layerSet) {
 	clear(set)
-	stack := slices.Clone(edges(ly))
+	stack := slices.Collect(edges(ly))
 	for len(stack) > 0 {
-		a := l.byName[stack[len(stack)-1]]
+		a := l.layers[stack[len(stack)-1]]
 		stack = stack[:len(stack)-1]
 		if set.has(a.index) {
 			continue
 		}
 		set.add(a.index)
-		stack = append(stack, edges(a)...)
+		stack = slices.AppendSeq(stack, edges(a))
 	}
 }
 
@@ -990,7 +1015,7 @@ func (l *linter) ancestors() {
 		}
 	}
 	// readyImplies: the layers that are Ready once ly is.
-	readyImplies := func(ly *lintLayer) []string { return append(deps(ly), children[ly.Name]...) }
+	readyImplies := func(ly *lintLayer) iter.Seq[int] { return l.indexes(append(deps(ly), children[ly.Name]...)) }
 	ready := l.closure(readyImplies)
 	suspended := l.suspendedRoots()
 	for _, ly := range l.layers {
@@ -1028,15 +1053,17 @@ func (l *linter) ancestors() {
 	}
 	// Applied before ly: its ancestors, its parent, and what is applied
 	// before either.
-	withParent := func(ly *lintLayer) []string {
-		var out []string
-		for a := range ly.ancestors.all {
-			out = append(out, l.layers[a].Name)
+	withParent := func(ly *lintLayer) iter.Seq[int] {
+		return func(yield func(int) bool) {
+			for a := range ly.ancestors.all {
+				if !yield(a) {
+					return
+				}
+			}
+			if p, ok := l.byName[ly.Parent]; ok && p != ly {
+				yield(p.index)
+			}
 		}
-		if p, ok := l.byName[ly.Parent]; ok && p != ly {
-			out = append(out, ly.Parent)
-		}
-		return out
 	}
 	for i, set := range l.closure(withParent) {
 		l.layers[i].applied = set
