@@ -2,12 +2,14 @@ package fluxrepo_test
 
 import (
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // WithReuse takes the layers not named changed from the previous read,
@@ -61,4 +63,40 @@ func TestReadWithReuse(t *testing.T) {
 
 	_, err = fluxrepo.Read(t.Context(), filepath.Join(base, "clusters/c"), fluxrepo.WithReuse(nil, nil))
 	require.ErrorIs(t, err, fluxrepo.ErrInvalidOption)
+}
+
+// The lints of a repository and of a second read that reuses its objects
+// share what they take of them (lint.WithObjectCache, as a review does),
+// run at once, and report what each reports alone, on every fixture.
+func TestLintsShareReusedObjects(t *testing.T) {
+	for _, f := range fixtures {
+		t.Run(f.name, func(t *testing.T) {
+			root := filepath.Join("testdata", "repos", f.repo)
+			repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root), fluxrepo.WithLint(f.lintOptions(t)...)}, f.opts...)...)
+			require.NoError(t, err)
+			defer repo.Close()
+			alone, err := repo.Lint(t.Context())
+			require.NoError(t, err)
+			shared := fluxrepo.WithLint(append(f.lintOptions(t), lint.WithObjectCache(lint.NewObjectCache()))...)
+			head, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root), shared}, f.opts...)...)
+			require.NoError(t, err)
+			defer head.Close()
+			base, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root), shared, fluxrepo.WithReuse(head, nil)}, f.opts...)...)
+			require.NoError(t, err)
+			defer base.Close()
+			var reps [2]*lint.Report
+			var errs [2]error
+			var wg sync.WaitGroup
+			for i, r := range []*fluxrepo.Repository{head, base} {
+				wg.Go(func() { reps[i], errs[i] = r.Lint(t.Context()) })
+			}
+			wg.Wait()
+			for i := range reps {
+				require.NoError(t, errs[i])
+				require.Equal(t, alone.Findings, reps[i].Findings)
+				require.Equal(t, alone.Coverage, reps[i].Coverage)
+				require.Equal(t, alone.Summary(), reps[i].Summary())
+			}
+		})
+	}
 }

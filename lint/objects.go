@@ -3,10 +3,12 @@ package lint
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/substitute"
 )
@@ -86,6 +88,62 @@ func (o *object) group() string { return o.Group() }
 
 // ref is how findings name the object: Kind/namespace/name or Kind/name.
 func (o *object) ref() string { return o.String() }
+
+// ObjectCache lets the lints of trees that share built objects read each
+// shared object once: the two sides of a review, where the base's read
+// (fluxrepo.WithReuse) hands it the head's objects, by pointer, for every
+// layer the change leaves alone. What lint takes of an object (see
+// lintObject) depends on the object alone, so the second lint copies it.
+// Safe for lints running at once; the zero value is not usable: use
+// NewObjectCache.
+type ObjectCache struct {
+	m sync.Map // *fluxbuild.Object → *cachedObject
+}
+
+type cachedObject struct {
+	once sync.Once
+	o    *object    // what lint takes of the object; handed out only as copies
+	node *yaml.Node // the node lint keeps of it, or nil
+}
+
+// NewObjectCache returns an empty ObjectCache.
+func NewObjectCache() *ObjectCache { return &ObjectCache{} }
+
+// WithObjectCache shares c with the other lints given it.
+func WithObjectCache(c *ObjectCache) Option {
+	return funcLint(func(cfg *config) error {
+		if c == nil {
+			return errdefs.Kind(ErrInvalidOption, "WithObjectCache: nil ObjectCache")
+		}
+		cfg.objects = c
+		return nil
+	})
+}
+
+// read returns what lint takes of orig, whose copy for this lint (its
+// file named as this lint names it) is c: read once, by the first lint
+// of orig, and copied for each, c keeping its node or not as the first
+// lint's did.
+func (oc *ObjectCache) read(orig, c *fluxbuild.Object) *object {
+	if oc == nil {
+		o := lintObject(c)
+		o.letGo()
+		return o
+	}
+	e, _ := oc.m.LoadOrStore(orig, &cachedObject{})
+	entry := e.(*cachedObject)
+	entry.once.Do(func() {
+		entry.o = lintObject(c)
+		entry.o.letGo()
+		entry.node = entry.o.Node
+	})
+	// Each lint sets more on its objects (a HelmRelease's chart, say):
+	// every one gets a copy, the first too.
+	o := *entry.o
+	c.Node = entry.node
+	o.Object = c
+	return &o
+}
 
 // lintObject reads what the rules need of a built object.
 func lintObject(b *fluxbuild.Object) *object {

@@ -153,7 +153,10 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	var filesErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { files, filesErr = ChangedFiles(baseRoot, headRoot) })
-	head, err := readSide(ctx, headRoot, entry, cfg.read)
+	// The base reuses the head's objects of the layers no changed file
+	// feeds (below): its lint reads them from the head's.
+	read := append(slices.Clone(cfg.read), fluxrepo.WithLint(lint.WithObjectCache(lint.NewObjectCache())))
+	head, err := readSide(ctx, headRoot, entry, read)
 	wg.Wait()
 	if head != nil {
 		defer head.close()
@@ -171,7 +174,7 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	var bl, hl *lint.Report
 	var blErr, hlErr error
 	lints.Go(func() { hl, hlErr = head.lint(ctx) })
-	baseRead := cfg.read
+	baseRead := read
 	var headAffected map[string]bool
 	if head.repo != nil {
 		// The layers no changed file feeds are the same on both sides:
@@ -179,7 +182,7 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		// them (for its layers, lint and order; with --all every producer
 		// is still rendered from the base's own files).
 		headAffected = Affected(head.repo, files)
-		baseRead = append(slices.Clone(cfg.read), fluxrepo.WithReuse(head.repo, headAffected))
+		baseRead = append(slices.Clone(read), fluxrepo.WithReuse(head.repo, headAffected))
 	}
 	base, err := readSide(ctx, baseRoot, entry, baseRead)
 	if err != nil {
