@@ -162,8 +162,14 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 		if in.Source == nil {
 			continue
 		}
+		// Objects come file by file: a file is looked up once.
+		var file string
+		var changed bool
 		for _, o := range in.Objects {
-			if changedSet[filepath.Join(in.Source.Dir, filepath.FromSlash(o.File))] {
+			if o.File != file || file == "" {
+				file, changed = o.File, changedSet[filepath.Join(in.Source.Dir, filepath.FromSlash(o.File))]
+			}
+			if changed {
 				ns := o.Namespace
 				if ns == "" {
 					ns = namespaceOr(l.Kustomization.Spec.TargetNamespace, l.Kustomization.Namespace)
@@ -294,8 +300,10 @@ func inputDirs(src, p string, components []string, objs []*fluxbuild.Object) []s
 	for _, c := range components {
 		visit(filepath.Join(start, filepath.FromSlash(c)))
 	}
+	file := ""
 	for _, o := range objs {
-		if o.File != "" {
+		if o.File != "" && o.File != file { // objects come file by file
+			file = o.File
 			visit(filepath.Dir(filepath.Join(src, filepath.FromSlash(o.File))))
 		}
 	}
