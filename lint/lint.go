@@ -748,10 +748,16 @@ func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 	}
 	ly.objects = make([]*object, len(objs))
 	dir := l.sourceDir(ly)
+	var vars map[string]string
+	all := false // no postBuild: nothing is substituted
+	if pb := ly.Kustomization.Spec.PostBuild; pb != nil {
+		vars, all = pb.Substitute, len(pb.SubstituteFrom) == 0
+	}
 	for i, o := range objs {
 		c := *o // the caller's objects stay as they are
 		c.File = l.inSource(dir, o.File)
 		ly.objects[i] = l.cfg.objects.read(o, &c)
+		ly.objects[i].nameAsApplied(vars, all)
 	}
 }
 

@@ -842,3 +842,42 @@ func TestLintOperatorWaitNeedsAWaiter(t *testing.T) {
 	require.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, rules(fs), "%v", fs)
 	assert.Contains(t, fs[0].Message, `depend on "webhook", not just on the CRDs, and give "webhook" wait: true or health checks on its workload`)
 }
+
+// A finding names an object as Flux applies it: a ${var} in its name or
+// namespace that its layer's postBuild.substitute sets is substituted;
+// one that only substituteFrom could set, or on an object that opts out
+// of substitution, is left as written.
+func TestLintNamesObjectsAsApplied(t *testing.T) {
+	cr := func(name string, disabled bool) string {
+		meta := "metadata:\n  name: " + name + "\n"
+		if disabled {
+			meta += "  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}\n"
+		}
+		return "apiVersion: external-secrets.io/v1\nkind: ClusterSecretStore\n" + meta + "spec: {}\n"
+	}
+	files := map[string]string{
+		"crds/crd.yaml":           crdYAML,
+		"inline/store.yaml":       cr("${APP}-${ENV:=prod}", false),
+		"from/store.yaml":         cr("${APP}-${REGION}", false),
+		"disabled/store.yaml":     cr("${APP}", true),
+		"vars/configmap.yaml":     "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vars, namespace: flux-system}\ndata: {REGION: eu}\n",
+		"namespaces/ignored.yaml": nsYAML,
+	}
+	b := stack().Layer("crds", layering.Path("./crds")).
+		Layer("vars", layering.Path("./vars")).
+		Layer("inline", layering.Path("./inline"), layering.Substitute(map[string]string{"APP": "vault"})).
+		Layer("from", layering.Path("./from"), layering.DependsOn("vars"), layering.Substitute(map[string]string{"APP": "vault"}),
+			layering.SubstituteFrom(kustomizeRef("ConfigMap", "vars"))).
+		Layer("disabled", layering.Path("./disabled"), layering.Substitute(map[string]string{"APP": "vault"}))
+	objects := map[string]string{}
+	for _, f := range lintStack(t, b, files) {
+		if f.Rule == lint.RuleCRDOrder {
+			objects[f.Layer] = f.Object
+		}
+	}
+	assert.Equal(t, map[string]string{
+		"inline":   "ClusterSecretStore/vault-prod",
+		"from":     "ClusterSecretStore/${APP}-${REGION}",
+		"disabled": "ClusterSecretStore/${APP}",
+	}, objects)
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/fluxcd/pkg/envsubst"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
@@ -46,6 +47,14 @@ type object struct {
 	// uses are the object's ${var} uses, for an object whose Node lint has
 	// let go (see keepNode); nil otherwise.
 	uses *substitute.Uses
+	// named is how findings name an object whose name or namespace holds
+	// a ${var} that its layer's own spec.postBuild.substitute sets, as
+	// Flux applies it (see nameAsApplied); "" for the others.
+	named string
+	// noSubst is true for an object labelled or annotated
+	// kustomize.toolkit.fluxcd.io/substitute: disabled.
+	noSubst bool
+
 	// ownUses, for a Flux Kustomization with spec.postBuild and
 	// spec.patches, are its uses outside spec.patches: the text of its
 	// patches lands in the objects it builds, which its own postBuild
@@ -86,8 +95,49 @@ type crdInfo struct{ group, kind, plural, scope string }
 
 func (o *object) group() string { return o.Group() }
 
-// ref is how findings name the object: Kind/namespace/name or Kind/name.
-func (o *object) ref() string { return o.String() }
+// ref is how findings name the object: Kind/namespace/name or Kind/name,
+// with the variables its layer substitutes there substituted.
+func (o *object) ref() string {
+	if o.named != "" {
+		return o.named
+	}
+	return o.String()
+}
+
+// nameAsApplied sets how findings name o when its name or namespace holds
+// a ${var} and its layer's spec.postBuild.substitute is vars: what Flux
+// applies, newlines removed from the values as kustomize-controller loads
+// them. With all, vars are all the layer's variables (it has no
+// substituteFrom): one not among them takes its default, as in Flux.
+// Otherwise every variable used must be one of vars (they win over
+// substituteFrom's), else the name stays as written. A finding about
+// Cluster/downloads/${APP} then names Cluster/downloads/prowlarr, as
+// Flux's own error would.
+func (o *object) nameAsApplied(vars map[string]string, all bool) {
+	if len(vars) == 0 && !all || o.noSubst || !strings.Contains(o.Name, "$") && !strings.Contains(o.Namespace, "$") {
+		return
+	}
+	sub := func(s string) (string, bool) {
+		if !strings.Contains(s, "$") {
+			return s, true
+		}
+		known := true
+		out, err := envsubst.Eval(s, func(name string) (string, bool) {
+			v, ok := vars[name]
+			known = known && (ok || all)
+			return strings.ReplaceAll(v, "\n", ""), ok
+		})
+		return out, err == nil && known
+	}
+	name, ok := sub(o.Name)
+	ns, nsOK := sub(o.Namespace)
+	if !ok || !nsOK || name == "" {
+		return // an empty name is Flux's error to report, not a name
+	}
+	c := *o.Object
+	c.Name, c.Namespace = name, ns
+	o.named = c.String()
+}
 
 // ObjectCache lets the lints of trees that share built objects read each
 // shared object once: the two sides of a review, where the base's read
@@ -149,6 +199,9 @@ func (oc *ObjectCache) read(orig, c *fluxbuild.Object) *object {
 func lintObject(b *fluxbuild.Object) *object {
 	o := &object{Object: b}
 	n := b.Node
+	if strings.Contains(b.Name, "$") || strings.Contains(b.Namespace, "$") {
+		o.noSubst = o.skipSubst()
+	}
 	o.yielding = yamlutil.Str(n, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/ssa") == "IfNotPresent" ||
 		yamlutil.Str(n, "metadata", "annotations", "kustomize.toolkit.fluxcd.io/reconcile") == "disabled" ||
 		yamlutil.Str(n, "metadata", "labels", "kustomize.toolkit.fluxcd.io/reconcile") == "disabled"
