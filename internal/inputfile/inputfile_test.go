@@ -57,3 +57,25 @@ func TestRead(t *testing.T) {
 	_, err = Read(filepath.Join(dir, "missing"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// ReadManifest returns grown buffers to scratch; Equal compares files
+// whatever the sizes of the two buffers it gets from there.
+func TestEqualWithBuffersOfTwoSizes(t *testing.T) {
+	dir := t.TempDir()
+	data := make([]byte, 200<<10)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	require.NoError(t, os.WriteFile(a, data, 0o644))
+	require.NoError(t, os.WriteFile(b, data, 0o644))
+	for _, sizes := range [][2]int{{128 << 10, 64 << 10}, {64 << 10, 128 << 10}} {
+		for _, size := range sizes {
+			buf := make([]byte, size)
+			scratch.Put(&buf)
+		}
+		eq, err := Equal(a, b)
+		require.NoError(t, err)
+		require.True(t, eq, "%v", sizes)
+	}
+}

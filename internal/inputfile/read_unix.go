@@ -126,19 +126,23 @@ func Equal(a, b string) (bool, error) {
 	pa, pb := scratch.Get().(*[]byte), scratch.Get().(*[]byte)
 	defer scratch.Put(pa)
 	defer scratch.Put(pb)
+	// ReadManifest grows the buffers it returns to scratch: compare in
+	// steps of the smaller.
+	n := min(len(*pa), len(*pb))
+	bufA, bufB := (*pa)[:n], (*pb)[:n]
 	for {
-		na, err := fill(fa, a, *pa)
+		na, err := fill(fa, a, bufA)
 		if err != nil {
 			return false, err
 		}
-		nb, err := fill(fb, b, (*pb)[:len(*pa)])
+		nb, err := fill(fb, b, bufB)
 		if err != nil {
 			return false, err
 		}
-		if na != nb || string((*pa)[:na]) != string((*pb)[:nb]) {
+		if na != nb || string(bufA[:na]) != string(bufB[:nb]) {
 			return false, nil
 		}
-		if na < len(*pa) {
+		if na < n {
 			return true, nil // both at their end
 		}
 	}
