@@ -127,16 +127,12 @@ func Extract(ctx context.Context, dir string, rev Revision, tmp string) (top str
 	if err != nil {
 		return "", nil, err
 	}
-	cleanup = func() error { return os.RemoveAll(out) }
-	defer func() {
-		if err != nil {
-			_ = cleanup()
-		}
-	}()
+	remove := func() error { return os.RemoveAll(out) }
 	if err := gittree.Write(ctx, tree, out); err != nil {
+		_ = remove() // nothing half-written is left behind
 		return "", nil, fmt.Errorf("revision %s: %w", rev, err)
 	}
-	return out, cleanup, nil
+	return out, remove, nil
 }
 
 // Top returns the top of the Git working tree holding dir.

@@ -156,3 +156,29 @@ func TestChangedFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"added.yaml", "edited.yaml", "link.yaml", "mode.sh", "removed.yaml"}, got)
 }
+
+// A base whose tree cannot be written (a blob missing from a shallow or
+// partial clone) is an error that names the revision, with nothing left
+// in the temporary folder: not a crash.
+func TestExtractMissingObject(t *testing.T) {
+	dir, baseCommit := gitFixture(t, "vars", true)
+	repo, err := git.PlainOpen(dir)
+	require.NoError(t, err)
+	commit, err := repo.CommitObject(plumbing.NewHash(baseCommit))
+	require.NoError(t, err)
+	tree, err := commit.Tree()
+	require.NoError(t, err)
+	f, err := tree.Files().Next()
+	require.NoError(t, err)
+	h := f.Hash.String()
+	require.NoError(t, os.Remove(filepath.Join(dir, ".git", "objects", h[:2], h[2:])))
+
+	tmp := t.TempDir()
+	_, cleanup, err := review.Extract(t.Context(), dir, review.Revision{Name: "main", Commit: baseCommit}, tmp)
+	require.ErrorContains(t, err, "revision main")
+	require.ErrorContains(t, err, "object not found")
+	require.Nil(t, cleanup)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "a half-written base is removed")
+}
