@@ -124,7 +124,11 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("path %q: %w", p, ErrNotDirectory)
 	}
-	g, err := generate(root, dir, ks, src, preview)
+	var needs func(apiVersion, kind string) bool
+	if !preview {
+		needs = cfg.needs
+	}
+	g, err := generate(root, dir, ks, src, preview, needs)
 	if g != nil && cfg.log != nil {
 		for _, l := range g.skipped {
 			cfg.log.Warn(l.why, "path", filepath.Join(src.Dir, filepath.FromSlash(l.rel)))
@@ -170,7 +174,7 @@ func (g *generated) plainObjects() ([]*Object, error) {
 				errs[i] = &FileError{Path: f.rel, Line: n.Line, Err: err}
 				return
 			}
-			o.File, o.Line, o.Dollar = f.rel, n.Line, f.dollar
+			o.File, o.Line, o.Dollar, o.IdentityOnly = f.rel, n.Line, f.dollar, f.partial[n]
 			objs = append(objs, o)
 		}
 		per[i] = objs

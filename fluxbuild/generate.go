@@ -45,6 +45,11 @@ type generated struct {
 	keepData bool
 	// skipped are the symbolic links left out, as Flux leaves them out.
 	skipped []skippedLink
+	// needs, when set, reads the files' objects whose kinds it says need
+	// no more for their identity only (WithIdentityOnly), when nothing
+	// of the Kustomization's spec makes the directory one kustomize
+	// builds.
+	needs func(apiVersion, kind string) bool
 	// trackOrigins makes kustomize ask for origin annotations even where
 	// the order of the objects tells where each comes from (for tests that
 	// hold the two together).
@@ -64,7 +69,9 @@ type file struct {
 	data   []byte // kept for a preview only, which may hand it to kustomize whole
 	dollar bool   // data has a $
 	nodes  []*yaml.Node
-	err    error
+	// partial are the nodes read for their object's identity only.
+	partial map[*yaml.Node]bool
+	err     error
 }
 
 // generate does what fluxcd/pkg/kustomize's Generator does for `flux
@@ -74,8 +81,14 @@ type file struct {
 // out what the .sourceignore files (and ignore, the source's own rules)
 // match, and writes spec.targetNamespace, namePrefix, nameSuffix, patches,
 // components, images and buildMetadata into the kustomization.
-func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepData bool) (*generated, error) {
+//
+// With needs set, objects are read as WithIdentityOnly says.
+func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepData bool, needs func(apiVersion, kind string) bool) (*generated, error) {
 	g := &generated{root: root, dir: dir, keepData: keepData}
+	if s := ks.Spec; needs != nil && s.TargetNamespace == "" && s.NamePrefix == "" && s.NameSuffix == "" &&
+		len(s.Patches) == 0 && len(s.Components) == 0 && len(s.Images) == 0 {
+		g.needs = needs
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -123,6 +136,22 @@ func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepD
 	k := &g.kus
 	g.plain = !g.found && !g.dirs && (k.Namespace == "" || len(k.Resources) == 0) && k.NamePrefix == "" && k.NameSuffix == "" &&
 		len(k.Patches) == 0 && len(k.Components) == 0 && len(k.Images) == 0 && len(k.BuildMetadata) == 0 && len(k.Crds) == 0
+	for _, f := range g.files {
+		if f.partial == nil {
+			continue
+		}
+		if !g.plain {
+			// kustomize builds it: what it reads of the files (their
+			// lines) is read from whole objects.
+			if f.nodes, f.err = readManifests(f.rel, f.data); f.err != nil {
+				return nil, f.err
+			}
+			f.partial = nil
+		}
+		if !g.keepData {
+			f.data = nil
+		}
+	}
 	return g, nil
 }
 
@@ -220,9 +249,13 @@ func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore
 	parallel.For(len(g.files), func(i int) {
 		f := g.files[i]
 		if f.data, f.err = inputfile.ReadManifest(f.abs); f.err == nil {
-			f.nodes, f.err = readManifests(f.rel, f.data)
+			var needs func(apiVersion, kind string) bool
+			if !g.dirs {
+				needs = g.needs
+			}
+			f.nodes, f.partial, f.err = readManifestsFor(f.rel, f.data, needs)
 			f.dollar = bytes.IndexByte(f.data, '$') >= 0
-			if !g.keepData && (f.err == nil || !mayInflate(f.data)) {
+			if !g.keepData && f.partial == nil && (f.err == nil || !mayInflate(f.data)) {
 				f.data = nil
 			}
 		}

@@ -35,6 +35,10 @@ type Object struct {
 	// ${var} for postBuild to substitute (its file has none); true when it
 	// may.
 	Dollar bool
+	// IdentityOnly is true for an object read for its identity only
+	// (WithIdentityOnly): Node holds its apiVersion, kind and metadata and
+	// nothing else, and the rest of its document was not checked.
+	IdentityOnly bool
 
 	local bool // config.kubernetes.io/local-config: kustomize leaves it out
 }

@@ -16,6 +16,8 @@ type Option interface{ applyToBuild(*config) error }
 
 type config struct {
 	log *slog.Logger // what a build leaves out that Flux leaves out too, or nil
+	// needs, when set, says which objects are read whole (WithIdentityOnly).
+	needs func(apiVersion, kind string) bool
 }
 
 type funcOption func(*config) error
@@ -32,6 +34,27 @@ func WithLogger(l *slog.Logger) Option {
 			return errdefs.InvalidOption("logger: nil")
 		}
 		c.log = l
+		return nil
+	})
+}
+
+// WithIdentityOnly reads an object of a plain directory (one Flux's
+// generator lists without anything for kustomize to transform) for its
+// identity only when needs(apiVersion, kind) is false: its Node holds its
+// apiVersion, kind and metadata, decoded as the whole document would
+// decode them, and IdentityOnly is set. Its document holds no $ (no
+// ${var} for postBuild), it is not a List, and the rest of it is neither
+// decoded nor checked: a YAML error there, which a whole build reports,
+// goes unseen. This is for a caller that needs to know what a layer
+// applies, not its content: a review reads the layers a change leaves
+// alone (the same on both sides) so, at a fraction of the cost. Objects
+// kustomize builds are read whole.
+func WithIdentityOnly(needs func(apiVersion, kind string) bool) Option {
+	return funcOption(func(c *config) error {
+		if needs == nil {
+			return errdefs.InvalidOption("WithIdentityOnly: nil needs")
+		}
+		c.needs = needs
 		return nil
 	})
 }

@@ -37,11 +37,20 @@ var newline = []byte{'\n'}
 // kustomize reads them, their nodes' lines counting from the top of the
 // file.
 func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
+	nodes, _, err := readManifestsFor(rel, data, nil)
+	return nodes, err
+}
+
+// readManifestsFor is readManifests, reading for its identity only
+// (identityNode) an object of a kind needs says needs no more, when the
+// file is one a single decoder reads (streamSafe); partial holds the
+// nodes so read. With needs nil, every object is read whole.
+func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind string) bool) (read []*yaml.Node, partial map[*yaml.Node]bool, err error) {
 	if bytes.Contains(data, []byte("\r\n")) {
 		data = bytes.ReplaceAll(data, []byte("\r\n"), newline)
 	}
 	if len(data) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	// kio.ByteReader: split at the separators, each document keeping its
 	// newline, and decode the first YAML document of each.
@@ -55,7 +64,7 @@ func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
 	for _, loc := range seps {
 		sep := data[loc[0]:loc[1]]
 		if after := bytes.TrimSpace(sep[4:]); len(after) > 0 && after[0] != '#' {
-			return nil, &FileError{Path: rel, Line: line + bytes.Count(data[prev:loc[0]], newline) + 2,
+			return nil, nil, &FileError{Path: rel, Line: line + bytes.Count(data[prev:loc[0]], newline) + 2,
 				Err: fmt.Errorf("invalid document separator: %s", bytes.TrimSpace(sep))}
 		}
 		docs = append(docs, document{text: data[prev : loc[0]+1], line: line})
@@ -64,11 +73,29 @@ func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
 	}
 	docs = append(docs, document{text: data[prev:], line: line})
 
-	var read []*yaml.Node
-	var err error
-	if streamSafe(data, seps) {
+	switch safe := streamSafe(data, seps); {
+	case safe && needs != nil:
+		// Each document on its own is what the stream gives (streamSafe).
+		for _, d := range docs {
+			if n := identityNode(d.text, d.line, needs); n != nil {
+				if partial == nil {
+					partial = map[*yaml.Node]bool{}
+				}
+				partial[n.Content[0]] = true
+				read, err = appendDocument(rel, read, n, len(docs))
+			} else {
+				read, err = readDocument(rel, read, d.text, d.line, len(docs))
+			}
+			if err != nil {
+				// The error as the whole read gives it, lines and all.
+				read, partial = nil, nil
+				read, err = readStream(rel, data, len(docs))
+				break
+			}
+		}
+	case safe:
 		read, err = readStream(rel, data, len(docs))
-	} else {
+	default:
 		for _, d := range docs {
 			if read, err = readDocument(rel, read, d.text, d.line, len(docs)); err != nil {
 				break
@@ -76,13 +103,14 @@ func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
 		}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	read, err = dropBadNodes(rel, read)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return inlineLists(rel, read)
+	read, err = inlineLists(rel, read)
+	return read, partial, err
 }
 
 // readDocument appends the objects of one document as kio.ByteReader
