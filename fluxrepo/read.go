@@ -110,9 +110,10 @@ type config struct {
 	root     string
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
-	fetcher  SourceFetcher   // WithSourceFetcher
-	reuse    *Repository     // WithReuse
-	changed  map[string]bool // WithReuse: layers whose inputs changed
+	fetcher  SourceFetcher                      // WithSourceFetcher
+	reuse    *Repository                        // WithReuse
+	changed  map[string]bool                    // WithReuse: layers whose inputs changed
+	needs    func(apiVersion, kind string) bool // WithIdentityOnly
 	// stackFile is where Import's stack will be written (WithStackFile).
 	stackFile string
 }
@@ -423,10 +424,16 @@ func (r *reader) note(rule lint.Rule, o *fluxbuild.Object, format string, args .
 
 // buildOptions are the options of every build of the tree.
 func (r *reader) buildOptions() []fluxbuild.Option {
-	if r.cfg.log == nil {
-		return nil
+	var opts []fluxbuild.Option
+	if r.cfg.log != nil {
+		opts = append(opts, fluxbuild.WithLogger(r.cfg.log))
 	}
-	return []fluxbuild.Option{fluxbuild.WithLogger(r.cfg.log)}
+	if needs := r.cfg.needs; needs != nil {
+		opts = append(opts, fluxbuild.WithIdentityOnly(func(apiVersion, kind string) bool {
+			return readsContent(apiVersion, kind) || needs(apiVersion, kind)
+		}))
+	}
+	return opts
 }
 
 // readEntry builds the entry point as the root layer: the tree's own

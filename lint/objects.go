@@ -79,6 +79,26 @@ var nodeKinds = map[string]bool{
 	"CustomResourceDefinition": true,
 }
 
+// ReadsContent reports whether lint reads more of an object of kind than
+// its identity (apiVersion, kind and metadata): it does of Flux's objects,
+// CustomResourceDefinitions, webhook configurations, ConfigMaps and
+// Secrets, and what makes Secrets (ExternalSecrets, SealedSecrets). For
+// fluxrepo.WithIdentityOnly: a tree read so lints as the whole tree, but
+// for errors in the parts of objects not read. A rule that reads more of
+// another kind must add it here (and to nodeKinds when it reads the node
+// after load).
+func ReadsContent(apiVersion, kind string) bool {
+	group, _, ok := strings.Cut(apiVersion, "/")
+	if !ok {
+		return kind == "ConfigMap" || kind == "Secret"
+	}
+	switch group {
+	case "apiextensions.k8s.io", "admissionregistration.k8s.io", "external-secrets.io", "bitnami.com", "fluxcd.controlplane.io":
+		return true
+	}
+	return strings.HasSuffix(group, "fluxcd.io")
+}
+
 // letGo drops the node of a loaded object no rule reads again, keeping its
 // ${var} uses (when it may have any) for the variables rule.
 func (o *object) letGo() {
