@@ -20,7 +20,11 @@
 // does). Only the producers whose inputs the changed files feed are
 // rendered (Affected), unless WithAll; a producer that does not render on
 // a side is reported in NotRendered and its objects are left out on both
-// sides, never shown as added or removed.
+// sides, never shown as added or removed. The races need every layer on
+// both sides: changed-only, the layers no changed file feeds (the same on
+// both sides) are read once, for their objects' identities where lint
+// needs no more (fluxrepo.WithIdentityOnly), and shared by the two sides;
+// the layers the change feeds are read whole on each side.
 //
 // DiffObjects matches objects by group, kind, namespace and name, fields
 // by path, and list entries by their key (name, mountPath, containerPort,

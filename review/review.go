@@ -156,7 +156,16 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	// The base reuses the head's objects of the layers no changed file
 	// feeds (below): its lint reads them from the head's.
 	read := append(slices.Clone(cfg.read), fluxrepo.WithLint(lint.WithObjectCache(lint.NewObjectCache())))
-	head, err := readSide(ctx, headRoot, entry, read)
+	first := read
+	if !cfg.all {
+		// Changed-only, the head is first read for what its layers apply
+		// (the identities of the objects whose content lint does not
+		// read): enough to tell the layers the change feeds from those it
+		// leaves alone, which are the same on both sides and are not
+		// rendered. Those it feeds are then read whole, on both sides.
+		first = append(slices.Clone(read), fluxrepo.WithIdentityOnly(lint.ReadsContent))
+	}
+	head, err := readSide(ctx, headRoot, entry, first)
 	wg.Wait()
 	if head != nil {
 		defer head.close()
@@ -167,6 +176,28 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.head, err)
 	}
+	// The layers no changed file feeds are the same on both sides: the
+	// base's read (and the head's whole read) takes them from the first
+	// read of the head instead of building them (for its layers, lint and
+	// order; with --all every producer is still rendered from the base's
+	// own files).
+	baseRead := read
+	var headAffected map[string]bool
+	if head.repo != nil {
+		headAffected = Affected(head.repo, files)
+		baseRead = append(slices.Clone(read), fluxrepo.WithReuse(head.repo, headAffected))
+		if partial := readPartly(head.repo, headAffected); len(partial) > 0 {
+			// The layers the change feeds that the first read read for
+			// identities are read again, whole; the others are the
+			// first read's.
+			whole, err := readSide(ctx, headRoot, entry, append(slices.Clone(read), fluxrepo.WithReuse(head.repo, partial)))
+			if err != nil {
+				return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.head, err)
+			}
+			defer whole.close()
+			head = whole
+		}
+	}
 	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: cfg.all}
 	// Each side is linted while the rest is done: lint only reads the tree.
 	var lints sync.WaitGroup
@@ -174,16 +205,6 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	var bl, hl *lint.Report
 	var blErr, hlErr error
 	lints.Go(func() { hl, hlErr = head.lint(ctx) })
-	baseRead := read
-	var headAffected map[string]bool
-	if head.repo != nil {
-		// The layers no changed file feeds are the same on both sides:
-		// the base's read takes them from the head's instead of building
-		// them (for its layers, lint and order; with --all every producer
-		// is still rendered from the base's own files).
-		headAffected = Affected(head.repo, files)
-		baseRead = append(slices.Clone(read), fluxrepo.WithReuse(head.repo, headAffected))
-	}
 	base, err := readSide(ctx, baseRoot, entry, baseRead)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.base, err)
@@ -265,6 +286,18 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	r.Findings = DiffFindings(bl, hl)
 	r.Bootstrap = diffBootstrap(base.plan(), head.plan())
 	return r, nil
+}
+
+// readPartly returns the layers of layers that repo read, in part, for
+// their objects' identities only (fluxrepo.WithIdentityOnly).
+func readPartly(repo *fluxrepo.Repository, layers map[string]bool) map[string]bool {
+	out := map[string]bool{}
+	for i, l := range repo.Plan.Layers {
+		if layers[l.Name] && slices.ContainsFunc(repo.Inputs[i].Objects, func(o *fluxbuild.Object) bool { return o.IdentityOnly }) {
+			out[l.Name] = true
+		}
+	}
+	return out
 }
 
 // side is one tree of a comparison.

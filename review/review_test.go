@@ -135,6 +135,9 @@ func TestChangedOnlyMissesNothing(t *testing.T) {
 			if d := cmp.Diff(all.Images, some.Images); d != "" {
 				t.Errorf("images: changed-only differs from --all:\n%s", d)
 			}
+			if d := cmp.Diff(all.Findings, some.Findings); d != "" {
+				t.Errorf("races: changed-only differs from --all:\n%s", d)
+			}
 			for _, p := range some.Rendered {
 				if !slices.Contains(all.Rendered, p) {
 					t.Errorf("changed-only rendered %s, which --all did not", p)
@@ -145,6 +148,36 @@ func TestChangedOnlyMissesNothing(t *testing.T) {
 	// A change to one app renders that app's Kustomization only.
 	if got := compare(t, "image-bump").Rendered; !slices.Equal(got, []string{"Kustomization/flux-system/apps"}) {
 		t.Errorf("image-bump rendered %v, want only the apps Kustomization", got)
+	}
+}
+
+// A changed file that Flux cannot read is reported the same changed-only
+// as with --all, though changed-only reads the layers a change leaves
+// alone for their objects' identities only: the layers it feeds are read
+// whole.
+func TestChangedOnlyReportsABrokenFile(t *testing.T) {
+	base, head := fixture(t, "")
+	broken := "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: extra\n  namespace: widgets\nspec:\n  size: [1, 2\n"
+	if err := os.WriteFile(filepath.Join(head, "infrastructure", "configs", "extra.yaml"), []byte(broken), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var reports [2]*review.Report
+	for i, opts := range [][]review.Option{nil, {review.WithAll()}} {
+		r, err := review.Compare(t.Context(), base, head, "clusters/prod", opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reports[i] = r
+	}
+	some, all := reports[0], reports[1]
+	if len(some.Findings.Introduced) != 1 || some.Findings.Introduced[0].Rule != "path" || !strings.Contains(some.Findings.Introduced[0].Message, "did not find expected") {
+		t.Errorf("want the file's error introduced, got %v", some.Findings.Introduced)
+	}
+	if d := cmp.Diff(all.Findings, some.Findings); d != "" {
+		t.Errorf("races: changed-only differs from --all:\n%s", d)
+	}
+	if d := cmp.Diff(all.NotRendered, some.NotRendered); d != "" {
+		t.Errorf("not rendered: changed-only differs from --all:\n%s", d)
 	}
 }
 
