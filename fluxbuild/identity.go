@@ -16,6 +16,15 @@ import (
 // identityKeys are the top-level fields an identity-only node holds.
 var identityKeys = map[string]bool{"apiVersion": true, "kind": true, "metadata": true}
 
+// readIdentities reads the objects of a manifest file as readManifests
+// does, each for its identity where identityNode can: what kustomize's
+// builds need to know of the files they read (which object is on which
+// line), kustomize reading them whole itself.
+func readIdentities(rel string, data []byte) ([]*yaml.Node, error) {
+	nodes, _, err := readManifestsFor(rel, data, func(string, string) bool { return false })
+	return nodes, err
+}
+
 // identityNode returns a document node holding only the apiVersion, kind
 // and metadata of the object text holds (one document of a file a single
 // decoder reads, starting after line lines of the file), with the lines

@@ -185,7 +185,7 @@ func (g *generated) sourceOrder(lines *lineIndex) []sourceObject {
 			if err != nil {
 				return nil
 			}
-			if f.nodes, err = readManifests(f.rel, data); err != nil {
+			if f.nodes, err = readIdentities(f.rel, data); err != nil {
 				return nil
 			}
 			if _, seen := lines.files[p]; !seen {
@@ -387,7 +387,7 @@ func (x *lineIndex) find(abs string, o *Object) (string, int) {
 	if !ok {
 		f := &file{abs: abs, rel: relSlash(x.root, abs)}
 		if data, err := inputfile.ReadManifest(abs); err == nil {
-			f.nodes, _ = readManifests(f.rel, data)
+			f.nodes, _ = readIdentities(f.rel, data)
 		}
 		x.add(f)
 		objs = x.files[abs]
