@@ -10,8 +10,10 @@ import (
 )
 
 // This file reads an object for its identity only (WithIdentityOnly): its
-// apiVersion, kind and metadata, decoded by go.yaml.in/yaml/v3 as the
-// whole document would decode them, without decoding the rest.
+// apiVersion, kind and metadata, decoded as go.yaml.in/yaml/v3 decodes
+// them in the whole document (by hand where every line is of the
+// plainest shape, fastHeader; by yaml.v3 otherwise), without decoding the
+// rest.
 
 // identityKeys are the top-level fields an identity-only node holds.
 var identityKeys = map[string]bool{"apiVersion": true, "kind": true, "metadata": true}

@@ -88,7 +88,7 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 			}
 			if err != nil {
 				// The error as the whole read gives it, lines and all.
-				read, partial = nil, nil
+				partial = nil
 				read, err = readStream(rel, data, len(docs))
 				break
 			}
