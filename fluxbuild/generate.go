@@ -46,9 +46,9 @@ type generated struct {
 	// skipped are the symbolic links left out, as Flux leaves them out.
 	skipped []skippedLink
 	// needs, when set, reads the files' objects whose kinds it says need
-	// no more for their identity only (WithIdentityOnly), when nothing
-	// of the Kustomization's spec makes the directory one kustomize
-	// builds.
+	// no more for their identity only (WithIdentityOnly). When kustomize
+	// builds the directory after all, those nodes only say which object
+	// is on which line; the objects are kustomize's.
 	needs func(apiVersion, kind string) bool
 	// trackOrigins makes kustomize ask for origin annotations even where
 	// the order of the objects tells where each comes from (for tests that
@@ -84,11 +84,7 @@ type file struct {
 //
 // With needs set, objects are read as WithIdentityOnly says.
 func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepData bool, needs func(apiVersion, kind string) bool) (*generated, error) {
-	g := &generated{root: root, dir: dir, keepData: keepData}
-	if s := ks.Spec; needs != nil && s.TargetNamespace == "" && s.NamePrefix == "" && s.NameSuffix == "" &&
-		len(s.Patches) == 0 && len(s.Components) == 0 && len(s.Images) == 0 {
-		g.needs = needs
-	}
+	g := &generated{root: root, dir: dir, keepData: keepData, needs: needs}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -136,22 +132,6 @@ func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepD
 	k := &g.kus
 	g.plain = !g.found && !g.dirs && (k.Namespace == "" || len(k.Resources) == 0) && k.NamePrefix == "" && k.NameSuffix == "" &&
 		len(k.Patches) == 0 && len(k.Components) == 0 && len(k.Images) == 0 && len(k.BuildMetadata) == 0 && len(k.Crds) == 0
-	for _, f := range g.files {
-		if f.partial == nil {
-			continue
-		}
-		if !g.plain {
-			// kustomize builds it: what it reads of the files (their
-			// lines) is read from whole objects.
-			if f.nodes, f.err = readManifests(f.rel, f.data); f.err != nil {
-				return nil, f.err
-			}
-			f.partial = nil
-		}
-		if !g.keepData {
-			f.data = nil
-		}
-	}
 	return g, nil
 }
 
@@ -249,13 +229,9 @@ func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore
 	parallel.For(len(g.files), func(i int) {
 		f := g.files[i]
 		if f.data, f.err = inputfile.ReadManifest(f.abs); f.err == nil {
-			var needs func(apiVersion, kind string) bool
-			if !g.dirs {
-				needs = g.needs
-			}
-			f.nodes, f.partial, f.err = readManifestsFor(f.rel, f.data, needs)
+			f.nodes, f.partial, f.err = readManifestsFor(f.rel, f.data, g.needs)
 			f.dollar = bytes.IndexByte(f.data, '$') >= 0
-			if !g.keepData && f.partial == nil && (f.err == nil || !mayInflate(f.data)) {
+			if !g.keepData && (f.err == nil || !mayInflate(f.data)) {
 				f.data = nil
 			}
 		}

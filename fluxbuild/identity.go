@@ -187,9 +187,6 @@ func fastHeader(mini []byte) *yaml.Node {
 			}
 		}
 		m := stack[len(stack)-1].m
-		if len(m.Content) == 0 && m != top {
-			m.Line, m.Column = line, indent+1
-		}
 		n := indent + wordLen(l[indent:])
 		if n == indent || n >= len(l) || l[n] != ':' {
 			return nil

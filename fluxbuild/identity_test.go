@@ -2,8 +2,10 @@ package fluxbuild
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,15 +81,9 @@ func TestIdentityOnlyReadsWhatAWholeReadReads(t *testing.T) {
 // FuzzIdentityOnly feeds two manifest files to both reads.
 func FuzzIdentityOnly(f *testing.F) {
 	for _, files := range identityCases() {
-		var a, b string
-		for name, body := range files {
-			if a == "" {
-				a = body
-			} else if b == "" && name != "" {
-				b = body
-			}
-		}
-		f.Add(a, b)
+		bodies := slices.Sorted(maps.Values(files))
+		bodies = append(bodies, "")
+		f.Add(bodies[0], bodies[1])
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
 		_, whole, light := readBoth(t, map[string]string{"a.yaml": a, "b.yaml": b})
