@@ -44,7 +44,9 @@ func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
 // readManifestsFor is readManifests, reading for its identity only
 // (identityNode) an object of a kind needs says needs no more, when the
 // file is one a single decoder reads (streamSafe); partial holds the
-// nodes so read. With needs nil, every object is read whole.
+// nodes so read. With needs nil, every object is read whole. In such a
+// file, a document of the plain shape most manifests have is decoded by
+// hand (yamlutil.DecodePlain), the rest by the parser.
 func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind string) bool) (read []*yaml.Node, partial map[*yaml.Node]bool, err error) {
 	if bytes.Contains(data, []byte("\r\n")) {
 		data = bytes.ReplaceAll(data, []byte("\r\n"), newline)
@@ -73,15 +75,24 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 	}
 	docs = append(docs, document{text: data[prev:], line: line})
 
-	switch safe := streamSafe(data, seps); {
-	case safe && needs != nil:
-		// Each document on its own is what the stream gives (streamSafe).
+	if streamSafe(data, seps) {
+		// Each document on its own is what the stream gives: read it for
+		// its identity, or by hand (yamlutil.DecodePlain), or with the
+		// parser.
 		for _, d := range docs {
-			if n := identityNode(d.text, d.line, needs); n != nil {
-				if partial == nil {
-					partial = map[*yaml.Node]bool{}
+			var n *yaml.Node
+			if needs != nil {
+				if n = identityNode(d.text, d.line, needs); n != nil {
+					if partial == nil {
+						partial = map[*yaml.Node]bool{}
+					}
+					partial[n.Content[0]] = true
 				}
-				partial[n.Content[0]] = true
+			}
+			if n == nil {
+				n = yamlutil.DecodePlain(d.text, d.line)
+			}
+			if n != nil {
 				read, err = appendDocument(rel, read, n, len(docs))
 			} else {
 				read, err = readDocument(rel, read, d.text, d.line, len(docs))
@@ -93,9 +104,7 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 				break
 			}
 		}
-	case safe:
-		read, err = readStream(rel, data, len(docs))
-	default:
+	} else {
 		for _, d := range docs {
 			if read, err = readDocument(rel, read, d.text, d.line, len(docs)); err != nil {
 				break
@@ -193,9 +202,10 @@ func mayInflate(text []byte) bool {
 	return bytes.IndexByte(text, '&') >= 0 || bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("merge"))
 }
 
-// readStream reads the documents of data with one decoder, which is what
-// readDocument does for each part when streamSafe holds, only with one
-// parser for the file instead of one a document.
+// readStream reads the documents of data with one decoder, which, when
+// streamSafe holds, gives what readDocument gives for each part, and an
+// error whose line counts from the top of the file: readManifestsFor's
+// error for a file one of whose parts fails.
 func readStream(rel string, data []byte, parts int) ([]*yaml.Node, error) {
 	var read []*yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
