@@ -12,6 +12,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -223,9 +224,7 @@ func (l *linter) checkMerges() {
 		}
 	}
 	infos := make([]*mergeInfo, n)
-	for i, ly := range l.layers {
-		infos[i] = l.mergeInfo(ly, parents)
-	}
+	parallel.For(n, func(i int) { infos[i] = l.mergeInfo(l.layers[i], parents) }) // each reads its layer only
 	dependents := make([][]*lintLayer, n)
 	for _, ly := range l.layers {
 		// Layer.DependsOn names the entries of spec.dependsOn, in order.

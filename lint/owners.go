@@ -18,10 +18,19 @@ func (l *linter) checkOwners() {
 		ly *lintLayer
 		o  *object
 	}
-	byKey := map[string][]owner{}
-	var keys []string
+	total := 0
 	for _, ly := range l.layers {
-		seen := map[string]bool{}
+		total += len(ly.objects)
+	}
+	// Each object's key, in the order first seen, with the layers
+	// applying it: most have one, so the rest are kept apart.
+	type owned struct {
+		first owner
+		more  []owner
+	}
+	byKey := make(map[string]int, total)
+	all := make([]owned, 0, total)
+	for _, ly := range l.layers {
 		for _, o := range ly.objects {
 			if o.release != nil || o.yielding || strings.Contains(o.Name, "${") || strings.Contains(o.Namespace, "${") {
 				continue
@@ -31,21 +40,25 @@ func (l *linter) checkOwners() {
 				ns = ly.Kustomization.Spec.TargetNamespace
 			}
 			key := l.clusterOf(ly) + "|" + o.group() + "/" + o.Kind + "/" + ns + "/" + o.Name
-			if seen[key] {
-				continue // twice in one layer: kustomize refuses that itself
+			if i, ok := byKey[key]; ok {
+				last := all[i].first
+				if n := len(all[i].more); n > 0 {
+					last = all[i].more[n-1]
+				}
+				if last.ly != ly { // twice in one layer: kustomize refuses that itself
+					all[i].more = append(all[i].more, owner{ly, o})
+				}
+				continue
 			}
-			seen[key] = true
-			if _, ok := byKey[key]; !ok {
-				keys = append(keys, key)
-			}
-			byKey[key] = append(byKey[key], owner{ly, o})
+			byKey[key] = len(all)
+			all = append(all, owned{first: owner{ly, o}})
 		}
 	}
-	for _, key := range keys {
-		owners := byKey[key]
-		if len(owners) < 2 {
+	for _, ow := range all {
+		if len(ow.more) == 0 {
 			continue
 		}
+		owners := append([]owner{ow.first}, ow.more...)
 		var layers []string
 		for _, ow := range owners {
 			layers = append(layers, ow.ly.Name)
