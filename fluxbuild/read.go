@@ -33,6 +33,9 @@ var documentSeparator = sync.OnceValue(func() *regexp.Regexp { return regexp.Mus
 
 var newline = []byte{'\n'}
 
+// decodePlain is yamlutil.DecodePlain; tests turn it off to compare.
+var decodePlain = yamlutil.DecodePlain
+
 // readManifests returns the objects of a manifest file, rel naming it, as
 // kustomize reads them, their nodes' lines counting from the top of the
 // file.
@@ -90,7 +93,7 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 				}
 			}
 			if n == nil {
-				n = yamlutil.DecodePlain(d.text, d.line)
+				n = decodePlain(d.text, d.line)
 			}
 			if n != nil {
 				read, err = appendDocument(rel, read, n, len(docs))

@@ -71,10 +71,10 @@ type plainLine struct {
 }
 
 type plainDecoder struct {
-	src    string
-	line   int // lines before src
-	lines  []plainLine
-	i      int  // the line being read
+	src     string
+	line    int // lines before src
+	lines   []plainLine
+	i       int    // the line being read
 	marker  int    // the line of a leading ---, or 0
 	comment string // the comment lines before the first key
 
@@ -379,8 +379,8 @@ func plainStart(s string, at int) bool {
 
 // scalarEnd returns the index after the scalar at s[at:] that may be a
 // key: a quoted string on one line without escapes (a single-quoted one
-// may have ''), or a plain word (wordLen); 0 when there is none. quotes
-// says a single-quoted string has ''.
+// may double its quotes), or a plain word (wordLen); 0 when there is
+// none. quotes says a single-quoted string doubles a quote.
 func scalarEnd(s string, at int) (end int, quotes bool) {
 	q := s[at]
 	if q != '"' && q != '\'' {
@@ -427,7 +427,7 @@ func (d *plainDecoder) scalar(s string, at, num int) *yaml.Node {
 	return n
 }
 
-// unquoteSingle turns each '' of v into '.
+// unquoteSingle turns each doubled single quote of v into one.
 func unquoteSingle(v string) string {
 	b := make([]byte, 0, len(v))
 	for i := 0; i < len(v); i++ {
