@@ -90,8 +90,9 @@ type plainDecoder struct {
 // from the first key, whose head comment they are (yaml.v3 gives those
 // to the document, in part).
 func (d *plainDecoder) split() bool {
-	nodes := 1
+	nodes := 1 // the document; the nodes of the lines are counted below, at most
 	var comments []plainLine
+	d.lines = make([]plainLine, 0, strings.Count(d.src, "\n")+1)
 	for at, num := 0, 1; at < len(d.src); num++ {
 		end := at
 		for end < len(d.src) && d.src[end] != '\n' {
@@ -129,12 +130,19 @@ func (d *plainDecoder) split() bool {
 				return false
 			}
 			d.lines = append(d.lines, plainLine{start: at, end: end, indent: indent, num: num})
-			for _, c := range l {
-				switch c {
+			nodes += 2 // a key and its value, or an entry
+			for i := indent; i < len(l); i++ {
+				switch l[i] {
 				case '#':
 					return false
-				case ':', ',', '-':
+				case '{', '[':
+					nodes += 3 // the collection, and its first entry
+				case ',':
 					nodes += 2
+				case '-':
+					if dash(l, i) {
+						nodes += 2 // the sequence, or the entry's mapping
+					}
 				}
 			}
 		}
@@ -351,9 +359,8 @@ func (d *plainDecoder) inline(s string, at, num, depth int) *yaml.Node {
 				return nil // a mapping on the same line, or not YAML
 			}
 		}
-		n = d.node(yaml.ScalarNode, "", num, at+1)
+		n = d.node(yaml.ScalarNode, plainTag(v), num, at+1)
 		n.Value = v
-		n.Tag = n.ShortTag()
 		end = len(s)
 	}
 	if n == nil || end != len(s) {
@@ -421,10 +428,28 @@ func (d *plainDecoder) scalar(s string, at, num int) *yaml.Node {
 		}
 		return n
 	}
-	n := d.node(yaml.ScalarNode, "", num, at+1)
+	n := d.node(yaml.ScalarNode, plainTag(s[at:end]), num, at+1)
 	n.Value = s[at:end]
-	n.Tag = n.ShortTag()
 	return n
+}
+
+// plainTag is the tag the parser resolves the plain scalar v to
+// (Node.ShortTag), calling its resolution, which allocates, only for what
+// may be a number or a timestamp: a string unless it is one of the bools
+// and nulls the resolution's table holds.
+func plainTag(v string) string {
+	switch c := v[0]; {
+	case '0' <= c && c <= '9', c == '+', c == '-', c == '.':
+		n := yaml.Node{Kind: yaml.ScalarNode, Value: v}
+		return n.ShortTag()
+	}
+	switch v {
+	case "true", "True", "TRUE", "false", "False", "FALSE":
+		return "!!bool"
+	case "~", "null", "Null", "NULL":
+		return "!!null"
+	}
+	return "!!str"
 }
 
 // unquoteSingle turns each doubled single quote of v into one.
@@ -541,9 +566,8 @@ func (d *plainDecoder) flowValue(s string, i, num, depth int) (*yaml.Node, int) 
 	if end < len(s) && s[end] == ':' {
 		return nil, 0 // a key: a single-pair mapping in a sequence
 	}
-	n := d.node(yaml.ScalarNode, "", num, i+1)
+	n := d.node(yaml.ScalarNode, plainTag(s[i:end]), num, i+1)
 	n.Value = s[i:end]
-	n.Tag = n.ShortTag()
 	return n, end
 }
 

@@ -147,3 +147,28 @@ func shift(n *yaml.Node, lines int) {
 		shift(c, lines)
 	}
 }
+
+// BenchmarkDecodePlain decodes a Deployment of the plain shape by hand and
+// with the parser:
+//
+//	go test ./internal/yamlutil -run '^$' -bench DecodePlain
+func BenchmarkDecodePlain(b *testing.B) {
+	text := []byte(plainCases[0])
+	b.Run("by-hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if yamlutil.DecodePlain(text, 0) == nil {
+				b.Fatal("not read")
+			}
+		}
+	})
+	b.Run("parser", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var n yaml.Node
+			if err := yaml.NewDecoder(bytes.NewReader(text)).Decode(&n); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
