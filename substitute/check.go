@@ -168,7 +168,15 @@ type Uses struct{ scalars []use }
 // FindUses returns the uses of a document (a document node or its
 // content), as CheckDocs would find them in a Doc with that Node.
 func FindUses(node *yaml.Node) *Uses {
-	return &Uses{scalars: findUses("", node).scalars}
+	scalars := findUses("", node).scalars
+	// Copies, so that keeping them keeps nothing else of the document
+	// (its nodes may share one allocation: yamlutil.DecodePlain).
+	copies := make([]yaml.Node, len(scalars))
+	for i := range scalars {
+		copies[i] = *scalars[i].n
+		scalars[i].n = &copies[i]
+	}
+	return &Uses{scalars: scalars}
 }
 
 // CheckDocs is Check for documents already decoded, so that a caller that

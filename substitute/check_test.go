@@ -143,4 +143,20 @@ func TestCheckDocs(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"5 ConfigMap/a warning", "11 ConfigMap/x/b warning"}, retyped)
+
+	// Uses keep copies of their scalars, not the document: what becomes of
+	// the document after (its nodes reused, or let go) does not change them.
+	uses := make([]substitute.Doc, len(docs))
+	for i, d := range docs {
+		uses[i] = substitute.Doc{Path: d.Path, Uses: substitute.FindUses(d.Node)}
+		walk(d.Node, func(n *yaml.Node) { n.Value, n.Line = "plain", 1 })
+	}
+	assert.Equal(t, want, substitute.CheckDocs(uses, avail), "uses of documents since changed")
+}
+
+func walk(n *yaml.Node, fn func(*yaml.Node)) {
+	fn(n)
+	for _, c := range n.Content {
+		walk(c, fn)
+	}
 }
