@@ -31,8 +31,7 @@ func BenchmarkBuildLint(b *testing.B) {
 			stack, err := testutil.GenerateStack(dir, layers, layers*50, 1)
 			require.NoError(b, err)
 			var objects int
-			report := testutil.CPUMeter(b)
-			for b.Loop() {
+			run := func() {
 				plan, err := stack.Build()
 				if err != nil {
 					b.Fatal(err)
@@ -46,6 +45,14 @@ func BenchmarkBuildLint(b *testing.B) {
 				}
 				objects = rep.Objects
 			}
+			// One run first, untimed, as for the floor: at 1,000 layers a
+			// second of -benchtime holds one or two runs, and the process's
+			// first one (its heap grown from nothing) would be half of them.
+			run()
+			report := testutil.CPUMeter(b)
+			for b.Loop() {
+				run()
+			}
 			report()
 			b.ReportMetric(float64(objects), "objects")
 		})
@@ -53,9 +60,13 @@ func BenchmarkBuildLint(b *testing.B) {
 }
 
 // BenchmarkDecodeFloor decodes every manifest file of the 1,000-layer stack
-// with go.yaml.in/yaml/v3 (the parser kustomize and lint share) on every
-// core, and nothing else: what any linter that reads the YAML with its
-// lines must do at least, the floor of BenchmarkBuildLint.
+// with go.yaml.in/yaml/v3 (the parser kustomize uses) on every core, and
+// nothing else: what a linter that reads the YAML with its lines through
+// the parser does at least, the floor BenchmarkBuildLint is held to.
+// fluxpack decodes the documents of the plain shape by hand
+// (yamlutil.DecodePlain: every document of this stack, though kustomize
+// parses the kustomized layers' again, and about 70 % of those of public
+// Flux repositories), so it can go below.
 func BenchmarkDecodeFloor(b *testing.B) {
 	b.Run("layers=1000", func(b *testing.B) {
 		dir := b.TempDir()
@@ -68,8 +79,7 @@ func BenchmarkDecodeFloor(b *testing.B) {
 			}
 			return err
 		}))
-		report := testutil.CPUMeter(b)
-		for b.Loop() {
+		decode := func() {
 			work := make(chan string)
 			var mu sync.Mutex
 			var failed error
@@ -108,6 +118,11 @@ func BenchmarkDecodeFloor(b *testing.B) {
 			if failed != nil {
 				b.Fatal(failed)
 			}
+		}
+		decode() // untimed, as BenchmarkBuildLint's first run
+		report := testutil.CPUMeter(b)
+		for b.Loop() {
+			decode()
 		}
 		report()
 	})
