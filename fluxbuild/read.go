@@ -78,21 +78,19 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 	}
 	docs = append(docs, document{text: data[prev:], line: line})
 
-	if streamSafe(data, seps) {
+	switch safe := streamSafe(data, seps); {
+	case safe && needs != nil:
 		// Each document on its own is what the stream gives: read it for
 		// its identity, or by hand (yamlutil.DecodePlain), or with the
 		// parser.
 		for _, d := range docs {
-			var n *yaml.Node
-			if needs != nil {
-				if n = identityNode(d.text, d.line, needs); n != nil {
-					if partial == nil {
-						partial = map[*yaml.Node]bool{}
-					}
-					partial[n.Content[0]] = true
+			n := identityNode(d.text, d.line, needs)
+			if n != nil {
+				if partial == nil {
+					partial = map[*yaml.Node]bool{}
 				}
-			}
-			if n == nil {
+				partial[n.Content[0]] = true
+			} else {
 				n = decodePlain(d.text, d.line)
 			}
 			if n != nil {
@@ -107,7 +105,27 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 				break
 			}
 		}
-	} else {
+	case safe:
+		// By hand when every document is plain; otherwise one parser for
+		// the file, cheaper than one a document.
+		plain := make([]*yaml.Node, 0, len(docs))
+		for _, d := range docs {
+			n := decodePlain(d.text, d.line)
+			if n == nil {
+				plain = nil
+				break
+			}
+			plain = append(plain, n)
+		}
+		for _, n := range plain {
+			if read, err = appendDocument(rel, read, n, len(docs)); err != nil {
+				break
+			}
+		}
+		if plain == nil || err != nil {
+			read, err = readStream(rel, data, len(docs))
+		}
+	default:
 		for _, d := range docs {
 			if read, err = readDocument(rel, read, d.text, d.line, len(docs)); err != nil {
 				break
