@@ -48,8 +48,9 @@ func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
 // (identityNode) an object of a kind needs says needs no more, when the
 // file is one a single decoder reads (streamSafe); partial holds the
 // nodes so read. With needs nil, every object is read whole. In such a
-// file, a document of the plain shape most manifests have is decoded by
-// hand (yamlutil.DecodePlain), the rest by the parser.
+// file, documents of the plain shape most manifests have are decoded by
+// hand (yamlutil.DecodePlain): each on its own in an identity read, all or
+// none in a whole read, which otherwise runs one parser for the file.
 func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind string) bool) (read []*yaml.Node, partial map[*yaml.Node]bool, err error) {
 	if bytes.Contains(data, []byte("\r\n")) {
 		data = bytes.ReplaceAll(data, []byte("\r\n"), newline)
@@ -110,6 +111,9 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 		// the file, cheaper than one a document.
 		plain := make([]*yaml.Node, 0, len(docs))
 		for _, d := range docs {
+			if len(bytes.TrimSpace(d.text)) == 0 {
+				continue // a trailing ---, say: no object either way
+			}
 			n := decodePlain(d.text, d.line)
 			if n == nil {
 				plain = nil
@@ -223,10 +227,11 @@ func mayInflate(text []byte) bool {
 	return bytes.IndexByte(text, '&') >= 0 || bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("merge"))
 }
 
-// readStream reads the documents of data with one decoder, which, when
-// streamSafe holds, gives what readDocument gives for each part, and an
-// error whose line counts from the top of the file: readManifestsFor's
-// error for a file one of whose parts fails.
+// readStream reads the documents of data with one decoder: the whole read
+// of a file that is not all plain, and the error, its line counted from
+// the top of the file, of one whose parts were read apart. When
+// streamSafe holds, its objects are the ones readDocument gives for each
+// part, but for where a comment next to a --- goes.
 func readStream(rel string, data []byte, parts int) ([]*yaml.Node, error) {
 	var read []*yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
