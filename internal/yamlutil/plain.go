@@ -231,7 +231,7 @@ func (d *plainDecoder) block(col, indent, depth int) *yaml.Node {
 // at s[col:] ends: a plain word or a quoted string, then a colon that ends
 // s or is followed by a space; 0 when s[col:] starts no entry.
 func keyEnd(s string, col int) int {
-	end, _ := scalarEnd(s, col)
+	end := scalarEnd(s, col)
 	if end == 0 || end >= len(s) || s[end] != ':' || end+1 < len(s) && s[end+1] != ' ' || end-col > maxKey {
 		return 0
 	}
@@ -252,7 +252,7 @@ func (d *plainDecoder) mapping(col, depth int) *yaml.Node {
 		if end == 0 {
 			return nil
 		}
-		k := d.scalar(s, at, l.num)
+		k := d.scalar(s, at, end-1, l.num)
 		for end < len(s) && s[end] == ' ' {
 			end++
 		}
@@ -346,8 +346,8 @@ func (d *plainDecoder) inline(s string, at, num, depth int) *yaml.Node {
 	case '{', '[':
 		n, end = d.flow(s, at, num, depth)
 	case '"', '\'':
-		if end, _ = scalarEnd(s, at); end > 0 {
-			n = d.scalar(s, at, num)
+		if end = scalarEnd(s, at); end > 0 {
+			n = d.scalar(s, at, end, num)
 		}
 	default:
 		if !plainStart(s, at) {
@@ -387,34 +387,33 @@ func plainStart(s string, at int) bool {
 // scalarEnd returns the index after the scalar at s[at:] that may be a
 // key: a quoted string on one line without escapes (a single-quoted one
 // may double its quotes), or a plain word (wordLen); 0 when there is
-// none. quotes says a single-quoted string doubles a quote.
-func scalarEnd(s string, at int) (end int, quotes bool) {
+// none.
+func scalarEnd(s string, at int) int {
 	q := s[at]
 	if q != '"' && q != '\'' {
 		if w := wordLen(s[at:]); w > 0 {
-			return at + w, false
+			return at + w
 		}
-		return 0, false
+		return 0
 	}
-	for end = at + 1; end < len(s); end++ {
+	for end := at + 1; end < len(s); end++ {
 		if s[end] == '\\' && q == '"' {
-			return 0, false
+			return 0
 		}
 		if s[end] == q {
 			if q == '\'' && end+1 < len(s) && s[end+1] == '\'' {
-				quotes = true
 				end++
 				continue
 			}
-			return end + 1, quotes
+			return end + 1
 		}
 	}
-	return 0, false // it goes on on the next line, or it is not YAML
+	return 0 // it goes on on the next line, or it is not YAML
 }
 
-// scalar is the node of the scalar scalarEnd found at s[at:], on line num.
-func (d *plainDecoder) scalar(s string, at, num int) *yaml.Node {
-	end, quotes := scalarEnd(s, at)
+// scalar is the node of the scalar scalarEnd found at s[at:end], on line
+// num.
+func (d *plainDecoder) scalar(s string, at, end, num int) *yaml.Node {
 	switch s[at] {
 	case '"':
 		n := d.node(yaml.ScalarNode, "!!str", num, at+1)
@@ -423,8 +422,8 @@ func (d *plainDecoder) scalar(s string, at, num int) *yaml.Node {
 	case '\'':
 		n := d.node(yaml.ScalarNode, "!!str", num, at+1)
 		n.Style, n.Value = yaml.SingleQuotedStyle, s[at+1:end-1]
-		if quotes {
-			n.Value = unquoteSingle(n.Value)
+		if strings.Contains(n.Value, "''") {
+			n.Value = strings.ReplaceAll(n.Value, "''", "'")
 		}
 		return n
 	}
@@ -450,18 +449,6 @@ func plainTag(v string) string {
 		return "!!null"
 	}
 	return "!!str"
-}
-
-// unquoteSingle turns each doubled single quote of v into one.
-func unquoteSingle(v string) string {
-	b := make([]byte, 0, len(v))
-	for i := 0; i < len(v); i++ {
-		b = append(b, v[i])
-		if v[i] == '\'' {
-			i++
-		}
-	}
-	return string(b)
 }
 
 // flow reads the one-line flow mapping or sequence at s[at:] of plain
@@ -498,11 +485,11 @@ func (d *plainDecoder) flow(s string, at, num, depth int) (*yaml.Node, int) {
 			return nil, 0
 		}
 		if mapping {
-			end, _ := scalarEnd(s, i)
+			end := scalarEnd(s, i)
 			if end == 0 || end+1 >= len(s) || s[end] != ':' || s[end+1] != ' ' || end-i > maxKey {
 				return nil, 0
 			}
-			d.stack = append(d.stack, d.scalar(s, i, num))
+			d.stack = append(d.stack, d.scalar(s, i, end, num))
 			i = end + 1
 			skip()
 		}
@@ -544,11 +531,11 @@ func (d *plainDecoder) flowValue(s string, i, num, depth int) (*yaml.Node, int) 
 	case '{', '[':
 		return d.flow(s, i, num, depth+1)
 	case '"', '\'':
-		end, _ := scalarEnd(s, i)
+		end := scalarEnd(s, i)
 		if end == 0 {
 			return nil, 0
 		}
-		return d.scalar(s, i, num), end
+		return d.scalar(s, i, end, num), end
 	}
 	if !isAlnum(s[i]) && (s[i] != '-' || i+1 == len(s) || !isAlnum(s[i+1]) && s[i+1] != '-') {
 		return nil, 0
