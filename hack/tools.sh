@@ -31,7 +31,13 @@ KWOK_VERSION=v0.8.0                 # sigs.k8s.io/kwok
 SOURCE_CONTROLLER_VERSION=v1.9.6    # github.com/fluxcd/source-controller
 SOURCE_CONTROLLER_REPLACES=(github.com/fluxcd/pkg/artifact=github.com/fluxcd/pkg/artifact@v0.18.1)
 KUSTOMIZE_CONTROLLER_VERSION=v1.9.5 # github.com/fluxcd/kustomize-controller
-KUSTOMIZE_CONTROLLER_REPLACES=()
+# Every kustomize-controller release pins kustomize/api and kyaml v0.21.1 with
+# a replace; fluxpack has no replace (importers never see one), so its module
+# graph selects v0.21.2 (fluxcd/pkg/kustomize v1.44.0 and pkg/ssa require it).
+# The controller the e2e compares against is built with that same kustomize.
+KUSTOMIZE_VERSION=v0.21.2           # sigs.k8s.io/kustomize/api and kyaml, as in go.mod
+KUSTOMIZE_CONTROLLER_REPLACES=(sigs.k8s.io/kustomize/api=sigs.k8s.io/kustomize/api@$KUSTOMIZE_VERSION
+  sigs.k8s.io/kustomize/kyaml=sigs.k8s.io/kustomize/kyaml@$KUSTOMIZE_VERSION)
 # helm-controller v1.6.4 is the API flux v2.9.5 uses (v1.7.x and v1.5.3 are
 # refused by the proxy here); notification-controller v1.9.3 likewise.
 HELM_CONTROLLER_VERSION=v1.6.4      # github.com/fluxcd/helm-controller
@@ -157,7 +163,11 @@ build_kwok() {
 build_flux() {
   local name=$1 version=$2
   shift 2
-  local dir=$cache/tools/$name-$version
+  # The replaces are part of the cache key: a binary built with other
+  # dependencies is another binary.
+  local key=$version
+  [ $# -eq 0 ] || key=$version-$(printf '%s\n' "$@" | sha256sum | cut -c1-8)
+  local dir=$cache/tools/$name-$key
   if [ ! -x "$dir/$name" ]; then
     log "building $name $version (about 2 minutes, once)"
     local mdir src=$cache/src/$name-$version
@@ -183,7 +193,9 @@ build_flux() {
 # placeholder stands in, so this flux runs every command but install and
 # bootstrap, which fluxpack's tests do not use.
 build_flux_cli() {
-  local dir=$cache/tools/flux-$FLUX_VERSION
+  # Built with the kustomize fluxpack's go.mod selects, as kustomize-controller
+  # is above: the preview tests compare fluxpack with `flux build`.
+  local dir=$cache/tools/flux-$FLUX_VERSION-kustomize-$KUSTOMIZE_VERSION
   if [ ! -x "$dir/flux" ]; then
     log "building the flux CLI $FLUX_VERSION (a few minutes, once)"
     local mdir src=$cache/src/flux-$FLUX_VERSION
@@ -193,6 +205,8 @@ build_flux_cli() {
     mkdir -p "$src/cmd/flux/manifests"
     echo "# placeholder: built by fluxpack's hack/tools.sh without the install manifests" \
       >"$src/cmd/flux/manifests/placeholder.yaml"
+    (cd "$src" && go mod edit -require="sigs.k8s.io/kustomize/api@$KUSTOMIZE_VERSION" \
+      -require="sigs.k8s.io/kustomize/kyaml@$KUSTOMIZE_VERSION")
     mkdir -p "$dir"
     (cd "$src" && CGO_ENABLED=0 timed flux go build -mod=mod -trimpath \
       -ldflags "-X main.VERSION=${FLUX_VERSION#v}" -o "$dir/flux.tmp" ./cmd/flux)
