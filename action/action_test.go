@@ -31,12 +31,6 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	testutil.RemoveBenchBinaries()
-	os.Exit(code)
-}
-
 // needTools skips on a machine without the tools the scripts call; the
 // CI image (Debian with Go) has them all.
 func needTools(t *testing.T) {
@@ -80,7 +74,7 @@ func fixtureRepo(t *testing.T) (dir, baseSHA string) {
 // With tamper, checksums.txt does not match the archive.
 func releaseServer(t *testing.T, version string, tamper bool) string {
 	t.Helper()
-	bin := testutil.BenchBinaries(t, map[string]string{"fluxpack": "./cmd/fluxpack"})["fluxpack"]
+	bin := testutil.Prebuilt(t, "fluxpack")
 	exe, err := os.ReadFile(bin)
 	require.NoError(t, err)
 	archive, err := release.Archive(release.BinaryName, exe)

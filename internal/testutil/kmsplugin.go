@@ -2,7 +2,6 @@ package testutil
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -11,9 +10,9 @@ import (
 // a key reference testkms://<path> signs with the PEM private key at <path>.
 const KMSPluginScheme = "testkms"
 
-// KMSPlugin builds ./internal/testutil/sigstore-kms-testkms, a sigstore CLI
-// KMS plugin, into a temporary directory, puts that directory first on
-// $PATH for the rest of the test (so sigstore's kms.Get runs it for
+// KMSPlugin links ./internal/testutil/sigstore-kms-testkms, a sigstore CLI
+// KMS plugin that `make test-bins` builds (see Prebuilt), into a temporary
+// directory as sigstore-kms-testkms, puts that directory first on $PATH for the rest of the test (so sigstore's kms.Get runs it for
 // testkms:// key references) and sets $TESTKMS_LOG to a file in which the
 // plugin records each method called. It writes an ECDSA P-256 key pair
 // (PKCS8KeyPair "kms" in a temporary directory) and returns the key
@@ -22,12 +21,10 @@ const KMSPluginScheme = "testkms"
 // It uses t.Setenv, so the test cannot be parallel.
 func KMSPlugin(t *testing.T) (ref, pub, log string) {
 	t.Helper()
+	plugin := Prebuilt(t, "sigstore-kms-"+KMSPluginScheme)
 	bin := t.TempDir()
-	c := exec.Command("go", "build", "-o", filepath.Join(bin, "sigstore-kms-"+KMSPluginScheme), "./internal/testutil/sigstore-kms-testkms")
-	c.Dir = RepoRoot(t)
-	c.Env = append(os.Environ(), "GOTOOLCHAIN=auto")
-	if msg, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("building the test KMS plugin: %v\n%s", err, msg)
+	if err := os.Symlink(plugin, filepath.Join(bin, "sigstore-kms-"+KMSPluginScheme)); err != nil {
+		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	keys := t.TempDir()
