@@ -7,14 +7,17 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/startup"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=…" (make
+// build, make release). Unset, it comes from the build info: see
+// versionFrom.
+var version = ""
 
 func main() {
 	startup.Done() // the collector was off while the linked packages initialized
@@ -23,5 +26,42 @@ func main() {
 	// would kill the process after its cleanup, with no exit code).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop() // never runs: os.Exit runs no deferred call, so the handlers stay
-	os.Exit(cli.MainAs(ctx, cli.NameFor(os.Args[0]), version, os.Args[1:], os.Stdout, os.Stderr))
+	bi, _ := debug.ReadBuildInfo()
+	os.Exit(cli.MainAs(ctx, cli.NameFor(os.Args[0]), versionFrom(version, bi), os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// versionFrom is the version `fluxpack version` prints: the stamped one;
+// else the module's version when go install built it at a version
+// (`go install …/cmd/fluxpack@v1.2.3`), or the pseudo-version the go
+// command derives from the checkout's commit; else "dev+" and the commit
+// the build info records (with "-dirty" for uncommitted changes); else
+// "dev" (a build with -buildvcs=false from a checkout).
+func versionFrom(stamped string, bi *debug.BuildInfo) string {
+	if stamped != "" {
+		return stamped
+	}
+	if bi == nil {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	v := "dev+" + rev[:min(12, len(rev))]
+	if dirty {
+		v += "-dirty"
+	}
+	return v
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,4 +100,35 @@ func TestNoCollectionDuringInits(t *testing.T) {
 		before += in.bytes
 	}
 	assert.Less(t, before*4, total, "inits before internal/startup's allocate %d of %d bytes: it initializes too late", before, total)
+}
+
+func TestVersionFrom(t *testing.T) {
+	vcs := func(kv ...string) []debug.BuildSetting {
+		var s []debug.BuildSetting
+		for i := 0; i < len(kv); i += 2 {
+			s = append(s, debug.BuildSetting{Key: kv[i], Value: kv[i+1]})
+		}
+		return s
+	}
+	tests := []struct {
+		name    string
+		stamped string
+		bi      *debug.BuildInfo
+		want    string
+	}{
+		{"stamped by make build", "v1.4.0", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-x"}}, "v1.4.0"},
+		{"go install …@version", "", &debug.BuildInfo{Main: debug.Module{Version: "v1.4.0"}}, "v1.4.0"},
+		{"pseudo-version of a checkout", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261128150000-3fba0aa12345+dirty"}}, "v0.0.0-20261128150000-3fba0aa12345+dirty"},
+		{"a checkout's commit", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: vcs("vcs", "git", "vcs.revision", "3fba0aa1234567890abcdef", "vcs.modified", "false")}, "dev+3fba0aa12345"},
+		{"a checkout with changes", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"},
+			Settings: vcs("vcs.revision", "3fba0aa1234567890abcdef", "vcs.modified", "true")}, "dev+3fba0aa12345-dirty"},
+		{"-buildvcs=false", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{"no build info", "", nil, "dev"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, versionFrom(tt.stamped, tt.bi))
+		})
+	}
 }
