@@ -13,12 +13,29 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 ##@ Main
 
 demo: ## Run the demo on an embedded default: an in-process registry, no cluster
-	$(GO) run ./examples/demo
+	@echo "demo: compiling the demo into bin/demo, a line per package compiled (a first run takes minutes; later ones seconds)"
+	$(GO) build -v -o bin/demo ./examples/demo 2>&1 | sed -u 's/^/demo: compiled /'
+	bin/demo
+
+# The binaries tests run are built here, never inside a test: a cold build of
+# the CLI takes minutes on a busy machine, longer than go test's timeout. They
+# are built with -race, so they reuse the packages `make test` compiled first.
+TEST_BIN := $(CURDIR)/bin/test
+PREBUILT_ENV := FLUXPACK_TEST_BIN=$(TEST_BIN)
+
+test-bins: ## Build the binaries the tests run into bin/test: the CLI and the test KMS plugin
+	@echo "test-bins: building bin/test/fluxpack and bin/test/sigstore-kms-testkms with -race"
+	$(GO) build -race -o $(TEST_BIN)/ ./cmd/fluxpack ./internal/testutil/sigstore-kms-testkms
+	$(GO) build -o $(TEST_BIN)/ ./hack/testprogress
 
 test: tools ## Run every unit and integration test (real registry server), with -race
-	@echo "test: compiling with -race first, one line per package compiled (cached ones are silent)"
+	@echo "test: compiling with -race first, a line per package compiled (a first run takes several minutes; cached packages are silent)"
 	$(GO) build -race -v ./... 2>&1 | sed -u 's/^/test: compiled /'
-	FLUXPACK_REQUIRE_REAL=1 $(GO) test -race -count=1 ./...
+	@$(MAKE) --no-print-directory test-bins
+	@echo "test: running the tests: a line per package as it finishes, and every minute the ones still running"
+	FLUXPACK_REQUIRE_REAL=1 $(PREBUILT_ENV) $(GO) test -race -count=1 -json ./... | $(TEST_BIN)/testprogress
+	@echo "test: go install …/cmd/fluxpack@VERSION from a module proxy directory serving HEAD (compiles the CLI again, a few minutes)"
+	FLUXPACK_REQUIRE_REAL=1 $(GO) test -tags moduletest -count=1 -timeout 20m -run TestGoInstallAtVersion ./internal/modtest
 
 FUZZTIME ?= 30s
 FUZZFLAGS ?=
@@ -70,16 +87,17 @@ E2E_RUN ?= .
 E2E_PARALLEL ?= 5
 E2E_SUMMARY := $(CURDIR)/.cache/e2e-summary.txt
 
-e2e: e2e-tools ## Run the seed systems in real Flux (control plane on loopback); prints a summary per case
+e2e: e2e-tools test-bins ## Run the seed systems in real Flux (control plane on loopback); prints a summary per case
 	$(GO) vet -tags e2e ./e2e/
 	rm -f $(E2E_SUMMARY)
-	FLUXPACK_REQUIRE_REAL=1 FLUXPACK_E2E_SUMMARY=$(E2E_SUMMARY) $(GO) test -tags e2e -count=1 -timeout 40m -parallel $(E2E_PARALLEL) -run '$(E2E_RUN)' ./e2e/
+	FLUXPACK_REQUIRE_REAL=1 $(PREBUILT_ENV) FLUXPACK_E2E_SUMMARY=$(E2E_SUMMARY) $(GO) test -tags e2e -count=1 -timeout 40m -parallel $(E2E_PARALLEL) -run '$(E2E_RUN)' ./e2e/
 	@cat $(E2E_SUMMARY)
 
 lint: lint-tools ## Check formatting, go vet, golangci-lint (importas, errorlint, unparam, revive's exported, ...)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./e2e/
+	$(GO) vet -tags moduletest ./internal/modtest/
 	.cache/bin/golangci-lint run ./...
 
 lint-tools: ## Build golangci-lint into .cache (once)
@@ -108,4 +126,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test fuzz bench build flux-pack release flux-tool tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help
+.PHONY: demo test test-bins fuzz bench build flux-pack release flux-tool tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help
