@@ -118,8 +118,9 @@ GOLDEN_PKGS ?= ./oci/... ./substitute/... ./outputs/... ./fluxbuild/... ./fluxre
 golden: ## Rewrite the golden files under testdata/ (review the diff!)
 	$(GO) test $(GOLDEN_PKGS) -run . -update
 
-docs: ## Regenerate the CLI reference in docs/cli
+docs: ## Regenerate the CLI reference in docs/cli and the Stack and Fleet file reference docs/stack.md
 	rm -rf docs/cli && $(GO) run ./hack/docgen docs/cli
+	$(GO) test ./layering -run '^TestFileReferenceIsCurrent$$' -count=1 -update
 
 all: lint test ## Lint and test
 

@@ -115,6 +115,8 @@ func (b *Builder) graph() ([]*node, []error) {
 		errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: invalid source url %q: want oci://HOST/REPOSITORY", st.name, st.oci.URL))
 	case st.sourceRef != nil && !slices.Contains(sourceKinds, st.sourceRef.Kind):
 		errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: invalid source kind %q: want one of %s", st.name, st.sourceRef.Kind, strings.Join(sourceKinds, ", ")))
+	case st.sourceRef != nil && st.sourceRef.Name == "":
+		errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: source %s: a name is required", st.name, st.sourceRef.Kind))
 	case st.sourceRef != nil && st.verify != nil:
 		errs = append(errs, errdefs.Kind(ErrInvalidOption, "stack %q: Verify sets the stack's own OCIRepository's spec.verify: use FromOCI or FromOCIRepository, not FromSource", st.name))
 	}

@@ -103,6 +103,8 @@ func TestBuildStackErrors(t *testing.T) {
 	assert.ErrorContains(t, err, `invalid source url "https://x/y"`)
 	_, err = layering.New("s", layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: "Secret", Name: "x"})).Layer("l").Build()
 	assert.ErrorContains(t, err, `invalid source kind "Secret"`)
+	_, err = layering.New("s", layering.FromSource(kustomizev1.CrossNamespaceSourceReference{Kind: "GitRepository"})).Layer("l").Build()
+	assert.ErrorContains(t, err, `stack "s": source GitRepository: a name is required`)
 	_, err = layering.New("s", layering.FromOCI(registry, "v1")).Then("first").Build()
 	assert.ErrorIs(t, err, layering.ErrUnknownDependency)
 }
