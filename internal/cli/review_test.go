@@ -283,3 +283,27 @@ func TestDiffStackBaseMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestDiffEntryIgnoredFiles: diff ENTRY --base HEAD on a clean checkout
+// with ignored files (a render, a secret) lists no changed file.
+func TestDiffEntryIgnoredFiles(t *testing.T) {
+	base, _ := reviewFixture(t)
+	testutil.WriteFiles(t, base, map[string]string{".gitignore": "out/\n*.secret.yaml\n"})
+	repo, err := git.PlainInit(base, false)
+	require.NoError(t, err)
+	wt, err := repo.Worktree()
+	require.NoError(t, err)
+	require.NoError(t, wt.AddWithOptions(&git.AddOptions{All: true}))
+	_, err = wt.Commit("base", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1700000000, 0)}})
+	require.NoError(t, err)
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	testutil.WriteFiles(t, base, map[string]string{
+		"out/clusters/prod/all.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rendered}\n",
+		"vars.secret.yaml":           "password: s3cr3t\n",
+	})
+	stdout, stderr, code := run(t, "diff", filepath.Join(base, "clusters", "prod"), "--base", "HEAD")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.Contains(t, stdout, "0 files changed;")
+}
