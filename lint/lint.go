@@ -254,6 +254,7 @@ type config struct {
 	operators            map[string][]string // WithOperators
 	fetcher              ChartFetcher        // WithChartFetcher
 	objects              *ObjectCache        // WithObjectCache
+	outputs              map[string]string   // WithOutputsFile: vars entry → file
 }
 
 type funcLint func(*config) error
@@ -423,6 +424,11 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.outputs)) {
+		if !slices.ContainsFunc(p.Vars, func(v layering.VarsEntry) bool { return v.Name == name }) {
+			return nil, errdefs.Kind(ErrInvalidOption, "outputs file of vars entry %q: plan %q has no such vars entry", name, p.Name)
+		}
 	}
 	l := &linter{p: p, inputs: inputs, root: root, cfg: cfg}
 	l.applyBootstrap()

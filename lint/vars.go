@@ -10,10 +10,29 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/outputs"
 	"github.com/fluxpack/fluxpack/substitute"
 )
+
+// WithOutputsFile reads the IaC outputs of the stack's vars entry vars
+// from file instead of the file the entry names, as layering.WithOutputs
+// does for a render. Package review gives both sides of a diff the
+// working tree's outputs file with it. A vars entry the stack does not
+// have is an error of Stack.
+func WithOutputsFile(vars, file string) Option {
+	return funcLint(func(c *config) error {
+		if vars == "" || file == "" {
+			return errdefs.Kind(ErrInvalidOption, "outputs file %q of vars entry %q: both are required", file, vars)
+		}
+		if c.outputs == nil {
+			c.outputs = map[string]string{}
+		}
+		c.outputs[vars] = file
+		return nil
+	})
+}
 
 // varsValues are a vars entry's IaC outputs as lint knows them, read once
 // per Lint.
@@ -36,6 +55,9 @@ func (l *linter) readVars() map[string]*varsValues {
 		path := v.Outputs
 		if l.p.Dir != "" && !filepath.IsAbs(path) {
 			path = filepath.Join(l.p.Dir, filepath.FromSlash(path))
+		}
+		if f, ok := l.cfg.outputs[v.Name]; ok {
+			path = f
 		}
 		outs, err := outputs.Read(path)
 		if err != nil {

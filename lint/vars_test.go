@@ -3,6 +3,7 @@ package lint_test
 import (
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -204,5 +205,40 @@ func TestLintVariablesSubstitute(t *testing.T) {
 				assert.True(t, strings.HasPrefix(got[i], w), "finding %d:\n got %s\nwant %s…", i, got[i], w)
 			}
 		})
+	}
+}
+
+// WithOutputsFile reads a vars entry's outputs from another file than the
+// one the stack names; a vars entry the stack lacks, or an empty name, is
+// an invalid option.
+func TestWithOutputsFile(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(t.TempDir(), "elsewhere.json")
+	writeTree(t, dir, map[string]string{
+		"apps/a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: flux-system}\ndata: {region: \"${region}\"}\n",
+		"stack.yaml": "apiVersion: fluxpack.dev/v1alpha1\nkind: Stack\nmetadata: {name: s, namespace: flux-system}\n" +
+			"spec:\n  source: {url: " + registry + ", tag: v1}\n  vars: [{outputs: nope.json, name: cluster-vars}]\n  layers:\n" +
+			"    - {name: apps, path: ./apps}\n",
+	})
+	require.NoError(t, os.WriteFile(other, []byte(`{"region": {"sensitive": false, "type": "string", "value": "eu"}}`), 0o644))
+	messages := func(rep *lint.Report) []string {
+		var out []string
+		for _, f := range failing(rep) {
+			out = append(out, f.Message)
+		}
+		return out
+	}
+	rep, err := lint.File(t.Context(), filepath.Join(dir, "stack.yaml"))
+	require.NoError(t, err)
+	require.Len(t, messages(rep), 1, "without the option, the stack's file is read: %q", messages(rep))
+	assert.Contains(t, messages(rep)[0], "nope.json")
+
+	rep, err = lint.File(t.Context(), filepath.Join(dir, "stack.yaml"), lint.WithOutputsFile("cluster-vars", other))
+	require.NoError(t, err)
+	assert.Empty(t, messages(rep), "the outputs are read from %s", other)
+
+	for _, opt := range []lint.Option{lint.WithOutputsFile("other-vars", other), lint.WithOutputsFile("", other), lint.WithOutputsFile("cluster-vars", "")} {
+		_, err := lint.File(t.Context(), filepath.Join(dir, "stack.yaml"), opt)
+		assert.ErrorIs(t, err, lint.ErrInvalidOption)
 	}
 }

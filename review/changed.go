@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
@@ -23,13 +24,22 @@ import (
 
 // ChangedFiles compares two trees and returns the files (slash-separated,
 // relative to the trees' roots, sorted) that one has and the other lacks,
-// or that differ in content or executable bit. .git is left out.
+// or that differ in content or executable bit. .git is left out, and in a
+// tree that is (in) a Git working tree, so is what Git ignores there: an
+// untracked file that .gitignore, .git/info/exclude or core.excludesFile
+// matches (rendered output, an IaC outputs file) and a nested repository.
+// A tree in no Git working tree (a revision Extract wrote) is read whole.
 func ChangedFiles(base, head string) ([]string, error) {
+	files, _, err := (&config{baseRoot: base, headRoot: head}).changedFiles()
+	return files, err
+}
+
+func changedFiles(base, head string, baseRules, headRules *gitRules) ([]string, error) {
 	var b, h map[string]treeEntry
 	var be, he error
 	var wg sync.WaitGroup
-	wg.Go(func() { b, be = listTree(base) })
-	h, he = listTree(head)
+	wg.Go(func() { b, be = listTree(base, baseRules) })
+	h, he = listTree(head, headRules)
 	wg.Wait()
 	if err := cmp.Or(be, he); err != nil {
 		return nil, err
@@ -76,24 +86,48 @@ type treeEntry struct {
 	link    string
 }
 
-// listTree lists the regular files and links under root, .git left out,
-// stating each entry from its open directory (inputfile.ReadDir).
-func listTree(root string) (map[string]treeEntry, error) {
+// listTree lists the regular files and links under root, .git left out
+// (a folder, or a linked worktree's file), stating each entry from its
+// open directory (inputfile.ReadDir). With rules (root is in a Git
+// working tree), what Git ignores is left out too.
+func listTree(root string, rules *gitRules) (map[string]treeEntry, error) {
 	out := map[string]treeEntry{}
-	var walk func(dir, rel string) error
-	walk = func(dir, rel string) error {
+	var walk func(dir, rel string, comps []string, patterns []gitignore.Pattern, inIgnored bool) error
+	walk = func(dir, rel string, comps []string, patterns []gitignore.Pattern, inIgnored bool) error {
 		entries, err := inputfile.ReadDir(dir, true)
 		if err != nil {
 			return err
 		}
+		var matcher gitignore.Matcher
+		if rules != nil {
+			if rel != "" && slices.ContainsFunc(entries, func(e inputfile.DirEntry) bool { return e.Name == ".git" }) {
+				return nil // another repository: Git lists none of its files
+			}
+			patterns = folder(patterns, dir, comps, slices.ContainsFunc(entries, func(e inputfile.DirEntry) bool {
+				return e.Name == ".gitignore" && e.Type.IsRegular()
+			}))
+			matcher = gitignore.NewMatcher(patterns)
+		}
+		// The path of each entry from the top, for the matcher.
+		entryPath := append(slices.Clip(comps), "")
 		for _, e := range entries {
 			p, r := filepath.Join(dir, e.Name), path.Join(rel, e.Name)
-			switch {
-			case e.Type.IsDir():
-				if e.Name == ".git" {
+			if e.Name == ".git" {
+				continue // a folder, or the file of a linked worktree or submodule
+			}
+			ignored := false
+			if rules != nil {
+				// A tracked path in an ignored folder is listed; what is
+				// untracked beside it is not.
+				var skip bool
+				entryPath[len(comps)] = e.Name
+				if ignored, skip = rules.match(matcher, entryPath, e.Type.IsDir(), inIgnored); skip {
 					continue
 				}
-				if err := walk(p, r); err != nil {
+			}
+			switch {
+			case e.Type.IsDir():
+				if err := walk(p, r, append(slices.Clip(comps), e.Name), patterns, ignored); err != nil {
 					return err
 				}
 			case e.Type&fs.ModeSymlink != 0:
@@ -116,7 +150,12 @@ func listTree(root string) (map[string]treeEntry, error) {
 		}
 		return nil
 	}
-	return out, walk(root, "")
+	var comps []string
+	var patterns []gitignore.Pattern
+	if rules != nil {
+		comps, patterns = rules.prefix, rules.patterns
+	}
+	return out, walk(root, "", comps, patterns, false)
 }
 
 // Affected returns the layers of repo (by name) whose render a change to

@@ -26,6 +26,17 @@
 // needs no more (fluxrepo.WithIdentityOnly), and shared by the two sides;
 // the layers the change feeds are read whole on each side.
 //
+// The changed files (ChangedFiles) are those Git would list: in a tree
+// that is a Git working tree, an untracked file that .gitignore,
+// .git/info/exclude or core.excludesFile ignores (a render in out/, an
+// IaC outputs file) is no change, nor is a nested repository. An IaC
+// outputs file a stack names outside the repository, or ignored by Git,
+// is in no revision: CompareStack and CompareFleet read it where the
+// working tree has it on both sides, and say so (Report.Outputs). Paths
+// under either root in messages (findings, why a producer did not
+// render) are written relative to the root, so a report names no
+// temporary folder and reads the same on every run.
+//
 // DiffObjects matches objects by group, kind, namespace and name, fields
 // by path, and list entries by their key (name, mountPath, containerPort,
 // port, key), so a reorder is one FieldMoved. A Secret's values never
@@ -38,6 +49,6 @@
 // scanning (WriteSARIF), unified diffs (WriteUnified) and JSON (the
 // Report's fields).
 //
-// The package reads files and Git objects; it never touches the network,
-// a cluster, or the working tree's Git state.
+// The package reads files, Git objects, the Git index and ignore files; it
+// never touches the network, a cluster, or the working tree's Git state.
 package review

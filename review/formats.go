@@ -85,6 +85,10 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 		if len(r.Unresolved) > 0 {
 			fmt.Fprintf(&h, "\nVariables of %s (not in the tree) are left as `${var}` on both sides.\n", mdEscape(strings.Join(r.Unresolved, ", ")))
 		}
+		if len(r.Outputs) > 0 {
+			line := r.outputsLine()
+			fmt.Fprintf(&h, "\n%s.\n", mdEscape(strings.ToUpper(line[:1])+line[1:]))
+		}
 		if !r.Changed() {
 			h.WriteString("\n" + mdEscape(strings.ToUpper(r.noChangeLine()[:1])+r.noChangeLine()[1:]) + ".\n")
 		}

@@ -60,6 +60,11 @@ type Report struct {
 	// Images are the container images the change adds, removes or
 	// retags.
 	Images []ImageChange `json:"images,omitempty"`
+	// Outputs are the IaC outputs files a stack names that are not in the
+	// repository (outside its root, or ignored by Git), which both sides
+	// read where the working tree has them: relative to the repository's
+	// root, slash-separated.
+	Outputs []string `json:"outputs,omitempty"`
 }
 
 // Changed reports whether the change does anything Report shows.
@@ -283,6 +288,8 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	if err := cmp.Or(blErr, hlErr); err != nil {
 		return nil, err
 	}
+	base.paths.findings(bl)
+	head.paths.findings(hl)
 	r.Findings = DiffFindings(bl, hl)
 	r.Bootstrap = diffBootstrap(base.plan(), head.plan())
 	return r, nil
@@ -307,10 +314,11 @@ type side struct {
 	rendered   []string
 	failed     map[string]string // producer → why it did not render
 	unresolved []string          // substituteFrom sources stood in for
+	paths      rootPaths         // rewrites the root's paths in messages
 }
 
 func readSide(ctx context.Context, root, entry string, opts []fluxrepo.Option) (*side, error) {
-	s := &side{failed: map[string]string{}}
+	s := &side{failed: map[string]string{}, paths: newRootPaths(root)}
 	p := filepath.Join(root, filepath.FromSlash(entry))
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -353,7 +361,7 @@ func (s *side) renderLayer(ctx context.Context, name string) (string, []byte, er
 	producer := s.repo.Plan.KustomizationRef(name)
 	s.rendered = append(s.rendered, producer)
 	if in := s.repo.Inputs[i]; in.Source == nil {
-		s.failed[producer] = in.Unavailable
+		s.failed[producer] = s.paths.rel(in.Unavailable)
 		return producer, nil, nil
 	}
 	out, unresolved, err := s.repo.RenderUnresolved(ctx, name)
@@ -366,7 +374,7 @@ func (s *side) renderLayer(ctx context.Context, name string) (string, []byte, er
 		if ctx.Err() != nil {
 			return "", nil, ctx.Err()
 		}
-		s.failed[producer] = err.Error()
+		s.failed[producer] = s.paths.rel(err.Error())
 		return producer, nil, nil
 	}
 	return producer, out, nil
@@ -403,7 +411,7 @@ func (s *side) renderReleases(ctx context.Context, want func(string) bool) (map[
 		s.rendered = append(s.rendered, producer)
 		order = append(order, producer)
 		if rr.Err != nil {
-			s.failed[producer] = rr.Err.Error()
+			s.failed[producer] = s.paths.rel(rr.Err.Error())
 			continue
 		}
 		objs, err := ParseObjects(producer, rr.Release.Manifest)

@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -59,7 +61,7 @@ func CompareStack(ctx context.Context, baseRoot, headRoot, stackRel string, opts
 	if err != nil {
 		return nil, err
 	}
-	files, err := ChangedFiles(baseRoot, headRoot)
+	files, headRules, err := cfg.changedFiles()
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
 	}
@@ -74,7 +76,7 @@ func CompareStack(ctx context.Context, baseRoot, headRoot, stackRel string, opts
 	if base.b == nil && head.b == nil {
 		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, stackRel)
 	}
-	return compareBuilders(ctx, cfg, stackRel, files, base.b, head.b)
+	return compareBuilders(ctx, cfg, stackRel, files, headRules, base.b, head.b)
 }
 
 // CompareFleet compares every cluster of the fleet file fleetRel (the
@@ -86,7 +88,7 @@ func CompareFleet(ctx context.Context, baseRoot, headRoot, fleetRel string, opts
 	if err != nil {
 		return nil, err
 	}
-	files, err := ChangedFiles(baseRoot, headRoot)
+	files, headRules, err := cfg.changedFiles()
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
 	}
@@ -138,7 +140,7 @@ func CompareFleet(ctx context.Context, baseRoot, headRoot, fleetRel string, opts
 		if err != nil {
 			return nil, fmt.Errorf("at %s: %w", cfg.head, err)
 		}
-		r, err := compareBuilders(ctx, cfg, fleetRel+"#"+c, files, bb, hb)
+		r, err := compareBuilders(ctx, cfg, fleetRel+"#"+c, files, headRules, bb, hb)
 		if err != nil {
 			return nil, err
 		}
@@ -147,26 +149,24 @@ func CompareFleet(ctx context.Context, baseRoot, headRoot, fleetRel string, opts
 	return out, nil
 }
 
-// relativeFiles names the files of a side's findings relative to the
-// side's root, as a reviewer and a code-scanning upload know them.
-func relativeFiles(r *lint.Report, root string) {
-	abs, err := filepath.Abs(root)
+// changedFiles returns the files the change touches (ChangedFiles) and
+// what Git ignores in the head's tree.
+func (cfg *config) changedFiles() ([]string, *gitRules, error) {
+	var br, hr *gitRules
+	var be, he error
+	var wg sync.WaitGroup
+	wg.Go(func() { br, be = loadGitRules(cfg.baseRoot) })
+	hr, he = loadGitRules(cfg.headRoot)
+	wg.Wait()
+	err := cmp.Or(be, he)
+	var files []string
+	if err == nil {
+		files, err = changedFiles(cfg.baseRoot, cfg.headRoot, br, hr)
+	}
 	if err != nil {
-		return
+		return nil, nil, err
 	}
-	rel := func(f string) string {
-		if !filepath.IsAbs(filepath.FromSlash(f)) {
-			return f
-		}
-		if x, err := filepath.Rel(abs, filepath.FromSlash(f)); err == nil && filepath.IsLocal(x) {
-			return filepath.ToSlash(x)
-		}
-		return f
-	}
-	for i := range r.Findings {
-		r.Findings[i].File = rel(r.Findings[i].File)
-		r.Findings[i].LayerFile = rel(r.Findings[i].LayerFile)
-	}
+	return files, hr, nil
 }
 
 func newCompareConfig(baseRoot, headRoot string, opts []Option) (*config, error) {
@@ -182,8 +182,8 @@ func newCompareConfig(baseRoot, headRoot string, opts []Option) (*config, error)
 	return cfg, nil
 }
 
-func compareBuilders(ctx context.Context, cfg *config, entry string, files []string, base, head *layering.Builder) (*Report, error) {
-	roots := [2]string{cfg.baseRoot, cfg.headRoot}
+func compareBuilders(ctx context.Context, cfg *config, entry string, files []string, headRules *gitRules, base, head *layering.Builder) (*Report, error) {
+	roots := [2]rootPaths{newRootPaths(cfg.baseRoot), newRootPaths(cfg.headRoot)}
 	r := &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, All: true}
 	var plans [2]*layering.Plan
 	var objs [2][]Object
@@ -205,10 +205,16 @@ func compareBuilders(ctx context.Context, cfg *config, entry string, files []str
 				r.Rendered = append(r.Rendered, x)
 			}
 		}
-		if reps[i], err = lint.Stack(ctx, b, "", cfg.lint...); err != nil {
+		lintOpts := cfg.lint
+		if i == 0 {
+			var shared []lint.Option
+			shared, r.Outputs = sharedOutputs(p, head, cfg.baseRoot, cfg.headRoot, headRules)
+			lintOpts = append(slices.Clip(lintOpts), shared...)
+		}
+		if reps[i], err = lint.Stack(ctx, b, "", lintOpts...); err != nil {
 			return nil, err
 		}
-		relativeFiles(reps[i], roots[i])
+		roots[i].findings(reps[i])
 	}
 	slices.Sort(r.Rendered)
 	strip := append(slices.Clone(DefaultStripAttrs), cfg.strip...)
@@ -224,6 +230,75 @@ func compareBuilders(ctx context.Context, cfg *config, entry string, files []str
 	}
 	r.Bootstrap = diffBootstrap(bv, hv)
 	return r, nil
+}
+
+// sharedOutputs finds the base's vars entries whose IaC outputs file is
+// not in the repository: outside its root (the README's ../terraform.json,
+// beside the folder push ships), or a file Git ignores in the working
+// tree. Such a file is not in a base revision, and what the base would
+// read in its place (a path under a temporary folder) is nothing the
+// change made; both sides read it where the working tree has it. It
+// returns the lint options that say so and the files, named relative to
+// the repository's root (absolute when the stack names them so).
+//
+// An entry that names its file relative to the stack (or fleet) file is
+// found in the working tree at the same path relative to the root; one
+// that names an absolute path outside the root is the same file on both
+// sides. A fleet's outputs reach the stack as absolute paths: outside the
+// root, one is taken as relative when a vars entry of the head names the
+// same path relative to the head's root.
+func sharedOutputs(p *layering.Plan, head *layering.Builder, baseRoot, headRoot string, headRules *gitRules) ([]lint.Option, []string) {
+	broot, err1 := filepath.Abs(baseRoot)
+	hroot, err2 := filepath.Abs(headRoot)
+	if err1 != nil || err2 != nil {
+		return nil, nil
+	}
+	resolve := func(dir, f string) string {
+		f = filepath.FromSlash(f)
+		if !filepath.IsAbs(f) {
+			f = filepath.Join(dir, f)
+		}
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return f
+		}
+		return abs
+	}
+	headHas := func(want string) bool {
+		if head == nil {
+			return false
+		}
+		hp, _ := head.Draft()
+		return slices.ContainsFunc(hp.Vars, func(v layering.VarsEntry) bool {
+			return v.Outputs != "" && resolve(hp.Dir, v.Outputs) == want
+		})
+	}
+	var opts []lint.Option
+	var names []string
+	for _, v := range p.Vars {
+		if v.Outputs == "" {
+			continue
+		}
+		abs := resolve(p.Dir, v.Outputs)
+		rel, err := filepath.Rel(broot, abs)
+		if err != nil {
+			continue
+		}
+		there, name := filepath.Join(hroot, rel), filepath.ToSlash(rel)
+		switch {
+		case filepath.IsLocal(rel):
+			if !headRules.ignored(name) {
+				continue // in the repository: each side reads its own
+			}
+		case filepath.IsAbs(filepath.FromSlash(v.Outputs)) && !headHas(there):
+			there, name = abs, abs // the same file on both sides
+		}
+		opts = append(opts, lint.WithOutputsFile(v.Name, there))
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return opts, names
 }
 
 // stackObjects returns what a stack's Plan ships: the Flux objects it

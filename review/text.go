@@ -64,6 +64,9 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	if len(r.Unresolved) > 0 {
 		fmt.Fprintf(&b, "variables of %s (not in the tree) are left as ${var} on both sides\n", strings.Join(r.Unresolved, ", "))
 	}
+	if len(r.Outputs) > 0 {
+		fmt.Fprintf(&b, "%s\n", r.outputsLine())
+	}
 	if !r.Changed() {
 		b.WriteString(r.noChangeLine() + "\n")
 	}
@@ -109,6 +112,12 @@ func WriteObjectChanges(w io.Writer, cs []ObjectChange, opts TextOptions) error 
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// outputsLine says which outputs files both sides read from the working
+// tree.
+func (r *Report) outputsLine() string {
+	return fmt.Sprintf("outputs read from %s on both sides (not in the repository)", strings.Join(r.Outputs, ", "))
 }
 
 // noChangeLine says there is no change, and how much that covers.

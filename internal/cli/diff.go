@@ -59,8 +59,9 @@ reports:
 
 The base is --base REV, a revision of the same Git repository read without a
 checkout (default: the merge-base of HEAD with its upstream branch), or
---base-dir DIR, a second copy of the repository. By default only the
-Kustomizations and HelmReleases whose inputs the changed files feed are
+--base-dir DIR, a second copy of the repository. Files Git ignores
+(.gitignore, .git/info/exclude, core.excludesFile) are no changed files. By
+default only the Kustomizations and HelmReleases whose inputs the changed files feed are
 rendered (files under their path and bases, the sources, valuesFrom and
 substituteFrom objects they read); --all renders every one. A producer that
 does not render on a side is listed, and its objects are left out on both
@@ -78,7 +79,9 @@ With -f STACK (or --fleet FLEET, every cluster of it), diff compares a
 stack file's two versions the same way: the Flux objects the stack renders,
 each layer's manifests as kustomize-controller builds them (before the
 stack's variables, which IaC outputs give at render time), lint's findings
-and the bootstrap order.
+and the bootstrap order. An outputs file outside the repository, or ignored
+by Git, is in no revision: both sides read it from the working tree, and
+the report says so.
 
 With DIR and oci://…:TAG, diff compares the artifact DIR would make with
 what the tag holds and lists the files that differ: + added, - removed, ~

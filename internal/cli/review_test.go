@@ -179,3 +179,131 @@ func TestPromoteOtherCluster(t *testing.T) {
 	_, stderr, code = run(t, "promote", "oci://"+reg.Host+"/platform:prod", "--from", "staging", "--other-cluster")
 	assert.Equal(t, cli.ExitOK, code, stderr)
 }
+
+// gitStackFixture commits layering's fleet fixture as a Git repository
+// under dir/repo, the way the README lays a platform out: the stack's IaC
+// outputs outside the repository (../terraform/default.json), the
+// fleet's in a folder Git ignores (terraform/), and the render in an
+// ignored out/. broken.yaml names an outputs file the commit lacks.
+func gitStackFixture(t *testing.T) (repoDir string) {
+	t.Helper()
+	src := filepath.Join(testutil.RepoRoot(t), "layering", "testdata", "fleet")
+	dir := t.TempDir()
+	repoDir = filepath.Join(dir, "repo")
+	require.NoError(t, os.CopyFS(repoDir, os.DirFS(src)))
+	require.NoError(t, os.CopyFS(filepath.Join(dir, "terraform"), os.DirFS(filepath.Join(src, "terraform"))))
+	stack, err := os.ReadFile(filepath.Join(repoDir, "stack.yaml"))
+	require.NoError(t, err)
+	outside := bytes.Replace(stack, []byte("outputs: terraform/default.json"), []byte("outputs: ../terraform/default.json"), 1)
+	require.NotEqual(t, stack, outside, "the fixture's stack changed: no outputs to move")
+	broken := bytes.Replace(stack, []byte("outputs: terraform/default.json"), []byte("outputs: vars/cluster.json"), 1)
+	testutil.WriteFiles(t, repoDir, map[string]string{
+		"stack.yaml":  string(outside),
+		"broken.yaml": string(broken),
+		".gitignore":  "out/\nterraform/\n",
+	})
+	repo, err := git.PlainInit(repoDir, false)
+	require.NoError(t, err)
+	wt, err := repo.Worktree()
+	require.NoError(t, err)
+	require.NoError(t, wt.AddWithOptions(&git.AddOptions{All: true}))
+	_, err = wt.Commit("platform", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1700000000, 0)}})
+	require.NoError(t, err)
+	st, err := wt.Status()
+	require.NoError(t, err)
+	require.True(t, st.IsClean(), "the checkout is clean: %v", st)
+	_, err = os.Stat(filepath.Join(repoDir, "terraform", "staging.json"))
+	require.NoError(t, err, "the fleet's outputs are in the working tree, ignored")
+	// The render, where the README's tour writes it: ignored files.
+	_, stderr, code := run(t, "render", "-f", filepath.Join(repoDir, "stack.yaml"), "-d", filepath.Join(repoDir, "out"))
+	require.Equal(t, cli.ExitOK, code, stderr)
+	return repoDir
+}
+
+// TestDiffStackGitBase: diff -f STACK --base HEAD on a clean checkout
+// is no change. Ignored files (the render in out/, the fleet's outputs)
+// are no changed files, and the outputs files that are not in the
+// repository are read from the working tree on both sides, said once.
+func TestDiffStackGitBase(t *testing.T) {
+	repoDir := gitStackFixture(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull) // no excludes of the machine's
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	for _, c := range []struct {
+		name, outputs string
+		args          []string
+	}{
+		{"stack", "../terraform/default.json", []string{"-f", filepath.Join(repoDir, "stack.yaml")}},
+		{"fleet", "terraform/staging.json", []string{"--fleet", filepath.Join(repoDir, "fleet.yaml")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := run(t, append([]string{"diff", "--base", "HEAD"}, c.args...)...)
+			require.Equal(t, cli.ExitOK, code, "a clean checkout is no change:\n%s%s", stdout, stderr)
+			assert.Contains(t, stdout, "0 files changed;")
+			assert.Contains(t, stdout, "outputs read from "+c.outputs+" on both sides")
+			assert.Contains(t, stdout, "no change to objects, races or bootstrap order")
+			assert.Equal(t, 1, strings.Count(stdout, "outputs read from "+c.outputs), "said once per cluster:\n%s", stdout)
+			md, _, code := run(t, append([]string{"diff", "--base", "HEAD", "-o", "markdown"}, c.args...)...)
+			require.Equal(t, cli.ExitOK, code)
+			assert.Contains(t, md, "Outputs read from "+c.outputs+" on both sides")
+		})
+	}
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Empty(t, left, "diff left files in TMPDIR")
+}
+
+// TestDiffStackBaseMessages: a finding of the base side (here the
+// outputs file the commit lacks, which the working tree adds) names the
+// file as the repository does, never the temporary folder the base was
+// written to: every format prints the same on every run.
+func TestDiffStackBaseMessages(t *testing.T) {
+	repoDir := gitStackFixture(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	data, err := os.ReadFile(filepath.Join(repoDir, "..", "terraform", "default.json"))
+	require.NoError(t, err)
+	testutil.WriteFiles(t, repoDir, map[string]string{"vars/cluster.json": string(data)})
+	for _, out := range []string{"", "markdown", "json", "github", "sarif", "unified"} {
+		t.Run("format "+out, func(t *testing.T) {
+			var runs []string
+			for range 2 {
+				stdout, stderr, code := run(t, "diff", "-f", filepath.Join(repoDir, "broken.yaml"), "--base", "HEAD", "-o", out)
+				require.Equal(t, cli.ExitFinding, code, stderr)
+				assert.NotContains(t, stdout, tmp, "stdout names the base's temporary folder")
+				assert.NotContains(t, stderr, tmp, "stderr names the base's temporary folder")
+				runs = append(runs, stdout+stderr)
+			}
+			assert.Equal(t, runs[0], runs[1], "two runs print the same")
+			if out == "" || out == "markdown" || out == "json" {
+				assert.Contains(t, runs[0], "open vars/cluster.json: no such file or directory", "the fixed finding names the file in the repository")
+			}
+		})
+	}
+}
+
+// TestDiffEntryIgnoredFiles: diff ENTRY --base HEAD on a clean checkout
+// with ignored files (a render, a secret) lists no changed file.
+func TestDiffEntryIgnoredFiles(t *testing.T) {
+	base, _ := reviewFixture(t)
+	testutil.WriteFiles(t, base, map[string]string{".gitignore": "out/\n*.secret.yaml\n"})
+	repo, err := git.PlainInit(base, false)
+	require.NoError(t, err)
+	wt, err := repo.Worktree()
+	require.NoError(t, err)
+	require.NoError(t, wt.AddWithOptions(&git.AddOptions{All: true}))
+	_, err = wt.Commit("base", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1700000000, 0)}})
+	require.NoError(t, err)
+	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	testutil.WriteFiles(t, base, map[string]string{
+		"out/clusters/prod/all.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rendered}\n",
+		"vars.secret.yaml":           "password: s3cr3t\n",
+	})
+	stdout, stderr, code := run(t, "diff", filepath.Join(base, "clusters", "prod"), "--base", "HEAD")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.Contains(t, stdout, "0 files changed;")
+}
