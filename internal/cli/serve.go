@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"net"
 
 	"github.com/spf13/cobra"
 
@@ -58,8 +59,8 @@ picks a free port. An OCIRepository reaching it needs spec.insecure: true.`,
 			if s.Dir() != "" {
 				kept = "blobs in " + s.Dir() + ", manifests and tags in memory (lost when it stops)"
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "serving an OCI registry on %s, %s, until interrupted; push to it: %s push ./dir oci://%s/platform:v1\n",
-				s.Addr(), kept, cmd.Root().DisplayName(), s.Addr())
+			fmt.Fprintf(cmd.ErrOrStderr(), "serving an OCI registry on %s, %s, until interrupted; push to it: %s push ./dir %s\n",
+				s.Addr(), kept, cmd.Root().DisplayName(), pushTarget(s.Addr()))
 			return s.Serve(cmd.Context())
 		},
 	}
@@ -68,4 +69,23 @@ picks a free port. An OCIRepository reaching it needs spec.insecure: true.`,
 	fs.StringVar(&dir, "dir", "", "folder to keep the blobs in, made if missing (default: memory)")
 	fs.BoolVar(&allowRemote, "allow-remote", false, "allow an --addr that is not on loopback (the registry has no authentication)")
 	return cmd
+}
+
+// pushTarget is how to push to a registry listening on addr: on loopback
+// directly; on every interface (--allow-remote) through loopback; on
+// another address with --insecure-registry, as the registry speaks plain
+// HTTP.
+func pushTarget(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "oci://" + addr + "/platform:v1"
+	}
+	ip := net.ParseIP(host)
+	switch {
+	case ip != nil && ip.IsUnspecified():
+		return "oci://" + net.JoinHostPort("127.0.0.1", port) + "/platform:v1"
+	case ip != nil && ip.IsLoopback():
+		return "oci://" + addr + "/platform:v1"
+	}
+	return "oci://" + addr + "/platform:v1 --insecure-registry"
 }
