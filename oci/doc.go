@@ -48,7 +48,9 @@
 //     not touch the platform does not roll a new revision to every cluster.
 //   - Tags last. Blobs go first, then the manifest under its tag, then extra
 //     tags, so an interrupted push never leaves a tag on an incomplete
-//     artifact.
+//     artifact. A blob upload that fails or is interrupted (ctx done) is
+//     cancelled at the registry (DELETE of its upload session), so no
+//     partial upload is left there.
 //   - Nothing silently dropped. Ignore rules are the flux CLI's defaults
 //     (DefaultIgnorePaths), the tree's .sourceignore files and WithIgnorePaths,
 //     in .gitignore syntax. Symlinks that stay in the tree are followed;

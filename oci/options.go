@@ -457,9 +457,10 @@ func WithCAFile(path string) RegistryOption {
 	}}
 }
 
-// WithInsecure allows plain HTTP and unverified TLS to the registry.
-// (go-containerregistry already falls back to plain HTTP for loopback and
-// RFC 1918 hosts.)
+// WithInsecure allows plain HTTP to the registry, whatever its host, and
+// unverified TLS. Without it, go-containerregistry already falls back to
+// plain HTTP for 127.0.0.1, ::1, localhost:PORT, *.localhost and RFC 1918
+// addresses (after trying HTTPS), and verifies TLS.
 func WithInsecure() RegistryOption {
 	return registryOpt{func(o *options) error {
 		o.insecure = true
@@ -582,13 +583,15 @@ func WithLogger(l *slog.Logger) SharedOption {
 // instead of holding the whole operation until its deadline.
 const ResponseHeaderTimeout = 30 * time.Second
 
-// httpTransport returns the transport registry requests go through.
+// httpTransport returns the transport one operation's registry requests
+// go through: it cancels the upload sessions the operation gives up
+// (uploadSessions).
 func (o *options) httpTransport() http.RoundTripper {
 	rt := o.baseTransport()
 	if o.logger != nil {
 		rt = logTransport{base: rt, log: o.logger}
 	}
-	return rt
+	return newUploadSessions(rt)
 }
 
 func (o *options) baseTransport() http.RoundTripper {

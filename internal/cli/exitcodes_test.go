@@ -105,6 +105,9 @@ func TestExitCodes(t *testing.T) {
 		{"flux-patch", cli.ExitError, []string{"flux-patch", "--requeue-dependency", "500ms"}, false},
 		{"version", cli.ExitOK, []string{"version", "-o", "json"}, false},
 		{"version", cli.ExitError, []string{"version", "extra"}, false},
+		// Serving until interrupted is its job: stopped, it exits 0.
+		{"registry serve", cli.ExitOK, []string{"registry", "serve", "--addr", "127.0.0.1:0"}, true},
+		{"registry serve", cli.ExitError, []string{"registry", "serve", "--addr", "0.0.0.0:0"}, false},
 	}
 	got := map[string][]int{}
 	for _, tt := range tests {

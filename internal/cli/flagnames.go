@@ -21,6 +21,9 @@ var optionFlagPairs = []string{
 	"PromoteOptions.Render", "--render",
 	"WithOtherCluster", "--other-cluster",
 	"give the base revision explicitly (Resolve)", "give one with --base",
+	"WithAllowRemote", "--allow-remote",
+	"WithAddr", "--addr",
+	"WithDir", "--dir",
 }
 
 // flagWorded is a library error reworded for the command line: its message

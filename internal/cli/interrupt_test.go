@@ -71,7 +71,7 @@ func (w *throttled) Write(p []byte) (int, error) {
 // SIGINT delay after it is ready and returns its exit code and stderr.
 func interrupt(t *testing.T, tmp string, delay time.Duration, args ...string) (int, string) {
 	t.Helper()
-	return signalChild(t, tmp, "", delay, os.Interrupt, args...)
+	return signalChild(t, tmp, "", delay, nil, os.Interrupt, args...)
 }
 
 // interruptAt runs fluxpack with args in a child process as interrupt
@@ -79,10 +79,17 @@ func interrupt(t *testing.T, tmp string, delay time.Duration, args ...string) (i
 // it waits for it: the same moment on every run.
 func interruptAt(t *testing.T, tmp, phase string, sig os.Signal, args ...string) (int, string) {
 	t.Helper()
-	return signalChild(t, tmp, phase, 0, sig, args...)
+	return signalChild(t, tmp, phase, 0, nil, sig, args...)
 }
 
-func signalChild(t *testing.T, tmp, phase string, delay time.Duration, sig os.Signal, args ...string) (int, string) {
+// interruptWhen runs fluxpack with args in a child process as interrupt
+// does, but sends it SIGINT when at is closed.
+func interruptWhen(t *testing.T, tmp string, at <-chan struct{}, args ...string) (int, string) {
+	t.Helper()
+	return signalChild(t, tmp, "", 0, at, os.Interrupt, args...)
+}
+
+func signalChild(t *testing.T, tmp, phase string, delay time.Duration, at <-chan struct{}, sig os.Signal, args ...string) (int, string) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	require.NoError(t, err)
@@ -120,6 +127,13 @@ func signalChild(t *testing.T, tmp, phase string, delay time.Duration, sig os.Si
 			_ = cmd.Process.Kill()
 			<-exited
 			t.Fatalf("fluxpack %s never got ready (phase %q):\n%s", strings.Join(args, " "), phase, stderr.String())
+		}
+	}
+	if at != nil {
+		select {
+		case <-at:
+		case err := <-exited:
+			t.Fatalf("fluxpack %s ended (exit %d) before the moment to interrupt it:\n%s", strings.Join(args, " "), code(err), stderr.String())
 		}
 	}
 	time.Sleep(delay)
@@ -204,6 +218,32 @@ func TestInterruptLeavesNothing(t *testing.T) {
 			assert.Empty(t, leftovers(t, tmp), "fleet push left files in $TMPDIR")
 		})
 	}
+}
+
+// TestInterruptedPushCancelsUploads sends SIGINT to push while the
+// registry holds its blob uploads: it exits 130, and has cancelled every
+// upload session it opened (DELETE /v2/<name>/blobs/uploads/<id>), so the
+// registry keeps no partial upload, as the README says.
+func TestInterruptedPushCancelsUploads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interrupts a child process")
+	}
+	tracker := testutil.NewUploadTracker(t, registry.New(registry.Logger(log.New(io.Discard, "", 0))), true)
+	s := httptest.NewServer(tracker)
+	t.Cleanup(s.Close)
+	src := t.TempDir()
+	testutil.WriteFiles(t, src, tree)
+	held := tracker.HoldPatches()
+	both := make(chan struct{}) // the config's and the layer's uploads held
+	go func() {
+		<-held
+		<-held
+		close(both)
+	}()
+	code, stderr := interruptWhen(t, t.TempDir(), both, "push", src, "oci://"+strings.TrimPrefix(s.URL, "http://")+"/platform:v1")
+	assert.Equal(t, cli.ExitInterrupted, code, stderr)
+	assert.Equal(t, 2, tracker.Cancelled(), "upload sessions cancelled")
+	assert.Empty(t, tracker.Open(), "upload sessions the interrupted push left open on the registry")
 }
 
 // TestInterruptedWriteLeavesNothing interrupts every command that writes

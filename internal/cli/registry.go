@@ -26,7 +26,7 @@ func (r *registryFlags) bind(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&r.creds, "creds", "", "registry credentials, user:password or a token (default $FLUXPACK_CREDS, else the docker config)")
 	fs.StringVar(&r.caFile, "ca-file", "", "PEM file of CA certificates to trust besides the system's")
-	fs.BoolVar(&r.insecure, "insecure-registry", false, "allow plain HTTP and unverified TLS")
+	fs.BoolVar(&r.insecure, "insecure-registry", false, "allow plain HTTP to any host (loopback and private addresses need no flag for it) and unverified TLS")
 	fs.DurationVar(&r.timeout, "timeout", 5*time.Minute, "deadline for the whole operation, retries included")
 }
 

@@ -79,6 +79,7 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error, 130 interrupted
 		newPreviewCmd(f),
 		newRenderCmd(f), newLintCmd(f), newGraphCmd(f), newImportCmd(f),
 		newFluxPatchCmd(f), newWakeCmd(f),
+		newRegistryCmd(f),
 	)
 	return root
 }

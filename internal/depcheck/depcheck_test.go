@@ -16,12 +16,14 @@ import (
 // budgets is how many packages `go list -deps` may count for each public
 // package (issue 27). Measured when set: oci 280, outputs 404,
 // substitute 402, layering 410; sources 502 (oci, go-git and the source
-// API types).
+// API types); oci/registry 218 (go-containerregistry's registry and the
+// standard library's HTTP server).
 var budgets = []struct {
 	pkg    string
 	budget int
 }{
 	{"oci", 320},
+	{"oci/registry", 240},
 	{"outputs", 420},
 	{"substitute", 420},
 	{"layering", 450},
