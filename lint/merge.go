@@ -184,7 +184,7 @@ func (l *linter) mergeInfo(ly *lintLayer, parents map[string]bool) *mergeInfo {
 		if (o.Kind == "ConfigMap" || o.Kind == "Secret") && o.APIVersion == "v1" {
 			m.sources[o.Kind+"/"+ns+"/"+o.Name] = true
 		}
-		if o.makesSecret != "" {
+		if o.makesSecret != "" && o.makesIn == nil {
 			m.sources["Secret/"+ns+"/"+o.makesSecret] = true
 		}
 	}

@@ -1,6 +1,10 @@
 package lint
 
-import "github.com/fluxpack/fluxpack/internal/yamlutil"
+import (
+	"fmt"
+
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+)
 
 // checkReleases: the ConfigMaps and Secrets a HelmRelease reads its values
 // from (spec.valuesFrom, not optional) must exist when helm-controller
@@ -26,11 +30,11 @@ func (l *linter) checkReleases(ly *lintLayer) {
 			if l.isExternal(kind, ns, name) {
 				continue
 			}
-			makers := l.valueMakers(kind, ns, name)
+			makers, assumed := l.valueMakers(kind, ns, name)
 			switch {
 			case makers[ly.Name] || l.anyApplied(ly, makers):
 			case len(makers) > 0:
-				l.objFinding(RuleValuesFrom, ly, o, "valuesFrom %s/%s/%s is created by layer %s, which this layer does not depend on: helm-controller fails the release until it exists; depend on it", kind, ns, name, names(sortedKeys(makers)))
+				l.objFinding(RuleValuesFrom, ly, o, "valuesFrom %s/%s/%s is created by layer %s%s, which this layer does not depend on: helm-controller fails the release until it exists; depend on it", kind, ns, name, names(sortedKeys(makers)), assumed)
 			case ly.unknown || l.anyUnknown():
 				// A layer lint could not read may make it: Coverage says
 				// which layers were not read.
@@ -43,20 +47,30 @@ func (l *linter) checkReleases(ly *lintLayer) {
 }
 
 // valueMakers returns the layers that make the ConfigMap or Secret: as an
-// object, or a Secret an ExternalSecret or SealedSecret makes.
-func (l *linter) valueMakers(kind, ns, name string) map[string]bool {
+// object, or a Secret an ExternalSecret or SealedSecret makes, or a
+// ClusterExternalSecret in a namespace it selects (or may select: labels
+// lint does not know).
+func (l *linter) valueMakers(kind, ns, name string) (makers map[string]bool, assumed string) {
 	out := map[string]bool{}
 	for _, ly := range l.layers {
 		for _, o := range ly.objects {
-			if l.namespaceIn(ly, o) != ns {
-				continue
+			if o.makesIn != nil || l.namespaceIn(ly, o) != ns {
+				continue // a ClusterExternalSecret's: below
 			}
 			if o.Kind == kind && o.APIVersion == "v1" && o.Name == name || kind == "Secret" && o.makesSecret == name {
 				out[ly.Name] = true
 			}
 		}
 	}
-	return out
+	if kind == "Secret" {
+		for _, m := range l.clusterSecretMakers(ns, name) {
+			out[m.layer] = true
+			if m.assumed != "" && assumed == "" {
+				assumed = fmt.Sprintf(" (assumed: %s selects namespaces by labels, and lint does not know those of %s)", m.assumed, ns)
+			}
+		}
+	}
+	return out, assumed
 }
 
 // anyApplied reports whether one of the named layers is applied before ly.
