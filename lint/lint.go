@@ -138,8 +138,9 @@ type Report struct {
 	// reason (Config.Suppress).
 	Suppressed []Suppressed `json:"suppressed,omitempty"`
 	// Bootstrap says what lint took as existing before Flux from a
-	// bootstrap step: its helmfiles (WithHelmfile) and the folders it
-	// applies with kustomize (WithBootstrapKustomization).
+	// bootstrap step: its helmfiles (WithHelmfile), the folders it
+	// applies with kustomize (WithBootstrapKustomization) and the files it
+	// applies with kubectl (WithBootstrapManifests).
 	Bootstrap []string `json:"bootstrap,omitempty"`
 	// Coverage says, once per cause, which layers lint could not check
 	// fully and how to make them checkable. A layer named there may race in
@@ -243,6 +244,7 @@ type config struct {
 	existingWebhooks     map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
 	bootstrap            []bootstrapRelease  // WithHelmfile
 	bootstrapDirs        []string            // WithBootstrapKustomization
+	bootstrapManifests   []string            // WithBootstrapManifests
 	bootstrapNamespaces  []string            // WithBootstrapNamespaces
 	severities           map[Rule]string     // Config.Rules
 	suppress             []Suppression       // Config.Suppress
@@ -427,6 +429,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 	l := &linter{p: p, inputs: inputs, root: root, cfg: cfg}
 	l.applyBootstrap()
 	l.applyBootstrapDirs(ctx)
+	l.applyBootstrapManifests()
 	for _, err := range problems {
 		l.graphFinding(err)
 	}
