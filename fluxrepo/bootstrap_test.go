@@ -227,3 +227,38 @@ func TestBootstrapManifests(t *testing.T) {
 		assert.Len(t, lintWith(t, with).Findings, 2)
 	})
 }
+
+// A health check on an object no layer lint read applies, while a layer
+// of a source lint could not read is in the tree (not applied before it,
+// so made there it would race), is no claim that nothing creates it:
+// Coverage names the layer as not checked, with how to check it. With the
+// source given (--source), lint decides.
+func TestHealthCheckUndecidedWhereASourceMayMakeIt(t *testing.T) {
+	files := map[string]string{
+		"clusters/c/apps.yaml": ks("apps", "./apps", "  healthChecks:\n    - apiVersion: apps/v1\n      kind: Deployment\n      name: shop\n      namespace: apps\n"),
+		"apps/ns.yaml":         "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n",
+		"clusters/c/shop.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: shop, namespace: flux-system}\nspec:\n  interval: 1h\n  url: https://example.com/shop.git\n  ref: {branch: main}\n---\n" +
+			strings.Replace(ks("shop", "./deploy", ""), "    name: flux-system\n", "    name: shop\n", 1),
+	}
+	root := write(t, files)
+	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+	require.NoError(t, err)
+	assert.Empty(t, rep.Findings, "the shop repository may make it")
+	var source *lint.Coverage
+	for i := range rep.Coverage {
+		if rep.Coverage[i].Cause == lint.CoverageSource {
+			source = &rep.Coverage[i]
+		}
+	}
+	require.NotNil(t, source, "%+v", rep.Coverage)
+	assert.Contains(t, source.Layers, "apps")
+	assert.Contains(t, source.Advice, "--source")
+
+	shop := write(t, map[string]string{"deploy/web.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: web}]}}}\n"})
+	ref, err := fluxrepo.ParseSourceRef("GitRepository/flux-system/shop")
+	require.NoError(t, err)
+	rep, err = fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithSource(ref, shop))
+	require.NoError(t, err)
+	require.Len(t, rep.Findings, 1, "%v", rep.Findings)
+	assert.Contains(t, rep.Findings[0].Message, "health check Deployment/apps/shop: no layer creates this object")
+}

@@ -523,13 +523,13 @@ func (l *linter) coverage() []Coverage {
 			}
 			source.Missing = append(source.Missing, fmt.Sprintf("layer %q: %s", ly.Name, why))
 		}
-		if ly.unknown && ly.Source == nil || l.unknownAncestorWhere(ly, func(a *lintLayer) bool { return !isRemote(a) }) {
+		if ly.unknown && ly.Source == nil || l.unknownAncestorWhere(ly, func(a *lintLayer) bool { return !isRemote(a) }) || l.undecidedBy[CoverageSource][ly.Name] {
 			source.Layers = append(source.Layers, ly.Name)
 		}
 		if isRemote(ly) {
 			remote.Missing = append(remote.Missing, fmt.Sprintf("layer %q: %s", ly.Name, ly.remote))
 		}
-		if isRemote(ly) || l.unknownAncestorWhere(ly, isRemote) {
+		if isRemote(ly) || l.unknownAncestorWhere(ly, isRemote) || l.undecidedBy[CoverageRemote][ly.Name] {
 			remote.Layers = append(remote.Layers, ly.Name)
 		}
 		for _, o := range ly.objects {

@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
@@ -22,6 +23,7 @@ func (l *linter) checkReleases(ly *lintLayer) {
 		if ns == "" {
 			ns = namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace)
 		}
+		l.checkReleaseDependsOn(ly, o, ns)
 		for _, v := range contentOf(yamlutil.Field(yamlutil.Field(o.Node, "spec"), "valuesFrom")) {
 			kind, name := yamlutil.Str(v, "kind"), yamlutil.Str(v, "name")
 			if (kind != "ConfigMap" && kind != "Secret") || name == "" || yamlutil.Str(v, "optional") == "true" {
@@ -35,10 +37,12 @@ func (l *linter) checkReleases(ly *lintLayer) {
 			case makers[ly.Name] || l.anyApplied(ly, makers):
 			case len(makers) > 0:
 				l.objFinding(RuleValuesFrom, ly, o, "valuesFrom %s/%s/%s is created by layer %s%s, which this layer does not depend on: helm-controller fails the release until it exists; depend on it", kind, ns, name, names(sortedKeys(makers)), assumed)
-			case ly.unknown || l.anyUnknown():
+			case len(l.unreadCauses()) > 0:
 				// A layer lint could not read may make it: Coverage says
 				// which layers were not read.
-				l.undecided(ly, CoverageSource)
+				for _, cause := range l.unreadCauses() {
+					l.undecided(ly, cause)
+				}
 			default:
 				l.objFinding(RuleValuesFrom, ly, o, "valuesFrom %s/%s/%s: no layer creates it and it is not declared as made outside the platform: helm-controller fails the release until it exists. Declare it (--external %s/%s/%s) if another tool makes it, or mark it optional: true", kind, ns, name, kind, ns, name)
 			}
@@ -81,4 +85,26 @@ func (l *linter) anyApplied(ly *lintLayer, layers map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// checkReleaseDependsOn: helm-controller holds a HelmRelease until every
+// HelmRelease of its spec.dependsOn exists and is Ready, so one no layer
+// applies holds it for good (RuleGraph), with a "did you mean" when a
+// release of a close name is applied. ns is the release's namespace, the
+// default of a dependency's.
+func (l *linter) checkReleaseDependsOn(ly *lintLayer, o *object, ns string) {
+	const group = "helm.toolkit.fluxcd.io"
+	for _, d := range contentOf(yamlutil.Field(yamlutil.Field(o.Node, "spec"), "dependsOn")) {
+		name, dns := yamlutil.Str(d, "name"), namespaceOr(yamlutil.Str(d, "namespace"), ns)
+		if name == "" || strings.ContainsAny(name+dns, "${") || l.isExternal("HelmRelease", dns, name) {
+			continue
+		}
+		if makers, _ := l.makers(group, "HelmRelease", dns, name); len(makers) > 0 {
+			continue
+		}
+		ref := objectRef("HelmRelease", dns, name)
+		l.missingObject(ly, group, "HelmRelease", ref, func(near, assumed string) {
+			l.objFinding(RuleGraph, ly, o, "dependsOn %s: no layer applies this HelmRelease%s%s: helm-controller holds the release until it exists, so it is never installed; fix the name", ref, near, assumed)
+		})
+	}
 }
