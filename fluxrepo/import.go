@@ -144,7 +144,7 @@ func importPlan(repo *Repository) (*Imported, error) {
 			if l.Parent != g.parent {
 				through = " (through Kustomization " + l.Parent + ")"
 			}
-			differ(l, "it is created only once Kustomization %s, which applies it%s and is suspended (spec.suspend: true), is resumed; the stack applies every layer from its root and makes it depend on %s instead, so kustomize-controller holds it until %s is resumed and Ready (a suspended Kustomization never becomes Ready)", g.parent, through, g.layer, g.layer)
+			differ(l, "it is created only once Kustomization %s, which applies it%s and is suspended (spec.suspend: true), is resumed; the stack applies every layer from its root and makes it depend on %s instead, so kustomize-controller holds it until %s is resumed and Ready (it does not reconcile a suspended Kustomization, so on a fresh cluster that one is never Ready)", g.parent, through, g.layer, g.layer)
 		case l.Parent != root.Name:
 			differ(l, "it is applied by Kustomization %s; the stack applies every layer from its root, so it is applied sooner", l.Parent)
 		}

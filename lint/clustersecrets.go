@@ -123,23 +123,22 @@ type madeSecret struct {
 // and says so (assumed names the ClusterExternalSecret).
 func (l *linter) clusterSecretMakers(ns, name string) []madeSecret {
 	var out []madeSecret
-	for _, ly := range l.layers {
-		for _, o := range ly.objects {
-			if o.makesIn == nil || o.makesSecret != name {
-				continue
-			}
-			nsObj := l.namespaceObject(ns)
-			var lbls map[string]string
-			if nsObj != nil {
-				lbls = nsObj.labels
-			}
-			yes, certain := o.makesIn.selects(ns, lbls, nsObj != nil)
-			switch {
-			case yes:
-				out = append(out, madeSecret{source: source{layer: ly.Name, keys: o.makesKeys, open: o.makesOpen}})
-			case !certain:
-				out = append(out, madeSecret{source: source{layer: ly.Name, keys: o.makesKeys, open: o.makesOpen}, assumed: o.ref()})
-			}
+	for _, c := range l.clusterSecrets {
+		o := c.obj
+		if o.makesSecret != name {
+			continue
+		}
+		nsObj := l.namespaceObject(ns)
+		var lbls map[string]string
+		if nsObj != nil {
+			lbls = nsObj.labels
+		}
+		yes, certain := o.makesIn.selects(ns, lbls, nsObj != nil)
+		switch {
+		case yes:
+			out = append(out, madeSecret{source: source{layer: c.layer, keys: o.makesKeys, open: o.makesOpen}})
+		case !certain:
+			out = append(out, madeSecret{source: source{layer: c.layer, keys: o.makesKeys, open: o.makesOpen}, assumed: o.ref()})
 		}
 	}
 	return out
@@ -159,4 +158,10 @@ func (l *linter) namespaceObject(ns string) *object {
 		}
 	}
 	return nil
+}
+
+// layerObject is an object and the layer that applies it.
+type layerObject struct {
+	layer string
+	obj   *object
 }

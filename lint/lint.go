@@ -610,8 +610,10 @@ type linter struct {
 	operators  map[string][]*lintLayer // group/Kind → layers serving its webhooks
 	crds       map[string][]crdDef     // group/Kind → where defined
 	namespaces map[string][]string     // namespace → layers creating it
-	scope      map[string]string       // group/Kind → Cluster or Namespaced
-	mu         sync.Mutex
+	// clusterSecrets are the ClusterExternalSecrets the layers apply.
+	clusterSecrets []layerObject
+	scope          map[string]string // group/Kind → Cluster or Namespaced
+	mu             sync.Mutex
 
 	undecidedBy map[string]map[string]bool // Coverage cause → layers a rule could not decide for
 
@@ -867,6 +869,9 @@ func (l *linter) index() {
 			}
 			if o.Kind == "Namespace" && o.APIVersion == "v1" && !slices.Contains(l.namespaces[o.Name], ly.Name) {
 				l.namespaces[o.Name] = append(l.namespaces[o.Name], ly.Name)
+			}
+			if o.makesIn != nil {
+				l.clusterSecrets = append(l.clusterSecrets, layerObject{layer: ly.Name, obj: o})
 			}
 		}
 		// What the table of known operators assumes is served only where
