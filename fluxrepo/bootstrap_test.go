@@ -49,6 +49,11 @@ func TestBootstrapKustomization(t *testing.T) {
 		// (kubernetes/bootstrap/), and go-task's included Taskfiles.
 		"kubernetes/bootstrap/mod.just":      "base:\n    kustomize build {{ justfile_directory() }}/bootstrap/kustomize/cluster | kubectl apply -f -\n",
 		".taskfiles/bootstrap/Taskfile.yaml": "tasks:\n  base:\n    cmds:\n      - kubectl apply -k bootstrap/kustomize/cluster\n",
+		// kubectl's other spellings of -k, and its own kustomize.
+		"scripts/long.sh":       "kubectl --context home apply --server-side --kustomize bootstrap/kustomize/cluster\n",
+		"scripts/equals.sh":     "kubectl apply -k=bootstrap/kustomize/cluster --force-conflicts\n",
+		"scripts/kubectl-kz.sh": "kubectl kustomize bootstrap/kustomize/cluster | kubectl apply --server-side -f -\n",
+		"Makefile":              "bootstrap:\n\t@kubectl apply \\\n\t\t--kustomize=./bootstrap/kustomize/cluster\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			with := map[string]string{name: script}
@@ -149,4 +154,111 @@ func TestNoPostBuildDeferredToPatches(t *testing.T) {
 	require.Len(t, fs, 1, "%v", fs)
 	assert.Equal(t, lint.RuleNoPostBuild, fs[0].Rule)
 	assert.Equal(t, "Kustomization/flux-system/apps", fs[0].Object)
+}
+
+// A bootstrap step that applies files with kubectl before Flux (`kubectl
+// apply --filename FILE`, a folder, or a Secret decrypted by `sops
+// --decrypt FILE | kubectl apply -f -`): found in the scripts, their
+// objects count as there before Flux; without them, the layer's
+// substituteFrom and namespace are findings. An object whose identity SOPS
+// encrypts counts for nothing, and lint says so.
+func TestBootstrapManifests(t *testing.T) {
+	const sopsMeta = "sops:\n  age:\n    - recipient: age1example\n      enc: |\n        -----BEGIN AGE ENCRYPTED FILE-----\n        -----END AGE ENCRYPTED FILE-----\n  encrypted_regex: ^(data|stringData)$\n  version: 3.9.0\n"
+	files := map[string]string{
+		"kubernetes/clusters/c/apps.yaml": ks("tunnel", "./apps/tunnel", "  targetNamespace: network\n  postBuild:\n    substituteFrom:\n      - kind: Secret\n        name: tunnel-id\n"),
+		"apps/tunnel/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: tunnel}\ndata: {id: \"${TUNNEL_ID}\"}\n",
+		"bootstrap/ns.yaml":               "apiVersion: v1\nkind: Namespace\nmetadata: {name: network}\n",
+		"bootstrap/secret.sops.yaml":      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tunnel-id\n  namespace: flux-system\nstringData:\n  TUNNEL_ID: ENC[AES256_GCM,data:abc=,iv:x=,tag:y=,type:str]\n" + sopsMeta,
+		"bootstrap/plain/ns.yaml":         "apiVersion: v1\nkind: Namespace\nmetadata: {name: network}\n",
+		"bootstrap/plain/secret.json":     `{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "tunnel-id", "namespace": "flux-system"}, "stringData": {"TUNNEL_ID": "x"}}`,
+	}
+	lintWith := func(t *testing.T, files map[string]string) *lint.Report {
+		t.Helper()
+		root := write(t, files)
+		opts := []lint.Option{}
+		entry := filepath.Join(root, "kubernetes/clusters/c")
+		if found := lint.FindBootstrapManifests(root, entry); len(found) > 0 {
+			opts = append(opts, lint.WithBootstrapManifests(found...))
+		}
+		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		require.NoError(t, err)
+		return rep
+	}
+	rep := lintWith(t, files)
+	require.Len(t, rep.Findings, 2, "without a bootstrap step: %v", rep.Findings)
+	assert.Equal(t, []lint.Rule{lint.RuleNamespaceOrder, lint.RuleSubstituteFrom}, []lint.Rule{rep.Findings[0].Rule, rep.Findings[1].Rule})
+
+	for name, script := range map[string]string{
+		"scripts/bootstrap.sh": "#!/bin/sh\nset -eu\nkubectl apply --filename bootstrap/ns.yaml\nsops --decrypt bootstrap/secret.sops.yaml | kubectl apply --server-side -f -\n",
+		"Taskfile.yaml":        "tasks:\n  bootstrap:\n    cmds:\n      - kubectl apply -f=bootstrap/ns.yaml\n      - sops -d --input-type yaml ./bootstrap/secret.sops.yaml | kubectl apply -f -\n",
+		".justfile":            "bootstrap:\n    kubectl create -f {{ justfile_directory() }}/bootstrap/ns.yaml\n    sops decrypt \"bootstrap/secret.sops.yaml\" | kubectl --namespace flux-system apply --filename=-\n",
+		"bootstrap/mod.just":   "apply:\n    kubectl apply -f {{ source_directory() }}/plain --server-side\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			with := map[string]string{name: script}
+			for k, v := range files {
+				with[k] = v
+			}
+			rep := lintWith(t, with)
+			assert.Empty(t, rep.Findings)
+			assert.Len(t, rep.Bootstrap, 2, "%v", rep.Bootstrap)
+			assert.Contains(t, strings.Join(rep.Bootstrap, "\n"), "Secret/flux-system/tunnel-id")
+			assert.Contains(t, strings.Join(rep.Bootstrap, "\n"), "a file a bootstrap script applies with kubectl: 1 object exists before Flux (Namespace/network)")
+		})
+	}
+
+	t.Run("SOPS encrypts the identity", func(t *testing.T) {
+		with := map[string]string{"scripts/bootstrap.sh": "kubectl apply -f bootstrap/ns.yaml\nsops -d bootstrap/secret.sops.yaml | kubectl apply -f -\n"}
+		for k, v := range files {
+			with[k] = v
+		}
+		with["bootstrap/secret.sops.yaml"] = "apiVersion: ENC[AES256_GCM,data:dg==,type:str]\nkind: ENC[AES256_GCM,data:U2VjcmV0,type:str]\nmetadata:\n  name: ENC[AES256_GCM,data:dHVubmVs,type:str]\n" + strings.Replace(sopsMeta, "  encrypted_regex: ^(data|stringData)$\n", "", 1)
+		rep := lintWith(t, with)
+		require.Len(t, rep.Findings, 1, "%v", rep.Findings)
+		assert.Equal(t, lint.RuleSubstituteFrom, rep.Findings[0].Rule)
+		assert.Contains(t, strings.Join(rep.Bootstrap, "\n"), "1 more, whose kind or name SOPS encrypts, counts for nothing")
+	})
+
+	t.Run("stdin from another command, a URL, a variable", func(t *testing.T) {
+		with := map[string]string{"scripts/bootstrap.sh": "cat bootstrap/ns.yaml | kubectl apply -f -\nkubectl apply -f https://example.com/bootstrap/ns.yaml\nkubectl apply -f \"$DIR/ns.yaml\"\n"}
+		for k, v := range files {
+			with[k] = v
+		}
+		assert.Len(t, lintWith(t, with).Findings, 2)
+	})
+}
+
+// A health check on an object no layer lint read applies, while a layer
+// of a source lint could not read is in the tree (not applied before it,
+// so made there it would race), is no claim that nothing creates it:
+// Coverage names the layer as not checked, with how to check it. With the
+// source given (--source), lint decides.
+func TestHealthCheckUndecidedWhereASourceMayMakeIt(t *testing.T) {
+	files := map[string]string{
+		"clusters/c/apps.yaml": ks("apps", "./apps", "  healthChecks:\n    - apiVersion: apps/v1\n      kind: Deployment\n      name: shop\n      namespace: apps\n"),
+		"apps/ns.yaml":         "apiVersion: v1\nkind: Namespace\nmetadata: {name: apps}\n",
+		"clusters/c/shop.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: shop, namespace: flux-system}\nspec:\n  interval: 1h\n  url: https://example.com/shop.git\n  ref: {branch: main}\n---\n" +
+			strings.Replace(ks("shop", "./deploy", ""), "    name: flux-system\n", "    name: shop\n", 1),
+	}
+	root := write(t, files)
+	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+	require.NoError(t, err)
+	assert.Empty(t, rep.Findings, "the shop repository may make it")
+	var source *lint.Coverage
+	for i := range rep.Coverage {
+		if rep.Coverage[i].Cause == lint.CoverageSource {
+			source = &rep.Coverage[i]
+		}
+	}
+	require.NotNil(t, source, "%+v", rep.Coverage)
+	assert.Contains(t, source.Layers, "apps")
+	assert.Contains(t, source.Advice, "--source")
+
+	shop := write(t, map[string]string{"deploy/web.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: web}]}}}\n"})
+	ref, err := fluxrepo.ParseSourceRef("GitRepository/flux-system/shop")
+	require.NoError(t, err)
+	rep, err = fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithSource(ref, shop))
+	require.NoError(t, err)
+	require.Len(t, rep.Findings, 1, "%v", rep.Findings)
+	assert.Contains(t, rep.Findings[0].Message, "health check Deployment/apps/shop: no layer creates this object")
 }

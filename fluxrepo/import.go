@@ -12,6 +12,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/stackpath"
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -35,7 +36,13 @@ type Imported struct {
 // Flux (FluxDefaults). It then renders the stack and compares each
 // rendered Kustomization's spec with the original, field for field;
 // whatever differs is listed in Differences, as is what the stack model
-// cannot hold (a dependency outside the stack). spec.suspend is kept. A
+// cannot hold (a dependency outside the stack). spec.suspend is kept, and
+// so is its gate: a Kustomization that a suspended one applies (directly
+// or through others) is created only once that one is resumed, so its
+// layer depends on the suspended one, which kustomize-controller holds
+// until that is resumed and Ready; Import refuses a suspended
+// Kustomization whose gate it cannot say so (one that waits for what it
+// applies, or that is not a layer of the stack), naming it. A
 // tenant's Kustomization (in another namespace than flux-system, with its
 // service account and sources there) is not made a layer, which would move
 // it to flux-system: the layer that applies it keeps applying it as it is
@@ -114,6 +121,10 @@ func importPlan(repo *Repository) (*Imported, error) {
 		}
 		names[l.Name] = l.Kustomization.Name
 	}
+	gate, err := gates(repo, names)
+	if err != nil {
+		return nil, fmt.Errorf("importing %s: %w", repo.Entry, err)
+	}
 	source := kustomizev1.CrossNamespaceSourceReference{Kind: DefaultSource().Kind, Name: DefaultSource().Name}
 	if s := root.Kustomization.Spec.SourceRef; s.Kind != "" {
 		source = s
@@ -126,15 +137,27 @@ func importPlan(repo *Repository) (*Imported, error) {
 			continue
 		}
 		k := l.Kustomization
-		if l.Parent != root.Name {
+		g, gated := gate[l.Name]
+		switch {
+		case gated:
+			through := ""
+			if l.Parent != g.parent {
+				through = " (through Kustomization " + l.Parent + ")"
+			}
+			differ(l, "it is created only once Kustomization %s, which applies it%s and is suspended (spec.suspend: true), is resumed; the stack applies every layer from its root and makes it depend on %s instead, so kustomize-controller holds it until %s is resumed and Ready (it does not reconcile a suspended Kustomization, so on a fresh cluster that one is never Ready)", g.parent, through, g.layer, g.layer)
+		case l.Parent != root.Name:
 			differ(l, "it is applied by Kustomization %s; the stack applies every layer from its root, so it is applied sooner", l.Parent)
 		}
-		spec := normalize(k)
+		spec := gatedSpec(normalize(k), g)
+		depLayers := l.DependsOn // the layers of spec.DependsOn, in order
+		if len(spec.DependsOn) > len(depLayers) {
+			depLayers = append(slices.Clip(depLayers), g.parent)
+		}
 		var deps []kustomizev1.DependencyReference
 		for i, d := range spec.DependsOn {
-			dn, ok := names[l.DependsOn[i]]
+			dn, ok := names[depLayers[i]]
 			if !ok {
-				differ(l, "dependsOn %s is not a layer of the stack: left out", l.DependsOn[i])
+				differ(l, "dependsOn %s is not a layer of the stack: left out", depLayers[i])
 				continue
 			}
 			d.Name, d.Namespace = dn, ""
@@ -179,7 +202,7 @@ func importPlan(repo *Repository) (*Imported, error) {
 		if !ok {
 			continue
 		}
-		orig, back := normalize(l.Kustomization), normalize(rendered[name])
+		orig, back := gatedSpec(normalize(l.Kustomization), gate[l.Name]), normalize(rendered[name])
 		if stackDir != "." && back.SourceRef == source {
 			orig.Path, back.Path = path.Clean(orig.Path), path.Join(stackDir, back.Path)
 		}
@@ -188,6 +211,100 @@ func importPlan(repo *Repository) (*Imported, error) {
 		}
 	}
 	return out, nil
+}
+
+// gateOf is the suspended Kustomization that holds a layer back: the
+// nearest of its parents with spec.suspend, by its name in the repository
+// (parent) and in the stack (layer).
+type gateOf struct{ parent, layer string }
+
+// gates finds, for each layer the stack imports (names), the suspended
+// Kustomization above it, if any: in the repository it creates nothing
+// below it until it is resumed, and a stack, which applies every layer
+// from its root, keeps that gate only by making the layer depend on it
+// (kustomize-controller reconciles no Kustomization whose dependency has
+// never been Ready, and a suspended one never reconciles). The nearest
+// suspended parent is enough: it depends on the next one up. Import
+// refuses a gate it cannot say that way: one that is not a layer of the
+// stack, or one that waits for what it applies (wait: true, or health
+// checks on what it does not apply itself), whose dependents would wait
+// for it while it waits for them.
+func gates(repo *Repository, names map[string]string) (map[string]gateOf, error) {
+	p := repo.Plan
+	index := map[string]int{}
+	for i, l := range p.Layers {
+		index[l.Name] = i
+	}
+	out := map[string]gateOf{}
+	held := map[string][]string{} // gate → the layers it holds back
+	var refused []error
+	for _, l := range p.Layers[1:] {
+		if _, ok := names[l.Name]; !ok {
+			continue
+		}
+		seen := map[string]bool{l.Name: true}
+		for parent := l.Parent; parent != "" && parent != p.Layers[0].Name && !seen[parent]; {
+			seen[parent] = true
+			i, ok := index[parent]
+			if !ok {
+				break
+			}
+			pl := p.Layers[i]
+			if pl.Kustomization.Spec.Suspend {
+				layer, ok := names[pl.Name]
+				if !ok {
+					refused = append(refused, fmt.Errorf("%s:%d: %s: suspended (spec.suspend: true), it holds back %s, which the stack would apply from its root; it is not a layer of the stack (see the differences), so nothing would hold it back: make %s a Kustomization in %s that the root applies",
+						pl.File, pl.Line, kustomizationRef(pl.Kustomization), kustomizationRef(l.Kustomization), kustomizationRef(pl.Kustomization), DefaultNamespace))
+					break
+				}
+				out[l.Name] = gateOf{parent: pl.Name, layer: layer}
+				held[pl.Name] = append(held[pl.Name], l.Name)
+				break
+			}
+			parent = pl.Parent
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(held)) {
+		i := index[name]
+		pl := p.Layers[i]
+		if why := waitsOnWhatItHolds(pl.Kustomization, repo.Inputs[i].Objects); why != "" {
+			refused = append(refused, fmt.Errorf("%s:%d: %s: suspended (spec.suspend: true), it holds back %s, which the stack applies from its root and can hold back only by making them depend on it; but it %s, so they would wait for it while it waits for them, and none would ever be applied: drop that from it, or check them from their own Kustomizations",
+				pl.File, pl.Line, kustomizationRef(pl.Kustomization), strings.Join(held[name], ", "), why))
+		}
+	}
+	if len(refused) > 0 {
+		return nil, errors.Join(refused...)
+	}
+	return out, nil
+}
+
+// waitsOnWhatItHolds says why k, Ready only once its health checks pass,
+// would wait for what it applies or what that applies: wait: true, or a
+// health check on a Kustomization, or on an object k does not apply
+// itself (objs); "" when it does not.
+func waitsOnWhatItHolds(k *kustomizev1.Kustomization, objs []*fluxbuild.Object) string {
+	if k.Spec.Wait {
+		return "has wait: true (it is Ready only once what it applies is)"
+	}
+	for _, hc := range k.Spec.HealthChecks {
+		own := hc.Kind != kustomizev1.KustomizationKind && slices.ContainsFunc(objs, func(o *fluxbuild.Object) bool {
+			return o.Kind == hc.Kind && o.Name == hc.Name && (hc.Namespace == "" || o.Namespace == hc.Namespace)
+		})
+		if !own {
+			return fmt.Sprintf("health-checks %s/%s/%s, which it does not apply itself", hc.Kind, hc.Namespace, hc.Name)
+		}
+	}
+	return ""
+}
+
+// gatedSpec is spec with a dependency on the layer that gates it, when it
+// has one (gates) and does not depend on it already.
+func gatedSpec(spec kustomizev1.KustomizationSpec, g gateOf) kustomizev1.KustomizationSpec {
+	if g.layer == "" || slices.ContainsFunc(spec.DependsOn, func(d kustomizev1.DependencyReference) bool { return d.Name == g.parent && d.Namespace == "" }) {
+		return spec
+	}
+	spec.DependsOn = append(slices.Clip(spec.DependsOn), kustomizev1.DependencyReference{Name: g.parent})
+	return spec
 }
 
 // tenantFields names what makes k a tenant's: its namespace, service

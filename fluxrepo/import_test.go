@@ -1,12 +1,14 @@
 package fluxrepo_test
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -47,6 +49,82 @@ func TestImportedFixturesRender(t *testing.T) {
 			r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
 			require.NoError(t, err, "render of the stack imported from %s:\n%s", f.entry, imp.Stack)
 			assert.NotEmpty(t, r.Plan.Layers)
+		})
+	}
+}
+
+// A suspended Kustomization whose path holds more Kustomizations (seed
+// 003's opt-in LLM platform) creates none of them on a fresh cluster: the
+// stack import writes must not deploy them either. Rendered, the stack's
+// layers that a fresh cluster reconciles (not suspended, every dependency
+// reconciled: kustomize-controller holds a Kustomization whose dependency
+// has never been Ready) are the platform's and none of the umbrella's. The
+// near miss: without suspend, the umbrella holds nothing back, and import
+// invents no gate.
+func TestImportKeepsSuspendedGates(t *testing.T) {
+	gated := []string{"llm-platform", "llm-platform-apps", "llm-platform-gpu-nodepools", "llm-platform-security-epi", "vllm-router", "vllm-router-app"}
+	platform := []string{"apps", "infrastructure", "karpenter-nodepools"}
+	// freshCluster imports the repository at root, renders the stack, and
+	// returns the layers a fresh cluster reconciles, and those that depend
+	// on llm-platform.
+	freshCluster := func(t *testing.T, root string) (reconciled, held []string) {
+		t.Helper()
+		stack := filepath.Join(root, "stack.yaml")
+		imp, err := fluxrepo.Import(t.Context(), filepath.Join(root, "clusters/mycluster-0"), fluxrepo.WithRoot(root), fluxrepo.WithStackFile(stack))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(stack, imp.Stack, 0o644))
+		r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
+		require.NoError(t, err)
+		ready := map[string]bool{}
+		notReady := func(d kustomizev1.DependencyReference) bool { return !ready[d.Name] }
+		for changed := true; changed; {
+			changed = false
+			for _, l := range r.Plan.Layers {
+				k := l.Kustomization
+				if !ready[k.Name] && !k.Spec.Suspend && !slices.ContainsFunc(k.Spec.DependsOn, notReady) {
+					ready[k.Name], changed = true, true
+				}
+			}
+		}
+		for _, l := range r.Plan.Layers {
+			if slices.ContainsFunc(l.Kustomization.Spec.DependsOn, func(d kustomizev1.DependencyReference) bool { return d.Name == "llm-platform" }) {
+				held = append(held, l.Name)
+			}
+		}
+		return slices.Sorted(maps.Keys(ready)), held
+	}
+
+	root := t.TempDir()
+	require.NoError(t, os.CopyFS(root, os.DirFS(filepath.Join("testdata", "repos", "suspended-umbrella"))))
+	reconciled, held := freshCluster(t, root)
+	assert.Equal(t, platform, reconciled, "a fresh cluster reconciles the platform, and nothing llm-platform holds back")
+	assert.Equal(t, gated[1:], slices.Sorted(slices.Values(held)), "every Kustomization below llm-platform waits for it")
+
+	edit{"clusters/mycluster-0/llm-platform.yaml", "  suspend: true\n", ""}.apply(t, root)
+	reconciled, held = freshCluster(t, root)
+	assert.Equal(t, slices.Sorted(slices.Values(slices.Concat(gated, platform))), reconciled, "resumed, llm-platform applies everything")
+	assert.Empty(t, held, "no gate without suspend")
+}
+
+// A suspended Kustomization that waits for what it applies cannot gate
+// its children in a stack: they would depend on it while it waits for
+// them. Import refuses, naming it and them, rather than letting them out.
+func TestImportRefusesGateThatWaits(t *testing.T) {
+	for name, extra := range map[string]string{
+		"wait":         "  suspend: true\n  wait: true\n",
+		"health check": "  suspend: true\n  healthChecks:\n    - apiVersion: kustomize.toolkit.fluxcd.io/v1\n      kind: Kustomization\n      name: gpu\n      namespace: flux-system\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := write(t, map[string]string{
+				"clusters/c/gate.yaml":     ks("opt-in", "./opt-in", extra),
+				"opt-in/gpu.yaml":          ks("gpu", "./gpu", ""),
+				"gpu/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gpu, namespace: default}\n",
+				"clusters/c/platform.yaml": ks("platform", "./gpu", ""),
+			})
+			_, err := fluxrepo.Import(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+			require.Error(t, err)
+			assert.ErrorContains(t, err, "Kustomization/flux-system/opt-in: suspended (spec.suspend: true), it holds back gpu")
+			assert.ErrorContains(t, err, "they would wait for it while it waits for them")
 		})
 	}
 }

@@ -51,6 +51,9 @@ var fixtures = []fixture{
 	{name: "external-sources", repo: "external-sources", entry: "clusters/prod"},
 	{name: "tenant-fleet-staging", repo: "tenant-fleet", entry: "clusters/staging", kept: true},
 	{name: "tenant-fleet-production", repo: "tenant-fleet", entry: "clusters/production", kept: true},
+	// Seed 003's opt-in LLM platform: a suspended Kustomization whose
+	// path holds more Kustomizations, which import keeps behind it.
+	{name: "suspended-umbrella", repo: "suspended-umbrella", entry: "clusters/mycluster-0", kept: true},
 }
 
 func (f fixture) read(t *testing.T) *fluxrepo.Repository {

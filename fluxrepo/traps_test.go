@@ -90,6 +90,14 @@ var traps = []trap{
 		edit: edit{"infrastructure/controllers/cert-manager.yaml", "  targetNamespace: cert-manager\n", "  targetNamespace: certificates\n"},
 	},
 	{
+		// A health check on a Flux object names it exactly: a close name
+		// is a typo, said with what the layers apply.
+		rule: lint.RuleHealthCheck, fixture: "monorepo-helm", layer: "infra-controllers", about: `did you mean "HelmRelease/flux-system/cert-manager"`,
+		why:   "the layer applies HelmRelease/flux-system/cert-manager, the release its health check names",
+		setup: &edit{"clusters/prod/infrastructure.yaml", "      name: cert-manager-webhook\n      namespace: cert-manager\n", "      name: cert-manager-webhook\n      namespace: cert-manager\n    - apiVersion: helm.toolkit.fluxcd.io/v2\n      kind: HelmRelease\n      name: cert-manager\n      namespace: flux-system\n"},
+		edit:  edit{"clusters/prod/infrastructure.yaml", "      name: cert-manager\n", "      name: certmanager\n"},
+	},
+	{
 		rule: lint.RuleSubstituteFrom, fixture: "external-sources", layer: "apps", about: "ConfigMap/flux-system/cluster-vars",
 		why:  "Terraform writes the ConfigMap before Flux: .fluxpack.yaml declares it external (the Secret beside it is not: its golden has the finding)",
 		edit: edit{".fluxpack.yaml", "external: [ConfigMap/flux-system/cluster-vars]", "external: []"},

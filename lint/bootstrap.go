@@ -89,6 +89,29 @@ func WithBootstrapKustomization(dirs ...string) Option {
 	})
 }
 
+// WithBootstrapManifests reads files a bootstrap step applies with
+// kubectl before Flux (`kubectl apply -f FILE`, or `sops --decrypt FILE |
+// kubectl apply -f -`; FindBootstrapManifests finds them in the bootstrap
+// scripts): every object in them exists before any layer, as an external
+// object does (WithExternal; one without a namespace, which kubectl puts
+// in its context's, in any namespace); their Namespaces and the groups of
+// their CRDs too. A file encrypted with SOPS is read for what SOPS leaves
+// in clear: its keys, and the values its encrypted_regex leaves alone
+// (kind and metadata with the usual ^(data|stringData)$). An object whose
+// kind or name is encrypted (SOPS's default) counts for nothing, and
+// Report.Bootstrap says so, as it does for a file that is not manifests.
+func WithBootstrapManifests(files ...string) Option {
+	return funcLint(func(c *config) error {
+		for _, f := range files {
+			if f == "" {
+				return errdefs.Kind(ErrInvalidOption, "WithBootstrapManifests: empty file")
+			}
+		}
+		c.bootstrapManifests = append(c.bootstrapManifests, files...)
+		return nil
+	})
+}
+
 // WithBootstrapNamespaces declares namespaces a bootstrap step creates
 // before Flux (`kubectl create namespace NAME`; FindBootstrapNamespaces
 // finds them in the bootstrap scripts). Unlike WithExistingNamespaces,
@@ -118,22 +141,58 @@ func (l *linter) applyBootstrapDirs(ctx context.Context) {
 			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: a bootstrap kustomization that does not build, so none of its objects count: %v", name, err))
 			continue
 		}
-		var refs []string
-		for _, o := range objs {
-			ref := layering.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
-			l.cfg.external = append(l.cfg.external, ref)
-			refs = append(refs, ref.String())
-			switch {
-			case o.Kind == "Namespace" && o.APIVersion == "v1":
-				l.cfg.existingNamespaces = append(l.cfg.existingNamespaces, o.Name)
-			case o.Kind == "CustomResourceDefinition":
-				if g := yamlutil.Str(o.Node, "spec", "group"); g != "" {
-					l.cfg.existingGroups = append(l.cfg.existingGroups, g)
-				}
-			}
-		}
+		refs := l.existBeforeFlux(objs)
 		l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: a bootstrap kustomization: %d object%s exist%s before Flux (%s)", name, len(objs), plural(len(objs), "", "s"), plural(len(objs), "s", ""), strings.Join(refs, ", ")))
 	}
+}
+
+// applyBootstrapManifests reads the WithBootstrapManifests files and takes
+// their objects as existing before Flux.
+func (l *linter) applyBootstrapManifests() {
+	for _, file := range l.cfg.bootstrapManifests {
+		name := l.rel(absPath(file))
+		objs, err := fluxbuild.ReadFile(file, name)
+		if err != nil {
+			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: a file a bootstrap script applies with kubectl, which lint cannot read as manifests, so none of its objects count: %v", name, err))
+			continue
+		}
+		var clear []*fluxbuild.Object
+		var hidden int
+		for _, o := range objs {
+			if strings.HasPrefix(o.Kind, "ENC[") || strings.HasPrefix(o.Name, "ENC[") || strings.HasPrefix(o.Namespace, "ENC[") || strings.HasPrefix(o.APIVersion, "ENC[") {
+				hidden++
+				continue
+			}
+			clear = append(clear, o)
+		}
+		refs := l.existBeforeFlux(clear)
+		line := fmt.Sprintf("%s: a file a bootstrap script applies with kubectl: %d object%s exist%s before Flux (%s)", name, len(clear), plural(len(clear), "", "s"), plural(len(clear), "s", ""), strings.Join(refs, ", "))
+		if hidden > 0 {
+			line += fmt.Sprintf("; %d more, whose kind or name SOPS encrypts, count%s for nothing (encrypt only data and stringData, encrypted_regex: ^(data|stringData)$, to have them counted)", hidden, plural(hidden, "s", ""))
+		}
+		l.bootstrap = append(l.bootstrap, line)
+	}
+}
+
+// existBeforeFlux takes objects a bootstrap step applies as existing
+// before Flux, as external objects, and their Namespaces and CRDs' groups
+// as existing; it returns how findings name them.
+func (l *linter) existBeforeFlux(objs []*fluxbuild.Object) []string {
+	var refs []string
+	for _, o := range objs {
+		ref := layering.ObjectRef{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name}
+		l.cfg.external = append(l.cfg.external, ref)
+		refs = append(refs, ref.String())
+		switch {
+		case o.Kind == "Namespace" && o.APIVersion == "v1":
+			l.cfg.existingNamespaces = append(l.cfg.existingNamespaces, o.Name)
+		case o.Kind == "CustomResourceDefinition":
+			if g := yamlutil.Str(o.Node, "spec", "group"); g != "" {
+				l.cfg.existingGroups = append(l.cfg.existingGroups, g)
+			}
+		}
+	}
+	return refs
 }
 
 // bootstrapRelease is a release of a bootstrap helmfile.

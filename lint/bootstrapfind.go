@@ -2,6 +2,7 @@ package lint
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -9,38 +10,347 @@ import (
 	"sync"
 )
 
-// bootstrapCommand matches what a bootstrap script builds or applies with
-// kustomize: `kustomize build DIR` and `kubectl apply -k DIR`.
-var bootstrapCommand = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?:kustomize\s+build|kubectl\s+apply\b[^|;&\n]*?\s-k)\s+["']?([^\s|;&"']+)`)
-})
-
 // FindBootstrapKustomizations returns the folders the bootstrap scripts of
 // a repository at root (bootstrapScripts; those of the cluster of the
 // entry point entry, when not "") build with kustomize and apply before
-// Flux: their `kustomize build DIR` and `kubectl apply -k DIR`, that exist
-// and hold a kustomization.
+// Flux: their `kustomize build DIR`, `kubectl kustomize DIR` and `kubectl
+// apply -k DIR` (--kustomize DIR, -k=DIR), that exist and hold a
+// kustomization.
 func FindBootstrapKustomizations(root, entry string) []string {
 	var out []string
-	for _, script := range bootstrapScripts(root, entry) {
-		for _, m := range bootstrapCommand().FindAllStringSubmatch(script.text, -1) {
-			p := m[1]
-			if strings.ContainsAny(p, "${}") {
-				continue // a variable the script sets: not known here
-			}
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(root, p) // as run from the repository's root
-			}
-			if rel, err := filepath.Rel(root, p); err != nil || !filepath.IsLocal(rel) {
-				continue
-			}
-			if !hasKustomization(p) || slices.Contains(out, p) {
-				continue
-			}
-			out = append(out, p)
+	for _, a := range findBootstrapApplies(root, entry) {
+		if a.kustomize && hasKustomization(a.path) && !slices.Contains(out, a.path) {
+			out = append(out, a.path)
 		}
 	}
 	return out
+}
+
+// FindBootstrapManifests returns the files the bootstrap scripts of a
+// repository at root (bootstrapScripts; those of the cluster of entry,
+// when not "") apply with kubectl before Flux: `kubectl apply -f FILE`
+// (--filename FILE, -f=FILE; create too), a folder's files as kubectl
+// reads them (its .yaml, .yml and .json files, and those of its
+// subfolders with -R), and FILE in `sops --decrypt FILE | kubectl apply
+// -f -` (sops -d, sops decrypt). Only files that exist are returned; a
+// URL, a path behind a variable and other input on stdin are not guessed.
+func FindBootstrapManifests(root, entry string) []string {
+	var out []string
+	add := func(f string) {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	for _, a := range findBootstrapApplies(root, entry) {
+		if a.kustomize {
+			continue
+		}
+		fi, err := os.Stat(a.path)
+		switch {
+		case err != nil:
+		case !fi.IsDir():
+			add(a.path)
+		default:
+			_ = filepath.WalkDir(a.path, func(p string, d os.DirEntry, err error) error {
+				if err != nil {
+					return nil
+				}
+				if d.IsDir() {
+					if p != a.path && !a.recursive {
+						return filepath.SkipDir
+					}
+					return nil
+				}
+				switch strings.ToLower(filepath.Ext(p)) {
+				case ".yaml", ".yml", ".json":
+					add(p)
+				}
+				return nil
+			})
+		}
+	}
+	return out
+}
+
+// bootstrapApply is what a command of a bootstrap script applies before
+// Flux: a folder kustomize builds, or a file or folder kubectl reads.
+type bootstrapApply struct {
+	path      string
+	kustomize bool
+	recursive bool // kubectl -R: a folder's subfolders too
+}
+
+// findBootstrapApplies reads what the bootstrap scripts apply, with paths
+// made absolute from root (scripts run from the repository's root).
+func findBootstrapApplies(root, entry string) []bootstrapApply {
+	var out []bootstrapApply
+	for _, script := range bootstrapScripts(root, entry) {
+		for _, a := range scriptApplies(script.text) {
+			if strings.ContainsAny(a.path, "${}") || strings.Contains(a.path, "://") {
+				continue // a variable the script sets, or a URL: not known here
+			}
+			if !filepath.IsAbs(a.path) {
+				a.path = filepath.Join(root, a.path)
+			}
+			a.path = filepath.Clean(a.path)
+			if rel, err := filepath.Rel(root, a.path); err != nil || !filepath.IsLocal(rel) {
+				continue
+			}
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// scriptApplies reads the commands of a script's text (a shell script, a
+// recipe of a justfile or Makefile, a Taskfile's cmds: one command line
+// each, with backslash continuations) for what they apply: kustomize
+// build DIR, kubectl kustomize DIR, kubectl apply/create with -k or -f,
+// and a kubectl reading stdin from sops --decrypt FILE.
+func scriptApplies(text string) []bootstrapApply {
+	var out []bootstrapApply
+	text = strings.ReplaceAll(text, "\\\r\n", " ")
+	text = strings.ReplaceAll(text, "\\\n", " ")
+	for _, line := range strings.Split(text, "\n") {
+		for _, pipeline := range splitCommands(line) {
+			var prev []string // the command before, in the pipeline
+			for _, words := range pipeline {
+				args := commandArgs(words)
+				switch {
+				case args == nil:
+				case args[0] == "kustomize":
+					if len(args) > 1 && args[1] == "build" {
+						if dir := positional(args[2:], kustomizeValueFlags); dir != "" {
+							out = append(out, bootstrapApply{path: dir, kustomize: true})
+						}
+					}
+				case args[0] == "kubectl":
+					out = append(out, kubectlApplies(args[1:], prev)...)
+				}
+				prev = args
+			}
+		}
+	}
+	return out
+}
+
+// Flags that take a value, so that the value is not taken for a path.
+var (
+	kustomizeValueFlags = []string{"-o", "--output", "--load-restrictor", "--helm-command", "--network-name", "-e", "--env", "--mount"}
+	kubectlValueFlags   = []string{"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-l", "--selector", "-o", "--output", "--field-manager", "--server", "-s", "--token", "--as", "--prune-allowlist", "--timeout", "--wait", "--grace-period", "--dry-run", "--validate", "--cascade", "--template", "--request-timeout"}
+	sopsValueFlags      = []string{"--input-type", "--output-type", "--extract", "--config", "--keyservice", "--filename-override", "--output", "--decryption-order", "--indent"}
+)
+
+// kubectlApplies reads the arguments of a kubectl command (after
+// "kubectl"): with apply or create, its -k and -f; kubectl kustomize DIR.
+// prev is the command before it in a pipeline, for -f -.
+func kubectlApplies(args, prev []string) []bootstrapApply {
+	verb := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if slices.Contains(kubectlValueFlags, a) {
+				i++
+			}
+			continue
+		}
+		verb = a
+		args = args[i+1:]
+		break
+	}
+	switch verb {
+	case "kustomize":
+		if dir := positional(args, kubectlValueFlags); dir != "" {
+			return []bootstrapApply{{path: dir, kustomize: true}}
+		}
+		return nil
+	case "apply", "create":
+	default:
+		return nil
+	}
+	var out []bootstrapApply
+	recursive := slices.Contains(args, "-R") || slices.Contains(args, "--recursive") || slices.Contains(args, "--recursive=true")
+	for i := 0; i < len(args); i++ {
+		value := func(short, long string) (string, bool) {
+			a := args[i]
+			switch {
+			case a == short || a == long:
+				if i+1 < len(args) {
+					i++
+					return args[i], true
+				}
+				return "", false
+			case strings.HasPrefix(a, long+"="):
+				return strings.TrimPrefix(a, long+"="), true
+			case strings.HasPrefix(a, short+"="):
+				return strings.TrimPrefix(a, short+"="), true
+			case strings.HasPrefix(a, short) && len(a) > len(short) && !strings.HasPrefix(a, "--"):
+				return a[len(short):], true
+			}
+			return "", false
+		}
+		if dir, ok := value("-k", "--kustomize"); ok {
+			out = append(out, bootstrapApply{path: dir, kustomize: true})
+			continue
+		}
+		f, ok := value("-f", "--filename")
+		switch {
+		case !ok:
+		case f == "-":
+			if file := sopsDecrypts(prev); file != "" {
+				out = append(out, bootstrapApply{path: file})
+			}
+		default:
+			out = append(out, bootstrapApply{path: f, recursive: recursive})
+		}
+	}
+	return out
+}
+
+// sopsDecrypts returns the file a sops command decrypts to stdout (sops -d
+// FILE, sops --decrypt FILE, sops decrypt FILE), or "".
+func sopsDecrypts(args []string) string {
+	if len(args) < 2 || args[0] != "sops" {
+		return ""
+	}
+	rest := args[1:]
+	switch {
+	case rest[0] == "decrypt":
+		rest = rest[1:]
+	case slices.Contains(rest, "-d") || slices.Contains(rest, "--decrypt"):
+	default:
+		return ""
+	}
+	if slices.Contains(rest, "--in-place") || slices.Contains(rest, "-i") || slices.Contains(rest, "--output") {
+		return "" // not to stdout
+	}
+	var last string
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if strings.HasPrefix(a, "-") {
+			if slices.Contains(sopsValueFlags, a) {
+				i++
+			}
+			continue
+		}
+		last = a
+	}
+	return last
+}
+
+// positional is the first argument that is neither a flag nor the value of
+// one of valueFlags, or "".
+func positional(args, valueFlags []string) string {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.HasPrefix(a, "-") {
+			if slices.Contains(valueFlags, a) {
+				i++
+			}
+			continue
+		}
+		return a
+	}
+	return ""
+}
+
+// commandArgs returns a command's words from the program on (kubectl,
+// kustomize or sops, by its base name: /usr/local/bin/kubectl too),
+// skipping what comes before it on the line (a list item's "-", "cmd:",
+// variable assignments, sudo) and make's prefixes (@kubectl); nil when it
+// runs none of them.
+func commandArgs(words []string) []string {
+	for i, w := range words {
+		// make's @ (silent), - (ignore errors) and + prefixes.
+		switch prog := path.Base(strings.TrimLeft(w, "@-+")); prog {
+		case "kubectl", "kustomize", "sops":
+			out := slices.Clone(words[i:])
+			out[0] = prog
+			return out
+		}
+	}
+	return nil
+}
+
+// splitCommands splits a command line into pipelines (at ;, && and ||)
+// of commands (at |), each command into words, as a shell would: quotes
+// group, a backslash escapes, an unquoted # starts a comment.
+func splitCommands(line string) [][][]string {
+	var (
+		pipelines [][][]string
+		pipeline  [][]string
+		words     []string
+		word      strings.Builder
+		inWord    bool
+		quote     byte
+	)
+	endWord := func() {
+		if inWord {
+			words = append(words, word.String())
+			word.Reset()
+			inWord = false
+		}
+	}
+	endCommand := func() {
+		endWord()
+		if len(words) > 0 {
+			pipeline = append(pipeline, words)
+			words = nil
+		}
+	}
+	endPipeline := func() {
+		endCommand()
+		if len(pipeline) > 0 {
+			pipelines = append(pipelines, pipeline)
+			pipeline = nil
+		}
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else if c == '\\' && quote == '"' && i+1 < len(line) {
+				i++
+				word.WriteByte(line[i])
+			} else {
+				word.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == '\\' && i+1 < len(line):
+			i++
+			word.WriteByte(line[i])
+			inWord = true
+		case c == ' ' || c == '\t' || c == '\r':
+			endWord()
+		case c == '#' && !inWord:
+			endPipeline()
+			return pipelines
+		case c == ';':
+			endPipeline()
+		case c == '&' && i > 0 && (line[i-1] == '>' || line[i-1] == '<'):
+			word.WriteByte(c) // a redirection: 2>&1
+			inWord = true
+		case c == '&' || c == '|':
+			if i+1 < len(line) && line[i+1] == c {
+				i++
+				endPipeline() // && or ||
+			} else if c == '|' {
+				endCommand()
+			} else {
+				endPipeline() // a background job
+			}
+		case c == '(' || c == ')':
+			endPipeline() // a subshell's bounds: the commands in it stand alone
+		default:
+			word.WriteByte(c)
+			inWord = true
+		}
+	}
+	endPipeline()
+	return pipelines
 }
 
 // FindBootstrapNamespaces returns the namespaces the bootstrap scripts of

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -440,4 +441,90 @@ spec:
 			assert.Contains(t, c.Advice, "could not be fetched")
 		}
 	})
+}
+
+// A health check on an object no layer lint read applies, while a chart
+// lint could not render is in the platform (here in a layer this one does
+// not depend on), may name an object of that chart: lint says, in
+// Coverage, that it could not check the layer, and what would let it,
+// rather than claim that no layer creates it. Given the chart, it decides:
+// the object is the chart's (a race), or no one's.
+func TestLintHealthCheckUndecidedWhereAChartMayMakeIt(t *testing.T) {
+	dir := t.TempDir()
+	files := chartTree("oci://registry.example.com/charts/secrets-operator", "Skip")
+	files["apps/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: external-secrets}\n"
+	testutil.WriteFiles(t, dir, files)
+	checking := func(name string) *layering.Builder {
+		return stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+			Then("operator", layering.Path("./operator"), layering.Wait()).
+			Layer("apps", layering.Path("./apps"), layering.DependsOn("namespaces"), layering.HealthChecks(
+				meta.NamespacedObjectKindReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name, Namespace: "external-secrets"}))
+	}
+	healthChecks := func(rep *lint.Report) []lint.Finding {
+		var out []lint.Finding
+		for _, f := range failing(rep) {
+			if f.Rule == lint.RuleHealthCheck {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+
+	rep, err := lint.Stack(t.Context(), checking("external-secrets-secrets-operator"), dir)
+	require.NoError(t, err)
+	assert.Empty(t, healthChecks(rep), "the object may be in the chart lint could not render")
+	i := slices.IndexFunc(rep.Coverage, func(c lint.Coverage) bool { return c.Cause == lint.CoverageChart })
+	require.GreaterOrEqual(t, i, 0, "Coverage says what was not checked: %+v", rep.Coverage)
+	assert.Contains(t, rep.Coverage[i].Layers, "apps")
+	assert.NotEmpty(t, rep.Coverage[i].Advice)
+
+	rep, err = lint.Stack(t.Context(), checking("external-secrets-secrets-operator"), dir, lint.WithCharts(charts))
+	require.NoError(t, err)
+	if fs := healthChecks(rep); assert.Len(t, fs, 1) {
+		assert.Contains(t, fs[0].Message, `created by layer "operator", which this layer does not depend on`)
+	}
+	rep, err = lint.Stack(t.Context(), checking("external-secrets-secrets-operater"), dir, lint.WithCharts(charts))
+	require.NoError(t, err)
+	if fs := healthChecks(rep); assert.Len(t, fs, 1) {
+		assert.Contains(t, fs[0].Message, `health check Deployment/external-secrets/external-secrets-secrets-operater: no layer creates this object (did you mean "Deployment/external-secrets/external-secrets-secrets-operator"?)`)
+	}
+}
+
+// A health check, or a HelmRelease's dependsOn, naming a Flux object no
+// layer applies, beside one of a close name, is a typo even when the
+// layer's chart is not rendered (charts are assumed to make no Flux
+// objects, and the finding says so): Flux waits for it until the timeout
+// and fails, and every dependent with it.
+func TestLintFluxObjectTypo(t *testing.T) {
+	dir := t.TempDir()
+	files := chartTree("oci://registry.example.com/charts/secrets-operator", "Skip")
+	files["apps/release.yaml"] = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: app, namespace: flux-system}\nspec:\n  interval: 10m\n  chartRef: {kind: OCIRepository, name: secrets-operator}\n  dependsOn:\n    - name: secretsoperator\n"
+	testutil.WriteFiles(t, dir, files)
+	b := func(check string) *layering.Builder {
+		return stack().Layer("namespaces", layering.Path("./namespaces")).
+			Then("crds", layering.Path("./crds"), layering.KeepOnDelete(), layering.Wait()).
+			Then("operator", layering.Path("./operator"), layering.HealthChecks(
+				meta.NamespacedObjectKindReference{APIVersion: "helm.toolkit.fluxcd.io/v2", Kind: "HelmRelease", Name: check, Namespace: "flux-system"})).
+			Then("apps", layering.Path("./apps"))
+	}
+	rep, err := lint.Stack(t.Context(), b("secretsoperator"), dir)
+	require.NoError(t, err)
+	var got []string
+	for _, f := range failing(rep) {
+		if f.Rule == lint.RuleHealthCheck || f.Rule == lint.RuleGraph {
+			got = append(got, f.Layer+": "+f.Message)
+		}
+	}
+	require.Len(t, got, 2, "%v", failing(rep))
+	assert.Contains(t, got[0], `operator: health check HelmRelease/flux-system/secretsoperator: no layer creates this object (did you mean "HelmRelease/flux-system/secrets-operator"?) (charts lint did not render are assumed to make no Flux objects)`)
+	assert.Contains(t, got[1], `apps: dependsOn HelmRelease/flux-system/secretsoperator: no layer applies this HelmRelease (did you mean "HelmRelease/flux-system/secrets-operator"?)`)
+
+	// The near miss: the names are right.
+	testutil.WriteFiles(t, dir, map[string]string{"apps/release.yaml": strings.Replace(files["apps/release.yaml"], "secretsoperator", "secrets-operator", 1)})
+	rep, err = lint.Stack(t.Context(), b("secrets-operator"), dir)
+	require.NoError(t, err)
+	for _, f := range failing(rep) {
+		assert.NotContains(t, []lint.Rule{lint.RuleHealthCheck, lint.RuleGraph}, f.Rule, "%s", f)
+	}
 }

@@ -138,8 +138,9 @@ type Report struct {
 	// reason (Config.Suppress).
 	Suppressed []Suppressed `json:"suppressed,omitempty"`
 	// Bootstrap says what lint took as existing before Flux from a
-	// bootstrap step: its helmfiles (WithHelmfile) and the folders it
-	// applies with kustomize (WithBootstrapKustomization).
+	// bootstrap step: its helmfiles (WithHelmfile), the folders it
+	// applies with kustomize (WithBootstrapKustomization) and the files it
+	// applies with kubectl (WithBootstrapManifests).
 	Bootstrap []string `json:"bootstrap,omitempty"`
 	// Coverage says, once per cause, which layers lint could not check
 	// fully and how to make them checkable. A layer named there may race in
@@ -243,6 +244,7 @@ type config struct {
 	existingWebhooks     map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
 	bootstrap            []bootstrapRelease  // WithHelmfile
 	bootstrapDirs        []string            // WithBootstrapKustomization
+	bootstrapManifests   []string            // WithBootstrapManifests
 	bootstrapNamespaces  []string            // WithBootstrapNamespaces
 	severities           map[Rule]string     // Config.Rules
 	suppress             []Suppression       // Config.Suppress
@@ -433,6 +435,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 	l := &linter{p: p, inputs: inputs, root: root, cfg: cfg}
 	l.applyBootstrap()
 	l.applyBootstrapDirs(ctx)
+	l.applyBootstrapManifests()
 	for _, err := range problems {
 		l.graphFinding(err)
 	}
@@ -526,13 +529,13 @@ func (l *linter) coverage() []Coverage {
 			}
 			source.Missing = append(source.Missing, fmt.Sprintf("layer %q: %s", ly.Name, why))
 		}
-		if ly.unknown && ly.Source == nil || l.unknownAncestorWhere(ly, func(a *lintLayer) bool { return !isRemote(a) }) {
+		if ly.unknown && ly.Source == nil || l.unknownAncestorWhere(ly, func(a *lintLayer) bool { return !isRemote(a) }) || l.undecidedBy[CoverageSource][ly.Name] {
 			source.Layers = append(source.Layers, ly.Name)
 		}
 		if isRemote(ly) {
 			remote.Missing = append(remote.Missing, fmt.Sprintf("layer %q: %s", ly.Name, ly.remote))
 		}
-		if isRemote(ly) || l.unknownAncestorWhere(ly, isRemote) {
+		if isRemote(ly) || l.unknownAncestorWhere(ly, isRemote) || l.undecidedBy[CoverageRemote][ly.Name] {
 			remote.Layers = append(remote.Layers, ly.Name)
 		}
 		for _, o := range ly.objects {
@@ -613,8 +616,10 @@ type linter struct {
 	operators  map[string][]*lintLayer // group/Kind → layers serving its webhooks
 	crds       map[string][]crdDef     // group/Kind → where defined
 	namespaces map[string][]string     // namespace → layers creating it
-	scope      map[string]string       // group/Kind → Cluster or Namespaced
-	mu         sync.Mutex
+	// clusterSecrets are the ClusterExternalSecrets the layers apply.
+	clusterSecrets []layerObject
+	scope          map[string]string // group/Kind → Cluster or Namespaced
+	mu             sync.Mutex
 
 	undecidedBy map[string]map[string]bool // Coverage cause → layers a rule could not decide for
 
@@ -870,6 +875,9 @@ func (l *linter) index() {
 			}
 			if o.Kind == "Namespace" && o.APIVersion == "v1" && !slices.Contains(l.namespaces[o.Name], ly.Name) {
 				l.namespaces[o.Name] = append(l.namespaces[o.Name], ly.Name)
+			}
+			if o.makesIn != nil {
+				l.clusterSecrets = append(l.clusterSecrets, layerObject{layer: ly.Name, obj: o})
 			}
 		}
 		// What the table of known operators assumes is served only where

@@ -184,7 +184,7 @@ func (l *linter) mergeInfo(ly *lintLayer, parents map[string]bool) *mergeInfo {
 		if (o.Kind == "ConfigMap" || o.Kind == "Secret") && o.APIVersion == "v1" {
 			m.sources[o.Kind+"/"+ns+"/"+o.Name] = true
 		}
-		if o.makesSecret != "" {
+		if o.makesSecret != "" && o.makesIn == nil {
 			m.sources["Secret/"+ns+"/"+o.makesSecret] = true
 		}
 	}
@@ -374,6 +374,14 @@ func (l *linter) canMergeInto(t *lintLayer, ti *mergeInfo, a *lintLayer, ai *mer
 		return false
 	}
 	ts, as := &t.Kustomization.Spec, &a.Kustomization.Spec
+	// A suspended layer t waits for, and a does not, holds t back for
+	// good until someone resumes it (an opt-in part of the platform, as
+	// import keeps it): a's objects in t would be held back with it.
+	for s := range t.ancestors.all {
+		if l.layers[s].Kustomization.Spec.Suspend && !a.ancestors.has(s) {
+			return false
+		}
+	}
 	// The merged Kustomization is Ready as t is; under t's wait, a's
 	// objects would be waited for too.
 	if ts.Wait && ai.slow {

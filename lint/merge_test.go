@@ -236,3 +236,24 @@ func TestMergeHintWake(t *testing.T) {
 	require.Len(t, hints, 1)
 	assert.Contains(t, hints[0].Message, "The critical path loses 2 dependsOn edges: with wake, each costs one event through notification-controller (up to --requeue-dependency=30s each without notification-controller or the wake Secret)")
 }
+
+// A layer that waits for a suspended one (an opt-in part of the platform,
+// as import keeps an umbrella's children behind it) is held back until
+// someone resumes it: a layer of the platform that does not wait for the
+// suspended one must not merge into it, or its objects would be held back
+// too. Layers held back by the same gate still merge.
+func TestMergeKeepsSuspendedGates(t *testing.T) {
+	files := map[string]string{
+		"platform/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: platform, namespace: default}\ndata: {a: b}\n",
+		"opt-in/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: opt-in, namespace: default}\ndata: {a: b}\n",
+		"gpu/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gpu, namespace: default}\ndata: {a: b}\n",
+		"llm/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: llm, namespace: default}\ndata: {a: b}\n",
+	}
+	b := stack().Layer("platform", layering.Path("./platform")).
+		Layer("opt-in", layering.Path("./opt-in"), layering.Suspend()).
+		Layer("gpu", layering.Path("./gpu"), layering.DependsOn("opt-in")).
+		Layer("llm", layering.Path("./llm"), layering.DependsOn("platform", "gpu", "opt-in"))
+	hints := mergeHints(t, b, files)
+	require.Len(t, hints, 1, "%v", hints)
+	assert.Equal(t, []string{"gpu", "llm"}, hints[0].Merge.Layers, "platform is not held back by opt-in: it stays a layer of its own")
+}

@@ -43,6 +43,12 @@ type object struct {
 	makesSecret string
 	makesKeys   []string
 	makesOpen   bool
+	// makesIn, for a ClusterExternalSecret, are the namespaces it makes
+	// that Secret in; nil for the others, which make it in their own.
+	makesIn *nsSelection
+	// labels are a Namespace's labels, for the selectors of
+	// ClusterExternalSecrets.
+	labels map[string]string
 
 	// uses are the object's ${var} uses, for an object whose Node lint has
 	// let go (see keepNode); nil otherwise.
@@ -244,14 +250,25 @@ func lintObject(b *fluxbuild.Object) *object {
 			}
 		}
 	case o.Kind == "ExternalSecret" && o.group() == "external-secrets.io":
-		o.makesSecret = yamlutil.Str(n, "spec", "target", "name")
-		if o.makesSecret == "" {
-			o.makesSecret = o.Name
+		o.makesExternalSecret(yamlutil.Field(n, "spec"), o.Name)
+	case o.Kind == "ClusterExternalSecret" && o.group() == "external-secrets.io":
+		// It makes an ExternalSecret named spec.externalSecretName (its
+		// own name by default) with spec.externalSecretSpec in every
+		// namespace it selects.
+		spec := yamlutil.Field(n, "spec")
+		esName := yamlutil.Str(spec, "externalSecretName")
+		if esName == "" {
+			esName = o.Name
 		}
-		for _, d := range contentOf(yamlutil.Field(yamlutil.Field(n, "spec"), "data")) {
-			o.makesKeys = append(o.makesKeys, yamlutil.Str(d, "secretKey"))
+		o.makesExternalSecret(yamlutil.Field(spec, "externalSecretSpec"), esName)
+		o.makesIn = readNSSelection(spec)
+	case o.Kind == "Namespace" && o.APIVersion == "v1":
+		if ls := yamlutil.Field(yamlutil.Field(n, "metadata"), "labels"); ls != nil && ls.Kind == yaml.MappingNode {
+			o.labels = make(map[string]string, len(ls.Content)/2)
+			for i := 0; i+1 < len(ls.Content); i += 2 {
+				o.labels[ls.Content[i].Value] = ls.Content[i+1].Value
+			}
 		}
-		o.makesOpen = yamlutil.Field(yamlutil.Field(n, "spec"), "dataFrom") != nil || yamlutil.Field(yamlutil.Field(yamlutil.Field(n, "spec"), "target"), "template") != nil
 	case o.Kind == "SealedSecret" && o.group() == "bitnami.com":
 		o.makesSecret = o.Name
 		if t := yamlutil.Str(n, "spec", "template", "metadata", "name"); t != "" {
@@ -290,6 +307,20 @@ func lintObject(b *fluxbuild.Object) *object {
 		}
 	}
 	return o
+}
+
+// makesExternalSecret sets what an ExternalSecret named name with spec
+// makes: the Secret spec.target.name (name by default), with the keys of
+// spec.data, and more with spec.dataFrom or a template.
+func (o *object) makesExternalSecret(spec *yaml.Node, name string) {
+	o.makesSecret = yamlutil.Str(spec, "target", "name")
+	if o.makesSecret == "" {
+		o.makesSecret = name
+	}
+	for _, d := range contentOf(yamlutil.Field(spec, "data")) {
+		o.makesKeys = append(o.makesKeys, yamlutil.Str(d, "secretKey"))
+	}
+	o.makesOpen = yamlutil.Field(spec, "dataFrom") != nil || yamlutil.Field(yamlutil.Field(spec, "target"), "template") != nil
 }
 
 // withoutPatches is a Kustomization's node without spec.patches, sharing

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fluxpack/fluxpack/internal/kinds"
+	"github.com/fluxpack/fluxpack/internal/suggest"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -487,12 +488,11 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 		case slices.Contains(makers, ly.Name) || slices.ContainsFunc(makers, func(m string) bool { return l.isApplied(ly, m) }):
 		case len(makers) > 0:
 			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: the object is created by layer %s, which this layer does not depend on: the check races that layer; depend on it", hc.Kind, ns, hc.Name, names(makers))
-		case ly.unknown || l.unknownAncestor(ly) || l.unseenChart(ly):
-			// It may be among objects lint could not read, or in a chart
-			// it could not render, of this layer or one applied before:
-			// Coverage says so. Made by any other layer, it would race.
 		default:
-			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: no layer creates this object: the layer waits for it until its timeout and fails; fix the name, or declare it as made outside", hc.Kind, ns, hc.Name)
+			ref := objectRef(hc.Kind, ns, hc.Name)
+			l.missingObject(ly, group, hc.Kind, ref, func(near, assumed string) {
+				l.layerFinding(RuleHealthCheck, ly, "health check %s: no layer creates this object%s%s: the layer waits for it until its timeout and fails, and every layer that depends on it waits too; fix the name, or declare it as made outside", ref, near, assumed)
+			})
 		}
 	}
 	if ly.unknown {
@@ -520,6 +520,95 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 		}
 	}
 }
+
+// missingObject decides about an object of kind ref (group, kind) that ly
+// needs and no layer lint read applies: report(near, assumed) when it can
+// tell Flux fails for it, near being a "did you mean" naming the closest
+// object of that kind the layers apply, if one is close. An object of a
+// chart or source lint could not read (Coverage) may be there: then it
+// says, by Coverage, that it could not check ly, rather than claim the
+// object is missing. Charts are assumed to make no Flux objects (their
+// HelmReleases, Kustomizations and sources are in the repository), so a
+// Flux object with a close name among those the layers apply is a typo
+// unless a layer lint could not read may apply it; assumed says so when
+// a chart lint did not render is in play.
+func (l *linter) missingObject(ly *lintLayer, group, kind, ref string, report func(near, assumed string)) {
+	near := suggest.DidYouMean(ref, l.appliedRefs(group, kind))
+	unread := l.unreadCauses()
+	hiddenAnywhere := slices.ContainsFunc(l.layers, func(x *lintLayer) bool { return x.missingChart })
+	if isFluxGroup(group) && near != "" && len(unread) == 0 && !ly.unknown && !l.unknownAncestor(ly) {
+		assumed := ""
+		if hiddenAnywhere || l.unseenChart(ly) {
+			assumed = " (charts lint did not render are assumed to make no Flux objects)"
+		}
+		report(near, assumed)
+		return
+	}
+	switch {
+	case ly.unknown || l.unknownAncestor(ly) || l.unseenChart(ly):
+		// It may be among objects lint could not read, or in a chart it
+		// could not render, of this layer or one applied before:
+		// Coverage says so.
+	case len(unread) > 0 || hiddenAnywhere:
+		// Made there, it would race; but lint cannot say it is not made:
+		// Coverage says what would let it decide.
+		for _, cause := range unread {
+			l.undecided(ly, cause)
+		}
+		if hiddenAnywhere {
+			l.undecided(ly, CoverageChart)
+		}
+	default:
+		report(near, "")
+	}
+}
+
+// unreadCauses are the Coverage causes of the layers whose objects lint
+// could not read though Flux may apply them: a source not available
+// offline, remote resources. (A layer whose path does not build is a
+// finding: Flux applies nothing of it either.)
+func (l *linter) unreadCauses() []string {
+	var out []string
+	for _, x := range l.layers {
+		switch {
+		case !x.unknown:
+		case x.remote != "" && !slices.Contains(out, CoverageRemote):
+			out = append(out, CoverageRemote)
+		case x.remote == "" && x.Source == nil && !slices.Contains(out, CoverageSource):
+			out = append(out, CoverageSource)
+		}
+	}
+	return out
+}
+
+// appliedRefs names the objects of kind (group, kind) the layers apply, as
+// objectRef does.
+func (l *linter) appliedRefs(group, kind string) []string {
+	var out []string
+	for _, ly := range l.layers {
+		for _, o := range ly.objects {
+			if o.Kind == kind && o.group() == group {
+				if r := objectRef(kind, l.namespaceIn(ly, o), o.Name); !slices.Contains(out, r) {
+					out = append(out, r)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// objectRef names an object as findings do: Kind/namespace/name, or
+// Kind/name for a cluster-scoped one.
+func objectRef(kind, ns, name string) string {
+	if ns == "" {
+		return kind + "/" + name
+	}
+	return kind + "/" + ns + "/" + name
+}
+
+// isFluxGroup reports whether group is one of Flux's APIs (its
+// Kustomizations, HelmReleases, sources, notifications, images).
+func isFluxGroup(group string) bool { return strings.HasSuffix(group, ".toolkit.fluxcd.io") }
 
 // unseenChart reports whether ly or a layer applied before it installs a
 // chart lint could not render: its objects are unknown.

@@ -103,7 +103,7 @@ func (l *linter) checkVariables(ctx context.Context) error {
 				k := o.Kind + "/" + ns + "/" + o.Name
 				sources[k] = append(sources[k], source{layer: ly.Name, keys: o.data})
 			}
-			if o.makesSecret != "" {
+			if o.makesSecret != "" && o.makesIn == nil { // a ClusterExternalSecret's: clusterSecretMakers
 				ns := o.Namespace
 				if ns == "" {
 					ns = ly.Kustomization.Spec.TargetNamespace
@@ -235,7 +235,16 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 			continue // Flux skips other kinds
 		}
 		key := ref.Kind + "/" + ns + "/" + ref.Name
-		if srcs, ok := sources[key]; ok {
+		srcs, assumed := sources[key], ""
+		if ref.Kind == "Secret" {
+			for _, m := range l.clusterSecretMakers(ns, ref.Name) {
+				srcs = append(slices.Clip(srcs), m.source)
+				if m.assumed != "" && assumed == "" {
+					assumed = fmt.Sprintf(" (assumed: %s selects namespaces by labels, and lint does not know those of %s)", m.assumed, ns)
+				}
+			}
+		}
+		if len(srcs) > 0 {
 			var makers []string
 			self := false
 			for _, s := range srcs {
@@ -252,9 +261,9 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 			switch {
 			case ref.Optional:
 			case self:
-				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by this same layer: Flux reads the variables before it applies the layer, so the first reconcile fails; move it to a layer this one depends on", key)
+				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by this same layer%s: Flux reads the variables before it applies the layer, so the first reconcile fails; move it to a layer this one depends on", key, assumed)
 			case len(makers) > 0:
-				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by layer %q, which this layer does not depend on: Flux fails the layer until it exists; depend on %q", key, makers[0], makers[0])
+				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by layer %q%s, which this layer does not depend on: Flux fails the layer until it exists; depend on %q", key, makers[0], assumed, makers[0])
 			}
 			for _, s := range srcs {
 				for _, k := range s.keys {

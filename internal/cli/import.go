@@ -29,9 +29,13 @@ field: whatever differs, and whatever the stack cannot say (a Kustomization
 applied by another Kustomization, a dependency outside the stack, objects
 the root applies that are not Kustomizations), is logged to stderr, one line
 each, and written as a comment at the end of the stack file: nothing is
-dropped silently. suspend: true is kept. A tenant's Kustomization (another
-namespace, its own service account) stays applied by the layer that applies
-it; one the root applies is refused, by name.
+dropped silently. suspend: true is kept, and so is what it holds back: a
+Kustomization that a suspended one applies (an opt-in umbrella's children)
+depends on it in the stack, so a fresh cluster creates none of it until the
+umbrella is resumed; an umbrella that waits for what it applies is refused,
+by name. A tenant's Kustomization (another namespace, its own service
+account) stays applied by the layer that applies it; one the root applies
+is refused, by name.
 
 The layers' paths are relative to the file written (--output-file), so
 "fluxpack render -f" of it works; on stdout, or for a file outside the

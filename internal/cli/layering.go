@@ -194,8 +194,8 @@ func (r *repoFlags) bindLint(cmd *cobra.Command) {
 	fs.StringArrayVar(&r.existingGroups, "existing-api-group", nil, "an API group whose CRDs exist before Flux applies anything, installed by a bootstrap step such as helmfile (repeatable)")
 	fs.StringArrayVar(&r.existingWebhooks, "existing-webhook", nil, "GROUP or GROUP/RESOURCE whose admission webhook serves before Flux applies anything (repeatable)")
 	fs.StringArrayVar(&r.helmfiles, "helmfile", nil, "a helmfile a bootstrap step syncs before Flux: its releases' CRDs and webhooks exist first (repeatable; default for ENTRY: helmfile.yaml or helmfile.d/*.yaml at the repository's root, and helmfile.yaml, helmfile/*.yaml or helmfile.d/*.yaml in the bootstrap/ folders from ENTRY up to the root)")
-	fs.StringArrayVar(&r.bootstrapDirs, "bootstrap-kustomization", nil, "a folder a bootstrap step applies with kustomize before Flux (kustomize build DIR | kubectl apply): its objects exist first (repeatable; default for ENTRY: the folders the repository's justfiles, Taskfiles, Makefiles and shell scripts at its root, in .taskfiles/, scripts/ and the bootstrap/ folders from ENTRY up to the root build with kustomize build or kubectl apply -k)")
-	fs.BoolVar(&r.noHelmfile, "no-helmfile", false, "do not look for a bootstrap step (helmfiles; the kustomize builds and kubectl create namespace of the bootstrap scripts)")
+	fs.StringArrayVar(&r.bootstrapDirs, "bootstrap-kustomization", nil, "a folder a bootstrap step applies with kustomize before Flux (kustomize build DIR | kubectl apply): its objects exist first (repeatable; default for ENTRY: the folders the repository's justfiles, Taskfiles, Makefiles and shell scripts at its root, in .taskfiles/, scripts/ and the bootstrap/ folders from ENTRY up to the root build with kustomize build, kubectl kustomize or kubectl apply -k (--kustomize))")
+	fs.BoolVar(&r.noHelmfile, "no-helmfile", false, "do not look for a bootstrap step (helmfiles; the kustomize builds, kubectl apply -f of files and kubectl create namespace of the bootstrap scripts)")
 	fs.BoolVar(&r.noCrossNSRefs, "no-cross-namespace-refs", false, "the controllers run with --no-cross-namespace-refs (multi-tenancy lockdown): a source in another namespace is a finding")
 	fs.BoolVar(&r.noRemoteBases, "no-remote-bases", false, "kustomize-controller runs with --no-remote-bases: a remote resource in a kustomization is a finding (by default, a layer lint does not check)")
 }
@@ -256,6 +256,9 @@ func (r *repoFlags) entryLintOptions(entry string) ([]lint.Option, error) {
 		if found := lint.FindBootstrapKustomizations(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapKustomization(found...))
 		}
+	}
+	if found := lint.FindBootstrapManifests(root, entry); len(found) > 0 {
+		opts = append(opts, lint.WithBootstrapManifests(found...))
 	}
 	if found := lint.FindBootstrapNamespaces(root, entry); len(found) > 0 {
 		opts = append(opts, lint.WithBootstrapNamespaces(found...))

@@ -1,15 +1,21 @@
-package layering
+// Package suggest finds, for a name nothing has, the known name it is
+// likely a typo of: one implementation for every "did you mean" fluxpack
+// prints (a dependsOn on an unknown layer, a health check on an object no
+// layer applies).
+package suggest
 
 import (
 	"path"
 	"strings"
 )
 
-// didYouMean returns ` (did you mean "x"?)` for the known name closest to
+// DidYouMean returns ` (did you mean "x"?)` for the known name closest to
 // name, when one is close enough to be a typo: the same name in another
-// namespace, the same letters in another case, or at most a third of its
-// letters (at least one, at most three) away. It returns "" otherwise.
-func didYouMean(name string, known []string) string {
+// namespace (the same last element of a slash-separated name), the same
+// letters in another case, or at most a third of its letters (at least
+// one, at most three) away. It returns "" otherwise, and when name is
+// known.
+func DidYouMean(name string, known []string) string {
 	best, bestDist := "", 0
 	limit := min(max(len(name)/3, 1), 3)
 	for _, k := range known {

@@ -1,4 +1,4 @@
-package layering
+package suggest
 
 import "testing"
 
@@ -13,8 +13,8 @@ func TestDidYouMean(t *testing.T) {
 		"crds":             "",
 		"x":                "",
 	} {
-		if got := didYouMean(name, known); got != want {
-			t.Errorf("didYouMean(%q) = %q, want %q", name, got, want)
+		if got := DidYouMean(name, known); got != want {
+			t.Errorf("DidYouMean(%q) = %q, want %q", name, got, want)
 		}
 	}
 }

@@ -1,0 +1,44 @@
+package lint
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// What a bootstrap script's command line applies, spelling by spelling.
+func TestScriptApplies(t *testing.T) {
+	k := func(p string) bootstrapApply { return bootstrapApply{path: p, kustomize: true} }
+	f := func(p string) bootstrapApply { return bootstrapApply{path: p} }
+	for _, tt := range []struct {
+		line string
+		want []bootstrapApply
+	}{
+		{"kustomize build bootstrap/base | kubectl apply -f -", []bootstrapApply{k("bootstrap/base")}},
+		{"kustomize build --enable-helm --load-restrictor LoadRestrictionsNone bootstrap/base", []bootstrapApply{k("bootstrap/base")}},
+		{"kubectl apply -k bootstrap/base", []bootstrapApply{k("bootstrap/base")}},
+		{"kubectl apply -kbootstrap/base", []bootstrapApply{k("bootstrap/base")}},
+		{"kubectl apply -k=bootstrap/base", []bootstrapApply{k("bootstrap/base")}},
+		{"kubectl apply --kustomize bootstrap/base", []bootstrapApply{k("bootstrap/base")}},
+		{"kubectl --context home -n flux-system apply --kustomize=bootstrap/base", []bootstrapApply{k("bootstrap/base")}},
+		{"kubectl kustomize bootstrap/base | kubectl apply --server-side -f -", []bootstrapApply{k("bootstrap/base")}},
+		{"kubectl apply -f bootstrap/ns.yaml -f bootstrap/crds.yaml", []bootstrapApply{f("bootstrap/ns.yaml"), f("bootstrap/crds.yaml")}},
+		{"kubectl apply --filename=bootstrap/ns.yaml", []bootstrapApply{f("bootstrap/ns.yaml")}},
+		{"kubectl create -f bootstrap/ns.yaml 2>&1 || true", []bootstrapApply{f("bootstrap/ns.yaml")}},
+		{"kubectl apply -R -f bootstrap/", []bootstrapApply{{path: "bootstrap/", recursive: true}}},
+		{`sops --decrypt "bootstrap/age key.sops.yaml" | kubectl apply -f -`, []bootstrapApply{f("bootstrap/age key.sops.yaml")}},
+		{"sops -d --input-type yaml --output-type yaml bootstrap/s.yaml | kubectl apply -f -", []bootstrapApply{f("bootstrap/s.yaml")}},
+		{"sops decrypt bootstrap/s.yaml | envsubst | kubectl apply -f -", nil}, // stdin from envsubst: not guessed
+		{"sops -d bootstrap/s.yaml --output /tmp/s.yaml; kubectl apply -f -", nil},
+		{"cat bootstrap/ns.yaml | kubectl apply -f -", nil},
+		{"kubectl get -f bootstrap/ns.yaml", nil},
+		{"kubectl delete -k bootstrap/base", nil},
+		{"# kubectl apply -f bootstrap/ns.yaml", nil},
+		{"echo done # kubectl apply -f bootstrap/ns.yaml", nil},
+		{"  - cmd: kubectl apply -f bootstrap/ns.yaml", []bootstrapApply{f("bootstrap/ns.yaml")}},
+		{"\t@/usr/local/bin/kubectl apply -f bootstrap/ns.yaml && kubectl apply -k bootstrap/base", []bootstrapApply{f("bootstrap/ns.yaml"), k("bootstrap/base")}},
+		{"kubectl apply \\\n  --server-side \\\n  -f bootstrap/ns.yaml", []bootstrapApply{f("bootstrap/ns.yaml")}},
+	} {
+		assert.Equal(t, tt.want, scriptApplies(tt.line), "scriptApplies(%q)", tt.line)
+	}
+}
