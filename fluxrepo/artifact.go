@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -654,7 +655,7 @@ func tarFiles(p string) ([]string, error) {
 // unpacked into side (a folder of its own) and linked.
 func layOut(t tree, dir, side string) error {
 	unpacked := map[string]string{} // tarball → where it is unpacked
-	for _, p := range slices.Sorted(mapsKeys(t)) {
+	for _, p := range slices.Sorted(maps.Keys(t)) {
 		f := t[p]
 		abs := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
@@ -688,16 +689,6 @@ func layOut(t tree, dir, side string) error {
 		}
 	}
 	return nil
-}
-
-func mapsKeys(t tree) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range t {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 func untar(tarball, dir string) error {
@@ -759,9 +750,7 @@ func loadMerged(f fileSrc) (map[string]any, error) {
 // key, any other value replaced.
 func overlay(base, top map[string]any) map[string]any {
 	out := make(map[string]any, len(base)+len(top))
-	for k, v := range base {
-		out[k] = v
-	}
+	maps.Copy(out, base)
 	for k, v := range top {
 		if tm, ok := v.(map[string]any); ok {
 			if bm, ok := out[k].(map[string]any); ok {

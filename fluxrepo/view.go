@@ -1,6 +1,7 @@
 package fluxrepo
 
 import (
+	"maps"
 	"path"
 	"path/filepath"
 	"slices"
@@ -256,7 +257,7 @@ func (r *reader) shapers(ref SourceRef) (refs []SourceRef, dirs []string) {
 				return
 			}
 			refs = append(refs, SourceRef{Kind: "ArtifactGenerator", Namespace: g.fromNS, Name: g.from})
-			for _, alias := range sortedKeys(g.sources) {
+			for _, alias := range slices.Sorted(maps.Keys(g.sources)) {
 				walk(g.sources[alias])
 			}
 		case sourcev1.GitRepositoryKind, sourcev1.OCIRepositoryKind:
@@ -270,15 +271,6 @@ func (r *reader) shapers(ref SourceRef) (refs []SourceRef, dirs []string) {
 	}
 	walk(ref)
 	return refs, dirs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // name names the file p of a laid-out artifact (slash-separated, relative
