@@ -444,3 +444,22 @@ func localRelative(p string) bool {
 	}
 	return !filepath.IsAbs(p) && !filepath.IsAbs(strings.TrimPrefix(strings.ToLower(p), "file://"))
 }
+
+// Ignored reports whether Build, listing the files of the folder dir of
+// src (a Kustomization's spec.path without a kustomization file, and the
+// folders below it), leaves the file p out: the .sourceignore files from
+// src.Dir down to p's folder, src.Ignore and source-controller's default
+// exclusions, matched as the listing matches them. A file not under dir is
+// never listed, and not ignored. dir and p are paths under src.Dir.
+func Ignored(src Source, dir, p string) (bool, error) {
+	if rel, err := filepath.Rel(dir, p); err != nil || !filepath.IsLocal(rel) {
+		return false, nil //nolint:nilerr // a file outside dir is not listed
+	}
+	g := &generated{root: src.Dir, dir: filepath.Dir(p)}
+	patterns, err := g.ignorePatterns(src.Ignore)
+	if err != nil {
+		return false, fmt.Errorf("loading ignore patterns: %w", err)
+	}
+	m := sourceignore.NewDefaultMatcher(patterns, strings.Split(dir, string(filepath.Separator)))
+	return m.Match(strings.Split(p, string(filepath.Separator)), false), nil
+}

@@ -20,12 +20,24 @@
 //     repository itself: WithRoot, by default the nearest folder above the
 //     entry point holding .git, or the entry point's own folder;
 //   - WithSource maps any other source (a GitRepository, an
-//     OCIRepository) to a local directory holding its artifact;
+//     OCIRepository) to a local directory holding its files; an
+//     OCIRepository's spec.ignore applies unless its
+//     spec.layerSelector.operation is copy;
+//   - a GitRepository with spec.include is laid out with the included
+//     GitRepositories' artifacts moved in at their toPath, as
+//     source-controller does before it packs the artifact;
 //   - an ExternalArtifact made by an ArtifactGenerator of the tree is laid
-//     out by the generator's copy rules from the sources it copies;
+//     out as source-watcher makes it (its copy rules, strategies and
+//     excludes) from its sources' artifacts, as source-controller packs
+//     them (.sourceignore files, spec.ignore, default exclusions);
 //   - any other source is not available offline: its layers say so
 //     (layering.Layer.Unavailable), and their objects are unknown, not
 //     empty.
+//
+// Repository.Views says, for each layer, what its build sees of the
+// repository: the folder it is built from and which of the repository's
+// files it holds, where (View.Paths), so that a reader of the tree maps a
+// file to the layers it feeds (package review's changed-only diff).
 //
 // A Kustomization's spec is substituted with its parent's
 // spec.postBuild variables (inline, or from ConfigMaps and Secrets of the

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -57,30 +53,29 @@ func fetchable(ref SourceRef) bool {
 	return ref.Kind == sourcev1.GitRepositoryKind || ref.Kind == sourcev1.OCIRepositoryKind
 }
 
-// fetch fetches the source ref, defined in the tree by o, once per Read;
-// a GitRepository's spec.include is laid out into a folder of its own.
-func (r *reader) fetch(ref SourceRef, o *fluxbuild.Object, depth int) fetched {
+// fetch fetches the source ref, defined in the tree by o, once per Read.
+// Its spec.include is artifactOf's.
+func (r *reader) fetch(ref SourceRef, o *fluxbuild.Object) fetched {
 	if f, ok := r.fetchedSrc[ref]; ok {
 		return f
 	}
 	if r.fetchedSrc == nil {
 		r.fetchedSrc = map[SourceRef]fetched{}
 	}
-	f := r.fetchOnce(ref, o, depth)
+	f := r.fetchOnce(ref, o)
 	r.fetchedSrc[ref] = f
 	return f
 }
 
-func (r *reader) fetchOnce(ref SourceRef, o *fluxbuild.Object, depth int) fetched {
+func (r *reader) fetchOnce(ref SourceRef, o *fluxbuild.Object) fetched {
 	var src runtime.Object
-	var includes []sourcev1.GitRepositoryInclude
 	switch ref.Kind {
 	case sourcev1.GitRepositoryKind:
 		g := &sourcev1.GitRepository{}
 		if err := decodeNode(o.Node, g); err != nil {
 			return fetched{why: fmt.Sprintf("%s (%s:%d) cannot be read: %v", ref, o.File, o.Line, err)}
 		}
-		g.Namespace, includes, src = ref.Namespace, g.Spec.Include, g
+		g.Namespace, src = ref.Namespace, g
 	default:
 		oc := &sourcev1.OCIRepository{}
 		if err := decodeNode(o.Node, oc); err != nil {
@@ -99,95 +94,11 @@ func (r *reader) fetchOnce(ref SourceRef, o *fluxbuild.Object, depth int) fetche
 	if r.cfg.log != nil {
 		r.cfg.log.Info("fetched", "source", ref.String(), "revision", rev)
 	}
-	if len(includes) == 0 {
-		return fetched{dir: dir, revision: rev}
-	}
-	if depth > 4 {
-		return fetched{why: fmt.Sprintf("%s: spec.include nests too deep", ref)}
-	}
-	// Lay the artifact and its includes out in a folder of the Read's.
-	out, err := os.MkdirTemp("", "fluxpack-include-")
-	if err != nil {
-		return fetched{why: fmt.Sprintf("%s: %v", ref, err)}
-	}
-	r.temps = append(r.temps, out)
-	if err := copyTree(dir, out); err != nil {
-		return fetched{why: fmt.Sprintf("%s: laying out its artifact: %v", ref, err)}
-	}
-	for _, inc := range includes {
-		iref := SourceRef{Kind: sourcev1.GitRepositoryKind, Namespace: ref.Namespace, Name: inc.GitRepositoryRef.Name}
-		io, ok := r.srcObjs[iref]
-		if !ok {
-			return fetched{why: fmt.Sprintf("%s includes %s, which the tree does not define", ref, iref)}
-		}
-		got := r.fetch(iref, io, depth+1)
-		if got.dir == "" {
-			return fetched{why: fmt.Sprintf("%s includes %s: %s", ref, iref, got.why)}
-		}
-		from, to := inc.FromPath, inc.ToPath
-		if to == "" {
-			to = inc.GitRepositoryRef.Name
-		}
-		if !filepath.IsLocal(filepath.FromSlash(to)) || (from != "" && !filepath.IsLocal(filepath.FromSlash(from))) {
-			return fetched{why: fmt.Sprintf("%s: spec.include of %s leaves the artifact", ref, iref)}
-		}
-		dst := filepath.Join(out, filepath.FromSlash(to))
-		if err := os.RemoveAll(dst); err != nil {
-			return fetched{why: err.Error()}
-		}
-		if err := copyTree(filepath.Join(got.dir, filepath.FromSlash(from)), dst); err != nil {
-			return fetched{why: fmt.Sprintf("%s: including %s: %v", ref, iref, err)}
-		}
-	}
-	return fetched{dir: out, revision: rev}
+	return fetched{dir: dir, revision: rev}
 }
 
 // notFound reports whether err says the source has no such ref.
 func notFound(err error) bool {
 	var nf interface{ NotFound() bool }
 	return errors.As(err, &nf) && nf.NotFound()
-}
-
-// copyTree copies the regular files, folders and links under src to dst.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		t := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(t, 0o755)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, t)
-		case d.Type().IsRegular():
-			in, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			fi, err := in.Stat()
-			if err != nil {
-				return err
-			}
-			out, err := os.OpenFile(t, os.O_CREATE|os.O_EXCL|os.O_WRONLY, fi.Mode().Perm())
-			if err != nil {
-				return err
-			}
-			if _, err := io.Copy(out, in); err != nil {
-				_ = out.Close()
-				return err
-			}
-			return out.Close()
-		}
-		return nil
-	})
 }

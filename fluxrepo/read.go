@@ -26,7 +26,6 @@ import (
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/stackpath"
-	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/substitute"
@@ -90,6 +89,10 @@ type Repository struct {
 	// its source (or why it cannot be read offline) and the objects built
 	// from it, for package lint.
 	Inputs []lint.Input
+	// Views are what each layer of Plan is built from, in its order, seen
+	// from the repository: which of its files the layer's source holds,
+	// and where. nil for a layer whose source is not available.
+	Views []*View
 
 	lint         []lint.Option // WithLint
 	stackFile    string        // WithStackFile
@@ -276,6 +279,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 	for _, l := range r.layers {
 		repo.Plan.Layers = append(repo.Plan.Layers, l.Layer)
 		repo.Inputs = append(repo.Inputs, l.Input)
+		repo.Views = append(repo.Views, l.view)
 	}
 	if repo.Entry == "." {
 		repo.Plan.Name = filepath.Base(root)
@@ -386,10 +390,11 @@ func selfRoot(dir string) (string, bool) {
 	return found, found != ""
 }
 
-// layer is a layer of the tree and where lint reads it.
+// layer is a layer of the tree, where lint reads it, and what it sees.
 type layer struct {
 	layering.Layer
 	lint.Input
+	view *View
 }
 
 // reader collects the layers of a tree.
@@ -408,9 +413,11 @@ type reader struct {
 	sourceObjs []*fluxbuild.Object // ConfigMaps and Secrets of the tree, for substitution
 	decodeMu   sync.Mutex
 	decoded    map[*fluxbuild.Object]runtime.Object // those of them decoded
-	gitIgnore  map[SourceRef]string                 // spec.ignore of the GitRepositories of the tree
-	srcObjs    map[SourceRef]*fluxbuild.Object      // the GitRepositories and OCIRepositories of the tree, for WithSourceFetcher
+	srcObjs    map[SourceRef]*fluxbuild.Object      // the GitRepositories and OCIRepositories of the tree
 	fetchedSrc map[SourceRef]fetched
+	artifacts  map[SourceRef]artifactOrWhy // the sources' artifacts, as Flux makes them (artifactOf)
+	specs      map[SourceRef]sourceSpec    // what the sources' specs say of their files
+	composites map[SourceRef]*laidOut      // GitRepositories with includes, laid out
 }
 
 // note records a problem of the tree at the object o, and logs it.
@@ -466,7 +473,7 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 	objs = r.withGenerated(objs)
 	r.collect(objs)
 	// The tree's own Kustomization of the entry point is the root layer.
-	root := layer{Layer: layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel}, Input: lint.Input{Source: &src, Built: true, Objects: objs}}
+	root := layer{Layer: layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel}, Input: lint.Input{Source: &src, Built: true, Objects: objs}, view: identityView(r.root, src, []SourceRef{DefaultSource()})}
 	if k, o := r.applyInstance(objs, rel); k != nil {
 		// flux-operator's FluxInstance makes it from spec.sync.
 		root.Kustomization, root.File, root.Line = k, o.File, o.Line
@@ -590,8 +597,7 @@ type pending struct {
 func (r *reader) place(ps []pending, last bool) []pending {
 	type placed struct {
 		l      layer
-		src    *fluxbuild.Source
-		gen    *generator
+		res    resolved
 		objs   []*fluxbuild.Object
 		err    error
 		reused bool // objs are WithReuse's
@@ -606,11 +612,11 @@ func (r *reader) place(ps []pending, last bool) []pending {
 			Name: r.layerName(p.ks), Kustomization: p.ks, File: p.obj.File, Line: p.obj.Line,
 			DependsOn: r.dependsOn(p.ks), Parent: p.parent,
 		}}
-		src, gen, why, ready := r.resolve(p.ks)
+		res, why, ready := r.resolve(p.ks)
 		switch {
-		case src != nil:
-			pl := &placed{l: l, src: src, gen: gen}
-			if objs, ok := r.reusable(l.Name, p.ks, src, gen); ok {
+		case res.src != nil:
+			pl := &placed{l: l, res: res}
+			if objs, ok := r.reusable(l.Name, p.ks, res.src, res.gen); ok {
 				pl.objs, pl.reused = objs, true
 			}
 			todo = append(todo, pl)
@@ -618,40 +624,52 @@ func (r *reader) place(ps []pending, last bool) []pending {
 			rest = append(rest, p)
 		default:
 			l.Unavailable = why // lint reports it, once
+			l.view = res.view   // an artifact that could not be made: what it is made from
 			todo = append(todo, &placed{l: l})
 		}
 	}
 	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for _, t := range todo {
-		if t.src == nil || t.reused {
+		if t.res.src == nil || t.reused {
 			continue
 		}
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			t.objs, t.err = fluxbuild.Build(r.ctx, *t.src, t.l.Kustomization, r.buildOptions()...)
+			t.objs, t.err = fluxbuild.Build(r.ctx, *t.res.src, t.l.Kustomization, r.buildOptions()...)
 		})
 	}
 	wg.Wait()
 	for _, t := range todo {
 		l := t.l
-		if t.src != nil {
-			l.Source = t.src
+		if src := t.res.src; src != nil {
+			l.Source, l.view = src, t.res.view
 			if r.built == nil {
 				r.built = map[string]fluxbuild.Source{}
 			}
-			r.built[l.Name] = *t.src
-			if g := t.gen; g != nil {
-				// Name the files of a laid-out artifact by the repository's.
-				for _, o := range t.objs {
-					o.File = g.original(o.File)
-				}
+			r.built[l.Name] = *src
+			if v := t.res.view; t.err != nil && v.files != nil {
+				// The artifact's folder changes from one Read to the
+				// next: its files are named by those they are made of,
+				// the folder in messages by the source.
+				name := sourceOf(l.Kustomization).String()
 				var fe *FileError
 				if errors.As(t.err, &fe) {
-					if rel, e := filepath.Rel(g.dir, fe.Path); e == nil && filepath.IsLocal(rel) {
-						fe.Path = filepath.Join(r.root, filepath.FromSlash(g.original(filepath.ToSlash(rel))))
+					if rel, e := filepath.Rel(v.Dir, fe.Path); e == nil && filepath.IsLocal(rel) {
+						if origins := v.files[filepath.ToSlash(rel)].origins(); origins[len(origins)-1] != "" {
+							fe.Path = origins[len(origins)-1]
+						}
 					}
+					fe.Err = &laidOutError{err: fe.Err, dir: v.Dir, name: name}
+				}
+				t.err = &laidOutError{err: t.err, dir: v.Dir, name: name}
+			}
+			if t.res.gen != nil {
+				// Name the files of a laid-out artifact by the repository's.
+				v := t.res.view
+				for _, o := range t.objs {
+					o.File = v.name(o.File)
 				}
 				l.Source = &fluxbuild.Source{Dir: r.root}
 			}
@@ -671,39 +689,76 @@ func (r *reader) place(ps []pending, last bool) []pending {
 	return rest
 }
 
+// resolved is where a layer is built from.
+type resolved struct {
+	src  *fluxbuild.Source
+	view *View
+	gen  *generator // an ExternalArtifact's: its files are named by the repository's
+}
+
 // resolve finds where a Kustomization's source is: its directory, or why
 // it is not available (ready is false when the tree may still tell).
-func (r *reader) resolve(k *kustomizev1.Kustomization) (src *fluxbuild.Source, gen *generator, why string, ready bool) {
+func (r *reader) resolve(k *kustomizev1.Kustomization) (res resolved, why string, ready bool) {
 	ref := sourceOf(k)
 	if strings.Contains(k.Spec.Path, "${") {
-		return nil, nil, fmt.Sprintf("spec.path %q holds a variable whose value is not known offline", k.Spec.Path), true
+		return res, fmt.Sprintf("spec.path %q holds a variable whose value is not known offline", k.Spec.Path), true
 	}
-	if dir, ok := r.cfg.sources[ref]; ok {
-		return &fluxbuild.Source{Dir: dir, Ignore: r.gitIgnore[ref], Packed: ref.Kind == sourcev1.GitRepositoryKind}, nil, "", true
-	}
-	if r.cfg.fetcher != nil && fetchable(ref) {
-		o, ok := r.srcObjs[ref]
-		if !ok {
-			return nil, nil, fmt.Sprintf("%s is defined nowhere in the tree: there is nothing to fetch", ref), false
+	_, mapped := r.cfg.sources[ref]
+	switch {
+	case mapped || r.cfg.fetcher != nil && fetchable(ref):
+		if _, defined := r.srcObjs[ref]; !mapped && !defined {
+			return res, fmt.Sprintf("%s is defined nowhere in the tree: there is nothing to fetch", ref), false
 		}
-		f := r.fetch(ref, o, 0)
-		if f.dir == "" {
-			return nil, nil, f.why, true
+		spec := r.sourceSpec(ref)
+		refs, dirs := r.shapers(ref)
+		if len(spec.include) > 0 {
+			// Its artifact holds other GitRepositories' files: laid out.
+			laid, why := r.composite(ref)
+			if laid == nil {
+				return resolved{view: failedView(r.root, dirs, refs)}, why, true
+			}
+			return resolved{src: &fluxbuild.Source{Dir: laid.dir}, view: laidView(r.root, laid, false, dirs, refs)}, "", true
 		}
-		return &fluxbuild.Source{Dir: f.dir, Ignore: r.gitIgnore[ref], Packed: ref.Kind == sourcev1.GitRepositoryKind}, nil, "", true
-	}
-	if ref.Kind == "ExternalArtifact" {
+		dir, why := r.sourceDir(ref)
+		if dir == "" {
+			return res, why, true
+		}
+		src := &fluxbuild.Source{Dir: dir, Ignore: spec.ignore, Packed: ref.Kind == sourcev1.GitRepositoryKind}
+		return resolved{src: src, view: identityView(r.root, *src, refs)}, "", true
+	case ref.Kind == "ExternalArtifact":
 		g, ok := r.generators[ref.Namespace+"/"+ref.Name]
 		if !ok {
-			return nil, nil, fmt.Sprintf("%s is made by no ArtifactGenerator of the tree: not available offline", ref), false
+			return res, fmt.Sprintf("%s is made by no ArtifactGenerator of the tree: not available offline", ref), false
 		}
-		dir, err := r.materialize(g)
+		refs, dirs := r.shapers(ref)
+		laid, err := r.materialize(g)
 		if err != nil {
-			return nil, nil, fmt.Sprintf("%s (ArtifactGenerator at %s:%d): %v", ref, g.file, g.line, err), true
+			return resolved{view: failedView(r.root, dirs, refs)}, fmt.Sprintf("%s (ArtifactGenerator at %s:%d): %v", ref, g.file, g.line, err), true
 		}
-		return &fluxbuild.Source{Dir: dir}, g, "", true
+		return resolved{src: &fluxbuild.Source{Dir: laid.dir}, view: laidView(r.root, laid, true, dirs, refs), gen: g}, "", true
 	}
-	return nil, nil, fmt.Sprintf("%s is another source than the repository: not available offline (fetch it with --sources online, or map it to a directory with --source %s=DIR)", ref, ref), true
+	return res, fmt.Sprintf("%s is another source than the repository: not available offline (fetch it with --sources online, or map it to a directory with --source %s=DIR)", ref, ref), true
+}
+
+// composite lays out, once, the artifact of a GitRepository with
+// spec.include.
+func (r *reader) composite(ref SourceRef) (*laidOut, string) {
+	if laid, ok := r.composites[ref]; ok {
+		return laid, ""
+	}
+	t, why := r.artifactOf(ref, 0)
+	if t == nil {
+		return nil, why
+	}
+	laid, err := r.layOut(t)
+	if err != nil {
+		return nil, fmt.Sprintf("%s: laying out its artifact: %v", ref, err)
+	}
+	if r.composites == nil {
+		r.composites = map[SourceRef]*laidOut{}
+	}
+	r.composites[ref] = laid
+	return laid, ""
 }
 
 // collect remembers what later layers need of a layer's objects: the
@@ -720,13 +775,6 @@ func (r *reader) collect(objs []*fluxbuild.Object) {
 			}
 		}
 		switch {
-		case o.Kind == sourcev1.GitRepositoryKind && o.Group() == sourcev1.GroupVersion.Group:
-			if ignore := yamlutil.Str(o.Node, "spec", "ignore"); ignore != "" {
-				if r.gitIgnore == nil {
-					r.gitIgnore = map[SourceRef]string{}
-				}
-				r.gitIgnore[SourceRef{Kind: o.Kind, Namespace: namespaceOr(o.Namespace, DefaultNamespace), Name: o.Name}] = ignore
-			}
 		case o.Kind == "ArtifactGenerator" && o.Group() == "source.extensions.fluxcd.io":
 			r.addGenerator(o)
 		case (o.Kind == "ConfigMap" || o.Kind == "Secret") && o.APIVersion == "v1":

@@ -159,20 +159,26 @@ func listTree(root string, rules *gitRules) (map[string]treeEntry, error) {
 }
 
 // Affected returns the layers of repo (by name) whose render a change to
-// the files changed (slash-separated, relative to repo.Root) may change:
+// the files changed (slash-separated, relative to repo.Root) may change.
+// Each layer sees the repository through its source (fluxrepo.View: the
+// files an ExternalArtifact's copy rules put where, those a
+// GitRepository's include moves in, those ignore rules leave out), and a
+// file feeds it when the layer's source holds it:
 //
-//   - a file under the layer's spec.path, under its spec.components, or
-//     under a folder one of its objects was built from (a base);
-//   - a file a kustomization.yaml of those folders names (patches,
+//   - under the layer's spec.path, under its spec.components, or under a
+//     folder one of its objects was built from (a base), unless its
+//     source's ignore rules leave it out of the folder's listing;
+//   - as a file a kustomization file of those folders names (patches,
 //     generators' files, resources outside the folder), followed through
-//     the bases it names;
-//   - a file that defines an object the layer reads: its own Kustomization,
-//     its source, the ConfigMaps and Secrets of its postBuild.substituteFrom,
-//     and for the HelmReleases it applies, their valuesFrom objects,
-//     chart sources and chart folders in the repository;
-//   - any file, for a layer whose source is not the repository's own
-//     folder (an ExternalArtifact laid out elsewhere), as it cannot be
-//     told apart.
+//     the bases it names, or as one of those kustomization files;
+//
+// or when it shapes what the source holds (a .sourceignore file), or when
+// it defines an object the layer reads: its own Kustomization, its source
+// and what makes that source's artifact (an ArtifactGenerator, the
+// GitRepositories it includes or copies from), the ConfigMaps and Secrets
+// of its postBuild.substituteFrom, and for the HelmReleases it applies,
+// their valuesFrom objects, chart sources and chart folders in the
+// repository.
 //
 // It errs on the side of rendering: a layer it names may render the same,
 // a layer it leaves out cannot change.
@@ -183,30 +189,35 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 	}
 	root := repo.Root
 	abs := make([]string, len(changed))
+	changedSet := map[string]bool{} // repository files, relative to its root
 	for i, c := range changed {
 		abs[i] = filepath.Join(root, filepath.FromSlash(c))
+		changedSet[path.Clean(c)] = true
+	}
+	view := func(i int) *fluxrepo.View {
+		if i < len(repo.Views) {
+			return repo.Views[i]
+		}
+		return nil
 	}
 	// Which objects each changed file defines, on this side.
 	type objKey struct{ kind, namespace, name string }
 	defined := map[objKey]bool{}
-	changedSet := map[string]bool{}
-	for _, a := range abs {
-		changedSet[a] = true
-	}
 	for i, l := range repo.Plan.Layers {
 		in := repo.Inputs[i]
-		if l.File != "" && changedSet[filepath.Join(root, filepath.FromSlash(l.File))] {
+		if l.File != "" && changedSet[path.Clean(l.File)] {
 			out[l.Name] = true
 		}
 		if in.Source == nil {
 			continue
 		}
+		v := view(i)
 		// Objects come file by file: a file is looked up once.
 		var file string
 		var changed bool
 		for _, o := range in.Objects {
 			if o.File != file || file == "" {
-				file, changed = o.File, changedSet[filepath.Join(in.Source.Dir, filepath.FromSlash(o.File))]
+				file, changed = o.File, madeOfChanged(v, in.Source.Dir, root, o.File, changedSet)
 			}
 			if changed {
 				ns := o.Namespace
@@ -225,12 +236,17 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 		if out[l.Name] {
 			continue
 		}
-		in := repo.Inputs[i]
+		in, v := repo.Inputs[i], view(i)
 		ks := l.Kustomization
 		ksNS := namespaceOr(ks.Namespace, fluxrepo.DefaultNamespace)
 		if ref := ks.Spec.SourceRef; reads(ref.Kind, namespaceOr(ref.Namespace, ksNS), ref.Name) {
 			out[l.Name] = true
 			continue
+		}
+		for _, s := range v.Sources() {
+			if reads(s.Kind, s.Namespace, s.Name) {
+				out[l.Name] = true
+			}
 		}
 		if pb := ks.Spec.PostBuild; pb != nil {
 			for _, s := range pb.SubstituteFrom {
@@ -239,15 +255,21 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 				}
 			}
 		}
+		if in.Source == nil && v.Failed() && slices.ContainsFunc(changed, v.MadeFrom) {
+			// Its artifact could not be made here: it may be on the
+			// other side.
+			out[l.Name] = true
+		}
 		if out[l.Name] || in.Source == nil {
 			continue
 		}
-		src, err := filepath.Abs(in.Source.Dir)
-		if err != nil || src != root && !under(src, root) {
-			out[l.Name] = true // laid out elsewhere: cannot be told apart
+		if v == nil {
+			out[l.Name] = true // what it reads is not known: render it
 			continue
 		}
-		dirs := inputDirs(src, ks.Spec.Path, ks.Spec.Components, in.Objects)
+		start := filepath.Join(v.Dir, filepath.FromSlash(ks.Spec.Path))
+		dirs, files := inputDirs(v, start, ks.Spec.Components, in.Objects)
+		var chartDirs []string // in the repository: a chart's source is read as it is
 		for _, o := range in.Objects {
 			if o.Kind == "HelmRelease" && o.Node != nil {
 				ns := namespaceOr(o.Namespace, namespaceOr(ks.Spec.TargetNamespace, ksNS))
@@ -255,18 +277,47 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 					out[l.Name] = true
 				}
 				if chart := yamlutil.Str(o.Node, "spec", "chart", "spec", "chart"); strings.Contains(chart, "/") {
-					dirs = append(dirs, filepath.Join(src, filepath.FromSlash(chart)))
+					dirs = append(dirs, filepath.Join(v.Dir, filepath.FromSlash(chart)))
+					chartDirs = append(chartDirs, filepath.Join(root, filepath.FromSlash(chart)))
 				}
 			}
 		}
-		for _, a := range abs {
-			if slices.ContainsFunc(dirs, func(d string) bool { return a == d || under(a, d) }) {
+		for j, c := range changed {
+			if out[l.Name] {
+				break
+			}
+			if v.Shapes(c, start) || slices.ContainsFunc(chartDirs, func(d string) bool { return abs[j] == d || under(abs[j], d) }) {
 				out[l.Name] = true
 				break
+			}
+			for _, p := range v.Paths(c) {
+				if slices.Contains(files, p) ||
+					slices.ContainsFunc(dirs, func(d string) bool { return p == d || under(p, d) }) && !v.Ignored(start, p) {
+					out[l.Name] = true
+					break
+				}
 			}
 		}
 	}
 	return out
+}
+
+// madeOfChanged reports whether the file an object of a layer names
+// (relative to the layer's Source.Dir, or as the View names it) is made
+// of a changed file.
+func madeOfChanged(v *fluxrepo.View, srcDir, root, file string, changed map[string]bool) bool {
+	if v == nil {
+		rel, err := filepath.Rel(root, filepath.Join(srcDir, filepath.FromSlash(file)))
+		return err == nil && changed[filepath.ToSlash(rel)]
+	}
+	for _, p := range v.ObjectFile(file) {
+		for _, o := range v.Origins(p) {
+			if changed[o] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // releaseReads reports whether the HelmRelease o (in namespace ns) reads
@@ -296,13 +347,13 @@ func releaseReads(o *fluxbuild.Object, ns string, reads func(kind, ns, name stri
 	return false
 }
 
-// inputDirs returns the folders a layer's build reads: its path, its
-// components, the folders its objects come from, and what the
-// kustomization files there name, followed.
-func inputDirs(src, p string, components []string, objs []*fluxbuild.Object) []string {
-	start := filepath.Join(src, filepath.FromSlash(p))
+// inputDirs returns what a layer's build reads in its View's folder: the
+// folders (its path, start, its components, the folders its objects come
+// from, and those the kustomization files there name, followed) and the
+// files (those the kustomization files name, and the kustomization files
+// themselves).
+func inputDirs(v *fluxrepo.View, start string, components []string, objs []*fluxbuild.Object) (dirs, files []string) {
 	seen := map[string]bool{}
-	var dirs []string
 	var visit func(d string)
 	visit = func(d string) {
 		d = filepath.Clean(d)
@@ -312,10 +363,12 @@ func inputDirs(src, p string, components []string, objs []*fluxbuild.Object) []s
 		seen[d] = true
 		dirs = append(dirs, d)
 		for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-			data, err := os.ReadFile(filepath.Join(d, name))
+			k := filepath.Join(d, name)
+			data, err := os.ReadFile(k)
 			if err != nil {
 				continue
 			}
+			files = append(files, k)
 			for _, ref := range namedPaths(data) {
 				if strings.Contains(ref, "://") || path.IsAbs(ref) {
 					continue
@@ -329,7 +382,7 @@ func inputDirs(src, p string, components []string, objs []*fluxbuild.Object) []s
 				default:
 					if !seen[t] {
 						seen[t] = true
-						dirs = append(dirs, t)
+						files = append(files, t)
 					}
 				}
 			}
@@ -343,10 +396,12 @@ func inputDirs(src, p string, components []string, objs []*fluxbuild.Object) []s
 	for _, o := range objs {
 		if o.File != "" && o.File != file { // objects come file by file
 			file = o.File
-			visit(filepath.Dir(filepath.Join(src, filepath.FromSlash(o.File))))
+			for _, p := range v.ObjectFile(o.File) {
+				visit(filepath.Dir(p))
+			}
 		}
 	}
-	return dirs
+	return dirs, files
 }
 
 // namedPaths returns every string of a kustomization file that may name a

@@ -18,7 +18,9 @@
 // package fluxbuild renders each Kustomization with its postBuild
 // substitution, package lint renders HelmReleases as helm-controller
 // does). Only the producers whose inputs the changed files feed are
-// rendered (Affected), unless WithAll; a producer that does not render on
+// rendered (Affected: a file feeds a layer where the layer's source holds
+// it, through an ArtifactGenerator's copies, a GitRepository's includes
+// and ignore rules; fluxrepo.View), unless WithAll; a producer that does not render on
 // a side is reported in NotRendered and its objects are left out on both
 // sides, never shown as added or removed. The races need every layer on
 // both sides: changed-only, the layers no changed file feeds (the same on

@@ -121,36 +121,6 @@ func TestSARIFHoldsTheIntroducedFindings(t *testing.T) {
 	}
 }
 
-// TestChangedOnlyMissesNothing: for every fixture change, rendering only
-// the producers the changed files feed reports exactly what rendering
-// every producer reports, and renders fewer where it can.
-func TestChangedOnlyMissesNothing(t *testing.T) {
-	for _, change := range changes {
-		t.Run(change, func(t *testing.T) {
-			some := compare(t, change)
-			all := compare(t, change, review.WithAll())
-			if d := cmp.Diff(all.Objects, some.Objects); d != "" {
-				t.Errorf("changed-only differs from --all (-all +changed-only):\n%s", d)
-			}
-			if d := cmp.Diff(all.Images, some.Images); d != "" {
-				t.Errorf("images: changed-only differs from --all:\n%s", d)
-			}
-			if d := cmp.Diff(all.Findings, some.Findings); d != "" {
-				t.Errorf("races: changed-only differs from --all:\n%s", d)
-			}
-			for _, p := range some.Rendered {
-				if !slices.Contains(all.Rendered, p) {
-					t.Errorf("changed-only rendered %s, which --all did not", p)
-				}
-			}
-		})
-	}
-	// A change to one app renders that app's Kustomization only.
-	if got := compare(t, "image-bump").Rendered; !slices.Equal(got, []string{"Kustomization/flux-system/apps"}) {
-		t.Errorf("image-bump rendered %v, want only the apps Kustomization", got)
-	}
-}
-
 // A changed file that Flux cannot read is reported the same changed-only
 // as with --all, though changed-only reads the layers a change leaves
 // alone for their objects' identities only: the layers it feeds are read
