@@ -58,7 +58,7 @@ bench: tools flux-tool ## Benchmark fluxpack beside Flux's own code and the flux
 ##@ Development
 
 # Built as the release builds (internal/release): no local paths, no symbol
-# table or DWARF, no cgo. With cgo the binary is 113 MB, not 70: kustomize
+# table or DWARF, no cgo. With cgo the binary is 112 MiB, not 70: kustomize
 # imports package plugin, which makes the linker export every symbol.
 BUILDFLAGS ?= -trimpath -ldflags "-s -w -X main.version=$(VERSION)"
 
