@@ -275,6 +275,20 @@ func TestMarkdownSummaryNamesTheFirstField(t *testing.T) {
 		"<code>spec.template.spec.containers[name=web].image: nginx:1.27 -&gt; nginx:&lt;1.28&gt;</code> and 1 more</summary>")
 }
 
+// A stack's HelmReleases are never rendered: their images are their
+// values'.
+func TestStackImagesFromValues(t *testing.T) {
+	hr := func(tag string) Object {
+		return obj(t, "Stack/platform", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: app, namespace: apps}\nspec:\n  values:\n    image: {repository: ghcr.io/x/app, tag: \""+tag+"\"}\n")
+	}
+	got := stackImages([]Object{hr("1.0")}, []Object{hr("1.1")})
+	want := []ImageChange{{Image: "ghcr.io/x/app", Op: "retagged", Before: []string{"ghcr.io/x/app:1.0"}, After: []string{"ghcr.io/x/app:1.1"},
+		Objects: []string{"HelmRelease.helm.toolkit.fluxcd.io/apps/app"}, FromValues: true}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
 func TestImageRepository(t *testing.T) {
 	for in, want := range map[string]string{
 		"nginx:1.27":                        "nginx",
