@@ -22,7 +22,11 @@
 // it, through an ArtifactGenerator's copies, a GitRepository's includes
 // and ignore rules; fluxrepo.View), unless WithAll; a producer that does not render on
 // a side is reported in NotRendered and its objects are left out on both
-// sides, never shown as added or removed. The races need every layer on
+// sides, never shown as added or removed. Rendered, NotRendered and
+// Skipped add up to every producer. A HelmRelease is named as its
+// Kustomization substitutes it (HelmRelease/media/radarr where the file
+// says ${APP}); one whose name cannot be substituted is named with its
+// layer, so distinct releases are never one producer. The races need every layer on
 // both sides: changed-only, the layers no changed file feeds (the same on
 // both sides) are read once, for their objects' identities where lint
 // needs no more (fluxrepo.WithIdentityOnly), and shared by the two sides;
@@ -41,10 +45,21 @@
 //
 // DiffObjects matches objects by group, kind, namespace and name, fields
 // by path, and list entries by their key (name, mountPath, containerPort,
-// port, key), so a reorder is one FieldMoved. A Secret's values never
-// leave the package: fields under data and stringData say only that they
-// changed. Labels and annotations that change with every release
-// (DefaultStripAttrs) are left out.
+// port, key), so a reorder is one FieldMoved; the entries of a list
+// without a key are matched by content (a longest common subsequence),
+// so an insertion is one FieldAdded. A Secret's values never leave the
+// package: fields under data and stringData say only that they changed.
+// Nor does a SOPS ciphertext (ENC[AES256_GCM,…], from a file SOPS
+// encrypts or substituted from one): it reads "(sops-encrypted)", or
+// "(sops-encrypted, changed)" where the other side holds another. Labels
+// and annotations that change with every release (DefaultStripAttrs) are
+// left out.
+//
+// Images are read from the rendered containers; for a HelmRelease whose
+// chart is not rendered, from its spec.values (image.repository and
+// image.tag, or image: REPO:TAG, under any key), marked FromValues. The
+// findings carry lint's coverage: in how many layers races were checked,
+// and why not in the others; every format says it.
 //
 // Reports print as text (WriteText), pull-request markdown
 // (WriteMarkdown), GitHub workflow commands (WriteGitHub), SARIF for code

@@ -16,6 +16,11 @@ type FindingsDiff struct {
 	// Coverage is the head's (lint.Report.Coverage): what lint could not
 	// check on the head side, and so what a race there may hide.
 	Coverage []lint.Coverage `json:"coverage,omitempty"`
+	// Layers and Checked are the head's counts (lint.Report): the layers
+	// lint read, and those it could check fully. A race in the others is
+	// not reported: Coverage says why each was not checked.
+	Layers  int `json:"layers"`
+	Checked int `json:"checked"`
 }
 
 // DiffFindings matches the failing findings of two lint reports by rule,
@@ -25,7 +30,7 @@ type FindingsDiff struct {
 func DiffFindings(base, head *lint.Report) FindingsDiff {
 	var d FindingsDiff
 	if head != nil {
-		d.Coverage = head.Coverage
+		d.Coverage, d.Layers, d.Checked = head.Coverage, head.Layers, head.Checked
 	}
 	fails := func(r *lint.Report) []lint.Finding {
 		if r == nil {

@@ -75,13 +75,25 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 		if r.Bootstrap.Changed() {
 			bs = fmt.Sprintf("+%d/-%d edges, +%d/-%d layers", len(r.Bootstrap.EdgesAdded), len(r.Bootstrap.EdgesRemoved), len(r.Bootstrap.LayersAdded), len(r.Bootstrap.LayersRemoved))
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %d introduced, %d fixed | %s | %d changed |\n", r.Entry, objectCounts(r.Objects),
-			len(r.Findings.Introduced), len(r.Findings.Fixed), bs, len(r.Images))
+		races := fmt.Sprintf("%d introduced, %d fixed", len(r.Findings.Introduced), len(r.Findings.Fixed))
+		if f := r.Findings; f.Checked < f.Layers {
+			races += fmt.Sprintf(" (%d of %d layers not checked)", f.Layers-f.Checked, f.Layers)
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", r.Entry, objectCounts(r.Objects), races, bs, imagesCount(r.Images))
 	}
 	var sections []string
 	for _, r := range reports {
 		var h strings.Builder
 		fmt.Fprintf(&h, "\n### `%s`\n\n%s -> %s: %d files changed; %s.\n", r.Entry, mdEscape(r.Base), mdEscape(r.Head), len(r.Files), r.renderedLine())
+		if line, causes := r.Findings.coverage(); line != "" {
+			fmt.Fprintf(&h, "\n%s.\n", mdEscape(strings.ToUpper(line[:1])+line[1:]))
+			if len(causes) > 0 {
+				h.WriteString("\n")
+			}
+			for _, c := range causes {
+				fmt.Fprintf(&h, "- %s\n", mdEscape(c))
+			}
+		}
 		if len(r.Unresolved) > 0 {
 			fmt.Fprintf(&h, "\nVariables of %s (not in the tree) are left as `${var}` on both sides.\n", mdEscape(strings.Join(r.Unresolved, ", ")))
 		}
@@ -136,8 +148,8 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 		}
 		sections = append(sections, h.String())
 		for _, c := range r.Objects {
-			sections = append(sections, fmt.Sprintf("\n<details><summary>%s <code>%s</code> (%s)</summary>\n\n```diff\n%s```\n\n</details>\n",
-				mark(c.Action), c.ID, mdEscape(producerNote(c)), strings.ReplaceAll(c.Unified(), "```", "`\u200b``")))
+			sections = append(sections, fmt.Sprintf("\n<details><summary>%s <code>%s</code> (%s)%s</summary>\n\n```diff\n%s```\n\n</details>\n",
+				mark(c.Action), c.ID, mdEscape(producerNote(c)), summaryField(c), strings.ReplaceAll(c.Unified(), "```", "`\u200b``")))
 		}
 	}
 	left := 0
@@ -153,6 +165,44 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// summaryField is what a collapsed object section says of the change:
+// its first changed field, and how many more there are.
+func summaryField(c ObjectChange) string {
+	if len(c.Fields) == 0 {
+		return ""
+	}
+	f := c.Fields[0]
+	line := fieldLine(f)
+	if lineDiff(f) != nil {
+		line = f.Path + ": " + countLines(f.Before.(string), f.After.(string))
+	}
+	s := ": <code>" + htmlEscape(cut(line, 100)) + "</code>"
+	if n := len(c.Fields) - 1; n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
+}
+
+// countLines says how many lines a multi-line string's change adds and
+// removes.
+func countLines(before, after string) string {
+	added, removed := 0, 0
+	for _, l := range lineDiff(FieldChange{Op: FieldChanged, Before: before, After: after}) {
+		switch {
+		case strings.HasPrefix(l, "+"):
+			added++
+		case strings.HasPrefix(l, "-"):
+			removed++
+		}
+	}
+	return fmt.Sprintf("+%d -%d lines", added, removed)
+}
+
+// htmlEscape escapes text inside an HTML element of a comment.
+func htmlEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", "|", "&#124;").Replace(s)
 }
 
 func mdEscape(s string) string {

@@ -2,6 +2,7 @@ package review
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -19,6 +20,12 @@ type ImageChange struct {
 	// Objects are the objects that use it (after the change, or before it
 	// for a removed image).
 	Objects []string `json:"objects"`
+	// FromValues is set when a side's references were read from the
+	// spec.values of a HelmRelease whose chart was not rendered
+	// (image.repository with image.tag, or image: REPO:TAG, under any
+	// key): the chart decides what it runs, so the image is what the
+	// values name, not what was rendered.
+	FromValues bool `json:"fromValues,omitempty"`
 }
 
 // DiffImages compares the container images (containers, initContainers
@@ -36,39 +43,54 @@ func DiffImages(base, head []Object) []ImageChange {
 // producer.
 type imageIndex struct {
 	refs, users map[string]map[string]bool // repository → references, objects
+	fromValues  map[string]bool            // repositories a HelmRelease's values name
 }
 
 func (x *imageIndex) add(objs []Object) {
-	if x.refs == nil {
-		x.refs, x.users = map[string]map[string]bool{}, map[string]map[string]bool{}
-	}
 	for _, o := range objs {
-		walkContainers(o.Value, func(image string) {
-			repo := imageRepository(image)
-			if x.refs[repo] == nil {
-				x.refs[repo], x.users[repo] = map[string]bool{}, map[string]bool{}
-			}
-			x.refs[repo][image] = true
-			x.users[repo][o.ID.String()] = true
-		})
+		walkContainers(o.Value, func(image string) { x.record(image, o.ID.String(), false) })
+	}
+}
+
+// addValues indexes the images the spec.values of the HelmRelease o name,
+// for a release whose chart was not rendered.
+func (x *imageIndex) addValues(o Object) {
+	spec, _ := o.Value["spec"].(map[string]any)
+	walkValues(spec["values"], func(image string) { x.record(image, o.ID.String(), true) })
+}
+
+func (x *imageIndex) record(image, user string, fromValues bool) {
+	if x.refs == nil {
+		x.refs, x.users, x.fromValues = map[string]map[string]bool{}, map[string]map[string]bool{}, map[string]bool{}
+	}
+	image, _ = maskSops(image, nil, false).(string)
+	repo := imageRepository(image)
+	if x.refs[repo] == nil {
+		x.refs[repo], x.users[repo] = map[string]bool{}, map[string]bool{}
+	}
+	x.refs[repo][image] = true
+	x.users[repo][user] = true
+	if fromValues {
+		x.fromValues[repo] = true
 	}
 }
 
 func diffImageIndexes(bi, hi *imageIndex) []ImageChange {
 	b, bObjs, h, hObjs := bi.refs, bi.users, hi.refs, hi.users
+	values := func(repo string) bool { return bi.fromValues[repo] || hi.fromValues[repo] }
 	var out []ImageChange
 	for repo, refs := range h {
 		old, ok := b[repo]
 		switch {
 		case !ok:
-			out = append(out, ImageChange{Image: repo, Op: "added", After: sorted(refs), Objects: sorted(hObjs[repo])})
+			out = append(out, ImageChange{Image: repo, Op: "added", After: sorted(refs), Objects: sorted(hObjs[repo]), FromValues: values(repo)})
 		case !sameKeys(old, refs):
-			out = append(out, ImageChange{Image: repo, Op: "retagged", Before: sorted(old), After: sorted(refs), Objects: sorted(hObjs[repo])})
+			out = append(out, ImageChange{Image: repo, Op: "retagged", Before: sorted(old), After: sorted(refs), Objects: sorted(hObjs[repo]), FromValues: values(repo)})
 		}
 	}
 	for repo, refs := range b {
 		if _, ok := h[repo]; !ok {
-			out = append(out, ImageChange{Image: repo, Op: "removed", Before: sorted(refs), Objects: sorted(bObjs[repo])})
+			out = append(out, ImageChange{Image: repo, Op: "removed", Before: sorted(refs), Objects: sorted(bObjs[repo]), FromValues: values(repo)})
 		}
 	}
 	slices.SortFunc(out, func(x, y ImageChange) int { return cmp.Compare(x.Image, y.Image) })
@@ -108,6 +130,68 @@ func walkContainers(v any, f func(string)) {
 			walkContainers(e, f)
 		}
 	}
+}
+
+// walkValues calls f with each image a chart's values name: under a key
+// image (or …Image), a reference (image: ghcr.io/x/app:1.2), or a map of
+// repository with tag, registry and digest as charts spell them
+// (image.repository, image.tag), at any depth
+// (controllers.main.containers.app.image).
+func walkValues(v any, f func(string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if k == "image" || strings.HasSuffix(k, "Image") {
+				if ref := valuesImage(e); ref != "" {
+					f(ref)
+					continue
+				}
+			}
+			walkValues(e, f)
+		}
+	case []any:
+		for _, e := range x {
+			walkValues(e, f)
+		}
+	}
+}
+
+// valuesImage returns the image reference a values entry names, or "".
+func valuesImage(v any) string {
+	switch x := v.(type) {
+	case string:
+		if x == "" || strings.ContainsAny(x, " \t\n") || strings.Contains(x, "{{") {
+			return ""
+		}
+		return x
+	case map[string]any:
+		repo, _ := x["repository"].(string)
+		if repo == "" || strings.ContainsAny(repo, " \t\n") {
+			return ""
+		}
+		if reg, _ := x["registry"].(string); reg != "" && !strings.HasPrefix(repo, reg+"/") {
+			repo = strings.TrimSuffix(reg, "/") + "/" + repo
+		}
+		if tag := scalar(x["tag"]); tag != "" && imageRepository(repo) == repo {
+			repo += ":" + tag
+		}
+		if d, _ := x["digest"].(string); d != "" && !strings.Contains(repo, "@") {
+			repo += "@" + d
+		}
+		return repo
+	}
+	return ""
+}
+
+// scalar prints a tag YAML may have read as a number.
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case int, int64, float64:
+		return fmt.Sprint(x)
+	}
+	return ""
 }
 
 func sorted(m map[string]bool) []string {

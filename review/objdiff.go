@@ -1,6 +1,7 @@
 package review
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"reflect"
@@ -115,7 +116,7 @@ func DiffObjects(base, head []Object, strip []string) []ObjectChange {
 		hv := stripped(h.Value, strip)
 		b, ok := bm[k]
 		if !ok {
-			out = append(out, ObjectChange{ID: k.id, Action: Added, Producer: h.Producer, Secret: h.isSecret(), After: toYAML(redact(hv, h.isSecret(), nil))})
+			out = append(out, ObjectChange{ID: k.id, Action: Added, Producer: h.Producer, Secret: h.isSecret(), After: toYAML(maskObject(redact(hv, h.isSecret(), nil), nil, false))})
 			continue
 		}
 		bv := stripped(b.Value, strip)
@@ -131,7 +132,7 @@ func DiffObjects(base, head []Object, strip []string) []ObjectChange {
 			continue
 		}
 		c := ObjectChange{ID: k.id, Action: Changed, Producer: h.Producer, Fields: fields, Secret: secret,
-			Before: toYAML(redact(bv, secret, nil)), After: toYAML(redact(hv, secret, bv))}
+			Before: toYAML(maskObject(redact(bv, secret, nil), nil, false)), After: toYAML(maskObject(redact(hv, secret, bv), bv, true))}
 		if b.Producer != h.Producer {
 			c.BaseProducer = b.Producer
 		}
@@ -142,7 +143,7 @@ func DiffObjects(base, head []Object, strip []string) []ObjectChange {
 			continue
 		}
 		b := bm[k]
-		out = append(out, ObjectChange{ID: k.id, Action: Removed, Producer: b.Producer, Secret: b.isSecret(), Before: toYAML(redact(stripped(b.Value, strip), b.isSecret(), nil))})
+		out = append(out, ObjectChange{ID: k.id, Action: Removed, Producer: b.Producer, Secret: b.isSecret(), Before: toYAML(maskObject(redact(stripped(b.Value, strip), b.isSecret(), nil), nil, false))})
 	}
 	slices.SortStableFunc(out, func(a, b ObjectChange) int {
 		if c := compareIDs(a.ID, b.ID); c != 0 {
@@ -171,16 +172,23 @@ func secretPath(p string) bool {
 		strings.HasPrefix(p, "stringData.") || strings.HasPrefix(p, "stringData[")
 }
 
+// addField appends c to out, with a Secret's values hidden and SOPS
+// ciphertexts replaced by a placeholder.
+func addField(out *[]FieldChange, secret bool, c FieldChange) {
+	if secret && secretPath(c.Path) {
+		c.Before, c.After, c.Hidden = nil, nil, true
+	}
+	before := c.Before
+	c.Before = maskSops(c.Before, nil, false)
+	c.After = maskSops(c.After, before, c.Op == FieldChanged)
+	*out = append(*out, c)
+}
+
 func diffValue(p string, a, b any, secret bool, out *[]FieldChange) {
 	if reflect.DeepEqual(a, b) {
 		return
 	}
-	add := func(c FieldChange) {
-		if secret && secretPath(c.Path) {
-			c.Before, c.After, c.Hidden = nil, nil, true
-		}
-		*out = append(*out, c)
-	}
+	add := func(c FieldChange) { addField(out, secret, c) }
 	switch av := a.(type) {
 	case map[string]any:
 		bv, ok := b.(map[string]any)
@@ -258,16 +266,7 @@ next:
 func diffList(p string, a, b []any, secret bool, out *[]FieldChange) {
 	k := listKey(a, b)
 	if k == "" {
-		n := min(len(a), len(b))
-		for i := range n {
-			diffValue(fmt.Sprintf("%s[%d]", p, i), a[i], b[i], secret, out)
-		}
-		for i := n; i < len(b); i++ {
-			*out = append(*out, FieldChange{Path: fmt.Sprintf("%s[%d]", p, i), Op: FieldAdded, After: b[i]})
-		}
-		for i := n; i < len(a); i++ {
-			*out = append(*out, FieldChange{Path: fmt.Sprintf("%s[%d]", p, i), Op: FieldRemoved, Before: a[i]})
-		}
+		diffUnkeyed(p, a, b, secret, out)
 		return
 	}
 	name := func(e any) string { return fmt.Sprint(e.(map[string]any)[k]) }
@@ -292,21 +291,156 @@ func diffList(p string, a, b []any, secret bool, out *[]FieldChange) {
 		}
 	}
 	if !slices.Equal(orderA, orderB) {
-		*out = append(*out, FieldChange{Path: p, Op: FieldMoved, Before: orderA, After: orderB})
+		addField(out, secret, FieldChange{Path: p, Op: FieldMoved, Before: orderA, After: orderB})
 	}
 	for _, e := range b {
 		x, ok := inA[name(e)]
 		if !ok {
-			*out = append(*out, FieldChange{Path: at(e), Op: FieldAdded, After: e})
+			addField(out, secret, FieldChange{Path: at(e), Op: FieldAdded, After: e})
 			continue
 		}
 		diffValue(at(e), x, e, secret, out)
 	}
 	for _, e := range a {
 		if _, ok := inB[name(e)]; !ok {
-			*out = append(*out, FieldChange{Path: at(e), Op: FieldRemoved, Before: e})
+			addField(out, secret, FieldChange{Path: at(e), Op: FieldRemoved, Before: e})
 		}
 	}
+}
+
+// maxLCSCells bounds the table of an unkeyed list's LCS: past it (two
+// lists of thousands of entries that differ throughout), entries are
+// compared by position.
+const maxLCSCells = 1 << 22
+
+// diffUnkeyed compares two lists whose entries have no key (args, a
+// chart's mounts, hosts): the entries equal on both sides are matched as
+// a longest common subsequence, so inserting entries is that many
+// additions, not a change of every entry after them. Between two matched
+// entries, entries alike (maps sharing most of their fields) are matched
+// next, and what is left is paired by position as changes, the rest
+// added or removed. An entry's path is its index on the head ([i]), on
+// the base for a removed entry.
+func diffUnkeyed(p string, a, b []any, secret bool, out *[]FieldChange) {
+	at := func(i int) string { return fmt.Sprintf("%s[%d]", p, i) }
+	ka, kb := entryKeys(a), entryKeys(b)
+	same := lcs(len(a), len(b), func(i, j int) bool { return ka[i] == kb[j] })
+	gap := func(i0, i1, j0, j1 int) {
+		// Entries alike are matched first; between them, by position.
+		similar := lcs(i1-i0, j1-j0, func(i, j int) bool { return alike(a[i0+i], b[j0+j]) })
+		i, j := i0, j0
+		for _, m := range append(similar, [2]int{i1 - i0, j1 - j0}) {
+			mi, mj := i0+m[0], j0+m[1]
+			n := min(mi-i, mj-j)
+			for d := range n {
+				diffValue(at(j+d), a[i+d], b[j+d], secret, out)
+			}
+			for x := j + n; x < mj; x++ {
+				addField(out, secret, FieldChange{Path: at(x), Op: FieldAdded, After: b[x]})
+			}
+			for x := i + n; x < mi; x++ {
+				addField(out, secret, FieldChange{Path: at(x), Op: FieldRemoved, Before: a[x]})
+			}
+			if mi < i1 {
+				diffValue(at(mj), a[mi], b[mj], secret, out)
+			}
+			i, j = mi+1, mj+1
+		}
+	}
+	i, j := 0, 0
+	for _, m := range same {
+		gap(i, m[0], j, m[1])
+		i, j = m[0]+1, m[1]+1
+	}
+	gap(i, len(a), j, len(b))
+}
+
+// entryKeys returns each entry as canonical JSON (map keys sorted), to
+// compare entries as strings.
+func entryKeys(l []any) []string {
+	out := make([]string, len(l))
+	for i, e := range l {
+		b, err := json.Marshal(e)
+		if err != nil {
+			b = fmt.Appendf(nil, "%#v", e)
+		}
+		out[i] = string(b)
+	}
+	return out
+}
+
+// alike reports whether two list entries are one entry changed: maps
+// that hold the same value in at least half of the fields of the larger,
+// one of them a string (a flag both set is no identity).
+func alike(x, y any) bool {
+	mx, ok := x.(map[string]any)
+	my, ok2 := y.(map[string]any)
+	if !ok || !ok2 {
+		return false
+	}
+	n, named := 0, false
+	for k, v := range mx {
+		if w, ok := my[k]; ok && reflect.DeepEqual(v, w) {
+			n++
+			_, s := v.(string)
+			named = named || s
+		}
+	}
+	return named && 2*n >= max(len(mx), len(my))
+}
+
+// lcs returns the index pairs (i, j) of a longest common subsequence of
+// two sequences of lengths n and m, where eq says whether entry i of the
+// first equals entry j of the second, in order. The common start and end
+// are matched directly; a table past maxLCSCells matches nothing more.
+func lcs(n, m int, eq func(i, j int) bool) [][2]int {
+	var out [][2]int
+	lo := 0
+	for lo < n && lo < m && eq(lo, lo) {
+		out = append(out, [2]int{lo, lo})
+		lo++
+	}
+	hn, hm := n, m
+	for hn > lo && hm > lo && eq(hn-1, hm-1) {
+		hn--
+		hm--
+	}
+	rows, cols := hn-lo, hm-lo
+	if rows > 0 && cols > 0 && rows*cols <= maxLCSCells {
+		// t[i][j]: the LCS length of the suffixes from lo+i and lo+j.
+		t := make([][]int32, rows+1)
+		for i := range t {
+			t[i] = make([]int32, cols+1)
+		}
+		for i := rows - 1; i >= 0; i-- {
+			for j := cols - 1; j >= 0; j-- {
+				switch {
+				case eq(lo+i, lo+j):
+					t[i][j] = t[i+1][j+1] + 1
+				case t[i+1][j] >= t[i][j+1]:
+					t[i][j] = t[i+1][j]
+				default:
+					t[i][j] = t[i][j+1]
+				}
+			}
+		}
+		for i, j := 0, 0; i < rows && j < cols; {
+			switch {
+			case eq(lo+i, lo+j):
+				out = append(out, [2]int{lo + i, lo + j})
+				i++
+				j++
+			case t[i+1][j] >= t[i][j+1]:
+				i++
+			default:
+				j++
+			}
+		}
+	}
+	for d := range n - hn {
+		out = append(out, [2]int{hn + d, hm + d})
+	}
+	return out
 }
 
 // stripped returns a copy of v without the labels and annotations whose

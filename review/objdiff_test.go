@@ -1,12 +1,15 @@
 package review
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func obj(t *testing.T, producer, y string) Object {
@@ -153,6 +156,135 @@ func TestUnkeyedListsDiffByIndex(t *testing.T) {
 		{Path: "args[2]", Op: FieldAdded, After: "d"},
 	}
 	if d := cmp.Diff(want, got[0].Fields); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// Entries inserted in a list without a key (a chart's mounts, keyed by
+// path, which no Kubernetes list uses) are that many additions, matched
+// by content, not a change of every entry after them; an entry changed
+// in place is one change.
+func TestUnkeyedListsMatchByContent(t *testing.T) {
+	mounts := func(paths ...string) string {
+		var b strings.Builder
+		for _, p := range paths {
+			b.WriteString("    - {path: " + p + ", readOnly: true}\n")
+		}
+		return b.String()
+	}
+	doc := func(list string) Object {
+		return obj(t, "p", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\nspec:\n  globalMounts:\n"+list)
+	}
+	added := func(i int, p string) FieldChange {
+		return FieldChange{Path: fmt.Sprintf("spec.globalMounts[%d]", i), Op: FieldAdded, After: map[string]any{"path": p, "readOnly": true}}
+	}
+	for _, tc := range []struct {
+		name       string
+		base, head string
+		want       []FieldChange
+	}{
+		{"four inserted", mounts("/a", "/b", "/c", "/d", "/e", "/f"), mounts("/a", "/w", "/x", "/y", "/z", "/b", "/c", "/d", "/e", "/f"),
+			[]FieldChange{added(1, "/w"), added(2, "/x"), added(3, "/y"), added(4, "/z")}},
+		{"inserted before a changed entry", mounts("/a", "/b"),
+			"    - {path: /new, readOnly: true}\n    - {path: /a, readOnly: false}\n" + mounts("/b"),
+			[]FieldChange{added(0, "/new"), {Path: "spec.globalMounts[1].readOnly", Op: FieldChanged, Before: true, After: false}}},
+		{"removed from the middle", mounts("/a", "/b", "/c"), mounts("/a", "/c"),
+			[]FieldChange{{Path: "spec.globalMounts[1]", Op: FieldRemoved, Before: map[string]any{"path": "/b", "readOnly": true}}}},
+		{"replaced", mounts("/a", "/b", "/c"), "    - {path: /a, readOnly: true}\n    - {name: other}\n" + mounts("/c"),
+			[]FieldChange{{Path: "spec.globalMounts[1].name", Op: FieldAdded, After: "other"},
+				{Path: "spec.globalMounts[1].path", Op: FieldRemoved, Before: "/b"},
+				{Path: "spec.globalMounts[1].readOnly", Op: FieldRemoved, Before: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := DiffObjects([]Object{doc(tc.base)}, []Object{doc(tc.head)}, nil)
+			if len(got) != 1 {
+				t.Fatalf("DiffObjects = %+v, want one change", got)
+			}
+			if d := cmp.Diff(tc.want, got[0].Fields); d != "" {
+				t.Errorf("fields (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestLCS(t *testing.T) {
+	for _, tc := range []struct{ a, b string }{
+		{"", ""}, {"abc", ""}, {"", "abc"}, {"abc", "abc"}, {"abcdef", "axbycz"}, {"xyz", "abc"}, {"aaa", "aa"}, {"abcbdab", "bdcaba"},
+	} {
+		got := lcs(len(tc.a), len(tc.b), func(i, j int) bool { return tc.a[i] == tc.b[j] })
+		var common []byte
+		li, lj := -1, -1
+		for _, m := range got {
+			if m[0] <= li || m[1] <= lj || tc.a[m[0]] != tc.b[m[1]] {
+				t.Fatalf("lcs(%q, %q) = %v: not a common subsequence", tc.a, tc.b, got)
+			}
+			li, lj = m[0], m[1]
+			common = append(common, tc.a[m[0]])
+		}
+		if want := lcsLen(tc.a, tc.b); len(common) != want {
+			t.Errorf("lcs(%q, %q) = %q, want length %d", tc.a, tc.b, common, want)
+		}
+	}
+}
+
+// lcsLen is the LCS length by the textbook recursion, to check lcs with.
+func lcsLen(a, b string) int {
+	if a == "" || b == "" {
+		return 0
+	}
+	if a[0] == b[0] {
+		return 1 + lcsLen(a[1:], b[1:])
+	}
+	return max(lcsLen(a[1:], b), lcsLen(a, b[1:]))
+}
+
+// A multi-line string changed past its first 120 characters: text shows
+// the lines that changed, and markdown's summary line names the field.
+func TestMultiLineStringsAsLineDiffs(t *testing.T) {
+	values := func(level string) string {
+		return "    replicaCount: 1\n    resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {memory: 256Mi}}\n    podAnnotations: {example.com/team: platform}\n    logLevel: " + level + "\n"
+	}
+	cm := func(level string) Object {
+		return obj(t, "Kustomization/flux-system/apps", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: values, namespace: apps}\ndata:\n  values.yaml: |\n"+values(level))
+	}
+	got := DiffObjects([]Object{cm("info")}, []Object{cm("debug")}, nil)
+	require.Len(t, got, 1)
+	r := &Report{Objects: got}
+	var text, md strings.Builder
+	require.NoError(t, r.WriteText(&text, TextOptions{}))
+	assert.Contains(t, text.String(), `    data["values.yaml"]:
+      @@ -2,3 +2,3 @@
+       resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {memory: 256Mi}}
+       podAnnotations: {example.com/team: platform}
+      -logLevel: info
+      +logLevel: debug
+`)
+	require.NoError(t, WriteMarkdown(&md, []*Report{r}, MarkdownOptions{}))
+	assert.Contains(t, md.String(), `<summary>~ <code>ConfigMap/apps/values</code> (Kustomization/flux-system/apps): <code>data["values.yaml"]: +1 -1 lines</code></summary>`)
+}
+
+// Markdown's collapsed section names the first changed field, and how
+// many more there are, escaped for HTML.
+func TestMarkdownSummaryNamesTheFirstField(t *testing.T) {
+	base := obj(t, "Kustomization/flux-system/apps", deploy)
+	head := obj(t, "Kustomization/flux-system/apps", strings.NewReplacer("nginx:1.27", "nginx:<1.28>", "busybox:1", "busybox:2").Replace(deploy))
+	r := &Report{Objects: DiffObjects([]Object{base}, []Object{head}, DefaultStripAttrs)}
+	var md strings.Builder
+	require.NoError(t, WriteMarkdown(&md, []*Report{r}, MarkdownOptions{}))
+	assert.Contains(t, md.String(), "<summary>~ <code>Deployment.apps/apps/web</code> (Kustomization/flux-system/apps): "+
+		"<code>spec.template.spec.containers[name=web].image: nginx:1.27 -&gt; nginx:&lt;1.28&gt;</code> and 1 more</summary>")
+}
+
+// A stack's HelmReleases are never rendered: their images are their
+// values'.
+func TestStackImagesFromValues(t *testing.T) {
+	hr := func(tag string) Object {
+		return obj(t, "Stack/platform", "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: app, namespace: apps}\nspec:\n  values:\n    image: {repository: ghcr.io/x/app, tag: \""+tag+"\"}\n")
+	}
+	got := stackImages([]Object{hr("1.0")}, []Object{hr("1.1")})
+	want := []ImageChange{{Image: "ghcr.io/x/app", Op: "retagged", Before: []string{"ghcr.io/x/app:1.0"}, After: []string{"ghcr.io/x/app:1.1"},
+		Objects: []string{"HelmRelease.helm.toolkit.fluxcd.io/apps/app"}, FromValues: true}}
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }

@@ -54,7 +54,9 @@ func compareIDs(a, b ObjectID) int {
 // ParseObjects reads a multi-document YAML stream of rendered objects
 // (what kustomize-controller or helm-controller applies) as the objects of
 // producer. Empty documents and lists' wrappers are skipped; a document
-// that is not an object is an error naming its position.
+// that is not an object is an error naming its position. The sops
+// metadata of a file SOPS encrypts is left out, as kustomize-controller
+// leaves it out when it decrypts the file.
 func ParseObjects(producer string, data []byte) ([]Object, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []Object
@@ -136,6 +138,7 @@ func newObject(producer string, v map[string]any) (Object, error) {
 	if kind == "" || name == "" {
 		return Object{}, errors.New("not a Kubernetes object: no kind or metadata.name")
 	}
+	dropSopsMetadata(v)
 	group := ""
 	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
 		group = apiVersion[:i]

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -37,9 +38,16 @@ type Report struct {
 	Entry string `json:"entry"`
 	// Files are the files the change touches, relative to the repository.
 	Files []string `json:"files"`
-	// Rendered names the producers rendered on both sides: only those
-	// whose inputs Files touch, unless WithAll.
+	// Rendered names the producers rendered and compared: only those
+	// whose inputs Files touch, unless WithAll. A producer that did not
+	// render on a side is in NotRendered instead, and one left alone
+	// (changed-only) is counted in Skipped: the three add up to every
+	// producer of the two sides.
 	Rendered []string `json:"rendered"`
+	// Skipped counts the producers not rendered because no changed file
+	// feeds them (changed-only): each Kustomization, and each HelmRelease
+	// its layer applies.
+	Skipped int `json:"skipped,omitempty"`
 	// All is true when every producer was rendered (WithAll).
 	All bool `json:"all,omitempty"`
 	// Objects are the objects the change adds, removes or changes.
@@ -247,35 +255,24 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	if err != nil {
 		return nil, err
 	}
-	for p, bwhy := range base.failed {
-		hwhy, both := head.failed[p]
-		nr := NotRendered{Producer: p, Side: "base", Reason: bwhy}
-		if both {
-			nr.Side = "both"
-			if hwhy != bwhy {
-				nr.Reason = bwhy + "; head: " + hwhy
-			}
-		}
-		r.NotRendered = append(r.NotRendered, nr)
-	}
-	for p, why := range head.failed {
-		if _, both := base.failed[p]; !both {
-			r.NotRendered = append(r.NotRendered, NotRendered{Producer: p, Side: "head", Reason: why})
-		}
-	}
-	slices.SortFunc(r.NotRendered, func(a, b NotRendered) int { return cmp.Compare(a.Producer, b.Producer) })
+	r.NotRendered = notRendered(base.failed, head.failed)
 	r.Objects = DiffObjects(pairs.base, pairs.head, strip)
 	r.Images = diffImageIndexes(&pairs.baseImages, &pairs.headImages)
 	rendered := map[string]bool{}
 	for _, s := range []*side{base, head} {
-		for _, p := range s.rendered {
-			rendered[p] = true
+		for p := range s.rendered {
+			_, bf := base.failed[p]
+			_, hf := head.failed[p]
+			rendered[p] = !bf && !hf
 		}
 	}
-	for p := range rendered {
-		r.Rendered = append(r.Rendered, p)
+	for p, ok := range rendered {
+		if ok {
+			r.Rendered = append(r.Rendered, p)
+		}
 	}
 	slices.Sort(r.Rendered)
+	r.Skipped = skipped(base, head)
 	for _, s := range []*side{base, head} {
 		for _, u := range s.unresolved {
 			if !slices.Contains(r.Unresolved, u) {
@@ -295,6 +292,30 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	return r, nil
 }
 
+// notRendered lists the producers that did not render on a side, from
+// why each did not on the base and on the head, sorted.
+func notRendered(base, head map[string]string) []NotRendered {
+	var out []NotRendered
+	for p, bwhy := range base {
+		hwhy, both := head[p]
+		nr := NotRendered{Producer: p, Side: "base", Reason: bwhy}
+		if both {
+			nr.Side = "both"
+			if hwhy != bwhy {
+				nr.Reason = bwhy + "; head: " + hwhy
+			}
+		}
+		out = append(out, nr)
+	}
+	for p, why := range head {
+		if _, both := base[p]; !both {
+			out = append(out, NotRendered{Producer: p, Side: "head", Reason: why})
+		}
+	}
+	slices.SortFunc(out, func(a, b NotRendered) int { return cmp.Compare(a.Producer, b.Producer) })
+	return out
+}
+
 // readPartly returns the layers of layers that repo read, in part, for
 // their objects' identities only (fluxrepo.WithIdentityOnly).
 func readPartly(repo *fluxrepo.Repository, layers map[string]bool) map[string]bool {
@@ -310,15 +331,25 @@ func readPartly(repo *fluxrepo.Repository, layers map[string]bool) map[string]bo
 // side is one tree of a comparison.
 type side struct {
 	repo       *fluxrepo.Repository // nil when the entry point is not there
-	objects    []Object
-	rendered   []string
-	failed     map[string]string // producer → why it did not render
-	unresolved []string          // substituteFrom sources stood in for
-	paths      rootPaths         // rewrites the root's paths in messages
+	rendered   map[string]bool      // producers rendered, or tried
+	failed     map[string]string    // producer → why it did not render
+	unresolved []string             // substituteFrom sources stood in for
+	paths      rootPaths            // rewrites the root's paths in messages
+	// releases are the HelmReleases the rendered layers apply, as
+	// rendered (their names substituted), by layer.
+	releases map[string][]*renderedRelease
+}
+
+// renderedRelease is a HelmRelease a rendered layer applies, and the
+// producer its release is named by once its chart is rendered ("" until
+// then).
+type renderedRelease struct {
+	obj      Object
+	producer string
 }
 
 func readSide(ctx context.Context, root, entry string, opts []fluxrepo.Option) (*side, error) {
-	s := &side{failed: map[string]string{}, paths: newRootPaths(root)}
+	s := &side{rendered: map[string]bool{}, failed: map[string]string{}, releases: map[string][]*renderedRelease{}, paths: newRootPaths(root)}
 	p := filepath.Join(root, filepath.FromSlash(entry))
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -359,7 +390,7 @@ func (s *side) renderLayer(ctx context.Context, name string) (string, []byte, er
 		return "", nil, nil // not on this side, or a HelmRelease layer of a stack: a release
 	}
 	producer := s.repo.Plan.KustomizationRef(name)
-	s.rendered = append(s.rendered, producer)
+	s.rendered[producer] = true
 	if in := s.repo.Inputs[i]; in.Source == nil {
 		s.failed[producer] = s.paths.rel(in.Unavailable)
 		return producer, nil, nil
@@ -394,21 +425,100 @@ func (s *side) parse(producer string, out []byte) []Object {
 	return objs
 }
 
+// keepReleases records the HelmReleases of what the layer rendered.
+func (s *side) keepReleases(layer string, objs []Object) {
+	for _, o := range objs {
+		if o.ID.Kind == "HelmRelease" && strings.HasPrefix(o.ID.Group, "helm.toolkit.fluxcd.io") {
+			s.releases[layer] = append(s.releases[layer], &renderedRelease{obj: o})
+		}
+	}
+}
+
+// varRef matches a ${var} (or $var) in a name as written.
+var varRef = regexp.MustCompile(`\$\{[^}]*\}|\$[_[:alpha:]][_[:alpha:][:digit:]]*`)
+
+// releaseProducers names the producer of each release: lint renders a
+// HelmRelease as written, so one named ${APP} in a folder four
+// Kustomizations apply is four releases with one name. Each is named as
+// its layer rendered it, its variables substituted (the one HelmRelease
+// of its layer that the name as written matches). A name that cannot be
+// substituted (its variable given by no source in the tree), and a name
+// two releases share, is followed by its layer: distinct releases are
+// never one producer.
+func (s *side) releaseProducers(rels []lint.RenderedRelease) []string {
+	out := make([]string, len(rels))
+	claimed := make([]*renderedRelease, len(rels))
+	for i, rr := range rels {
+		out[i] = rr.Ref.String()
+		var found []*renderedRelease
+		for _, r := range s.releases[rr.Layer] {
+			if !slices.Contains(claimed, r) && matchWritten(rr.Ref.Name, r.obj.ID.Name) && (r.obj.ID.Namespace == "" || matchWritten(rr.Ref.Namespace, r.obj.ID.Namespace)) {
+				found = append(found, r)
+			}
+		}
+		if len(found) == 1 {
+			claimed[i] = found[0]
+		}
+		if !strings.Contains(out[i], "$") {
+			continue
+		}
+		var ref layering.ObjectRef
+		if claimed[i] != nil {
+			id := claimed[i].obj.ID
+			ref = layering.ObjectRef{Kind: rr.Ref.Kind, Namespace: cmp.Or(id.Namespace, rr.Ref.Namespace), Name: id.Name}
+		}
+		if claimed[i] == nil || strings.Contains(ref.String(), "$") {
+			out[i] += " (layer " + rr.Layer + ")"
+			continue
+		}
+		out[i] = ref.String()
+	}
+	count := map[string]int{}
+	for _, p := range out {
+		count[p]++
+	}
+	for i, p := range out {
+		if count[p] > 1 {
+			out[i] = p + " (layer " + rels[i].Layer + ")"
+		}
+		if claimed[i] != nil {
+			claimed[i].producer = out[i]
+		}
+	}
+	return out
+}
+
+// matchWritten reports whether name, as rendered, is what written (a name
+// as the file holds it, with ${var}s) becomes once substituted.
+func matchWritten(written, name string) bool {
+	if !strings.Contains(written, "$") {
+		return written == name
+	}
+	parts := varRef.Split(written, -1)
+	for j, p := range parts {
+		parts[j] = regexp.QuoteMeta(p)
+	}
+	ok, _ := regexp.MatchString("^"+strings.Join(parts, ".*")+"$", name)
+	return ok
+}
+
 // renderReleases renders the HelmReleases of the layers want names, as
-// helm-controller would install them, by producer.
-func (s *side) renderReleases(ctx context.Context, want func(string) bool) (map[string][]Object, []string, error) {
+// helm-controller would install them.
+func (s *side) renderReleases(ctx context.Context, want func(string) bool) ([]lint.RenderedRelease, error) {
 	if s.repo == nil || !s.hasReleases(want) {
-		return nil, nil, nil
+		return nil, nil
 	}
-	rels, err := s.repo.Releases(ctx, want, fluxbuild.WithRedactedSecrets())
-	if err != nil {
-		return nil, nil, err
-	}
+	return s.repo.Releases(ctx, want, fluxbuild.WithRedactedSecrets())
+}
+
+// parseReleases returns the objects of rendered releases by producer
+// (names, releaseProducers'), and the producers in order.
+func (s *side) parseReleases(rels []lint.RenderedRelease, names []string) (map[string][]Object, []string, error) {
 	out := map[string][]Object{}
 	var order []string
-	for _, rr := range rels {
-		producer := rr.Ref.String()
-		s.rendered = append(s.rendered, producer)
+	for i, rr := range rels {
+		producer := names[i]
+		s.rendered[producer] = true
 		order = append(order, producer)
 		if rr.Err != nil {
 			s.failed[producer] = s.paths.rel(rr.Err.Error())
@@ -439,6 +549,32 @@ func (s *side) renderReleases(ctx context.Context, want func(string) bool) (map[
 		out[producer] = append(out[producer], objs...)
 	}
 	return out, order, nil
+}
+
+// borrowNames names a release whose layer did not render on its side
+// (so its name, with a ${var}, could not be substituted there) as the
+// other side names the same release, so the two sides pair it.
+func borrowNames(a *side, arels []lint.RenderedRelease, anames []string, b *side, brels []lint.RenderedRelease, bnames []string) {
+	for _, x := range []struct {
+		s      *side
+		rels   []lint.RenderedRelease
+		names  []string
+		other  *side
+		orels  []lint.RenderedRelease
+		onames []string
+	}{{a, arels, anames, b, brels, bnames}, {b, brels, bnames, a, arels, anames}} {
+		for i, rr := range x.rels {
+			if len(x.s.releases[rr.Layer]) > 0 || !strings.Contains(rr.Ref.String(), "$") || len(x.other.releases[rr.Layer]) == 0 {
+				continue
+			}
+			for j, or := range x.orels {
+				if or.Layer == rr.Layer && or.Ref == rr.Ref {
+					x.names[i] = x.onames[j]
+					break
+				}
+			}
+		}
+	}
 }
 
 // hasReleases reports whether a layer want names applies a HelmRelease
@@ -506,15 +642,30 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 			}
 			p.baseImages.add(objs)
 			p.headImages.add(objs)
+			base.keepReleases(name, objs)
+			head.keepReleases(name, objs)
 			continue
 		}
-		p.add(base, head, producer, base.parse(producer, bo), head.parse(producer, ho))
+		bobjs, hobjs := base.parse(producer, bo), head.parse(producer, ho)
+		base.keepReleases(name, bobjs)
+		head.keepReleases(name, hobjs)
+		p.add(base, head, producer, bobjs, hobjs)
 	}
-	brel, border, err := base.renderReleases(ctx, want)
+	brels, err := base.renderReleases(ctx, want)
 	if err != nil {
 		return nil, err
 	}
-	hrel, horder, err := head.renderReleases(ctx, want)
+	hrels, err := head.renderReleases(ctx, want)
+	if err != nil {
+		return nil, err
+	}
+	bnames, hnames := base.releaseProducers(brels), head.releaseProducers(hrels)
+	borrowNames(base, brels, bnames, head, hrels, hnames)
+	brel, border, err := base.parseReleases(brels, bnames)
+	if err != nil {
+		return nil, err
+	}
+	hrel, horder, err := head.parseReleases(hrels, hnames)
 	if err != nil {
 		return nil, err
 	}
@@ -523,6 +674,22 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 		if !done[producer] {
 			done[producer] = true
 			p.add(base, head, producer, brel[producer], hrel[producer])
+		}
+	}
+	// A HelmRelease whose chart did not render on a side is compared by
+	// the images its values name, on both sides.
+	for _, x := range []struct {
+		s   *side
+		idx *imageIndex
+	}{{base, &p.baseImages}, {head, &p.headImages}} {
+		for _, rs := range x.s.releases {
+			for _, r := range rs {
+				_, bf := base.failed[r.producer]
+				_, hf := head.failed[r.producer]
+				if bf || hf || !x.s.rendered[r.producer] {
+					x.idx.addValues(r.obj)
+				}
+			}
 		}
 	}
 	sortObjects(p.base)
@@ -557,6 +724,34 @@ func (p *pairs) add(base, head *side, producer string, bo, ho []Object) {
 			p.head = append(p.head, o)
 		}
 	}
+}
+
+// skipped counts the producers of the two sides that were neither
+// rendered nor tried: the Kustomizations of the layers no changed file
+// feeds, and the HelmReleases they apply.
+func skipped(base, head *side) int {
+	seen := map[string]bool{}
+	for _, s := range []*side{base, head} {
+		if s.repo == nil {
+			continue
+		}
+		for i, l := range s.repo.Plan.Layers {
+			if l.HelmRelease != nil {
+				continue
+			}
+			k := s.repo.Plan.KustomizationRef(l.Name)
+			if base.rendered[k] || head.rendered[k] {
+				continue
+			}
+			seen[k] = true
+			for _, o := range s.repo.Inputs[i].Objects {
+				if o.Kind == "HelmRelease" {
+					seen[k+" "+o.Namespace+"/"+o.Name] = true
+				}
+			}
+		}
+	}
+	return len(seen)
 }
 
 func (s *side) lint(ctx context.Context) (*lint.Report, error) {

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 
 	"go.yaml.in/yaml/v3"
@@ -188,6 +189,7 @@ func compareBuilders(ctx context.Context, cfg *config, entry string, files []str
 	var plans [2]*layering.Plan
 	var objs [2][]Object
 	var reps [2]*lint.Report
+	failed := [2]map[string]string{{}, {}}
 	for i, b := range []*layering.Builder{base, head} {
 		if b == nil {
 			reps[i] = &lint.Report{}
@@ -195,9 +197,12 @@ func compareBuilders(ctx context.Context, cfg *config, entry string, files []str
 		}
 		p, _ := b.Draft()
 		plans[i] = p
-		o, rendered, err := stackObjects(ctx, p)
+		o, rendered, err := stackObjects(ctx, p, failed[i])
 		if err != nil {
 			return nil, err
+		}
+		for k, why := range failed[i] {
+			failed[i][k] = roots[i].rel(why) // no temporary folder in a message
 		}
 		objs[i] = o
 		for _, x := range rendered {
@@ -216,10 +221,22 @@ func compareBuilders(ctx context.Context, cfg *config, entry string, files []str
 		}
 		roots[i].findings(reps[i])
 	}
+	// A producer that did not render on a side is left out on both, as
+	// Compare leaves it out.
+	r.NotRendered = notRendered(failed[0], failed[1])
+	out := func(o Object) bool {
+		_, bf := failed[0][o.Producer]
+		_, hf := failed[1][o.Producer]
+		return bf || hf
+	}
+	objs[0], objs[1] = slices.DeleteFunc(objs[0], out), slices.DeleteFunc(objs[1], out)
+	r.Rendered = slices.DeleteFunc(r.Rendered, func(p string) bool {
+		return slices.ContainsFunc(r.NotRendered, func(n NotRendered) bool { return n.Producer == p })
+	})
 	slices.Sort(r.Rendered)
 	strip := append(slices.Clone(DefaultStripAttrs), cfg.strip...)
 	r.Objects = DiffObjects(objs[0], objs[1], strip)
-	r.Images = DiffImages(objs[0], objs[1])
+	r.Images = stackImages(objs[0], objs[1])
 	r.Findings = DiffFindings(reps[0], reps[1])
 	var bv, hv *planView
 	if plans[0] != nil {
@@ -301,11 +318,31 @@ func sharedOutputs(p *layering.Plan, head *layering.Builder, baseRoot, headRoot 
 	return opts, names
 }
 
+// stackImages compares the images of two sides of a stack: the
+// containers of what they render, and the values of their HelmReleases,
+// whose charts a stack's comparison does not render.
+func stackImages(base, head []Object) []ImageChange {
+	var b, h imageIndex
+	for _, x := range []struct {
+		idx  *imageIndex
+		objs []Object
+	}{{&b, base}, {&h, head}} {
+		x.idx.add(x.objs)
+		for _, o := range x.objs {
+			if o.ID.Kind == "HelmRelease" && strings.HasPrefix(o.ID.Group, "helm.toolkit.fluxcd.io") {
+				x.idx.addValues(o)
+			}
+		}
+	}
+	return diffImageIndexes(&b, &h)
+}
+
 // stackObjects returns what a stack's Plan ships: the Flux objects it
 // renders (producer Stack/NAME) and each layer's manifests as built from
-// the stack's folder. A layer that does not build is left out, as lint
-// reports it.
-func stackObjects(ctx context.Context, p *layering.Plan) ([]Object, []string, error) {
+// the stack's folder, and the producers it tried. A layer that does not
+// build, and a HelmRelease layer (a stack's comparison renders no chart),
+// is recorded in failed with why.
+func stackObjects(ctx context.Context, p *layering.Plan, failed map[string]string) ([]Object, []string, error) {
 	producer := "Stack/" + p.Name
 	files, err := p.Files()
 	if err != nil {
@@ -329,7 +366,13 @@ func stackObjects(ctx context.Context, p *layering.Plan) ([]Object, []string, er
 		dir = "."
 	}
 	for _, l := range p.Layers {
-		if l.Kustomization == nil || l.HelmRelease != nil {
+		if l.HelmRelease != nil {
+			ref := layering.ObjectRef{Kind: "HelmRelease", Namespace: cmp.Or(l.HelmRelease.Namespace, p.Namespace), Name: l.HelmRelease.Name}.String()
+			rendered = append(rendered, ref)
+			failed[ref] = "a stack's charts are not rendered (its HelmRelease is compared, and the images its values name)"
+			continue
+		}
+		if l.Kustomization == nil {
 			continue
 		}
 		name := p.KustomizationRef(l.Name)
@@ -339,6 +382,7 @@ func stackObjects(ctx context.Context, p *layering.Plan) ([]Object, []string, er
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
+			failed[name] = err.Error()
 			continue
 		}
 		for _, o := range built {

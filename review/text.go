@@ -4,7 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/pmezard/go-difflib/difflib"
 
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -61,6 +65,12 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: %s -> %s\n", p.paint(ansiBold, "cluster"), r.Entry, r.Base, r.Head)
 	fmt.Fprintf(&b, "%d files changed; %s\n", len(r.Files), r.renderedLine())
+	if line, causes := r.Findings.coverage(); line != "" {
+		b.WriteString(line + "\n")
+		for _, c := range causes {
+			fmt.Fprintf(&b, "  %s\n", c)
+		}
+	}
 	if len(r.Unresolved) > 0 {
 		fmt.Fprintf(&b, "variables of %s (not in the tree) are left as ${var} on both sides\n", strings.Join(r.Unresolved, ", "))
 	}
@@ -75,14 +85,14 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 		for _, c := range r.Objects {
 			fmt.Fprintf(&b, "%s %s  (%s)\n", p.action(c.Action, mark(c.Action)), c.ID, producerNote(c))
 			for _, f := range c.Fields {
-				fmt.Fprintf(&b, "    %s\n", fieldLine(f))
+				writeField(&b, p, f)
 			}
 		}
 	}
 	r.writeFindings(&b, p)
 	r.writeBootstrap(&b, p)
 	if len(r.Images) > 0 {
-		fmt.Fprintf(&b, "\n%s:\n", p.paint(ansiBold, "images"))
+		fmt.Fprintf(&b, "\n%s: %s\n", p.paint(ansiBold, "images"), imagesCount(r.Images))
 		for _, im := range r.Images {
 			fmt.Fprintf(&b, "  %s\n", imageLine(im))
 		}
@@ -107,7 +117,7 @@ func WriteObjectChanges(w io.Writer, cs []ObjectChange, opts TextOptions) error 
 	for _, c := range cs {
 		fmt.Fprintf(&b, "%s %s  (%s)\n", p.action(c.Action, mark(c.Action)), c.ID, producerNote(c))
 		for _, f := range c.Fields {
-			fmt.Fprintf(&b, "    %s\n", fieldLine(f))
+			writeField(&b, p, f)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -122,17 +132,78 @@ func (r *Report) outputsLine() string {
 
 // noChangeLine says there is no change, and how much that covers.
 func (r *Report) noChangeLine() string {
-	if len(r.NotRendered) == 0 {
-		return "no change to objects, races or bootstrap order"
+	s := "no change to objects, races or bootstrap order"
+	if len(r.NotRendered) > 0 {
+		s += fmt.Sprintf(" among what rendered; %d of %d producers tried did not render on a side (listed below): their objects are not compared",
+			len(r.NotRendered), len(r.NotRendered)+len(r.Rendered))
 	}
-	return fmt.Sprintf("no change to objects, races or bootstrap order among what rendered; %d of %d producers did not render on a side (listed below): their objects are not compared", len(r.NotRendered), len(r.Rendered))
+	if f := r.Findings; f.Checked < f.Layers {
+		s += fmt.Sprintf("; races in %d of %d layers not checked", f.Layers-f.Checked, f.Layers)
+	}
+	return s
 }
 
+// renderedLine counts the producers: rendered, not rendered (each with
+// why, below) and skipped, which add up to every producer.
 func (r *Report) renderedLine() string {
+	s := count(len(r.Rendered), "producer") + " rendered"
 	if r.All {
-		return fmt.Sprintf("%d producers rendered (all)", len(r.Rendered))
+		s += " (all)"
 	}
-	return fmt.Sprintf("%d producers rendered (those the changed files feed; --all renders every one)", len(r.Rendered))
+	if n := len(r.NotRendered); n > 0 {
+		s += fmt.Sprintf(", %d not rendered (listed below)", n)
+	}
+	if r.Skipped > 0 {
+		s += fmt.Sprintf(", %d skipped (no changed file feeds them; --all renders every one)", r.Skipped)
+	}
+	return s
+}
+
+// count is n and the noun, plural unless n is 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// coverage says in how many layers races were checked and, for each
+// cause lint gives, how many were not, what it could not read (the first
+// three) and how to have them checked.
+func (f FindingsDiff) coverage() (line string, causes []string) {
+	if f.Layers == 0 {
+		return "", nil
+	}
+	if f.Checked >= f.Layers {
+		if f.Layers == 1 {
+			return "races checked in the one layer", nil
+		}
+		return fmt.Sprintf("races checked in all %d layers", f.Layers), nil
+	}
+	line = fmt.Sprintf("races checked in %d of %d layers; %d not checked (a race there is not reported)", f.Checked, f.Layers, f.Layers-f.Checked)
+	for _, c := range f.Coverage {
+		why := map[string]string{
+			lint.CoverageSource: "behind a source not read",
+			lint.CoverageChart:  "with or after a chart not rendered",
+			lint.CoverageRemote: "behind a remote resource not fetched",
+		}[c.Cause]
+		if why == "" {
+			why = c.Cause
+		}
+		s := count(len(c.Layers), "layer") + " " + why
+		if len(c.Missing) > 0 {
+			m := c.Missing
+			if len(m) > 3 {
+				m = append(slices.Clone(m[:3]), fmt.Sprintf("%d more", len(c.Missing)-3))
+			}
+			s += " (" + strings.Join(m, "; ") + ")"
+		}
+		if c.Advice != "" {
+			s += ": " + c.Advice
+		}
+		causes = append(causes, s)
+	}
+	return line, causes
 }
 
 func (r *Report) writeFindings(b *strings.Builder, p painter) {
@@ -205,6 +276,58 @@ func producerNote(c ObjectChange) string {
 	return c.Producer
 }
 
+// writeField prints one field change, a multi-line string changed as
+// the lines that differ (a unified diff of the two values, two lines of
+// context), not cut to its first 120 characters, where the change may
+// not be.
+func writeField(b *strings.Builder, p painter, f FieldChange) {
+	if lines := lineDiff(f); lines != nil {
+		fmt.Fprintf(b, "    %s:\n", f.Path)
+		for _, l := range lines {
+			switch {
+			case strings.HasPrefix(l, "+"):
+				l = p.paint(ansiGreen, l)
+			case strings.HasPrefix(l, "-"):
+				l = p.paint(ansiRed, l)
+			}
+			fmt.Fprintf(b, "      %s\n", l)
+		}
+		return
+	}
+	fmt.Fprintf(b, "    %s\n", fieldLine(f))
+}
+
+// lineDiff returns the unified diff of a string field changed where
+// either side has several lines, or nil.
+func lineDiff(f FieldChange) []string {
+	if f.Hidden || f.Op != FieldChanged {
+		return nil
+	}
+	before, ok := f.Before.(string)
+	after, ok2 := f.After.(string)
+	if !ok || !ok2 || !strings.Contains(strings.TrimSuffix(before, "\n"), "\n") && !strings.Contains(strings.TrimSuffix(after, "\n"), "\n") {
+		return nil
+	}
+	d, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: splitLines(before), B: splitLines(after), Context: 2})
+	if err != nil || d == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+}
+
+// splitLines splits s after each newline, a last line without one
+// given one (difflib.SplitLines adds an empty line after a final
+// newline).
+func splitLines(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	} else {
+		lines[len(lines)-1] += "\n"
+	}
+	return lines
+}
+
 func fieldLine(f FieldChange) string {
 	switch {
 	case f.Hidden:
@@ -239,20 +362,49 @@ func short(v any) string {
 			s = string(b)
 		}
 	}
-	if len(s) > 120 {
-		s = s[:117] + "..."
+	return cut(s, 120)
+}
+
+// cut shortens s to n bytes or fewer, "..." marking the cut, never
+// inside a character.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return s
+	i := n - 3
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "..."
 }
 
 func imageLine(im ImageChange) string {
+	users := strings.Join(im.Objects, ", ")
+	if im.FromValues {
+		users += "; from values, chart not rendered"
+	}
 	switch im.Op {
 	case "added":
-		return fmt.Sprintf("+ %s (%s)", strings.Join(im.After, ", "), strings.Join(im.Objects, ", "))
+		return fmt.Sprintf("+ %s (%s)", strings.Join(im.After, ", "), users)
 	case "removed":
-		return fmt.Sprintf("- %s (%s)", strings.Join(im.Before, ", "), strings.Join(im.Objects, ", "))
+		return fmt.Sprintf("- %s (%s)", strings.Join(im.Before, ", "), users)
 	}
-	return fmt.Sprintf("~ %s -> %s (%s)", strings.Join(im.Before, ", "), strings.Join(im.After, ", "), strings.Join(im.Objects, ", "))
+	return fmt.Sprintf("~ %s -> %s (%s)", strings.Join(im.Before, ", "), strings.Join(im.After, ", "), users)
+}
+
+// imagesCount says how many images changed, and how many of those were
+// read from values.
+func imagesCount(ims []ImageChange) string {
+	n := 0
+	for _, im := range ims {
+		if im.FromValues {
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("%d changed", len(ims))
+	}
+	return fmt.Sprintf("%d changed (%d from values, chart not rendered)", len(ims), n)
 }
 
 // groupNotRendered prints the producers that did not render, those whose

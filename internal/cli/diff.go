@@ -49,13 +49,17 @@ reports:
 
   objects    added, removed and changed objects, matched by kind, namespace
              and name; fields by path, list entries by their name (a reorder
-             is a move, not churn); Secret values never printed; labels and
+             is a move, not churn), entries of other lists by content (an
+             insertion is one insertion); multi-line strings as a line diff;
+             Secret values and SOPS ciphertexts never printed; labels and
              annotations that change with every release (helm.sh/chart,
              checksum/*) left out, --strip-attr adds more
-  races      lint findings the change introduces, and those it fixes
+  races      lint findings the change introduces, and those it fixes, and
+             in how many layers lint could check races (why not the rest)
   bootstrap  layers and dependsOn edges added and removed, and what the
              critical path costs a new cluster before and after
-  images     container images added, removed and retagged
+  images     container images added, removed and retagged (read from a
+             HelmRelease's values when its chart is not rendered, and said so)
 
 The base is --base REV, a revision of the same Git repository read without a
 checkout (default: the merge-base of HEAD with its upstream branch), or
@@ -65,7 +69,9 @@ default only the Kustomizations and HelmReleases whose inputs the changed files 
 rendered (files under their path and bases, the sources, valuesFrom and
 substituteFrom objects they read); --all renders every one. A producer that
 does not render on a side is listed, and its objects are left out on both
-sides rather than shown as added or removed.
+sides rather than shown as added or removed: the report counts the
+producers rendered, not rendered and skipped. A HelmRelease is named as its
+Kustomization substitutes it (HelmRelease/media/radarr, not .../${APP}).
 
 -o sets the format: "" (text, coloured on a terminal unless NO_COLOR is
 set), markdown (a pull-request comment: a summary table, then one
@@ -306,7 +312,7 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if err := writeReports(cmd.OutOrStdout(), out, reps, rf.limit, cmd.Root().Version); err != nil {
 		return err
 	}
-	changed, objects, introduced, fixed := 0, 0, 0, 0
+	changed, objects, introduced, fixed, layers, unchecked := 0, 0, 0, 0, 0, 0
 	for _, r := range reps {
 		if r.Changed() {
 			changed++
@@ -314,6 +320,8 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 		objects += len(r.Objects)
 		introduced += len(r.Findings.Introduced)
 		fixed += len(r.Findings.Fixed)
+		layers += r.Findings.Layers
+		unchecked += max(r.Findings.Layers-r.Findings.Checked, 0)
 	}
 	names := rels
 	if len(reps) == 1 {
@@ -322,6 +330,11 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	summary := fmt.Sprintf("%s: %s changed, %s introduced, %d fixed", strings.Join(names, ", "), count(objects, "object"), count(introduced, "race"), fixed)
 	if len(reps) > 1 {
 		summary = fmt.Sprintf("%d of %d clusters changed: %s, %s introduced, %d fixed", changed, len(reps), count(objects, "object"), count(introduced, "race"), fixed)
+	}
+	if unchecked > 0 {
+		// "0 races introduced" says nothing of the layers lint could not
+		// check: the report lists them, with why.
+		summary += fmt.Sprintf("; races not checked in %d of %d layers", unchecked, layers)
 	}
 	if changed > 0 && !rf.exitZero {
 		return &FindingError{Msg: summary}

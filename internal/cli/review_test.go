@@ -76,6 +76,77 @@ func TestDiffEntry(t *testing.T) {
 	assert.Equal(t, cli.ExitInterrupted, code, stderr.String())
 }
 
+// TestDiffSummarySaysWhatRacesWereNotChecked: "0 races introduced" is
+// followed by the layers lint could not check (a chart not available
+// offline), and the report says why.
+func TestDiffSummarySaysWhatRacesWereNotChecked(t *testing.T) {
+	tree := func(tag string) map[string]string {
+		return map[string]string{
+			"clusters/main/sync.yaml": `apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata:
+  name: flux-system
+  namespace: flux-system
+spec:
+  interval: 1m
+  ref:
+    branch: main
+  url: https://git.example.com/home.git
+---
+apiVersion: source.toolkit.fluxcd.io/v1
+kind: HelmRepository
+metadata:
+  name: charts
+  namespace: flux-system
+spec:
+  interval: 1h
+  url: https://charts.example.com
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata:
+  name: apps
+  namespace: flux-system
+spec:
+  interval: 1h
+  path: ./apps
+  prune: true
+  sourceRef:
+    kind: GitRepository
+    name: flux-system
+`,
+			"apps/release.yaml": `apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata:
+  name: app
+  namespace: apps
+spec:
+  interval: 1h
+  chart:
+    spec:
+      chart: app
+      version: 1.0.0
+      sourceRef:
+        kind: HelmRepository
+        name: charts
+        namespace: flux-system
+  values:
+    image:
+      repository: ghcr.io/example/app
+      tag: ` + tag + `
+`,
+		}
+	}
+	dir := t.TempDir()
+	base, head := filepath.Join(dir, "base"), filepath.Join(dir, "head")
+	testutil.WriteFiles(t, base, tree("1.0.0"))
+	testutil.WriteFiles(t, head, tree("1.1.0"))
+	stdout, _ := cmdCase{args: []string{"diff", filepath.Join(head, "clusters", "main"), "--root", head, "--base-dir", base}, code: cli.ExitFinding,
+		stdout: "cluster clusters/main", inStderr: "fluxpack: clusters/main: 1 object changed, 0 races introduced, 0 fixed; races not checked in 1 of 2 layers"}.check(t)
+	assert.Contains(t, stdout, "races checked in 1 of 2 layers; 1 not checked (a race there is not reported)\n  1 layer with or after a chart not rendered (HelmRelease/apps/app: ")
+	assert.Contains(t, stdout, "~ ghcr.io/example/app:1.0.0 -> ghcr.io/example/app:1.1.0 (HelmRelease.helm.toolkit.fluxcd.io/apps/app; from values, chart not rendered)")
+}
+
 // TestDiffEntryAgainstGitBase: with a Git history, diff ENTRY compares the
 // working tree with the merge-base of its upstream by default, and with
 // --base REV when given, and leaves no extracted tree in TMPDIR.
