@@ -66,8 +66,8 @@ substituteFrom objects they read); --all renders every one. A producer that
 does not render on a side is listed, and its objects are left out on both
 sides rather than shown as added or removed.
 
--o sets the format: "" (text, coloured on a terminal unless NO_COLOR is
-set), markdown (a pull-request comment: a summary table, then one
+-o sets the format: "" (text, coloured on a terminal unless $NO_COLOR is
+set and not empty, or $TERM is dumb), markdown (a pull-request comment: a summary table, then one
 collapsible section per object, cut to --limit characters), github (workflow
 commands: a group with the report, an annotation per new finding), sarif (the
 new findings, for code scanning), unified (a patch of every changed object)
@@ -138,7 +138,7 @@ not exist (the output says which), 2 error.`,
 			} else {
 				err = printDiff(w, args[1], res)
 				if err == nil && len(objects) > 0 {
-					err = review.WriteObjectChanges(w, objects, review.TextOptions{Color: colorOn(w)})
+					err = review.WriteObjectChanges(w, objects, review.TextOptions{Color: useColor(w)})
 				}
 			}
 			if err != nil {
@@ -354,7 +354,7 @@ func writeReports(w io.Writer, out string, reps []*review.Report, limit int, ver
 	case "sarif":
 		return review.WriteSARIF(w, reps, version)
 	}
-	color := colorOn(w)
+	color := useColor(w)
 	for i, r := range reps {
 		var err error
 		switch out {
@@ -415,20 +415,6 @@ func cutSource(s string) (ref, dir string, ok bool) {
 		}
 	}
 	return "", "", false
-}
-
-// colorOn reports whether w is a terminal that takes colour: not when
-// NO_COLOR is set (https://no-color.org).
-func colorOn(w io.Writer) bool {
-	if _, ok := os.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func printDiff(w io.Writer, url string, res *oci.DiffResult) error {
