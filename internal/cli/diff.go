@@ -67,11 +67,12 @@ does not render on a side is listed, and its objects are left out on both
 sides rather than shown as added or removed.
 
 -o sets the format: "" (text, coloured on a terminal unless $NO_COLOR is
-set and not empty, or $TERM is dumb), markdown (a pull-request comment: a summary table, then one
-collapsible section per object, cut to --limit characters), github (workflow
-commands: a group with the report, an annotation per new finding), sarif (the
-new findings, for code scanning), unified (a patch of every changed object)
-or json (a list, one report per ENTRY). Exit code: 0 no change, 1 changes (0
+set and not empty, or $TERM is dumb), markdown (a pull-request comment: a
+summary table, then one collapsible section per object, cut to --limit
+characters), github (workflow commands: a group with the report, an
+annotation per new finding), sarif (the new findings, for code scanning),
+unified (a patch of every changed object) or json (a list, one report per
+ENTRY). Exit code: 0 no change, 1 changes (0
 with --exit-zero), 2 error.
 
 With -f STACK (or --fleet FLEET, every cluster of it), diff compares a
