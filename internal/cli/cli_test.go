@@ -67,6 +67,8 @@ func TestArtifactCommands(t *testing.T) {
 	}{
 		{name: "push", args: append([]string{"push", dir, url + ":v1", "--revision", "main@sha1:1111"}, meta...), stderr: "pushed"},
 		{name: "push-unchanged", args: append([]string{"push", dir, url + ":v1", "--revision", "main@sha1:2222", "-o", "json"}, meta...), stderr: "unchanged"},
+		{name: "push-unchanged-new-tag", args: append([]string{"push", dir, url + ":v1", "--tag", "latest", "-o", "json"}, meta...),
+			stderr: `msg="tag created" url=oci://` + reg.Host + "/platform:latest digest=sha256:"},
 		{name: "diff-identical", args: []string{"diff", dir, url + ":v1"}},
 		{name: "diff-missing", args: []string{"diff", dir, url + ":v9"}, code: cli.ExitFinding, stderr: "does not exist"},
 		{name: "diff-differs", args: []string{"diff", dir, url + ":v1"}, code: cli.ExitFinding, before: func() {
