@@ -382,6 +382,9 @@ func TestTagAndList(t *testing.T) {
 
 	_, err = oci.List(t.Context(), "oci://"+reg.Host+"/platform", oci.WithSemver("not a range"))
 	require.ErrorIs(t, err, oci.ErrInvalidOption)
+	_, err = oci.List(t.Context(), "oci://"+reg.Host+"/acme/big")
+	require.ErrorIs(t, err, oci.ErrNoRepository)
+	assert.EqualError(t, err, "listing oci://"+reg.Host+"/acme/big: repository not found")
 	_, err = oci.Tag(t.Context(), "oci://"+reg.Host+"/platform:v1.1.0", []string{"bad tag"})
 	require.ErrorContains(t, err, `invalid tag "bad tag"`)
 }

@@ -79,6 +79,7 @@ func TestArtifactCommands(t *testing.T) {
 		{name: "tag", args: []string{"tag", url + ":v2", "--tag", "stable", "--tag", "v2.0.0"}},
 		{name: "list", args: []string{"list", url}},
 		{name: "list-semver-json", args: []string{"list", url, "--semver", ">=2.0.0", "-o", "json"}},
+		{name: "list-missing", args: []string{"list", "oci://" + reg.Host + "/acme/big"}, code: cli.ExitError, stderr: "repository not found"},
 		{name: "pull", args: []string{"pull", url + ":v1", "-d", filepath.Join(t.TempDir(), "pulled")}},
 		{name: "pull-non-empty", args: []string{"pull", url + ":v1", "-d", dir}, code: cli.ExitError, stderr: "directory is not empty"},
 		{name: "push-secret", args: []string{"push", secretDir, url + ":v3"}, code: cli.ExitError, stderr: "apps/token.yaml:2: Secret/token: plaintext Secret"},
