@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/suggest"
 )
 
 // Builder collects a stack's layers. Its methods chain and never fail: bad
@@ -181,7 +182,7 @@ func (b *Builder) graph() ([]*node, []error) {
 	for _, n := range nodes {
 		for _, d := range n.deps {
 			if _, ok := index[d]; !ok {
-				errs = append(errs, &LayerError{Layer: n.name, File: n.file, Line: n.line, Err: errdefs.Kind(ErrUnknownDependency, "depends on unknown layer %q%s", d, didYouMean(d, known))})
+				errs = append(errs, &LayerError{Layer: n.name, File: n.file, Line: n.line, Err: errdefs.Kind(ErrUnknownDependency, "depends on unknown layer %q%s", d, suggest.DidYouMean(d, known))})
 			}
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/suggest"
 )
 
 // Plan is a platform's layers as Flux's own typed objects: a built stack,
@@ -467,7 +468,7 @@ func (p *Plan) Problems() []error {
 		for _, d := range l.DependsOn {
 			if _, ok := first[d]; !ok {
 				errs = append(errs, &LayerError{Layer: l.Name, File: l.File, Line: l.Line,
-					Err: errdefs.Kind(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready%s", p.KustomizationRef(d), didYouMean(d, names))})
+					Err: errdefs.Kind(ErrUnknownDependency, "depends on %s, which the platform does not have: Flux waits for it, and the layer never becomes Ready%s", p.KustomizationRef(d), suggest.DidYouMean(d, names))})
 			}
 		}
 	}

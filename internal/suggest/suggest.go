@@ -1,15 +1,20 @@
-package layering
+// Package suggest finds, for a name nothing has, the known name it is most
+// likely a typo of: the "did you mean" of fluxpack's messages about an
+// unknown layer (package layering) and an unset variable (package
+// substitute). It does no I/O and knows no Flux.
+package suggest
 
 import (
 	"path"
 	"strings"
 )
 
-// didYouMean returns ` (did you mean "x"?)` for the known name closest to
+// DidYouMean returns ` (did you mean "x"?)` for the known name closest to
 // name, when one is close enough to be a typo: the same name in another
 // namespace, the same letters in another case, or at most a third of its
-// letters (at least one, at most three) away. It returns "" otherwise.
-func didYouMean(name string, known []string) string {
+// letters (at least one, at most three) away. Of names equally close, the
+// first in known wins. It returns "" otherwise, and when known holds name.
+func DidYouMean(name string, known []string) string {
 	best, bestDist := "", 0
 	limit := min(max(len(name)/3, 1), 3)
 	for _, k := range known {
