@@ -149,7 +149,7 @@ func readUses(f File) *uses {
 	u := findUses(f.Path, ds...)
 	if err != nil {
 		u.invalid = true
-		u.errLine = yamlutil.ErrorLine(err)
+		u.errLine = yamlutil.ErrorLineIn(f.Data, err)
 	}
 	return u
 }
