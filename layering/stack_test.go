@@ -153,7 +153,8 @@ func TestStackSyntaxErrorLine(t *testing.T) {
 		line       int
 	}{
 		{name: "a key out of place on line 7", data: head + "  layers: []\n wait: true\n", line: 7},
-		{name: "the layer item on line 7 holds a line out of place", data: head + "  layers:\n    - name: crds\n     path: ./crds\n", line: 7},
+		{name: "a layer item's second line out of place on line 8", data: head + "  layers:\n    - name: crds\n     path: ./crds\n", line: 8},
+		{name: "a key out of place on line 11, deep in spec", data: head + "  layers:\n    - name: crds\n      path: ./crds\n      wait: true\n      timeout: 5m\n     prune: true\n", line: 11},
 		{name: "a scanner error on line 7", data: head + "  layers:\n    - name: a: b\n", line: 7},
 		{name: "an unclosed flow sequence on line 7", data: head + "  layers:\n    - {name: a, dependsOn: [b}\n", line: 7},
 	}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -126,11 +127,22 @@ func ErrorLine(err error) int {
 	return 0
 }
 
-// ErrorLineIn is ErrorLine for an error decoding data, where a line past
-// data's last (the end of the stream, where the library reports a
-// collection left open) is data's last line.
+// ErrorLineIn is ErrorLine for an error decoding data, with the line of
+// the bad token where the message names its block collection's: for such
+// a parser error, data is parsed again with go.yaml.in/yaml/v2, the same
+// parser (what sigs.k8s.io/yaml runs), which names the bad token's line
+// first, and its line is taken when it stops on the same problem. A flow
+// collection ([…], {…}) that is not closed keeps the line where it
+// opens, the one to fix, which ErrorLine gives. A line past data's last
+// (the end of the stream, where a collection left open is reported) is
+// data's last.
 func ErrorLineIn(data []byte, err error) int {
 	line := ErrorLine(err)
+	if problem := problemOf(err); parserProblems[problem] && !flowProblems[problem] {
+		if l, ok := lineOfV2(data, problem); ok {
+			line = l
+		}
+	}
 	last := bytes.Count(data, []byte{'\n'})
 	if len(data) > 0 && data[len(data)-1] != '\n' {
 		last++
@@ -139,6 +151,37 @@ func ErrorLineIn(data []byte, err error) int {
 		return last
 	}
 	return line
+}
+
+// problemOf is the problem a syntax error names, without its line.
+func problemOf(err error) string {
+	msg := err.Error()
+	i := strings.Index(msg, "yaml: ")
+	if i < 0 {
+		return ""
+	}
+	rest := msg[i+len("yaml: "):]
+	if _, problem, ok := cutLine(rest); ok {
+		return problem
+	}
+	return rest
+}
+
+// lineOfV2 parses data with go.yaml.in/yaml/v2 and returns the line,
+// counted from 1, where it stops on problem.
+func lineOfV2(data []byte, problem string) (int, bool) {
+	dec := yamlv2.NewDecoder(bytes.NewReader(data))
+	for {
+		var v any
+		err := dec.Decode(&v)
+		switch {
+		case err == nil:
+			continue
+		case problemOf(err) != problem:
+			return 0, false // the end of data, or another problem
+		}
+		return ErrorLine(err), true
+	}
 }
 
 // WithoutLine returns err with the library's own "line N: " left out of its
@@ -199,6 +242,12 @@ var parserProblems = map[string]bool{
 	"found duplicate %YAML directive":        true,
 	"found incompatible YAML document":       true,
 	"found duplicate %TAG directive":         true,
+}
+
+// flowProblems are the parser's problems inside a flow collection.
+var flowProblems = map[string]bool{
+	"did not find expected ',' or ']'": true,
+	"did not find expected ',' or '}'": true,
 }
 
 // scannerProblems are the problems go.yaml.in/yaml/v3's scanner reports

@@ -109,15 +109,38 @@ func TestErrorLine(t *testing.T) {
 		})
 	}
 
-	// A flow sequence opened on line 1 and never closed: the library names
-	// the end of the stream, past the last line; ErrorLineIn keeps the
-	// line in the data.
-	for _, data := range []string{"a: [b\n", "a: [b"} {
-		var n yaml.Node
-		err := yaml.Unmarshal([]byte(data), &n)
-		require.Error(t, err)
-		assert.Equal(t, 2, yamlutil.ErrorLine(err), "ErrorLine(%q)", err)
-		assert.Equal(t, 1, yamlutil.ErrorLineIn([]byte(data), err), "ErrorLineIn(%q, %q)", data, err)
+	// ErrorLineIn names the bad token's line where the message names its
+	// collection's, and keeps the line in the data.
+	for _, tt := range []struct {
+		name, yaml string
+		line       int
+	}{
+		{name: "a layer item's second line out of place on line 8",
+			yaml: "apiVersion: x\nkind: Stack\nmetadata: {name: demo}\nspec:\n  source: {url: u}\n  layers:\n    - name: crds\n     path: ./crds\n",
+			line: 8},
+		{name: "a nested mapping's key out of place on line 4",
+			yaml: "a:\n  b:\n    c: 1\n   d: 2\n", line: 4},
+		{name: "the second document's key out of place on line 8",
+			yaml: "a: 1\n---\nb: 2\n---\n\nc:\n  k: v\n bad: x\n", line: 8},
+		{name: "a key out of place on line 7",
+			yaml: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n bad: x\n", line: 7},
+		{name: "a flow mapping opened on line 3, not closed",
+			yaml: "apiVersion: x\nkind: Stack\nmetadata: {name: platform\nspec:\n  layers: []\n", line: 3},
+		{name: "a flow sequence opened on line 1, never closed",
+			yaml: "a: [b\n", line: 1},
+		{name: "the same without the last newline",
+			yaml: "a: [b", line: 1},
+		{name: "a scanner error on line 2",
+			yaml: "a: 1\nb: c: d\n", line: 2},
+	} {
+		dec := yaml.NewDecoder(strings.NewReader(tt.yaml))
+		var err error
+		for err == nil {
+			var n yaml.Node
+			err = dec.Decode(&n)
+		}
+		require.NotErrorIs(t, err, io.EOF, "%s: %q decodes", tt.name, tt.yaml)
+		assert.Equal(t, tt.line, yamlutil.ErrorLineIn([]byte(tt.yaml), err), "%s: ErrorLineIn(%q)", tt.name, err)
 	}
 
 	// sigs.k8s.io/yaml (go.yaml.in/yaml/v2) counts the same way, and names
