@@ -22,6 +22,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/parallel"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // generated is the kustomization Flux builds for a directory: the one the
@@ -101,7 +102,7 @@ func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepD
 		}
 		g.kus.TypeMeta = kustypes.TypeMeta{APIVersion: kustypes.KustomizationVersion, Kind: kustypes.KustomizationKind}
 		if err := sigyaml.Unmarshal(data, &g.kus); err != nil {
-			return nil, &FileError{Path: g.relSlash(k), Err: fmt.Errorf("reading kustomization: %w", err)}
+			return nil, &FileError{Path: g.relSlash(k), Line: yamlutil.ErrorLineIn(data, err), Err: fmt.Errorf("reading kustomization: %w", yamlutil.WithoutLine(err))}
 		}
 		g.kfile, g.found = k, true
 		for _, e := range slices.Concat(g.kus.Resources, g.kus.Components, g.kus.Bases) { //nolint:staticcheck // Bases still builds

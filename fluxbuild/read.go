@@ -44,6 +44,12 @@ func readManifests(rel string, data []byte) ([]*yaml.Node, error) {
 	return nodes, err
 }
 
+// document is one part of a manifest file as kio.ByteReader splits it.
+type document struct {
+	text []byte
+	line int // lines before it in the file
+}
+
 // readManifestsFor is readManifests, reading for its identity only
 // (identityNode) an object of a kind needs says needs no more, when the
 // file is one a single decoder reads (streamSafe); partial holds the
@@ -60,10 +66,6 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 	}
 	// kio.ByteReader: split at the separators, each document keeping its
 	// newline, and decode the first YAML document of each.
-	type document struct {
-		text []byte
-		line int // lines before it in the file
-	}
 	seps := documentSeparator().FindAllIndex(data, -1)
 	docs := make([]document, 0, len(seps)+1)
 	prev, line := 0, 0
@@ -102,7 +104,7 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 			if err != nil {
 				// The error as the whole read gives it, lines and all.
 				partial = nil
-				read, err = readStream(rel, data, len(docs))
+				read, err = readStream(rel, data, docs)
 				break
 			}
 		}
@@ -127,7 +129,7 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 			}
 		}
 		if plain == nil || err != nil {
-			read, err = readStream(rel, data, len(docs))
+			read, err = readStream(rel, data, docs)
 		}
 	default:
 		for _, d := range docs {
@@ -157,11 +159,7 @@ func readDocument(rel string, read []*yaml.Node, text []byte, line, parts int) (
 		return read, nil
 	}
 	if err != nil {
-		l := yamlutil.ErrorLine(err)
-		if l > 0 {
-			l += line
-		}
-		return nil, &FileError{Path: rel, Line: l, Err: err}
+		return nil, syntaxError(rel, text, err, line)
 	}
 	shiftLines(&doc, line)
 	if mayInflate(text) {
@@ -227,12 +225,15 @@ func mayInflate(text []byte) bool {
 	return bytes.IndexByte(text, '&') >= 0 || bytes.Contains(text, []byte("<<")) || bytes.Contains(text, []byte("merge"))
 }
 
-// readStream reads the documents of data with one decoder: the whole read
-// of a file that is not all plain, and the error, its line counted from
-// the top of the file, of one whose parts were read apart. When
-// streamSafe holds, its objects are the ones readDocument gives for each
-// part, but for where a comment next to a --- goes.
-func readStream(rel string, data []byte, parts int) ([]*yaml.Node, error) {
+// readStream reads the documents of data, which splits into docs, with one
+// decoder: the whole read of a file that is not all plain, and the error
+// of one whose parts were read apart. When streamSafe holds, its objects
+// are the ones readDocument gives for each part, but for where a comment
+// next to a --- goes. A syntax error is the one of the part it is in, read
+// alone as kustomize reads it (partError): the stream's decoder names the
+// line where the document starts for an error anywhere in its top-level
+// mapping.
+func readStream(rel string, data []byte, docs []document) ([]*yaml.Node, error) {
 	var read []*yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	for {
@@ -242,12 +243,39 @@ func readStream(rel string, data []byte, parts int) ([]*yaml.Node, error) {
 			return read, nil
 		}
 		if err != nil {
-			return nil, &FileError{Path: rel, Line: yamlutil.ErrorLine(err), Err: err}
+			if perr := partError(rel, docs); perr != nil {
+				return nil, perr
+			}
+			return nil, syntaxError(rel, data, err, 0)
 		}
-		if read, err = appendDocument(rel, read, doc, parts); err != nil {
+		if read, err = appendDocument(rel, read, doc, len(docs)); err != nil {
 			return nil, err
 		}
 	}
+}
+
+// partError decodes each part alone and returns the first one's syntax
+// error, or nil.
+func partError(rel string, docs []document) error {
+	for _, d := range docs {
+		var n yaml.Node
+		if err := yaml.NewDecoder(bytes.NewReader(d.text)).Decode(&n); err != nil && !errors.Is(err, io.EOF) {
+			return syntaxError(rel, d.text, err, d.line)
+		}
+	}
+	return nil
+}
+
+// syntaxError is the *FileError of err, decoding text, the part of rel
+// that starts after line lines: its line counted from the top of the file
+// (see yamlutil.ErrorLine), its message without the library's own line,
+// which counts from the part and from 0 for some errors.
+func syntaxError(rel string, text []byte, err error, line int) error {
+	l := yamlutil.ErrorLineIn(text, err)
+	if l > 0 {
+		l += line
+	}
+	return &FileError{Path: rel, Line: l, Err: yamlutil.WithoutLine(err)}
 }
 
 // shiftLines moves the lines of n's tree down by lines.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
@@ -18,7 +20,7 @@ type GraphFormat string
 const (
 	GraphMermaid GraphFormat = "mermaid" // a flowchart that GitHub renders
 	GraphDot     GraphFormat = "dot"     // Graphviz
-	GraphTree    GraphFormat = "tree"    // like `flux tree kustomization`
+	GraphTree    GraphFormat = "tree"    // the bootstrap order, from the layers that depend on none down
 	GraphJSON    GraphFormat = "json"    // GraphDoc, for programs
 )
 
@@ -363,75 +365,131 @@ func (p *Plan) Graph(format GraphFormat) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// tree prints, like `flux tree kustomization`, each layer nothing depends
-// on with what it depends on below it. A subtree already printed is not
-// repeated.
+// tree prints the bootstrap order as a reader follows it: each layer that
+// depends on none at the top, and below each layer the layers that depend
+// on it, in the Plan's order, a layer's HelmRelease first. A layer is drawn
+// in full under the dependency it waits for last (the one with the longest
+// chain of dependencies above it), so its depth is its step in the
+// bootstrap; under its other dependencies it is named, with where it is
+// drawn. A dependency the platform does not have is a root of its own,
+// marked; layers of a dependency cycle no root reaches come last, marked
+// too.
 func (p *Plan) tree(b *bytes.Buffer) {
 	idx := p.index()
-	needed := map[string]bool{}
-	for _, l := range p.Layers {
+	var missing []string // dependencies the platform does not have, first seen first
+	dependents := map[string][]int{}
+	for i, l := range p.Layers {
 		for _, d := range l.DependsOn {
-			needed[d] = true
+			if _, known := idx[d]; !known && dependents[d] == nil {
+				missing = append(missing, d)
+			}
+			dependents[d] = append(dependents[d], i)
 		}
 	}
+	// depth is the longest chain of dependencies above a layer: 0 for one
+	// that depends on none, or on none the platform has.
+	depths := map[string]int{}
+	visiting := map[string]bool{}
+	var depth func(name string) int
+	depth = func(name string) int {
+		j, known := idx[name]
+		if !known || visiting[name] {
+			return 0
+		}
+		if d, ok := depths[name]; ok {
+			return d
+		}
+		visiting[name] = true
+		d := 0
+		for _, dep := range p.Layers[j].DependsOn {
+			if _, known := idx[dep]; known {
+				d = max(d, depth(dep)+1)
+			}
+		}
+		visiting[name] = false
+		depths[name] = d
+		return d
+	}
+	// under is the dependency a layer is drawn under: the deepest, the
+	// later in the Plan of two as deep; one the platform has before one
+	// it does not.
+	under := func(l *Layer) string {
+		best, bestDepth, bestIdx := "", -1, -2
+		for _, d := range l.DependsOn {
+			i, known := idx[d]
+			if !known {
+				i = -1
+			}
+			if dd := depth(d); dd > bestDepth || dd == bestDepth && i > bestIdx {
+				best, bestDepth, bestIdx = d, dd, i
+			}
+		}
+		return best
+	}
 	printed := map[string]bool{}
-	var walk func(l *Layer, prefix string)
-	walk = func(l *Layer, prefix string) {
-		n := len(l.DependsOn)
-		if l.HelmRelease != nil {
+	var walk func(name string, hr *helmv2.HelmRelease, prefix string)
+	walk = func(name string, hr *helmv2.HelmRelease, prefix string) {
+		below := dependents[name]
+		n := len(below)
+		if hr != nil {
 			n++
 			branch := "├── "
 			if n == 1 {
 				branch = "└── "
 			}
-			fmt.Fprintf(b, "%s%sHelmRelease/%s/%s\n", prefix, branch, l.HelmRelease.Namespace, l.HelmRelease.Name)
+			fmt.Fprintf(b, "%s%sHelmRelease/%s/%s\n", prefix, branch, hr.Namespace, hr.Name)
 		}
-		for i, c := range l.DependsOn {
+		for i, j := range below {
+			c := &p.Layers[j]
 			branch, indent := "├── ", "│   "
-			if i == len(l.DependsOn)-1 {
+			if i == len(below)-1 {
 				branch, indent = "└── ", "    "
 			}
-			j, known := idx[c]
-			switch {
-			case !known:
-				fmt.Fprintf(b, "%s%s%s (not in the platform)\n", prefix, branch, p.KustomizationRef(c))
-				continue
-			case printed[c]:
-				fmt.Fprintf(b, "%s%s%s (see above)\n", prefix, branch, p.KustomizationRef(c))
-				continue
+			switch u := under(c); {
+			case u != name:
+				fmt.Fprintf(b, "%s%s%s (drawn under %s)\n", prefix, branch, p.KustomizationRef(c.Name), u)
+			case printed[c.Name]: // a dependency cycle
+				fmt.Fprintf(b, "%s%s%s (see above)\n", prefix, branch, p.KustomizationRef(c.Name))
+			default:
+				printed[c.Name] = true
+				fmt.Fprintf(b, "%s%s%s\n", prefix, branch, p.KustomizationRef(c.Name))
+				walk(c.Name, c.HelmRelease, prefix+indent)
 			}
-			printed[c] = true
-			fmt.Fprintf(b, "%s%s%s\n", prefix, branch, p.KustomizationRef(c))
-			walk(&p.Layers[j], prefix+indent)
 		}
 	}
 	first := true
-	for i := len(p.Layers) - 1; i >= 0; i-- {
-		l := &p.Layers[i]
-		if needed[l.Name] {
-			continue
-		}
+	root := func(name, note string, hr *helmv2.HelmRelease) {
 		if !first {
 			b.WriteString("\n")
 		}
 		first = false
-		printed[l.Name] = true
-		fmt.Fprintf(b, "%s\n", p.KustomizationRef(l.Name))
-		walk(l, "")
+		printed[name] = true
+		fmt.Fprintf(b, "%s%s\n", p.KustomizationRef(name), note)
+		walk(name, hr, "")
 	}
-	// Layers of a dependency cycle that nothing outside it depends on are
-	// no one's dependency and no root: print them too.
 	for i := range p.Layers {
-		l := &p.Layers[i]
-		if printed[l.Name] {
+		if l := &p.Layers[i]; len(l.DependsOn) == 0 {
+			root(l.Name, "", l.HelmRelease)
+		}
+	}
+	for _, d := range missing {
+		root(d, " (not in the platform)", nil)
+	}
+	// What no root reaches waits, through the layers it is drawn under, on
+	// a dependency cycle: draw the cycle from the first of its layers met.
+	for i := range p.Layers {
+		if printed[p.Layers[i].Name] {
 			continue
 		}
-		if !first {
-			b.WriteString("\n")
+		name, seen := p.Layers[i].Name, map[string]bool{}
+		for !seen[name] {
+			seen[name] = true
+			u := under(&p.Layers[idx[name]])
+			if _, known := idx[u]; !known {
+				break // only where two layers share a name
+			}
+			name = u
 		}
-		first = false
-		printed[l.Name] = true
-		fmt.Fprintf(b, "%s (in a dependency cycle)\n", p.KustomizationRef(l.Name))
-		walk(l, "")
+		root(name, " (in a dependency cycle)", p.Layers[idx[name]].HelmRelease)
 	}
 }

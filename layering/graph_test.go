@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -134,6 +135,42 @@ func TestCriticalPathLatency(t *testing.T) {
 // from a repository can have all of them (Build refuses them, lint reports
 // them), and graph must still draw it. The critical path is no longer
 // than the Plan.
+// The tree reads in bootstrap order: the layers that depend on none at
+// the top, each layer in full under the dependency it waits for last and
+// named under the others; a dependency the platform lacks and a cycle no
+// root reaches are roots of their own, marked.
+func TestGraphTree(t *testing.T) {
+	p := &layering.Plan{Name: "s", Namespace: "flux-system"}
+	for _, l := range []struct {
+		name string
+		deps []string
+	}{
+		{"a", nil}, {"b", []string{"a"}}, {"c", []string{"a"}}, {"d", []string{"c", "b"}},
+		{"e", []string{"x"}},
+		{"h", []string{"f"}}, {"f", []string{"g"}}, {"g", []string{"f"}},
+	} {
+		p.Layers = append(p.Layers, layering.Layer{Name: l.name, DependsOn: l.deps, Kustomization: &kustomizev1.Kustomization{}})
+	}
+	p.Layers[1].HelmRelease = &helmv2.HelmRelease{ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "flux-system"}}
+	out, err := p.Graph(layering.GraphTree)
+	require.NoError(t, err)
+	tree, _, _ := strings.Cut(string(out), "\n\ncritical path")
+	assert.Equal(t, `Kustomization/flux-system/a
+├── Kustomization/flux-system/b
+│   ├── HelmRelease/flux-system/b
+│   └── Kustomization/flux-system/d (drawn under c)
+└── Kustomization/flux-system/c
+    └── Kustomization/flux-system/d
+
+Kustomization/flux-system/x (not in the platform)
+└── Kustomization/flux-system/e
+
+Kustomization/flux-system/f (in a dependency cycle)
+├── Kustomization/flux-system/h
+└── Kustomization/flux-system/g
+    └── Kustomization/flux-system/f (see above)`, tree)
+}
+
 func TestGraphOfAnyPlanEnds(t *testing.T) {
 	for seed := range uint64(200) {
 		r := rand.New(rand.NewPCG(seed, 11))

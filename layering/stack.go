@@ -244,7 +244,7 @@ func decodeFile[T any](name string, data []byte, what string, check func(*decode
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlutil.ErrorLine(err), Err: err})
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlutil.ErrorLineIn(data, err), Err: yamlutil.WithoutLine(err)})
 	}
 	if len(root.Content) == 0 {
 		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Err: fmt.Errorf("empty %s file", what)})

@@ -142,3 +142,30 @@ func TestStackFileRoundTrip(t *testing.T) {
 		})
 	}
 }
+
+// A YAML error in a stack file names the file's line, counted from 1
+// (the YAML library counts its parser's errors from 0), and the message
+// does not repeat the library's count.
+func TestStackSyntaxErrorLine(t *testing.T) {
+	head := "apiVersion: fluxpack.dev/v1alpha1\nkind: Stack\nmetadata: {name: demo, namespace: flux-system}\nspec:\n  source: {url: oci://r.example.com/demo, tag: v1}\n" // 5 lines
+	tests := []struct {
+		name, data string
+		line       int
+	}{
+		{name: "a key out of place on line 7", data: head + "  layers: []\n wait: true\n", line: 7},
+		{name: "a layer item's second line out of place on line 8", data: head + "  layers:\n    - name: crds\n     path: ./crds\n", line: 8},
+		{name: "a key out of place on line 11, deep in spec", data: head + "  layers:\n    - name: crds\n      path: ./crds\n      wait: true\n      timeout: 5m\n     prune: true\n", line: 11},
+		{name: "a scanner error on line 7", data: head + "  layers:\n    - name: a: b\n", line: 7},
+		{name: "an unclosed flow sequence on line 7", data: head + "  layers:\n    - {name: a, dependsOn: [b}\n", line: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := layering.ParseStack("stack.yaml", []byte(tt.data))
+			require.ErrorIs(t, err, layering.ErrInvalidStack)
+			var fe *layering.FileError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tt.line, fe.Line, "%v", err)
+			assert.NotContains(t, err.Error(), "yaml: line", "the library's own count is left out")
+		})
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -110,7 +111,7 @@ func LoadConfig(path string) (*Config, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fail(0, "%v", err)
+		return nil, fail(yamlutil.ErrorLineIn(data, err), "%v", yamlutil.WithoutLine(err))
 	}
 	if doc.APIVersion != "fluxpack.dev/v1alpha1" || doc.Kind != "LintConfig" {
 		return nil, fail(1, "want apiVersion fluxpack.dev/v1alpha1, kind LintConfig; got %q, %q", doc.APIVersion, doc.Kind)

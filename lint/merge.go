@@ -34,6 +34,14 @@ type Merge struct {
 	// bootstrap.
 	Edges         int `json:"edges"`
 	CriticalEdges int `json:"criticalEdges"`
+	// Why says why the layers need no dependsOn among them: what each
+	// holds, and that none has what would keep an edge.
+	Why string `json:"why"`
+	// Steps say how to merge them: the Kustomization to keep and its path,
+	// dependsOn, prune and deletion, intervals, the dependents' dependsOn.
+	Steps []string `json:"steps"`
+	// Saving says what the merge saves, in stock Flux and with wake.
+	Saving string `json:"saving"`
 }
 
 // Into is the layer the others merge into: the last of Layers.
@@ -448,8 +456,6 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 		longest = max(longest, chain[x.Name])
 	}
 
-	var b strings.Builder
-	fmt.Fprintf(&b, "hint: %s can be one Kustomization: ", andList(quoted(names)))
 	var defs, ready, unwaited []string
 	for _, g := range group {
 		desc := fmt.Sprintf("%q (%s)", g.Name, strings.Join(infos[g.index].kinds, ", "))
@@ -472,9 +478,9 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 	if len(unwaited) > 0 {
 		why = append(why, fmt.Sprintf("%s %s Ready once applied (no wait, no health checks), so the edge only orders the apply", andList(unwaited), plural(len(unwaited), "is", "are")))
 	}
-	fmt.Fprintf(&b, "%s; %s no webhook, operator, HelmRelease or health check", strings.Join(why, "; "), plural(len(group), "it has", "they have"))
+	m.Why = fmt.Sprintf("%s; %s no webhook, operator, HelmRelease or health check", strings.Join(why, "; "), plural(len(group), "it has", "they have"))
 	if t.Kustomization.Spec.PostBuild != nil {
-		fmt.Fprintf(&b, ", and make%s none of the variables %q substitutes", plural(len(group), "s", ""), t.Name)
+		m.Why += fmt.Sprintf(", and make%s none of the variables %q substitutes", plural(len(group), "s", ""), t.Name)
 	}
 
 	// How to merge them.
@@ -495,7 +501,7 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 	if len(outside) > 0 {
 		deps = strings.Join(quoted(outside), ", ")
 	}
-	fmt.Fprintf(&b, ". Keep %s (its name and readiness) with a path that builds the objects of %s; dependsOn: %s", l.p.KustomizationRef(t.Name), andList(paths), deps)
+	m.Steps = append(m.Steps, fmt.Sprintf("keep %s (its name and readiness) with a path that builds the objects of %s; dependsOn: %s", l.p.KustomizationRef(t.Name), andList(paths), deps))
 	var kept []string
 	for _, x := range group {
 		if pruningOf(x.Kustomization) != pruningOf(t.Kustomization) {
@@ -507,7 +513,7 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 		}
 	}
 	if len(kept) > 0 {
-		fmt.Fprintf(&b, "; %q's prune and deletionPolicy, with the annotation kustomize.toolkit.fluxcd.io/prune: disabled on the objects of %s, which keeps them as they are kept today", t.Name, andList(kept))
+		m.Steps = append(m.Steps, fmt.Sprintf("keep %q's prune and deletionPolicy, with the annotation kustomize.toolkit.fluxcd.io/prune: disabled on the objects of %s, which keeps them as they are kept today", t.Name, andList(kept)))
 	}
 	interval, retry, timeout := ts.Interval.Duration, t.Kustomization.GetRetryInterval(), t.Kustomization.GetTimeout()
 	var iv, rv, tv bool
@@ -524,13 +530,13 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 		}
 	}
 	if iv {
-		fmt.Fprintf(&b, "; interval: the shortest, %s", interval)
+		m.Steps = append(m.Steps, fmt.Sprintf("interval: the shortest, %s", interval))
 	}
 	if rv {
-		fmt.Fprintf(&b, "; retryInterval: the shortest, %s", retry)
+		m.Steps = append(m.Steps, fmt.Sprintf("retryInterval: the shortest, %s", retry))
 	}
 	if tv {
-		fmt.Fprintf(&b, "; timeout: the longest, %s", timeout)
+		m.Steps = append(m.Steps, fmt.Sprintf("timeout: the longest, %s", timeout))
 	}
 	var orphan, drop []string
 	for _, g := range group {
@@ -544,14 +550,32 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 		}
 	}
 	if len(drop) > 0 {
-		fmt.Fprintf(&b, "; drop %s (it waits for %q already)", andList(drop), t.Name)
+		m.Steps = append(m.Steps, fmt.Sprintf("drop %s (it waits for %q already)", andList(drop), t.Name))
 	}
 	if len(orphan) > 0 {
-		fmt.Fprintf(&b, "; before deleting %s, set %s deletionPolicy: Orphan, or %s objects are garbage-collected", andList(orphan), plural(len(orphan), "its", "their"), plural(len(orphan), "its", "their"))
+		m.Steps = append(m.Steps, fmt.Sprintf("before deleting %s, set %s deletionPolicy: Orphan, or %s objects are garbage-collected", andList(orphan), plural(len(orphan), "its", "their"), plural(len(orphan), "its", "their")))
 	}
-	b.WriteString(". ")
-	b.WriteString(m.saving(crit, longest))
-	l.add(Finding{Rule: RuleMerge, Severity: SeverityHint, Layer: t.Name, File: t.File, Line: t.Line, Message: b.String(), Merge: m})
+	m.Saving = m.saving(crit, longest)
+	// One line: the long explanation is in docs/lint-rules.md#merge, the
+	// steps of this merge in the JSON report, not in every run's output.
+	var merged []string
+	for _, g := range group {
+		merged = append(merged, g.Name)
+	}
+	msg := fmt.Sprintf("hint: %s can merge into %q (one Kustomization, no race), %s; how and why: -o json, docs/lint-rules.md#merge; rules: {merge: off} in %s turns this hint off",
+		andList(quoted(merged)), t.Name, m.short(crit, longest), ConfigFile)
+	l.add(Finding{Rule: RuleMerge, Severity: SeverityHint, Layer: t.Name, File: t.File, Line: t.Line, Message: msg, Merge: m})
+}
+
+// short is what the merge saves, in a few words.
+func (m *Merge) short(crit layering.CriticalPath, longest int) string {
+	switch {
+	case m.CriticalEdges == 0:
+		return fmt.Sprintf("saving %s before %q is Ready (not bootstrap time)", edges(longest), m.Into())
+	case crit.Woken:
+		return fmt.Sprintf("shortening the critical path by %s", edges(m.CriticalEdges))
+	}
+	return fmt.Sprintf("saving up to %s of dependency polling in stock Flux", time.Duration(m.CriticalEdges)*layering.DefaultRequeueDependency)
 }
 
 // saving says what the merge saves in stock Flux; longest is the longest

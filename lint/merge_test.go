@@ -2,6 +2,7 @@ package lint_test
 
 import (
 	"maps"
+	"path/filepath"
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -69,19 +70,38 @@ func TestMergeHint(t *testing.T) {
 	hints := mergeHints(t, b, mergeTree)
 	require.Len(t, hints, 1, "%v", hints)
 	h := hints[0]
-	assert.Equal(t, lint.Merge{Layers: []string{"namespaces", "crds", "crs"}, Edges: 2, CriticalEdges: 2}, *h.Merge)
-	for _, want := range []string{
-		`hint: "namespaces", "crds" and "crs" can be one Kustomization`,
-		`so "namespaces" (Namespace) and "crds" (CustomResourceDefinition) need no dependsOn`,
-		"Keep Kustomization/flux-system/crs (its name and readiness) with a path that builds the objects of ./namespaces, ./crds and ./crs-ns; dependsOn: none",
-		`"crs"'s prune and deletionPolicy, with the annotation kustomize.toolkit.fluxcd.io/prune: disabled on the objects of "crds" (prune: false, deletionPolicy: Orphan), which keeps them as they are kept today`,
+	assert.Equal(t, []string{"namespaces", "crds", "crs"}, h.Merge.Layers)
+	assert.Equal(t, 2, h.Merge.Edges)
+	assert.Equal(t, 2, h.Merge.CriticalEdges)
+	// One line, printed on every run: the layers, what it saves, where the
+	// rest is and how to turn it off; the steps and reasons are in the JSON.
+	assert.Equal(t, `hint: "namespaces" and "crds" can merge into "crs" (one Kustomization, no race), saving up to 1m0s of dependency polling in stock Flux; how and why: -o json, docs/lint-rules.md#merge; rules: {merge: off} in .fluxpack.yaml turns this hint off`, h.Message)
+	assert.Contains(t, h.Merge.Why, `so "namespaces" (Namespace) and "crds" (CustomResourceDefinition) need no dependsOn`)
+	assert.Equal(t, []string{
+		"keep Kustomization/flux-system/crs (its name and readiness) with a path that builds the objects of ./namespaces, ./crds and ./crs-ns; dependsOn: none",
+		`keep "crs"'s prune and deletionPolicy, with the annotation kustomize.toolkit.fluxcd.io/prune: disabled on the objects of "crds" (prune: false, deletionPolicy: Orphan), which keeps them as they are kept today`,
 		"interval: the shortest, 5m0s",
-		"before deleting Kustomization/flux-system/namespaces, set its deletionPolicy: Orphan",
-		"Saves up to 1m0s of dependency polling in stock Flux: the critical path loses 2 dependsOn edges × --requeue-dependency=30s",
-	} {
-		assert.Contains(t, h.Message, want)
-	}
+		"before deleting Kustomization/flux-system/namespaces, set its deletionPolicy: Orphan, or its objects are garbage-collected",
+	}, h.Merge.Steps)
+	assert.Equal(t, "Saves up to 1m0s of dependency polling in stock Flux: the critical path loses 2 dependsOn edges × --requeue-dependency=30s", h.Merge.Saving)
 	assert.Contains(t, h.String(), "[merge]")
+}
+
+// The hint can be turned off in the configuration file it names.
+func TestMergeHintOff(t *testing.T) {
+	b := stack().Layer("namespaces", layering.Path("./namespaces")).
+		Then("crds", layering.Path("./crds"), layering.KeepOnDelete()).
+		Then("crs", layering.Path("./crs-ns"))
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, mergeTree)
+	testutil.WriteFiles(t, dir, map[string]string{lint.ConfigFile: "apiVersion: fluxpack.dev/v1alpha1\nkind: LintConfig\nspec:\n  rules: {merge: off}\n"})
+	cfg, err := lint.LoadConfig(filepath.Join(dir, lint.ConfigFile))
+	require.NoError(t, err)
+	opts, err := cfg.Options()
+	require.NoError(t, err)
+	rep, err := lint.Stack(t.Context(), b, dir, opts...)
+	require.NoError(t, err)
+	assert.Empty(t, rep.Merges(), "rules: {merge: off}: %v", rep.Findings)
 }
 
 // Layers whose edge is needed are never merged.
@@ -215,14 +235,19 @@ func TestMergeHintOffCriticalPath(t *testing.T) {
 		Then("operator", layering.Path("./operator"), layering.MarkOperator()).
 		Then("crs", layering.Path("./crs"), layering.DependsOn("config"))
 	hints := mergeHints(t, b, mergeTree)
-	var merges []lint.Merge
-	for _, h := range hints {
-		merges = append(merges, *h.Merge)
-		assert.Contains(t, h.Message, "The critical path (crds -> operator -> crs) stays as long; in stock Flux the merge saves up to ")
+	type merge struct {
+		layers               []string
+		edges, criticalEdges int
 	}
-	assert.Equal(t, []lint.Merge{
-		{Layers: []string{"crds", "operator"}, Edges: 1},
-		{Layers: []string{"namespaces", "config", "crs"}, Edges: 2},
+	var merges []merge
+	for _, h := range hints {
+		merges = append(merges, merge{h.Merge.Layers, h.Merge.Edges, h.Merge.CriticalEdges})
+		assert.Contains(t, h.Merge.Saving, "The critical path (crds -> operator -> crs) stays as long; in stock Flux the merge saves up to ")
+		assert.Contains(t, h.Message, "before \""+h.Merge.Into()+"\" is Ready (not bootstrap time)")
+	}
+	assert.Equal(t, []merge{
+		{layers: []string{"crds", "operator"}, edges: 1},
+		{layers: []string{"namespaces", "config", "crs"}, edges: 2},
 	}, merges)
 }
 
@@ -234,7 +259,8 @@ func TestMergeHintWake(t *testing.T) {
 		Then("crs", layering.Path("./crs-ns"))
 	hints := mergeHints(t, b, mergeTree)
 	require.Len(t, hints, 1)
-	assert.Contains(t, hints[0].Message, "The critical path loses 2 dependsOn edges: with wake, each costs one event through notification-controller (up to --requeue-dependency=30s each without notification-controller or the wake Secret)")
+	assert.Equal(t, "The critical path loses 2 dependsOn edges: with wake, each costs one event through notification-controller (up to --requeue-dependency=30s each without notification-controller or the wake Secret)", hints[0].Merge.Saving)
+	assert.Contains(t, hints[0].Message, "shortening the critical path by 2 dependsOn edges;")
 }
 
 // A layer that waits for a suspended one (an opt-in part of the platform,

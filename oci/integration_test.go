@@ -87,6 +87,8 @@ func TestRealRegistry(t *testing.T) {
 	assert.Equal(t, "v1", tags[0].Tag)
 	assert.Equal(t, "stable", tags[1].Tag)
 	assert.Equal(t, first.Digest, tags[1].Digest)
+	_, err = oci.List(t.Context(), "oci://"+reg.Host+"/acme/big")
+	require.ErrorIs(t, err, oci.ErrNoRepository, "distribution's NAME_UNKNOWN")
 }
 
 func TestRealRegistryTLSAndAuth(t *testing.T) {

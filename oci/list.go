@@ -2,6 +2,7 @@ package oci
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -15,6 +16,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 )
+
+// ErrNoRepository is wrapped by List's error when the registry has no
+// repository of that name (NAME_UNKNOWN, or 404 for its tag list).
+var ErrNoRepository = errors.New("repository not found")
 
 // TagInfo describes one tag of a repository.
 type TagInfo struct {
@@ -31,7 +36,8 @@ type TagInfo struct {
 // OCI referrers tag schema, where registries without the referrers API keep
 // the notation signatures and sigstore bundles of an artifact. Tags come newest version first with
 // WithSemver (which keeps only versions in its range), else in reverse
-// lexical order as Flux lists them.
+// lexical order as Flux lists them. A repository the registry does not
+// have is an error wrapping ErrNoRepository.
 //
 // List is Client.List with url parsed, on a Client of its own.
 func List(ctx context.Context, url string, opts ...ListOption) ([]TagInfo, error) {
@@ -67,6 +73,9 @@ func list(ctx context.Context, repo name.Repository, o *options) ([]TagInfo, err
 	g.SetLimit(4)
 	ro := o.remoteOptions(gctx)
 	tags, err := remote.List(repo, ro...)
+	if isNotFound(err) {
+		return nil, ErrNoRepository
+	}
 	if err != nil {
 		return nil, err
 	}

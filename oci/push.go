@@ -42,7 +42,29 @@ type Result struct {
 	// and neither WithSource nor WithRevision was given.
 	Source   string `json:"source,omitempty"`
 	Revision string `json:"revision,omitempty"`
+	// TagUpdates says, for a push that found the content unchanged
+	// (Pushed false), what it did to each extra tag (WithTags), in the
+	// order of Tags: nothing uploaded does not mean no tag moved. A push
+	// that uploaded points every tag at the new artifact and leaves it nil.
+	TagUpdates []TagUpdate `json:"tagUpdates,omitempty"`
 }
+
+// TagUpdate is what a push did to one extra tag.
+type TagUpdate struct {
+	Tag    string    `json:"tag"`
+	Change TagChange `json:"change"`
+	// From is the digest the tag pointed at before it moved (TagMoved).
+	From string `json:"from,omitempty"`
+}
+
+// TagChange is what happened to a tag.
+type TagChange string
+
+const (
+	TagCreated TagChange = "created" // the tag did not exist and now points at the artifact
+	TagMoved   TagChange = "moved"   // the tag pointed at another artifact and now points at this one
+	TagKept    TagChange = "kept"    // the tag pointed at the artifact already
+)
 
 // Ref returns host/repository@digest.
 func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
@@ -50,7 +72,9 @@ func (r *Result) Ref() string { return r.Repository + "@" + r.Digest }
 // Push archives dir as a Flux artifact and pushes it to url
 // (oci://host/repository:tag), unless the tag already holds the same content:
 // then nothing is uploaded, the tag does not move, and Result.Pushed is false,
-// even if the source or revision differ. WithForce pushes anyway.
+// even if the source or revision differ; the extra tags (WithTags) are
+// still pointed at it, and Result.TagUpdates says which moved. WithForce
+// pushes anyway.
 //
 // Blobs go first and tags last, so an interrupted push never leaves a tag
 // pointing at an incomplete artifact. With WithSigner the artifact is
@@ -242,8 +266,9 @@ func unchanged(ctx context.Context, tag name.Tag, existing *remote.Descriptor, o
 		if extra == tag.TagStr() {
 			continue
 		}
+		res.Tags = append(res.Tags, extra)
 		if revisionTagWritten(extra, tag.TagStr(), existing, o) {
-			res.Tags = append(res.Tags, extra)
+			res.TagUpdates = append(res.TagUpdates, TagUpdate{Tag: extra, Change: TagKept})
 			continue
 		}
 		dst := tag.Context().Tag(extra)
@@ -251,12 +276,19 @@ func unchanged(ctx context.Context, tag name.Tag, existing *remote.Descriptor, o
 		if err != nil && !isNotFound(err) {
 			return nil, fmt.Errorf("reading %s: %w", URL(dst), err)
 		}
-		if err != nil || d.Digest != existing.Digest {
+		u := TagUpdate{Tag: extra, Change: TagKept}
+		switch {
+		case err != nil:
+			u.Change = TagCreated
+		case d.Digest != existing.Digest:
+			u.Change, u.From = TagMoved, d.Digest.String()
+		}
+		if u.Change != TagKept {
 			if err := remote.Tag(dst, existing, ro...); err != nil {
 				return nil, fmt.Errorf("tagging %s: %w", URL(dst), err)
 			}
 		}
-		res.Tags = append(res.Tags, extra)
+		res.TagUpdates = append(res.TagUpdates, u)
 	}
 	return res, nil
 }

@@ -93,6 +93,35 @@ func TestPushTagsLast(t *testing.T) {
 	assert.Equal(t, res.Digest, tagDigest(t, reg.Host+"/platform:prod"))
 }
 
+// An unchanged push uploads nothing, but says what it did to each extra
+// tag: created where it was missing, moved from the artifact it pointed
+// at, kept where it pointed at the content already.
+func TestPushUnchangedTagUpdates(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir, other := t.TempDir(), t.TempDir()
+	testutil.WriteFiles(t, dir, platformFiles)
+	testutil.WriteFiles(t, other, map[string]string{"other.yaml": "kind: Namespace\n"})
+	url := "oci://" + reg.Host + "/platform"
+	first, err := oci.Push(t.Context(), dir, url+":v1", oci.WithTags("stable"))
+	require.NoError(t, err)
+	assert.Nil(t, first.TagUpdates, "a push that uploaded points every tag at the new artifact")
+	elsewhere, err := oci.Push(t.Context(), other, url+":prod")
+	require.NoError(t, err)
+
+	res, err := oci.Push(t.Context(), dir, url+":v1", oci.WithTags("stable", "latest", "prod"))
+	require.NoError(t, err)
+	assert.False(t, res.Pushed)
+	assert.Equal(t, []string{"v1", "stable", "latest", "prod"}, res.Tags)
+	assert.Equal(t, []oci.TagUpdate{
+		{Tag: "stable", Change: oci.TagKept},
+		{Tag: "latest", Change: oci.TagCreated},
+		{Tag: "prod", Change: oci.TagMoved, From: elsewhere.Digest},
+	}, res.TagUpdates)
+	for _, tag := range res.Tags {
+		assert.Equal(t, first.Digest, tagDigest(t, reg.Host+"/platform:"+tag), "tag %s", tag)
+	}
+}
+
 func TestPushedByFluxpackPulledByFlux(t *testing.T) {
 	reg := testutil.NewRegistry(t)
 	dir := t.TempDir()
@@ -353,6 +382,9 @@ func TestTagAndList(t *testing.T) {
 
 	_, err = oci.List(t.Context(), "oci://"+reg.Host+"/platform", oci.WithSemver("not a range"))
 	require.ErrorIs(t, err, oci.ErrInvalidOption)
+	_, err = oci.List(t.Context(), "oci://"+reg.Host+"/acme/big")
+	require.ErrorIs(t, err, oci.ErrNoRepository)
+	assert.EqualError(t, err, "listing oci://"+reg.Host+"/acme/big: repository not found")
 	_, err = oci.Tag(t.Context(), "oci://"+reg.Host+"/platform:v1.1.0", []string{"bad tag"})
 	require.ErrorContains(t, err, `invalid tag "bad tag"`)
 }

@@ -81,7 +81,7 @@ func ParseValuesMap(path string, data []byte) (*ValuesMap, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		var le *lineError
-		if errors.As(yamlSyntax(err), &le) {
+		if errors.As(yamlSyntax(data, err), &le) {
 			return nil, fileErr(path, le.line, le.err)
 		}
 		return nil, fileErr(path, 0, fmt.Errorf("%w: invalid YAML", ErrMalformed))

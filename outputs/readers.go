@@ -21,7 +21,7 @@ func yamlToJSON(data []byte) ([]byte, error) { return sigyaml.YAMLToJSON(data) }
 func readYAMLMap(data []byte, refuseSecretPlaceholder bool) ([]Output, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, yamlSyntax(err)
+		return nil, yamlSyntax(data, err)
 	}
 	if doc.Kind == 0 {
 		return nil, nil // empty file: no outputs
@@ -58,8 +58,8 @@ func readYAMLMap(data []byte, refuseSecretPlaceholder bool) ([]Output, error) {
 
 // yamlSyntax keeps a YAML syntax error's "line N: …" position but drops
 // any quoted input from the message, so a value never reaches an error.
-func yamlSyntax(err error) error {
-	return atLine(yamlutil.ErrorLine(err), fmt.Errorf("%w: invalid YAML", ErrMalformed))
+func yamlSyntax(data []byte, err error) error {
+	return atLine(yamlutil.ErrorLineIn(data, err), fmt.Errorf("%w: invalid YAML", ErrMalformed))
 }
 
 // nodeValue converts a YAML node to the values encoding/json decodes to,
@@ -216,7 +216,7 @@ func envValue(v string) (string, error) {
 func readTofuSecret(data []byte) ([]Output, error) {
 	j, err := yamlToJSON(data)
 	if err != nil {
-		return nil, yamlSyntax(err)
+		return nil, yamlSyntax(data, err)
 	}
 	var s struct {
 		APIVersion string            `json:"apiVersion"`

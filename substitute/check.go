@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	sigyaml "sigs.k8s.io/yaml"
 
+	"github.com/fluxpack/fluxpack/internal/suggest"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
@@ -89,6 +92,13 @@ func (a Available) has(name string) (string, bool, bool) {
 	return "", false, false
 }
 
+// names are the variables a provides, sorted.
+func (a Available) names() []string {
+	names := slices.Concat(slices.Collect(maps.Keys(a.Values)), a.Names)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
 func (a Available) substitutes() bool { return a.Always || len(a.Values) > 0 || len(a.Names) > 0 }
 
 // Check scans the YAML files a Kustomization applies for ${var} references
@@ -139,7 +149,7 @@ func readUses(f File) *uses {
 	u := findUses(f.Path, ds...)
 	if err != nil {
 		u.invalid = true
-		u.errLine = yamlutil.ErrorLine(err)
+		u.errLine = yamlutil.ErrorLineIn(f.Data, err)
 	}
 	return u
 }
@@ -431,7 +441,7 @@ func (c *checker) checkScalar(path, obj string, n *yaml.Node, isKey bool) []Find
 		if ok || r.hasDefault {
 			continue
 		}
-		msg := fmt.Sprintf("variable %q is not set and has no default: Flux (strict mode) fails the Kustomization", r.name)
+		msg := fmt.Sprintf("variable %q is not set and has no default%s: Flux (strict mode) fails the Kustomization", r.name, suggest.DidYouMean(r.name, avail.names()))
 		if multiLine || shellVarRE().MatchString(r.name) {
 			msg += fmt.Sprintf("; if ${%s} is meant for a shell or a dashboard, escape it as $${%s}", r.name, r.name)
 		}

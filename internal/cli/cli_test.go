@@ -67,6 +67,8 @@ func TestArtifactCommands(t *testing.T) {
 	}{
 		{name: "push", args: append([]string{"push", dir, url + ":v1", "--revision", "main@sha1:1111"}, meta...), stderr: "pushed"},
 		{name: "push-unchanged", args: append([]string{"push", dir, url + ":v1", "--revision", "main@sha1:2222", "-o", "json"}, meta...), stderr: "unchanged"},
+		{name: "push-unchanged-new-tag", args: append([]string{"push", dir, url + ":v1", "--tag", "latest", "-o", "json"}, meta...),
+			stderr: `msg="tag created" url=oci://` + reg.Host + "/platform:latest digest=sha256:"},
 		{name: "diff-identical", args: []string{"diff", dir, url + ":v1"}},
 		{name: "diff-missing", args: []string{"diff", dir, url + ":v9"}, code: cli.ExitFinding, stderr: "does not exist"},
 		{name: "diff-differs", args: []string{"diff", dir, url + ":v1"}, code: cli.ExitFinding, before: func() {
@@ -77,6 +79,7 @@ func TestArtifactCommands(t *testing.T) {
 		{name: "tag", args: []string{"tag", url + ":v2", "--tag", "stable", "--tag", "v2.0.0"}},
 		{name: "list", args: []string{"list", url}},
 		{name: "list-semver-json", args: []string{"list", url, "--semver", ">=2.0.0", "-o", "json"}},
+		{name: "list-missing", args: []string{"list", "oci://" + reg.Host + "/acme/big"}, code: cli.ExitError, stderr: "repository not found"},
 		{name: "pull", args: []string{"pull", url + ":v1", "-d", filepath.Join(t.TempDir(), "pulled")}},
 		{name: "pull-non-empty", args: []string{"pull", url + ":v1", "-d", dir}, code: cli.ExitError, stderr: "directory is not empty"},
 		{name: "push-secret", args: []string{"push", secretDir, url + ":v3"}, code: cli.ExitError, stderr: "apps/token.yaml:2: Secret/token: plaintext Secret"},

@@ -27,8 +27,11 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// useColor reports whether w gets colour: a terminal, with $NO_COLOR unset
-// or empty (no-color.org) and $TERM not "dumb".
+// useColor is fluxpack's one rule for colour, for every command that
+// colours (lint's findings, diff's text report): w gets colour only when it
+// is a terminal, $NO_COLOR is unset or empty (https://no-color.org: any
+// other value turns colour off) and $TERM is not "dumb". There is no
+// --color flag: a pipe or a file never gets colour.
 func useColor(w io.Writer) bool {
 	return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && isTerminal(w)
 }

@@ -73,12 +73,13 @@ sides rather than shown as added or removed: the report counts the
 producers rendered, not rendered and skipped. A HelmRelease is named as its
 Kustomization substitutes it (HelmRelease/media/radarr, not .../${APP}).
 
--o sets the format: "" (text, coloured on a terminal unless NO_COLOR is
-set), markdown (a pull-request comment: a summary table, then one
-collapsible section per object, cut to --limit characters), github (workflow
-commands: a group with the report, an annotation per new finding), sarif (the
-new findings, for code scanning), unified (a patch of every changed object)
-or json (a list, one report per ENTRY). Exit code: 0 no change, 1 changes (0
+-o sets the format: "" (text, coloured on a terminal unless $NO_COLOR is
+set and not empty, or $TERM is dumb), markdown (a pull-request comment: a
+summary table, then one collapsible section per object, cut to --limit
+characters), github (workflow commands: a group with the report, an
+annotation per new finding), sarif (the new findings, for code scanning),
+unified (a patch of every changed object) or json (a list, one report per
+ENTRY). Exit code: 0 no change, 1 changes (0
 with --exit-zero), 2 error.
 
 With -f STACK (or --fleet FLEET, every cluster of it), diff compares a
@@ -147,7 +148,7 @@ not exist (the output says which), 2 error.`,
 			} else {
 				err = printDiff(w, args[1], res)
 				if err == nil && len(objects) > 0 {
-					err = review.WriteObjectChanges(w, objects, review.TextOptions{Color: colorOn(w)})
+					err = review.WriteObjectChanges(w, objects, review.TextOptions{Color: useColor(w)})
 				}
 			}
 			if err != nil {
@@ -370,7 +371,7 @@ func writeReports(w io.Writer, out string, reps []*review.Report, limit int, ver
 	case "sarif":
 		return review.WriteSARIF(w, reps, version)
 	}
-	color := colorOn(w)
+	color := useColor(w)
 	for i, r := range reps {
 		var err error
 		switch out {
@@ -431,20 +432,6 @@ func cutSource(s string) (ref, dir string, ok bool) {
 		}
 	}
 	return "", "", false
-}
-
-// colorOn reports whether w is a terminal that takes colour: not when
-// NO_COLOR is set (https://no-color.org).
-func colorOn(w io.Writer) bool {
-	if _, ok := os.LookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func printDiff(w io.Writer, url string, res *oci.DiffResult) error {

@@ -567,7 +567,9 @@ Kustomization whose dependencies are not Ready again only after that long
 
 -o chooses the format (--format is its deprecated spelling):
 
-  tree     like flux tree kustomization, one tree per layer nothing depends on (default)
+  tree     the bootstrap order from the top: each layer that depends on none,
+           and below a layer those that wait for it, each drawn under the
+           dependency it waits for last (default)
   mermaid  a flowchart that renders on GitHub (critical path in red)
   dot      Graphviz
   json     the layers (kind, how each becomes Ready, dependsOn, the layer

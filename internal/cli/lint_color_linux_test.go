@@ -81,3 +81,54 @@ func TestLintColour(t *testing.T) {
 	assert.Contains(t, string(data), "[substitute-from]\n")
 	assert.NotContains(t, string(data), "\x1b[", "colour into a file")
 }
+
+// TestColourRule: lint and diff follow one rule (no-color.org): colour only
+// on a terminal, never with $NO_COLOR set to a non-empty value or with
+// TERM=dumb; an empty $NO_COLOR is as good as none.
+func TestColourRule(t *testing.T) {
+	base, head := reviewFixture(t)
+	commands := map[string][]string{
+		"lint": {"lint", "-f", "testdata/stacks/external/stack.yaml"},
+		"diff": {"diff", filepath.Join(head, "clusters", "prod"), "--root", head, "--base-dir", base},
+	}
+	unset := "(unset)"
+	tests := []struct {
+		noColor, term string
+		tty           bool
+		want          bool
+	}{
+		{noColor: unset, term: "xterm-256color", tty: true, want: true},
+		{noColor: "", term: "xterm-256color", tty: true, want: true},
+		{noColor: "1", term: "xterm-256color", tty: true, want: false},
+		{noColor: "false", term: "xterm-256color", tty: true, want: false},
+		{noColor: unset, term: "dumb", tty: true, want: false},
+		{noColor: unset, term: "xterm-256color", tty: false, want: false},
+		{noColor: "", term: "xterm-256color", tty: false, want: false},
+	}
+	for _, tt := range tests {
+		for name, args := range commands {
+			t.Run(fmt.Sprintf("%s/NO_COLOR=%s/TERM=%s/tty=%v", name, tt.noColor, tt.term, tt.tty), func(t *testing.T) {
+				t.Setenv("TERM", tt.term)
+				t.Setenv("NO_COLOR", tt.noColor)
+				if tt.noColor == unset {
+					require.NoError(t, os.Unsetenv("NO_COLOR"))
+				}
+				var out string
+				if tt.tty {
+					out, _ = onTerminal(t, args...)
+				} else {
+					file, err := os.Create(filepath.Join(t.TempDir(), "out"))
+					require.NoError(t, err)
+					var stderr bytes.Buffer
+					cli.Main(t.Context(), "test", args, file, &stderr)
+					require.NoError(t, file.Close())
+					data, err := os.ReadFile(file.Name())
+					require.NoError(t, err)
+					out = string(data)
+				}
+				require.NotEmpty(t, out, "fluxpack %s printed nothing", strings.Join(args, " "))
+				assert.Equal(t, tt.want, strings.Contains(out, "\x1b["), "fluxpack %s: colour; got %q", strings.Join(args, " "), out)
+			})
+		}
+	}
+}

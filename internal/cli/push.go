@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,7 +44,9 @@ it to the tag, for an OCIRepository to reconcile.
 The artifact is reproducible: modes are normalised and created comes from
 $SOURCE_DATE_EPOCH, else the commit time of the revision, else the Unix epoch.
 If the tag already holds the same content, nothing is uploaded and the tag does
-not move, even when --revision differs; --force pushes anyway.
+not move, even when --revision differs; --force pushes anyway. The --tag tags
+are still pointed at that content, and stderr says of each whether it was
+created, moved (from which digest) or already there.
 
 The content is told by the digest of the tar stream. fluxpack keeps it in the
 user's cache directory ($XDG_CACHE_HOME/fluxpack/trees, by default
@@ -207,6 +210,7 @@ when none failed.`,
 				f.log.Info("pushed", "url", args[1], "digest", res.Digest, "tags", res.Tags, "signed", res.Signed)
 			} else {
 				f.log.Info("unchanged: the tag already holds this content", "url", args[1], "digest", res.Digest)
+				logTagUpdates(f.log, res)
 				if res.Signed {
 					f.log.Info("signature added: the artifact had none made with the key", "url", args[1], "digest", res.Digest)
 				}
@@ -236,6 +240,22 @@ when none failed.`,
 	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
 	keyless.bind(cmd)
 	return cmd
+}
+
+// logTagUpdates says what an unchanged push did to each extra tag: the
+// content is unchanged, but a tag may still have been created or moved.
+func logTagUpdates(log *slog.Logger, res *oci.Result) {
+	for _, u := range res.TagUpdates {
+		url := "oci://" + res.Repository + ":" + u.Tag
+		switch u.Change {
+		case oci.TagCreated:
+			log.Info("tag created", "url", url, "digest", res.Digest)
+		case oci.TagMoved:
+			log.Info("tag moved", "url", url, "from", u.From, "digest", res.Digest)
+		default:
+			log.Info("tag unchanged: it already points at this content", "url", url, "digest", res.Digest)
+		}
+	}
 }
 
 // treeCacheDir is where push keeps the content digests of trees

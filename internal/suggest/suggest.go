@@ -1,7 +1,7 @@
-// Package suggest finds, for a name nothing has, the known name it is
+// Package suggest finds, for a name nothing has, the known name it is most
 // likely a typo of: one implementation for every "did you mean" fluxpack
-// prints (a dependsOn on an unknown layer, a health check on an object no
-// layer applies).
+// prints (a dependsOn on an unknown layer, an unset variable, a health
+// check on an object no layer applies). It does no I/O and knows no Flux.
 package suggest
 
 import (
@@ -11,10 +11,9 @@ import (
 
 // DidYouMean returns ` (did you mean "x"?)` for the known name closest to
 // name, when one is close enough to be a typo: the same name in another
-// namespace (the same last element of a slash-separated name), the same
-// letters in another case, or at most a third of its letters (at least
-// one, at most three) away. It returns "" otherwise, and when name is
-// known.
+// namespace, the same letters in another case, or at most a third of its
+// letters (at least one, at most three) away. Of names equally close, the
+// first in known wins. It returns "" otherwise, and when known holds name.
 func DidYouMean(name string, known []string) string {
 	best, bestDist := "", 0
 	limit := min(max(len(name)/3, 1), 3)
