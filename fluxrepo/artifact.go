@@ -21,7 +21,7 @@ import (
 	"github.com/fluxcd/pkg/sourceignore"
 	"github.com/fluxcd/pkg/sourceignore/gitignore"
 	pkgtar "github.com/fluxcd/pkg/tar"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	sigyaml "sigs.k8s.io/yaml"
 )
 
@@ -729,7 +729,7 @@ func loadMerged(f fileSrc) (map[string]any, error) {
 		return nil, err
 	}
 	out := map[string]any{}
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	r := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	for {
 		doc, err := r.Read()
 		if errors.Is(err, io.EOF) {

@@ -77,7 +77,7 @@ func (r *reader) addGenerator(o *fluxbuild.Object) {
 			// A copy that names no source of spec.sources, or no place
 			// in the artifact, fails the generator in Flux too: a broken
 			// source, not one lint merely cannot read offline.
-			if alias, _, ok := splitAlias(c.From); !ok || srcs[alias] == (SourceRef{}) {
+			if alias, ok := splitAlias(c.From); !ok || srcs[alias] == (SourceRef{}) {
 				r.note(lint.RuleSource, o, "artifact %q: copy from %q names no source of spec.sources (@alias/path): Flux fails the ArtifactGenerator, and ExternalArtifact/%s/%s is never made", a.Name, c.From, ans, a.Name)
 			} else if !strings.HasPrefix(c.To, "@artifact/") {
 				r.note(lint.RuleSource, o, "artifact %q: copy to %q is not in the artifact (@artifact/path): Flux fails the ArtifactGenerator, and ExternalArtifact/%s/%s is never made", a.Name, c.To, ans, a.Name)
@@ -114,7 +114,7 @@ func (r *reader) generatedOnce(g *generator, depth int) (tree, error) {
 func (r *reader) generated(g *generator, depth int) (tree, error) {
 	sources := map[string]tree{}
 	for _, c := range g.copies {
-		alias, _, ok := splitAlias(c.From)
+		alias, ok := splitAlias(c.From)
 		if !ok {
 			return nil, fmt.Errorf("copy from %q: want @alias/path", c.From)
 		}
@@ -312,14 +312,14 @@ func (r *reader) readSpec(ref SourceRef) sourceSpec {
 	return sourceSpec{}
 }
 
-// splitAlias splits "@alias/rest" into alias and rest.
-func splitAlias(s string) (alias, rest string, ok bool) {
+// splitAlias returns the alias of "@alias/path".
+func splitAlias(s string) (alias string, ok bool) {
 	s, ok = strings.CutPrefix(s, "@")
 	if !ok {
-		return "", "", false
+		return "", false
 	}
-	alias, rest, _ = strings.Cut(s, "/")
-	return alias, rest, alias != ""
+	alias, _, _ = strings.Cut(s, "/")
+	return alias, alias != ""
 }
 
 func relTo(root, p string) string {

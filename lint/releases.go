@@ -99,7 +99,7 @@ func (l *linter) checkReleaseDependsOn(ly *lintLayer, o *object, ns string) {
 		if name == "" || strings.ContainsAny(name+dns, "${") || l.isExternal("HelmRelease", dns, name) {
 			continue
 		}
-		if makers, _ := l.makers(group, "HelmRelease", dns, name); len(makers) > 0 {
+		if makers := l.makers(group, "HelmRelease", dns, name); len(makers) > 0 {
 			continue
 		}
 		ref := objectRef("HelmRelease", dns, name)

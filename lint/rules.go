@@ -483,7 +483,7 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 		if l.isExternal(hc.Kind, ns, hc.Name) {
 			continue
 		}
-		makers, _ := l.makers(group, hc.Kind, ns, hc.Name)
+		makers := l.makers(group, hc.Kind, ns, hc.Name)
 		switch {
 		case slices.Contains(makers, ly.Name) || slices.ContainsFunc(makers, func(m string) bool { return l.isApplied(ly, m) }):
 		case len(makers) > 0:
@@ -635,15 +635,10 @@ func (l *linter) unseen(ly *lintLayer, hides func(*lintLayer) bool) bool {
 	return false
 }
 
-// makers returns the layers that create the object, and whether some layer
-// could not be read.
-func (l *linter) makers(group, kind, ns, name string) ([]string, bool) {
+// makers returns the layers that create the object.
+func (l *linter) makers(group, kind, ns, name string) []string {
 	var out []string
-	unknown := false
 	for _, ly := range l.layers {
-		if ly.unknown {
-			unknown = true
-		}
 		for _, o := range ly.objects {
 			if o.Kind != kind || o.Name != name || o.group() != group {
 				continue
@@ -654,7 +649,7 @@ func (l *linter) makers(group, kind, ns, name string) ([]string, bool) {
 			}
 		}
 	}
-	return out, unknown
+	return out
 }
 
 // namespaceIn is the namespace a namespaced object of ly lives in: its

@@ -60,6 +60,7 @@ type TagUpdate struct {
 // TagChange is what happened to a tag.
 type TagChange string
 
+// What a push did to a tag (Result.TagUpdates).
 const (
 	TagCreated TagChange = "created" // the tag did not exist and now points at the artifact
 	TagMoved   TagChange = "moved"   // the tag pointed at another artifact and now points at this one

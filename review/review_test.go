@@ -55,10 +55,10 @@ func copyTree(t testing.TB, from, to string) {
 	}
 }
 
-func compare(t testing.TB, change string, opts ...review.Option) *review.Report {
+func compare(t testing.TB, change string) *review.Report {
 	t.Helper()
 	base, head := fixture(t, change)
-	r, err := review.Compare(t.Context(), base, head, "clusters/prod", append([]review.Option{review.WithNames("main", change)}, opts...)...)
+	r, err := review.Compare(t.Context(), base, head, "clusters/prod", review.WithNames("main", change))
 	if err != nil {
 		t.Fatalf("Compare(%s): %v", change, err)
 	}

@@ -16,8 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	modzip "golang.org/x/mod/zip"
 	"golang.org/x/mod/module"
+	modzip "golang.org/x/mod/zip"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
@@ -56,7 +56,7 @@ func moduleProxy(t *testing.T, root string) (dir, version string) {
 	info, err := json.Marshal(map[string]any{"Version": version, "Time": when})
 	require.NoError(t, err)
 	files := map[string][]byte{
-		"list":             []byte(version + "\n"),
+		"list":            []byte(version + "\n"),
 		version + ".info": info,
 		version + ".mod":  []byte(git(t, root, "show", rev+":go.mod") + "\n"),
 		version + ".zip":  z.Bytes(),
