@@ -25,7 +25,7 @@ PREBUILT_ENV := FLUXPACK_TEST_BIN=$(TEST_BIN)
 
 test-bins: ## Build the binaries the tests run into bin/test: the CLI and the test KMS plugin
 	@echo "test-bins: building bin/test/fluxpack and bin/test/sigstore-kms-testkms with -race"
-	$(GO) build -race -o $(TEST_BIN)/ ./cmd/fluxpack ./internal/testutil/sigstore-kms-testkms
+	$(GO) build -race -ldflags "-s -w" -o $(TEST_BIN)/ ./cmd/fluxpack ./internal/testutil/sigstore-kms-testkms
 	$(GO) build -o $(TEST_BIN)/ ./hack/testprogress
 
 test: tools ## Run every unit and integration test (real registry server), with -race

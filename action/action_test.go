@@ -74,10 +74,7 @@ func fixtureRepo(t *testing.T) (dir, baseSHA string) {
 // With tamper, checksums.txt does not match the archive.
 func releaseServer(t *testing.T, version string, tamper bool) string {
 	t.Helper()
-	bin := testutil.Prebuilt(t, "fluxpack")
-	exe, err := os.ReadFile(bin)
-	require.NoError(t, err)
-	archive, err := release.Archive(release.BinaryName, exe)
+	archive, err := releaseArchive(testutil.Prebuilt(t, "fluxpack"))
 	require.NoError(t, err)
 	name := release.ArchiveName(version, release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
 	sum := sha256.Sum256(archive)
@@ -91,6 +88,28 @@ func releaseServer(t *testing.T, version string, tamper bool) string {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/download"
+}
+
+// releaseArchive returns the release archive of the binary at bin, made
+// once per test binary: the CLI the tests run is built with -race (large),
+// and compressing it at the release's level under -race costs a minute or
+// more on a busy machine.
+func releaseArchive(bin string) ([]byte, error) {
+	archiveOnce.Do(func() {
+		exe, err := os.ReadFile(bin)
+		if err != nil {
+			archiveOnce.err = err
+			return
+		}
+		archiveOnce.data, archiveOnce.err = release.Archive(release.BinaryName, exe)
+	})
+	return archiveOnce.data, archiveOnce.err
+}
+
+var archiveOnce struct {
+	sync.Once
+	data []byte
+	err  error
 }
 
 // notesAPI is a fake of the comment endpoints of GitHub (issue comments)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -17,7 +19,9 @@ func TestDemo(t *testing.T) {
 	// rendered OCIRepository and so the digest; run itself checks that the
 	// unchanged push and the pull give the first push's digest.
 	got := regexp.MustCompile(`127\.0\.0\.1:\d+`).ReplaceAll(out.Bytes(), []byte("REGISTRY"))
-	got = regexp.MustCompile(`/tmp/fluxpack-demo-\d+`).ReplaceAll(got, []byte("WORK"))
+	// The work folder is under $TMPDIR, wherever that is.
+	work := regexp.QuoteMeta(filepath.Join(os.TempDir(), "fluxpack-demo-"))
+	got = regexp.MustCompile(work+`\d+`).ReplaceAll(got, []byte("WORK"))
 	got = regexp.MustCompile(`sha256:[0-9a-f]{64}`).ReplaceAll(got, []byte("sha256:DIGEST"))
 	testutil.Golden(t, "demo", got)
 }

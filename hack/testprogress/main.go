@@ -34,7 +34,7 @@ type event struct {
 type pkgState struct {
 	started time.Time
 	output  map[string][]string // test ("" for the package) → its output lines
-	failed  []string            // tests that failed, in order
+	order   []string            // tests in the order they first printed
 }
 
 type progress struct {
@@ -109,11 +109,13 @@ func (p *progress) handle(e event) {
 	case "start":
 		s.started = e.Time
 	case "output":
+		if _, seen := s.output[e.Test]; !seen && e.Test != "" {
+			s.order = append(s.order, e.Test)
+		}
 		s.output[e.Test] = append(s.output[e.Test], e.Output)
 	case "fail":
 		if e.Test != "" {
-			s.failed = append(s.failed, e.Test)
-			return
+			return // its output is printed with its package's verdict
 		}
 		p.failed = append(p.failed, e.Package)
 		fmt.Fprintf(p.out, "FAIL %s (%.1fs)\n", e.Package, e.Elapsed)
@@ -134,11 +136,15 @@ func (p *progress) handle(e event) {
 	}
 }
 
-// printFailures prints the output of every failed test of a package, then
-// the package's own output (a panic, a timeout, TestMain's messages).
+// printFailures prints the output of every test of a package that did not
+// pass (failed, or was still running when a timeout killed the binary), in
+// the order they ran, then the package's own output (a panic, TestMain's
+// messages).
 func (p *progress) printFailures(s *pkgState) {
-	for _, t := range s.failed {
-		fmt.Fprint(p.out, strings.Join(s.output[t], ""))
+	for _, t := range s.order {
+		if out, ok := s.output[t]; ok {
+			fmt.Fprint(p.out, strings.Join(out, ""))
+		}
 	}
 	fmt.Fprint(p.out, strings.Join(s.output[""], ""))
 }

@@ -51,6 +51,17 @@ func TestProgress(t *testing.T) {
 		want:   []string{"FAIL a (2.0s)", "bad_test.go:12: wanted 1, got 2", "0 packages passed, 1 failed"},
 		absent: []string{"fine"},
 	}, {
+		name: "a test a timeout killed is printed with its package's failure",
+		stream: `{"Action":"start","Package":"a"}
+{"Action":"run","Package":"a","Test":"TestSlow"}
+{"Action":"output","Package":"a","Test":"TestSlow","Output":"=== RUN   TestSlow\n"}
+{"Action":"output","Package":"a","Test":"TestSlow","Output":"    slow_test.go:9: step 3 of 5\n"}
+{"Action":"output","Package":"a","Output":"panic: test timed out after 10m0s\n"}
+{"Action":"output","Package":"a","Output":"\trunning tests:\n\t\tTestSlow (10m0s)\n"}
+{"Action":"fail","Package":"a","Elapsed":600}
+`,
+		want: []string{"FAIL a (600.0s)", "slow_test.go:9: step 3 of 5", "panic: test timed out", "TestSlow (10m0s)"},
+	}, {
 		name: "a package that never finishes fails the run",
 		stream: `{"Action":"start","Package":"slow"}
 {"Action":"output","Package":"slow","Output":"panic: test timed out after 10m0s\n"}
