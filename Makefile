@@ -23,10 +23,11 @@ demo: ## Run the demo on an embedded default: an in-process registry, no cluster
 TEST_BIN := $(CURDIR)/bin/test
 PREBUILT_ENV := FLUXPACK_TEST_BIN=$(TEST_BIN)
 
-test-bins: ## Build the binaries the tests run into bin/test: the CLI and the test KMS plugin
-	@echo "test-bins: building bin/test/fluxpack and bin/test/sigstore-kms-testkms with -race"
+test-bins: ## Build the binaries the tests run into bin/test: the CLI (and its release archive) and the test KMS plugin
+	@echo "test-bins: building bin/test/fluxpack and bin/test/sigstore-kms-testkms with -race, and the CLI's release archive"
 	$(GO) build -race -ldflags "-s -w" -o $(TEST_BIN)/ ./cmd/fluxpack ./internal/testutil/sigstore-kms-testkms
 	$(GO) build -o $(TEST_BIN)/ ./hack/testprogress
+	$(GO) run ./hack/release -archive $(TEST_BIN)/fluxpack -o $(TEST_BIN)/flux-pack.tar.gz
 
 test: tools ## Run every unit and integration test (real registry server), with -race
 	@echo "test: compiling with -race first, a line per package compiled (a first run takes several minutes; cached packages are silent)"

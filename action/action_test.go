@@ -74,7 +74,10 @@ func fixtureRepo(t *testing.T) (dir, baseSHA string) {
 // With tamper, checksums.txt does not match the archive.
 func releaseServer(t *testing.T, version string, tamper bool) string {
 	t.Helper()
-	archive, err := releaseArchive(testutil.Prebuilt(t, "fluxpack"))
+	// make test-bins archives the CLI as make release does
+	// (release.Archive): compressing it here, in a -race test binary, took
+	// minutes on a busy machine.
+	archive, err := os.ReadFile(testutil.Prebuilt(t, "flux-pack.tar.gz"))
 	require.NoError(t, err)
 	name := release.ArchiveName(version, release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
 	sum := sha256.Sum256(archive)
@@ -88,28 +91,6 @@ func releaseServer(t *testing.T, version string, tamper bool) string {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/download"
-}
-
-// releaseArchive returns the release archive of the binary at bin, made
-// once per test binary: the CLI the tests run is built with -race (large),
-// and compressing it at the release's level under -race costs a minute or
-// more on a busy machine.
-func releaseArchive(bin string) ([]byte, error) {
-	archiveOnce.Do(func() {
-		exe, err := os.ReadFile(bin)
-		if err != nil {
-			archiveOnce.err = err
-			return
-		}
-		archiveOnce.data, archiveOnce.err = release.Archive(release.BinaryName, exe)
-	})
-	return archiveOnce.data, archiveOnce.err
-}
-
-var archiveOnce struct {
-	sync.Once
-	data []byte
-	err  error
 }
 
 // notesAPI is a fake of the comment endpoints of GitHub (issue comments)

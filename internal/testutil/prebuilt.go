@@ -11,8 +11,9 @@ import (
 const PrebuiltEnv = "FLUXPACK_TEST_BIN"
 
 // Prebuilt returns the path of a binary of this checkout that `make
-// test-bins` built into $FLUXPACK_TEST_BIN: "fluxpack" (the CLI) or
-// "sigstore-kms-testkms" (the KMS plugin of KMSPlugin).
+// test-bins` built into $FLUXPACK_TEST_BIN: "fluxpack" (the CLI),
+// "flux-pack.tar.gz" (its release archive) or "sigstore-kms-testkms" (the
+// KMS plugin of KMSPlugin).
 //
 // Tests never compile a command themselves: a cold build of the CLI takes
 // minutes on a busy machine, longer than go test's own timeout allows, and a
