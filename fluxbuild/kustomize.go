@@ -110,7 +110,7 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		if err != nil {
 			return nil, nil, fmt.Errorf("kustomize build of %s: %s/%s: %w", g.relSlash(g.dir), r.GetKind(), r.GetName(), err)
 		}
-		o.Built, o.Dollar, o.ScalarLines = true, true, true
+		o.Built, o.Dollar = true, true
 		o.File, o.Line = g.relSlash(g.kfile), 0
 		switch {
 		case from != nil:
@@ -123,7 +123,12 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 			// kustomization file that declares it, at its entry.
 			o.File, o.Line = g.relSlash(configuredIn), generatorLine(configuredIn, origin.ConfiguredBy.Kind, o.Name)
 		}
-		lines.reline(file, o)
+		if file != "" {
+			// Its values are in the file; a generator's are in others
+			// (a configMapGenerator's files), so its uses stay at Line.
+			lines.reline(file, o)
+			o.ScalarLines = true
+		}
 		objs = append(objs, o)
 	}
 	return ress, objs, nil
@@ -501,9 +506,10 @@ func b2i(b bool) int {
 
 // reline puts the scalars of o's node that hold a $ (the ${var} uses
 // postBuild substitutes) at the lines they have in file, where o comes
-// from (absolute; "" for an object a generator made): each at the first
-// scalar of o's document there with the same value that no earlier one
-// took, or at o.Line when the document has none (a patch wrote it).
+// from (absolute): each at the first scalar of o's document there with
+// the same value that no earlier one took, or at o.Line when the document
+// has none (a patch wrote it; a block scalar then counts its lines from
+// there).
 func (x *lineIndex) reline(file string, o *Object) {
 	var uses []*yaml.Node
 	walkScalars(o.Node, func(n *yaml.Node) {
