@@ -51,6 +51,9 @@ var fixtures = []fixture{
 	{name: "external-sources", repo: "external-sources", entry: "clusters/prod"},
 	{name: "tenant-fleet-staging", repo: "tenant-fleet", entry: "clusters/staging", kept: true},
 	{name: "tenant-fleet-production", repo: "tenant-fleet", entry: "clusters/production", kept: true},
+	// Issue 40: one problem found at many places is one finding.
+	{name: "many-places-vars", repo: "many-places", entry: "clusters/vars"},
+	{name: "many-places-eso", repo: "many-places", entry: "clusters/eso"},
 }
 
 func (f fixture) read(t *testing.T) *fluxrepo.Repository {
@@ -88,6 +91,9 @@ func TestFixtures(t *testing.T) {
 			var b strings.Builder
 			for _, fd := range rep.Findings {
 				b.WriteString(fd.String() + "\n")
+				for _, p := range fd.Places {
+					b.WriteString("  " + p.String() + "\n")
+				}
 			}
 			for _, n := range repo.Notes {
 				b.WriteString("note: " + n.String() + "\n")

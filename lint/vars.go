@@ -170,12 +170,10 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			continue
 		}
 		ly := c.ly
-		reported := map[string]bool{}
 		for _, sf := range c.findings {
-			if sf.Var == "" || !platformVars[sf.Var] || reported[sf.Var] {
+			if sf.Var == "" || !platformVars[sf.Var] {
 				continue
 			}
-			reported[sf.Var] = true
 			f := Finding{Rule: RuleNoPostBuild, Layer: ly.Name, Object: sf.Object, File: sf.File, Line: sf.Line, Message: fmt.Sprintf(
 				"${%s} is a variable of the platform, but this layer has no spec.postBuild: Flux applies the text ${%s} as written; add postBuild (substituteFrom the variables' source), or escape it as $${%s} if it is meant literally",
 				sf.Var, sf.Var, sf.Var)}
@@ -320,8 +318,8 @@ func docsOf(ly *lintLayer, post bool) []substitute.Doc {
 		if !post && o.ownUses != nil {
 			d.Node, d.Uses = nil, o.ownUses
 		}
-		if o.Built {
-			d.Line = max(o.Line, 1)
+		if o.Built && !o.ScalarLines {
+			d.Line = max(o.Line, 1) // its lines are not the file's
 		}
 		docs = append(docs, d)
 	}

@@ -166,6 +166,9 @@ func relativeFiles(r *lint.Report, root string) {
 	for i := range r.Findings {
 		r.Findings[i].File = rel(r.Findings[i].File)
 		r.Findings[i].LayerFile = rel(r.Findings[i].LayerFile)
+		for j := range r.Findings[i].Places {
+			r.Findings[i].Places[j].File = rel(r.Findings[i].Places[j].File)
+		}
 	}
 }
 

@@ -436,6 +436,11 @@ namespaces count for every rule. A chart it cannot have falls back on a table
 of well-known operators (--operator adds to it), and findings that rely on it
 say the webhook is assumed.
 
+A problem found at several places (a ${var} nothing sets, used in many objects;
+one custom resource per namespace applied before its CRD) is one finding, at
+its first place, with every place listed under it, file:line and object ("places"
+with -o json).
+
 Lint reads files only, but for the charts --charts online pulls;
 kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
 printed after the findings, marked "hint:" (severity "hint" with -o json), and
