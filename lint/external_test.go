@@ -47,3 +47,18 @@ func TestExternalTakesWhatLintPrints(t *testing.T) {
 		assert.NotContains(t, []lint.Rule{lint.RuleSubstituteFrom, lint.RuleValuesFrom, lint.RuleHealthCheck}, f.Rule, "lint with --external %v still reports %s", refs, f)
 	}
 }
+
+// TestCoverageReasons: each reason once, with the layers it concerns.
+func TestCoverageReasons(t *testing.T) {
+	c := lint.Coverage{Cause: lint.CoverageSource, Missing: []string{
+		`layer "a": GitRepository/flux-system/x could not be fetched: refused`,
+		`layer "b": OCIRepository/flux-system/y is another source than the repository`,
+		`layer "c": GitRepository/flux-system/x could not be fetched: refused`,
+		`HelmRelease/apps/web: chart not found`,
+	}}
+	assert.Equal(t, []string{
+		`GitRepository/flux-system/x could not be fetched: refused (layers "a", "c")`,
+		`OCIRepository/flux-system/y is another source than the repository (layer "b")`,
+		`HelmRelease/apps/web: chart not found`,
+	}, c.Reasons(), "Coverage.Reasons")
+}

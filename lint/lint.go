@@ -291,6 +291,40 @@ type Coverage struct {
 	Advice string `json:"advice"`
 }
 
+// Reasons says once each reason Missing gives: the layers of one source
+// that could not be fetched are one line, "why (layers "a", "b")".
+func (c Coverage) Reasons() []string {
+	var order []string
+	layers := map[string][]string{}
+	for _, m := range c.Missing {
+		why, layer := m, ""
+		if rest, ok := strings.CutPrefix(m, "layer "); ok {
+			if name, after, ok := strings.Cut(rest, ": "); ok {
+				why, layer = after, name
+			}
+		}
+		if _, seen := layers[why]; !seen {
+			order = append(order, why)
+			layers[why] = nil
+		}
+		if layer != "" {
+			layers[why] = append(layers[why], layer)
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, why := range order {
+		switch ls := layers[why]; len(ls) {
+		case 0:
+			out = append(out, why)
+		case 1:
+			out = append(out, fmt.Sprintf("%s (layer %s)", why, ls[0]))
+		default:
+			out = append(out, fmt.Sprintf("%s (layers %s)", why, strings.Join(ls, ", ")))
+		}
+	}
+	return out
+}
+
 // Summary is the report in one line: the findings, and how much of the
 // platform lint checked fully, with what would let it check the rest.
 func (r *Report) Summary() string {

@@ -444,7 +444,10 @@ with -o json).
 Lint reads files only, but for the charts --charts online pulls;
 kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
 printed after the findings, marked "hint:" (severity "hint" with -o json), and
-do not fail lint. Whatever the result, stderr gets one summary line (what was
+do not fail lint. With --sources online (or --charts online), what could not be
+fetched follows the findings, once per source or chart with why and the layers
+it leaves unchecked ("not checked (source): …"). Whatever the result, stderr
+gets one summary line (what was
 found, how much could be checked) and nothing else: logs, such as the files
 left out as Flux leaves them out, only with --debug. On a terminal the
 findings are coloured (file:line bold, the rule red for an error, yellow for a
@@ -525,6 +528,15 @@ hints, 1 findings, 2 an input that cannot be read.`,
 				color := useColor(cmd.OutOrStdout())
 				for _, fd := range rep.Findings {
 					b.WriteString(findingLine("", fd, color))
+				}
+				if charts.fetches() {
+					// What could not be fetched, and why, once each: the
+					// summary says only how many layers it keeps unchecked.
+					for _, c := range rep.Coverage {
+						for _, why := range c.Reasons() {
+							b.WriteString("not checked (" + c.Cause + "): " + why + "\n")
+						}
+					}
 				}
 				if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
 					return err
