@@ -50,7 +50,7 @@ func TestFluxRepoCommands(t *testing.T) {
 		{name: "lint-entry", args: []string{"lint", phEntry, "--root", ph, "--external", tfVars}},
 		{name: "lint-entry-undeclared", args: []string{"lint", phEntry, "--root", ph}, code: cli.ExitFinding, stderr: "1 finding in 9 layers", same: "fluxrepo/testdata/platform-hierarchy-undeclared-lint.golden"},
 		{name: "lint-entry-json", args: []string{"lint", phEntry, "--root", ph, "-o", "json"}, code: cli.ExitFinding},
-		{name: "lint-entry-other-source", args: []string{"lint", filepath.Join(mt, "clusters", "production"), "--root", mt}, stderr: "checked 3 of 4 layers fully; 1 behind a source lint could not read", same: "fluxrepo/testdata/multi-tenancy-lint.golden"},
+		{name: "lint-entry-other-source", args: []string{"lint", filepath.Join(mt, "clusters", "production"), "--root", mt}, stderr: "checked 3 of 4 layers fully; 1 behind a source lint could not read"}, // stdout: the findings, then the source not read and why
 		{name: "lint-entry-source", args: []string{"lint", filepath.Join(mt, "clusters", "production"), "--root", mt, "--source", "GitRepository/apps/dev-team=" + devTeam}},
 		{name: "lint-entry-bad-source", args: []string{"lint", phEntry, "--root", ph, "--source", "GitRepository/apps/dev-team"}, code: cli.ExitError, stderr: "want KIND/NAMESPACE/NAME=DIR"},
 		{name: "lint-entry-bad-external", args: []string{"lint", phEntry, "--root", ph, "--external", "eks-vars"}, code: cli.ExitError, stderr: "--external: "},

@@ -444,9 +444,10 @@ with -o json).
 Lint reads files only, but for the charts --charts online pulls;
 kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
 printed after the findings, marked "hint:" (severity "hint" with -o json), and
-do not fail lint. With --sources online (or --charts online), what could not be
-fetched follows the findings, once per source or chart with why and the layers
-it leaves unchecked ("not checked (source): …"). Whatever the result, stderr
+do not fail lint. Each source lint could not read follows the findings, once,
+with why and the layers it leaves unchecked ("not checked (source): …"), and
+with --sources online or --charts online each chart it could not fetch.
+Whatever the result, stderr
 gets one summary line (what was
 found, how much could be checked) and nothing else: logs, such as the files
 left out as Flux leaves them out, only with --debug. On a terminal the
@@ -529,13 +530,15 @@ hints, 1 findings, 2 an input that cannot be read.`,
 				for _, fd := range rep.Findings {
 					b.WriteString(findingLine("", fd, color))
 				}
-				if charts.fetches() {
-					// What could not be fetched, and why, once each: the
-					// summary says only how many layers it keeps unchecked.
-					for _, c := range rep.Coverage {
-						for _, why := range c.Reasons() {
-							b.WriteString("not checked (" + c.Cause + "): " + why + "\n")
-						}
+				// The sources lint could not read, and why, once each
+				// (the summary says only how many layers they leave
+				// unchecked); the charts too when it fetched them.
+				for _, c := range rep.Coverage {
+					if c.Cause != lint.CoverageSource && !charts.fetches() {
+						continue
+					}
+					for _, why := range c.Reasons() {
+						b.WriteString("not checked (" + c.Cause + "): " + why + "\n")
 					}
 				}
 				if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
