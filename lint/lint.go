@@ -44,7 +44,7 @@ const (
 	RuleHelmCRDs       Rule = "helm-crds"           // a HelmRelease installing CRDs in the layer that uses them
 	RuleHealthCheck    Rule = "health-check"        // a health check on an object no layer (or no ancestor) creates
 	RuleSubstituteFrom Rule = "substitute-from"     // a substituteFrom source nothing creates, or a later layer does
-	RuleNoPostBuild    Rule = "no-postbuild"        // ${var} of the platform's variables in a layer without postBuild
+	RuleNoPostBuild    Rule = "no-postbuild"        // ${var} of the platform's variables (provided, or substituted in other layers) in a layer without postBuild
 	RuleVariables      Rule = "variables"           // ${var} problems, checked by package substitute
 	RuleChart          Rule = "chart"               // a HelmRelease's chart does not render, as helm-controller would fail
 	RuleValuesFrom     Rule = "values-from"         // a HelmRelease's valuesFrom that nothing creates, or a layer it does not depend on

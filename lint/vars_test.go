@@ -215,3 +215,32 @@ func splitAll(findings []lint.Finding) []lint.Finding {
 	}
 	return out
 }
+
+// TestNoPostBuildByUse: a variable the platform substitutes in other
+// layers (from a ConfigMap made outside, whose keys lint cannot read) used
+// in a layer without postBuild is applied as the text ${cluster_name}:
+// one finding for the layer and the variable, every use listed. A
+// variable no layer substitutes (meant for another tool) is none.
+func TestNoPostBuildByUse(t *testing.T) {
+	from := layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})
+	files := map[string]string{
+		"infra/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: infra\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n",
+		"apps/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apps\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n  region: ${region:=eu}\n",
+		"monitoring/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mon\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n  dashboard: ${DS_PROMETHEUS}\n" +
+			"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mon-2\n  namespace: default\ndata:\n  title: \"Cluster ${cluster_name}\"\n",
+	}
+	b := stack().
+		Layer("infra", layering.Path("./infra"), from).
+		Then("apps", layering.Path("./apps"), from).
+		Then("monitoring", layering.Path("./monitoring"))
+	got := lintStack(t, b, files, lint.WithExternal(layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "cluster-vars"}))
+	require.Len(t, got, 1, "lint: one finding, got %v", got)
+	f := got[0]
+	assert.Equal(t, lint.RuleNoPostBuild, f.Rule)
+	assert.Equal(t, "monitoring", f.Layer)
+	assert.Equal(t, `${cluster_name} is substituted by the postBuild of layers "infra", "apps", but this layer has no spec.postBuild: Flux applies the text ${cluster_name} as written; add postBuild (substituteFrom ConfigMap/cluster-vars, as layer "infra" does), or, if the text is meant as written, suppress this finding in .fluxpack.yaml`, f.Message)
+	assert.Equal(t, []lint.Place{
+		{Object: "ConfigMap/default/mon", File: "monitoring/cm.yaml", Line: 7},
+		{Object: "ConfigMap/default/mon-2", File: "monitoring/cm.yaml", Line: 16},
+	}, f.Places, "every use of ${cluster_name} in the layer")
+}

@@ -401,7 +401,8 @@ and reports, with the layer, the object and file:line:
   chart            a HelmRelease whose chart does not render, as helm-controller would fail
   health-check     a health check on an object no layer (applied before) creates
   substitute-from  a substituteFrom source that nothing creates, or that races the layer
-  no-postbuild     a ${var} of the platform's variables in a layer without postBuild
+  no-postbuild     a ${var} of the platform's variables (one a postBuild provides,
+                   or substitutes in other layers) in a layer without postBuild
   variables        a ${var} Flux would fail on or retype (package substitute's
                    checks), against the layer's own postBuild sources
   dual-owner       an object two layers apply: they fight over it, a dependsOn
