@@ -66,14 +66,21 @@ func TestObjectLines(t *testing.T) {
 		"ConfigMap/b/app":     {"${region}": 28, "${cluster_name}": 29},
 	}
 	patch := "patches:\n- patch: |\n    apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: app\n      namespace: b\n    data:\n      added: ${added}\n"
+	// An anchor makes the file one the reader decodes document by
+	// document (it may inflate), lines unchanged.
+	anchored := strings.Replace(threeDocs, "data:\n  cluster: ${cluster_name}\n---\n# the web", "data: &d\n  cluster: ${cluster_name}\n---\n# the web", 1)
+	require.NotEqual(t, threeDocs, anchored)
 	for _, tt := range []struct {
 		name, kustomization string
+		file                string // m.yaml, threeDocs when empty
 		prefix              string
 		built               bool
 		// patched: a use the build wrote, at its object's line.
 		patched map[string]int
 	}{
 		{name: "plain directory"},
+		{name: "plain directory, a document at a time", file: anchored},
+		{name: "kustomization, a document at a time", file: anchored, kustomization: "resources: [m.yaml]\ncommonAnnotations: {team: a}\n", built: true},
 		{name: "kustomization, by the order", kustomization: "resources: [m.yaml]\n", built: true},
 		{name: "name prefix, by the order", kustomization: "resources: [m.yaml]\nnamePrefix: p-\n", prefix: "p-", built: true},
 		{name: "patch, by origin annotations", kustomization: "resources: [m.yaml]\n" + patch, built: true, patched: map[string]int{"${added}": 22}},
@@ -83,7 +90,11 @@ func TestObjectLines(t *testing.T) {
 			root := t.TempDir()
 			dir := filepath.Join(root, "layer")
 			require.NoError(t, os.MkdirAll(dir, 0o755))
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(threeDocs), 0o644))
+			file := tt.file
+			if file == "" {
+				file = threeDocs
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "m.yaml"), []byte(file), 0o644))
 			if tt.kustomization != "" {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(tt.kustomization), 0o644))
 			}
