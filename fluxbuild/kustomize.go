@@ -428,7 +428,7 @@ func (o *overlayFS) ReadDir(p string) ([]string, error) {
 type lineIndex struct {
 	root  string
 	files map[string][]*sourceLine // by absolute path
-	docs  map[string][]*yaml.Node  // files read whole, for reline, by absolute path
+	lines map[string][][]byte      // the lines of files, for reline, by absolute path
 }
 
 // sourceLine is an object of a file as the file has it, and whether a
@@ -506,10 +506,13 @@ func b2i(b bool) int {
 
 // reline puts the scalars of o's node that hold a $ (the ${var} uses
 // postBuild substitutes) at the lines they have in file, where o comes
-// from (absolute): each at the first scalar of o's document there with
-// the same value that no earlier one took, or at o.Line when the document
-// has none (a patch wrote it; a block scalar then counts its lines from
-// there).
+// from (absolute), reading the text of o's document there rather than
+// parsing it again: a scalar is at the first line of the document, not a
+// comment, that holds its value as written (a block scalar's first line,
+// the scalar itself a line above it, as the parser has it) and that no
+// earlier scalar of that value took; at o.Line when there is none (a
+// patch wrote it, or the file escapes it), a block scalar then counting
+// its lines from there.
 func (x *lineIndex) reline(file string, o *Object) {
 	var uses []*yaml.Node
 	walkScalars(o.Node, func(n *yaml.Node) {
@@ -520,45 +523,59 @@ func (x *lineIndex) reline(file string, o *Object) {
 	if len(uses) == 0 {
 		return
 	}
-	written := map[string][]*yaml.Node{}
-	if doc := x.document(file, o.Line); doc != nil {
-		walkScalars(doc, func(n *yaml.Node) {
-			if strings.Contains(n.Value, "$") {
-				written[n.Value] = append(written[n.Value], n)
-			}
-		})
+	lines := x.text(file)
+	first := min(max(o.Line-1, 0), len(lines)) // o's document, 0-based
+	last := first
+	for last < len(lines) && (last == first || !bytes.HasPrefix(lines[last], []byte("---"))) {
+		last++
 	}
+	type take struct {
+		line  int
+		value string
+	}
+	taken := map[take]bool{}
 	for _, n := range uses {
-		if w := written[n.Value]; len(w) > 0 {
-			n.Line, n.Column = w[0].Line, w[0].Column
-			written[n.Value] = w[1:]
-			continue
+		h, _, _ := strings.Cut(n.Value, "\n")
+		block := n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
+		head := []byte(strings.TrimSpace(h))
+		at := 0
+		for j := first; j < last && len(head) > 0; j++ {
+			t := bytes.TrimSpace(lines[j])
+			if len(t) == 0 || t[0] == '#' || taken[take{j, n.Value}] {
+				continue
+			}
+			if block && bytes.Equal(t, head) || !block && bytes.Contains(t, head) {
+				taken[take{j, n.Value}] = true
+				at = j + 1
+				break
+			}
 		}
-		n.Line, n.Column = o.Line, 1
+		switch {
+		case at == 0:
+			n.Line, n.Column = o.Line, 1
+		case block:
+			n.Line, n.Column = at-1, 1
+		default:
+			n.Line, n.Column = at, 1
+		}
 	}
 }
 
-// document is the object of file (absolute) at line, read whole, or nil.
-func (x *lineIndex) document(file string, line int) *yaml.Node {
-	if file == "" {
-		return nil
+// text is the lines of file (absolute), read once; none when it cannot
+// be read.
+func (x *lineIndex) text(file string) [][]byte {
+	if l, ok := x.lines[file]; ok {
+		return l
 	}
-	docs, ok := x.docs[file]
-	if !ok {
-		if data, err := inputfile.ReadManifest(file); err == nil && bytes.IndexByte(data, '$') >= 0 {
-			docs, _ = readManifests(relSlash(x.root, file), data)
-		}
-		if x.docs == nil {
-			x.docs = map[string][]*yaml.Node{}
-		}
-		x.docs[file] = docs
+	var l [][]byte
+	if data, err := inputfile.ReadManifest(file); err == nil {
+		l = bytes.Split(data, []byte{'\n'})
 	}
-	for _, d := range docs {
-		if d.Line == line {
-			return d
-		}
+	if x.lines == nil {
+		x.lines = map[string][][]byte{}
 	}
-	return nil
+	x.lines[file] = l
+	return l
 }
 
 // walkScalars calls fn for every scalar under n, keys included.
