@@ -141,6 +141,7 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 		return nil, err
 	}
 	if !g.plain {
+		g.log = cfg.log
 		ress, objs, err := g.kustomize(!preview)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -51,6 +52,10 @@ type generated struct {
 	// builds the directory after all, those nodes only say which object
 	// is on which line; the objects are kustomize's.
 	needs func(apiVersion, kind string) bool
+	// log, when set, gets kustomize's warnings (deprecated are those of
+	// the kustomizations of this build) at debug level.
+	log        *slog.Logger
+	deprecated []deprecation
 	// trackOrigins makes kustomize ask for origin annotations even where
 	// the order of the objects tells where each comes from (for tests that
 	// hold the two together).

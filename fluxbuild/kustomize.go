@@ -1,6 +1,7 @@
 package fluxbuild
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"go.yaml.in/yaml/v3"
 	"sigs.k8s.io/kustomize/api/konfig"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/api/resmap"
@@ -49,11 +51,18 @@ const originAnnotation = "config.kubernetes.io/origin"
 // removes again unless the kustomization asked for them. With lock, it
 // takes kustomizeMu for the build; without, the caller holds it.
 func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error) {
-	schemas := false
-	if err := checkLocal(g.root, g.dir, &g.kus, map[string]bool{}, &schemas); err != nil {
+	var local localInfo
+	if err := checkLocal(g.root, g.dir, &g.kus, g.kfile, map[string]bool{}, &local); err != nil {
 		return nil, nil, err
 	}
-	lines := &lineIndex{root: g.root, files: map[string][]*Object{}}
+	schemas := local.schemas
+	g.deprecated = local.deprecated
+	if g.log != nil {
+		for _, d := range local.deprecated {
+			g.log.Debug("kustomize: "+strings.TrimPrefix(d.warning, "# "), "kustomization", d.file)
+		}
+	}
+	lines := &lineIndex{root: g.root, files: map[string][]*sourceLine{}}
 	for _, f := range g.files {
 		lines.add(f)
 	}
@@ -68,7 +77,7 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		return nil, nil, err
 	}
 	ress := m.Resources()
-	var from []string // the file of each resource, from the order
+	var from []sourceObject // where each resource comes from, by the order
 	if order != nil {
 		if from = fromOrder(ress, order, g.kus.NamePrefix, g.kus.NameSuffix); from == nil {
 			// Not what the order foretold: ask kustomize where each came from.
@@ -81,11 +90,15 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 	}
 	objs := make([]*Object, 0, len(ress))
 	for i, r := range ress {
-		var file string
-		if from != nil {
-			file = from[i]
-		} else if origin := originPath(r); origin != "" {
-			file = filepath.Join(g.dir, filepath.FromSlash(origin))
+		var file, configuredIn string
+		var origin resource.Origin
+		if from == nil {
+			origin = originOf(r)
+			if origin.Path != "" {
+				file = filepath.Join(g.dir, filepath.FromSlash(path.Clean(origin.Path)))
+			} else if origin.ConfiguredIn != "" {
+				configuredIn = filepath.Join(g.dir, filepath.FromSlash(path.Clean(origin.ConfiguredIn)))
+			}
 		}
 		if origins {
 			// What krusty does at the end of a build that keeps no origins.
@@ -99,8 +112,22 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		}
 		o.Built, o.Dollar = true, true
 		o.File, o.Line = g.relSlash(g.kfile), 0
-		if file != "" {
+		switch {
+		case from != nil:
+			o.File, o.Line = g.relSlash(from[i].file), from[i].line
+			file = from[i].file
+		case file != "":
 			o.File, o.Line = lines.find(file, o)
+		case configuredIn != "":
+			// Made by a generator (configMapGenerator, say): the
+			// kustomization file that declares it, at its entry.
+			o.File, o.Line = g.relSlash(configuredIn), generatorLine(configuredIn, origin.ConfiguredBy.Kind, o.Name)
+		}
+		if file != "" {
+			// Its values are in the file; a generator's are in others
+			// (a configMapGenerator's files), so its uses stay at Line.
+			lines.reline(file, o)
+			o.ScalarLines = true
 		}
 		objs = append(objs, o)
 	}
@@ -126,7 +153,21 @@ func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
 	if lock {
 		kustomizeMu.Lock()
 	}
-	m, err := kustomizeBuild(fsys, root, schemas)
+	var m resmap.ResMap
+	if len(g.deprecated) > 0 {
+		// kustomize prints a warning about each deprecated field to
+		// os.Stderr, with no option to turn it off: it goes to the debug
+		// log (kustomize above), not to the user's terminal.
+		withStderr(func(printed string) {
+			for _, l := range strings.SplitAfter(printed, "\n") {
+				if l != "" && !g.isDeprecationWarning(l) {
+					fmt.Fprint(os.Stderr, l) // not kustomize's: pass it on
+				}
+			}
+		}, func() { m, err = kustomizeBuild(fsys, root, schemas) })
+	} else {
+		m, err = kustomizeBuild(fsys, root, schemas)
+	}
 	if lock {
 		kustomizeMu.Unlock()
 	}
@@ -140,6 +181,7 @@ func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
 type sourceObject struct {
 	apiVersion, kind, name string
 	file                   string // absolute
+	line                   int
 }
 
 // sourceOrder returns the objects kustomize builds from g, in the order it
@@ -202,7 +244,7 @@ func (g *generated) sourceOrder(lines *lineIndex) []sourceObject {
 			if localConfig(n) {
 				continue
 			}
-			out = append(out, sourceObject{apiVersion: yamlutil.Str(n, "apiVersion"), kind: yamlutil.Str(n, "kind"), name: yamlutil.Str(n, "metadata", "name"), file: f.abs})
+			out = append(out, sourceObject{apiVersion: yamlutil.Str(n, "apiVersion"), kind: yamlutil.Str(n, "kind"), name: yamlutil.Str(n, "metadata", "name"), file: f.abs, line: n.Line})
 		}
 	}
 	if out == nil {
@@ -211,22 +253,21 @@ func (g *generated) sourceOrder(lines *lineIndex) []sourceObject {
 	return out
 }
 
-// fromOrder returns the file each resource came from when the resources
-// are the objects of order one for one, with their kind and apiVersion and
-// their name, or the name with the prefix and suffix; else nil.
-func fromOrder(ress []*resource.Resource, order []sourceObject, prefix, suffix string) []string {
+// fromOrder returns the object of order each resource came from (its
+// file and line) when the resources are the objects of order one for one,
+// with their kind and apiVersion and their name, or the name with the
+// prefix and suffix; else nil.
+func fromOrder(ress []*resource.Resource, order []sourceObject, prefix, suffix string) []sourceObject {
 	if len(ress) != len(order) {
 		return nil
 	}
-	files := make([]string, len(ress))
 	for i, r := range ress {
 		s := order[i]
 		if name := r.GetName(); r.GetKind() != s.kind || r.GetApiVersion() != s.apiVersion || name != s.name && name != prefix+s.name+suffix {
 			return nil
 		}
-		files[i] = s.file
 	}
-	return files
+	return order
 }
 
 // kustomizeBuild runs kustomize; the caller holds kustomizeMu. As in Flux,
@@ -268,19 +309,34 @@ func kustomizationFile(dir string) string {
 	return filepath.Join(dir, konfig.DefaultKustomizationFileName())
 }
 
+// localInfo is what checkLocal finds out about a kustomization and the
+// ones it reads: schemas is set when one has an openapi or crds field,
+// which add schemas to kustomize's global OpenAPI schema; deprecated are
+// the warnings kustomize prints about their deprecated fields.
+type localInfo struct {
+	schemas    bool
+	deprecated []deprecation
+}
+
+// deprecation is a warning kustomize prints about a kustomization file.
+type deprecation struct{ file, warning string }
+
 // checkLocal refuses kustomization entries that kustomize would fetch (URLs,
 // git repositories) and follows local ones, so a build never reaches the
-// network; and it refuses resource files kustomize would crash on.
-//
-// schemas is set when a kustomization has an openapi or crds field, which
-// add schemas to kustomize's global OpenAPI schema.
-func checkLocal(root, dir string, k *kustypes.Kustomization, seen map[string]bool, schemas *bool) error {
+// network; and it refuses resource files kustomize would crash on. kfile
+// is k's file, and info gathers what the build needs to know of them all.
+func checkLocal(root, dir string, k *kustypes.Kustomization, kfile string, seen map[string]bool, info *localInfo) error {
 	if seen[dir] {
 		return nil
 	}
 	seen[dir] = true
 	if len(k.OpenAPI) > 0 || len(k.Crds) > 0 {
-		*schemas = true
+		info.schemas = true
+	}
+	if w := k.CheckDeprecatedFields(); w != nil {
+		for _, msg := range *w {
+			info.deprecated = append(info.deprecated, deprecation{file: relSlash(root, kfile), warning: msg})
+		}
 	}
 	entries := slices.Concat(k.Resources, k.Components, k.Bases) //nolint:staticcheck // Bases still builds
 	for _, e := range entries {
@@ -316,7 +372,7 @@ func checkLocal(root, dir string, k *kustypes.Kustomization, seen map[string]boo
 			if err := sigyaml.Unmarshal(data, &sub); err != nil {
 				return &FileError{Path: relSlash(root, filepath.Join(p, name)), Err: err}
 			}
-			if err := checkLocal(root, p, &sub, seen, schemas); err != nil {
+			if err := checkLocal(root, p, &sub, filepath.Join(p, name), seen, info); err != nil {
 				return err
 			}
 			break
@@ -371,17 +427,33 @@ func (o *overlayFS) ReadDir(p string) ([]string, error) {
 // lineIndex finds an object's line in the file kustomize says it came from.
 type lineIndex struct {
 	root  string
-	files map[string][]*Object // by absolute path
+	files map[string][]*sourceLine // by absolute path
+	lines map[string][][]byte      // the lines of files, for reline, by absolute path
+}
+
+// sourceLine is an object of a file as the file has it, and whether a
+// built object was found there already.
+type sourceLine struct {
+	kind, name, namespace string
+	line                  int
+	taken                 bool
 }
 
 func (x *lineIndex) add(f *file) {
-	var objs []*Object
+	objs := make([]*sourceLine, 0, len(f.nodes))
 	for _, n := range f.nodes {
-		objs = append(objs, &Object{APIVersion: yamlutil.Str(n, "apiVersion"), Kind: yamlutil.Str(n, "kind"), Name: yamlutil.Str(n, "metadata", "name"), Line: n.Line})
+		objs = append(objs, &sourceLine{kind: yamlutil.Str(n, "kind"), name: yamlutil.Str(n, "metadata", "name"),
+			namespace: yamlutil.Str(n, "metadata", "namespace"), line: n.Line})
 	}
 	x.files[f.abs] = objs
 }
 
+// find returns the file of abs, relative, and the line of the object o
+// came from there: the document of its kind with its name and namespace,
+// or its name (a kustomization's namespace changes it), or the longest
+// name its own holds (a prefix or suffix), or the next of its kind. A
+// document found for one object is taken for another only when no other
+// fits, so a file of one name in many namespaces gives each its line.
 func (x *lineIndex) find(abs string, o *Object) (string, int) {
 	objs, ok := x.files[abs]
 	if !ok {
@@ -393,34 +465,178 @@ func (x *lineIndex) find(abs string, o *Object) (string, int) {
 		objs = x.files[abs]
 	}
 	rel := relSlash(x.root, abs)
-	var sameKind *Object
-	for _, c := range objs {
-		if c.Kind != o.Kind {
-			continue
-		}
-		if c.Name == o.Name || strings.Contains(o.Name, c.Name) && c.Name != "" {
-			return rel, c.Line
-		}
-		if sameKind == nil {
-			sameKind = c
-		}
+	fits := []func(c *sourceLine) int{ // how well c fits, 0 not at all
+		func(c *sourceLine) int { return b2i(c.name == o.Name && c.namespace == o.Namespace) },
+		func(c *sourceLine) int { return b2i(c.name == o.Name) },
+		func(c *sourceLine) int {
+			if c.name != "" && strings.Contains(o.Name, c.name) {
+				return len(c.name)
+			}
+			return 0
+		},
+		func(*sourceLine) int { return 1 },
 	}
-	if sameKind != nil {
-		return rel, sameKind.Line
+	for _, taken := range []bool{false, true} {
+		for _, fit := range fits {
+			var best *sourceLine
+			score := 0
+			for _, c := range objs {
+				if c.kind != o.Kind || c.taken && !taken {
+					continue
+				}
+				if s := fit(c); s > score {
+					best, score = c, s
+				}
+			}
+			if best != nil {
+				best.taken = true
+				return rel, best.line
+			}
+		}
 	}
 	return rel, 1
 }
 
-func originPath(r *resource.Resource) string {
-	anno := r.GetAnnotations()[originAnnotation]
-	if anno == "" {
-		return ""
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	var origin struct {
-		Path string `json:"path"`
+	return 0
+}
+
+// reline puts the scalars of o's node that hold a $ (the ${var} uses
+// postBuild substitutes) at the lines they have in file, where o comes
+// from (absolute), reading the text of o's document there rather than
+// parsing it again: a scalar is at the first line of the document, not a
+// comment, that holds its value as written (a block scalar's first line,
+// the scalar itself a line above it, as the parser has it) and that no
+// earlier scalar of that value took; at o.Line when there is none (a
+// patch wrote it, or the file escapes it), a block scalar then counting
+// its lines from there.
+func (x *lineIndex) reline(file string, o *Object) {
+	var uses []*yaml.Node
+	walkScalars(o.Node, func(n *yaml.Node) {
+		if strings.Contains(n.Value, "$") {
+			uses = append(uses, n)
+		}
+	})
+	if len(uses) == 0 {
+		return
 	}
-	if err := sigyaml.Unmarshal([]byte(anno), &origin); err != nil {
-		return ""
+	lines := x.text(file)
+	first := min(max(o.Line-1, 0), len(lines)) // o's document, 0-based
+	last := first
+	for last < len(lines) && (last == first || !bytes.HasPrefix(lines[last], []byte("---"))) {
+		last++
 	}
-	return path.Clean(origin.Path)
+	type take struct {
+		line  int
+		value string
+	}
+	taken := map[take]bool{}
+	for _, n := range uses {
+		h, _, _ := strings.Cut(n.Value, "\n")
+		block := n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
+		head := []byte(strings.TrimSpace(h))
+		at := 0
+		for j := first; j < last && len(head) > 0; j++ {
+			t := bytes.TrimSpace(lines[j])
+			if len(t) == 0 || t[0] == '#' || taken[take{j, n.Value}] {
+				continue
+			}
+			if block && bytes.Equal(t, head) || !block && bytes.Contains(t, head) {
+				taken[take{j, n.Value}] = true
+				at = j + 1
+				break
+			}
+		}
+		switch {
+		case at == 0:
+			n.Line, n.Column = o.Line, 1
+		case block:
+			n.Line, n.Column = at-1, 1
+		default:
+			n.Line, n.Column = at, 1
+		}
+	}
+}
+
+// text is the lines of file (absolute), read once; none when it cannot
+// be read.
+func (x *lineIndex) text(file string) [][]byte {
+	if l, ok := x.lines[file]; ok {
+		return l
+	}
+	var l [][]byte
+	if data, err := inputfile.ReadManifest(file); err == nil {
+		l = bytes.Split(data, []byte{'\n'})
+	}
+	if x.lines == nil {
+		x.lines = map[string][][]byte{}
+	}
+	x.lines[file] = l
+	return l
+}
+
+// walkScalars calls fn for every scalar under n, keys included.
+func walkScalars(n *yaml.Node, fn func(*yaml.Node)) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.ScalarNode {
+		fn(n)
+		return
+	}
+	for _, c := range n.Content {
+		walkScalars(c, fn)
+	}
+}
+
+// originOf reads r's origin annotation: the file it came from (Path), or
+// the kustomization whose generator made it (ConfiguredIn).
+func originOf(r *resource.Resource) resource.Origin {
+	var origin resource.Origin
+	if anno := r.GetAnnotations()[originAnnotation]; anno != "" {
+		_ = sigyaml.Unmarshal([]byte(anno), &origin)
+	}
+	return origin
+}
+
+// generatorFields are the kustomization fields of kustomize's generators,
+// by the kind an origin annotation names them.
+var generatorFields = map[string]string{
+	"ConfigMapGenerator": "configMapGenerator", "SecretGenerator": "secretGenerator", "HelmChartInflationGenerator": "helmCharts",
+}
+
+// generatorLine is the line of the entry of the kustomization file kfile
+// whose generator (of kind) made the object named name: the entry with
+// the longest name the object's holds (kustomize adds a hash, a prefix, a
+// suffix), or the generator field itself; 0 when the file does not say.
+func generatorLine(kfile, kind, name string) int {
+	data, err := inputfile.ReadManifest(kfile)
+	if err != nil {
+		return 0
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	top := doc.Content[0]
+	field, ok := generatorFields[kind]
+	if !ok {
+		return 0
+	}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value != field {
+			continue
+		}
+		line, best := top.Content[i].Line, 0
+		for _, item := range top.Content[i+1].Content {
+			if n := yamlutil.Str(item, "name"); n != "" && len(n) > best && strings.Contains(name, n) {
+				line, best = item.Line, len(n)
+			}
+		}
+		return line
+	}
+	return 0
 }

@@ -31,6 +31,13 @@ type Object struct {
 	// Built is true for an object kustomize built: its Node's lines are
 	// not the file's, and Line is where kustomize says it came from.
 	Built bool
+	// ScalarLines is true for an object kustomize built from a file
+	// whose scalars that hold a $ (the ${var} uses postBuild
+	// substitutes) are at their lines in File all the same: each where
+	// the file has the same value, or at Line where the build wrote it
+	// (a patch). An object a generator made has its values from other
+	// files: its lines are not File's.
+	ScalarLines bool
 	// Dollar is false when the object certainly holds no $, and so no
 	// ${var} for postBuild to substitute (its file has none); true when it
 	// may.

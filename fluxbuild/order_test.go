@@ -100,7 +100,7 @@ func TestOrderMatchesOrigins(t *testing.T) {
 				g, err := generate(root, dir, ks, Source{}, true, nil)
 				require.NoError(t, err)
 				require.False(t, g.plain, "the fixture must take the kustomize path")
-				order := g.sourceOrder(&lineIndex{root: root, files: map[string][]*Object{}})
+				order := g.sourceOrder(&lineIndex{root: root, files: map[string][]*sourceLine{}})
 				ordered := order != nil
 				if ordered && !trackOrigins {
 					// Whether the build matches the order, or asks again.

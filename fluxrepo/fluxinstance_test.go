@@ -126,3 +126,64 @@ spec:
 	// Nothing creates the tenants' namespaces: each generated layer says so.
 	assert.ElementsMatch(t, []string{"team-a", "team-b"}, layers, "%v", rep.Findings)
 }
+
+// Linting a FluxInstance's own folder (the bootstrap applies it; its
+// spec.sync.path is elsewhere) follows the sync to the tree it applies
+// when the repository holds it, and names what it syncs when it does not:
+// never "no findings in 1 layer" for a tree lint did not read.
+func TestReadFluxInstanceFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
+	instance := func(path string) string {
+		return `apiVersion: fluxcd.controlplane.io/v1
+kind: FluxInstance
+metadata: {name: flux, namespace: flux-system}
+spec:
+  distribution: {version: 2.7.x, registry: ghcr.io/fluxcd}
+  sync:
+    kind: GitRepository
+    url: https://github.com/example/fleet.git
+    ref: refs/heads/main
+    path: ` + path + `
+`
+	}
+	testutil.WriteFiles(t, dir, map[string]string{
+		"flux-operator/instance.yaml": instance("clusters/prod"),
+		"clusters/prod/infra.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: infra, namespace: flux-system}
+spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}
+`,
+		// A race in the synced tree: a namespace nothing creates.
+		"infra/config.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: infra, namespace: monitoring}\n",
+	})
+	entry := filepath.Join(dir, "flux-operator")
+
+	repo, err := fluxrepo.Read(t.Context(), entry)
+	require.NoError(t, err)
+	defer repo.Close()
+	var names []string
+	for _, l := range repo.Plan.Layers {
+		names = append(names, l.Name)
+	}
+	assert.Equal(t, []string{"flux-system", "infra"}, names, "the layers of the synced tree")
+	root := repo.Plan.Layers[0]
+	assert.Equal(t, "./clusters/prod", root.Kustomization.Spec.Path, "the root is the instance's sync")
+	assert.Equal(t, "flux-operator/instance.yaml", root.File, "declared by the instance")
+
+	rep, err := fluxrepo.Lint(t.Context(), entry)
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.Layers)
+	require.Equal(t, 1, rep.Failing(), "%v", rep.Findings)
+	assert.Equal(t, lint.RuleNamespaceOrder, rep.Findings[0].Rule, "the synced tree is linted")
+
+	// A sync path the repository does not hold: named, not read.
+	testutil.WriteFiles(t, dir, map[string]string{"flux-operator/instance.yaml": instance("clusters/staging")})
+	rep, err = fluxrepo.Lint(t.Context(), entry)
+	require.NoError(t, err)
+	assert.Equal(t, 1, rep.Layers)
+	assert.Zero(t, rep.Checked, "nothing checked fully")
+	require.Len(t, rep.Coverage, 1, "%v", rep.Coverage)
+	assert.Equal(t, []string{`layer "flux-system": FluxInstance/flux-system/flux syncs ./clusters/staging from GitRepository/flux-system/flux-system (https://github.com/example/fleet.git), which this repository does not hold: lint the repository that does, or map the source to its directory with --source GitRepository/flux-system/flux-system=DIR`},
+		rep.Coverage[0].Missing, "the coverage names what the instance syncs")
+}

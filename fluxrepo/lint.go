@@ -37,7 +37,7 @@ func (repo *Repository) Lint(ctx context.Context) (*lint.Report, error) {
 	if hints < 0 {
 		hints = len(report.Findings)
 	}
-	report.Findings = slices.Insert(report.Findings, hints, repo.Notes...)
+	report.Findings = slices.Insert(report.Findings, hints, lint.Group(repo.Notes)...)
 	return report, nil
 }
 

@@ -227,6 +227,13 @@ func WithExternal(refs ...layering.ObjectRef) Option {
 //   - any other source is not available offline: its layers say so
 //     (Layer.Unavailable), and their objects are unknown, not empty.
 //
+// An entry point holding a flux-operator FluxInstance whose spec.sync.path
+// is another folder (the instance's own, which a bootstrap step applies)
+// is read as the tree the instance syncs: its root layer is the
+// Kustomization the instance makes, built from spec.sync.path where the
+// repository holds it; where it does not, that layer names what the
+// instance syncs (Layer.Unavailable).
+//
 // A Kustomization's spec is substituted with its parent's postBuild
 // variables where their values are known (inline, or ConfigMaps and
 // Secrets of the tree), as kustomize-controller substitutes the objects it
@@ -474,11 +481,16 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 	r.collect(objs)
 	// The tree's own Kustomization of the entry point is the root layer.
 	root := layer{Layer: layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel}, Input: lint.Input{Source: &src, Built: true, Objects: objs}, view: identityView(r.root, src, []SourceRef{DefaultSource()})}
-	if k, o := r.applyInstance(objs, rel); k != nil {
+	switch k, s := r.applyInstance(objs, rel); {
+	case k != nil:
 		// flux-operator's FluxInstance makes it from spec.sync.
-		root.Kustomization, root.File, root.Line = k, o.File, o.Line
+		root.Kustomization, root.File, root.Line = k, s.object.File, s.object.Line
 		root.Name = r.layerName(k)
 		r.add(root, "")
+		return nil
+	case s != nil && s.path != "" && cleanPath(s.path) != cleanPath(rel):
+		// The instance's own folder: the tree is where it syncs.
+		r.syncedTree(s)
 		return nil
 	}
 	for _, o := range objs {

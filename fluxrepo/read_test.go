@@ -54,6 +54,9 @@ var fixtures = []fixture{
 	// Seed 003's opt-in LLM platform: a suspended Kustomization whose
 	// path holds more Kustomizations, which import keeps behind it.
 	{name: "suspended-umbrella", repo: "suspended-umbrella", entry: "clusters/mycluster-0", kept: true},
+	// Issue 40: one problem found at many places is one finding.
+	{name: "many-places-vars", repo: "many-places", entry: "clusters/vars"},
+	{name: "many-places-eso", repo: "many-places", entry: "clusters/eso"},
 }
 
 func (f fixture) read(t *testing.T) *fluxrepo.Repository {
@@ -91,6 +94,9 @@ func TestFixtures(t *testing.T) {
 			var b strings.Builder
 			for _, fd := range rep.Findings {
 				b.WriteString(fd.String() + "\n")
+				for _, p := range fd.Places {
+					b.WriteString("  " + p.String() + "\n")
+				}
 			}
 			for _, n := range repo.Notes {
 				b.WriteString("note: " + n.String() + "\n")

@@ -1,7 +1,6 @@
 package layering
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -21,8 +20,11 @@ func (r ObjectRef) String() string {
 	return r.Kind + "/" + r.Namespace + "/" + r.Name
 }
 
-// ParseObjectRef reads KIND/NAMESPACE/NAME (or KIND/NAME, for an object
-// without a namespace).
+// ParseObjectRef reads an object as fluxpack prints it:
+// KIND/NAMESPACE/NAME, KIND/NAME for an object without a namespace (or
+// KIND//NAME, the same with the namespace left empty), the kind
+// optionally with its API group (KIND.GROUP, as diff names objects),
+// which the reference does not keep.
 func ParseObjectRef(s string) (ObjectRef, error) {
 	parts := strings.Split(s, "/")
 	var r ObjectRef
@@ -32,10 +34,11 @@ func ParseObjectRef(s string) (ObjectRef, error) {
 	case 3:
 		r = ObjectRef{Kind: parts[0], Namespace: parts[1], Name: parts[2]}
 	default:
-		return r, errdefs.Kind(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
+		return r, errdefs.Kind(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME, or KIND/NAME for an object without a namespace", s)
 	}
-	if slices.Contains(parts, "") {
-		return r, errdefs.Kind(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME", s)
+	r.Kind, _, _ = strings.Cut(r.Kind, ".")
+	if r.Kind == "" || r.Name == "" {
+		return r, errdefs.Kind(ErrInvalidOption, "object %q: want KIND/NAMESPACE/NAME, or KIND/NAME for an object without a namespace", s)
 	}
 	return r, nil
 }

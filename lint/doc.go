@@ -10,8 +10,19 @@
 //	rep, err := lint.File(ctx, "platform/stack.yaml", lint.WithCharts("charts"))
 //	for _, f := range rep.Findings {
 //		fmt.Println(f) // file:line: layer "crs": Kind/ns/name: message [rule]
+//		for _, p := range f.Places {
+//			fmt.Println("  " + p.String()) // file:line: Kind/ns/name
+//		}
 //	}
 //	if rep.Failing() > 0 { … }
+//
+// A finding is one problem: the same rule, layer and cause found at
+// several places (a ${var} nothing sets, used in forty objects; a custom
+// resource applied in every namespace before its CRD) is one Finding
+// whose Places list every place, each with its file and line (Group). In
+// JSON that is the finding's "places" array, there only when there is
+// more than one place; the finding's own file, line and object are the
+// first place's.
 //
 // Stack lints a layering.Builder, Plan a layering.Plan with one Input per
 // layer (package fluxrepo reads a Flux repository into both), Fleet every

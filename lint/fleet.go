@@ -79,7 +79,7 @@ func Fleet(ctx context.Context, f *layering.Fleet, opts ...Option) (*FleetReport
 	for _, c := range rep.Clusters {
 		seen := map[string]bool{}
 		for _, fd := range c.Report.Findings {
-			if k := fd.String(); !seen[k] {
+			if k := fd.key(); !seen[k] {
 				seen[k] = true
 				count[k]++
 			}
@@ -89,7 +89,7 @@ func Fleet(ctx context.Context, f *layering.Fleet, opts ...Option) (*FleetReport
 		for i, c := range rep.Clusters {
 			var own []Finding
 			for _, fd := range c.Report.Findings {
-				if count[fd.String()] == len(rep.Clusters) {
+				if count[fd.key()] == len(rep.Clusters) {
 					if i == 0 {
 						rep.Shared = append(rep.Shared, fd)
 					}
@@ -106,4 +106,13 @@ func Fleet(ctx context.Context, f *layering.Fleet, opts ...Option) (*FleetReport
 		rep.Shared = []Finding{}
 	}
 	return rep, nil
+}
+
+// key is f as a fleet compares it across clusters: with every place.
+func (f Finding) key() string {
+	k := f.String()
+	for _, p := range f.Places {
+		k += "\n" + p.String()
+	}
+	return k
 }

@@ -1,6 +1,7 @@
 package lint
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ const (
 	RuleHelmCRDs       Rule = "helm-crds"           // a HelmRelease installing CRDs in the layer that uses them
 	RuleHealthCheck    Rule = "health-check"        // a health check on an object no layer (or no ancestor) creates
 	RuleSubstituteFrom Rule = "substitute-from"     // a substituteFrom source nothing creates, or a later layer does
-	RuleNoPostBuild    Rule = "no-postbuild"        // ${var} of the platform's variables in a layer without postBuild
+	RuleNoPostBuild    Rule = "no-postbuild"        // ${var} of the platform's variables (provided, or substituted in other layers) in a layer without postBuild
 	RuleVariables      Rule = "variables"           // ${var} problems, checked by package substitute
 	RuleChart          Rule = "chart"               // a HelmRelease's chart does not render, as helm-controller would fail
 	RuleValuesFrom     Rule = "values-from"         // a HelmRelease's valuesFrom that nothing creates, or a layer it does not depend on
@@ -81,6 +82,11 @@ const (
 // (the stack file, or the file of a repository's Kustomization) when that
 // is another place. Both are empty for a layer declared in Go. Severity
 // says whether it fails lint (Fails); an empty Severity is an error.
+//
+// A problem found at several places (a ${var} used in many objects, one
+// custom resource a namespace applied before its operator) is one
+// Finding: Places lists every place, and File, Line and Object are the
+// first place's (Object only when every place names the same object).
 type Finding struct {
 	Rule      Rule     `json:"rule"`
 	Severity  Severity `json:"severity,omitempty"`
@@ -91,13 +97,118 @@ type Finding struct {
 	LayerFile string   `json:"layerFile,omitempty"`
 	LayerLine int      `json:"layerLine,omitempty"`
 	Message   string   `json:"message"`
+	// Places are the places of a problem found at more than one, in
+	// order of file and line; nil when it was found at one (File, Line
+	// and Object).
+	Places []Place `json:"places,omitempty"`
 	// Merge is what a RuleMerge hint proposes, nil for other rules.
 	Merge *Merge `json:"merge,omitempty"`
+}
+
+// Place is one place where a Finding's problem is: the object, and its
+// file and line.
+type Place struct {
+	Object string `json:"object,omitempty"` // Kind/namespace/name
+	File   string `json:"file,omitempty"`
+	Line   int    `json:"line,omitempty"`
+}
+
+// String formats p as file:line: Object.
+func (p Place) String() string {
+	var parts []string
+	if p.File != "" {
+		loc := p.File
+		if p.Line > 0 {
+			loc += fmt.Sprintf(":%d", p.Line)
+		}
+		parts = append(parts, loc)
+	}
+	if p.Object != "" {
+		parts = append(parts, p.Object)
+	}
+	return strings.Join(parts, ": ")
 }
 
 // Fails reports whether the finding fails lint: an error or a warning,
 // not a hint.
 func (f Finding) Fails() bool { return f.Severity != SeverityHint }
+
+// AllPlaces returns every place of f: Places, or f's own place.
+func (f Finding) AllPlaces() []Place {
+	if len(f.Places) > 0 {
+		return f.Places
+	}
+	return []Place{{Object: f.Object, File: f.File, Line: f.Line}}
+}
+
+// Split returns f once for each of its places, each without Places: the
+// findings Group makes f of.
+func (f Finding) Split() []Finding {
+	if len(f.Places) == 0 {
+		return []Finding{f}
+	}
+	out := make([]Finding, len(f.Places))
+	for i, p := range f.Places {
+		g := f
+		g.Places, g.Object, g.File, g.Line = nil, p.Object, p.File, p.Line
+		out[i] = g
+	}
+	return out
+}
+
+// Group makes one Finding of the findings that are one problem found at
+// several places: the same rule, severity, layer (and where it is
+// declared) and message, whatever their objects, files and lines. The
+// Finding is where the first of them is and lists every place (Places),
+// each once, in order of file and line. Findings keep the order of their
+// first; a RuleMerge hint stays as it is.
+func Group(findings []Finding) []Finding {
+	type key struct {
+		rule                  Rule
+		severity              Severity
+		layer, layerFile, msg string
+		layerLine             int
+	}
+	at := map[key]int{}
+	var out []Finding
+	for _, f := range findings {
+		if f.Merge != nil {
+			out = append(out, f)
+			continue
+		}
+		k := key{f.Rule, f.Severity, f.Layer, f.LayerFile, f.Message, f.LayerLine}
+		i, seen := at[k]
+		if !seen {
+			at[k] = len(out)
+			f.Places = slices.Clone(f.AllPlaces())
+			out = append(out, f)
+			continue
+		}
+		out[i].Places = append(out[i].Places, f.AllPlaces()...)
+	}
+	for i := range out {
+		g := &out[i]
+		if g.Merge != nil {
+			continue
+		}
+		slices.SortStableFunc(g.Places, func(a, b Place) int {
+			return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), strings.Compare(a.Object, b.Object))
+		})
+		g.Places = slices.Compact(g.Places)
+		first := g.Places[0]
+		g.File, g.Line, g.Object = first.File, first.Line, first.Object
+		for _, p := range g.Places[1:] {
+			if p.Object != first.Object {
+				g.Object = ""
+				break
+			}
+		}
+		if len(g.Places) == 1 {
+			g.Places = nil
+		}
+	}
+	return out
+}
 
 func (f Finding) String() string {
 	var b strings.Builder
@@ -121,7 +232,11 @@ func (f Finding) String() string {
 	if f.Object != "" {
 		b.WriteString(f.Object + ": ")
 	}
-	fmt.Fprintf(&b, "%s [%s]", f.Message, f.Rule)
+	b.WriteString(f.Message)
+	if len(f.Places) > 1 {
+		fmt.Fprintf(&b, " (%d places)", len(f.Places))
+	}
+	fmt.Fprintf(&b, " [%s]", f.Rule)
 	return b.String()
 }
 
@@ -175,6 +290,40 @@ type Coverage struct {
 	Missing []string `json:"missing"`
 	// Advice says how to make them checkable.
 	Advice string `json:"advice"`
+}
+
+// Reasons says once each reason Missing gives: the layers of one source
+// that could not be fetched are one line, "why (layers "a", "b")".
+func (c Coverage) Reasons() []string {
+	var order []string
+	layers := map[string][]string{}
+	for _, m := range c.Missing {
+		why, layer := m, ""
+		if rest, ok := strings.CutPrefix(m, "layer "); ok {
+			if name, after, ok := strings.Cut(rest, ": "); ok {
+				why, layer = after, name
+			}
+		}
+		if _, seen := layers[why]; !seen {
+			order = append(order, why)
+			layers[why] = nil
+		}
+		if layer != "" {
+			layers[why] = append(layers[why], layer)
+		}
+	}
+	out := make([]string, 0, len(order))
+	for _, why := range order {
+		switch ls := layers[why]; len(ls) {
+		case 0:
+			out = append(out, why)
+		case 1:
+			out = append(out, fmt.Sprintf("%s (layer %s)", why, ls[0]))
+		default:
+			out = append(out, fmt.Sprintf("%s (layers %s)", why, strings.Join(ls, ", ")))
+		}
+	}
+	return out
 }
 
 // Summary is the report in one line: the findings, and how much of the
@@ -371,9 +520,16 @@ func Stack(ctx context.Context, b *layering.Builder, root string, opts ...Option
 		for _, ly := range p.Layers {
 			declared[ly.File] = true
 		}
+		reach := func(file string) string {
+			if file == "" || declared[file] {
+				return file
+			}
+			return filepath.ToSlash(filepath.Join(p.Dir, filepath.FromSlash(file)))
+		}
 		for i, f := range rep.Findings {
-			if f.File != "" && !declared[f.File] {
-				rep.Findings[i].File = filepath.ToSlash(filepath.Join(p.Dir, filepath.FromSlash(f.File)))
+			rep.Findings[i].File = reach(f.File)
+			for j, pl := range f.Places {
+				f.Places[j].File = reach(pl.File)
 			}
 		}
 	}
@@ -468,6 +624,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []
 	}
 	var suppressed []Suppressed
 	l.findings, suppressed = l.judge(l.findings, time.Now())
+	l.findings = Group(l.findings)
 	rep := &Report{Suppressed: suppressed, Layers: len(l.layers), Findings: l.findings, Coverage: l.coverage(), Bootstrap: l.bootstrap}
 	rep.Checked = rep.Layers
 	partly := map[string]bool{}

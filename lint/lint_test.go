@@ -192,7 +192,7 @@ func TestLintRules(t *testing.T) {
 				Then("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})).
 				Then("plain", layering.Path("./uses-vars"), layering.TargetNamespace("other"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
 			rule: lint.RuleNoPostBuild,
-			want: lint.Finding{Layer: "plain", Object: "ConfigMap/other/gw", File: "uses-vars/gw.yaml", Line: 1, Message: "${domain} is a variable of the platform, but this layer has no spec.postBuild"},
+			want: lint.Finding{Layer: "plain", Object: "ConfigMap/other/gw", File: "uses-vars/gw.yaml", Line: 4, Message: "${domain} is a variable of the platform, but this layer has no spec.postBuild"},
 		},
 		{
 			// A substituteFrom source nothing makes fails the layer.

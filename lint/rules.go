@@ -346,13 +346,11 @@ func (l *linter) raceOnReady(op *lintLayer) (*lintLayer, *object) {
 	return marked, nil
 }
 
-// hit is the first object of a layer that needs a missing namespace, and
-// how many more do.
+// hit is a missing namespace of a layer and the objects that need it.
 type hit struct {
-	o        *object
+	objs     []*object
 	ns       string
 	creators []string // the layers of its cluster that create the namespace
-	count    int
 }
 
 // alwaysThere are namespaces no layer needs to create.
@@ -368,16 +366,16 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 			l.needNamespace(ly, o, need, missing, &order)
 		}
 	}
+	// One finding per namespace (Group), listing every object that needs
+	// it.
 	for _, key := range order {
 		h := missing[key]
-		more := ""
-		if h.count > 0 {
-			more = fmt.Sprintf(" (and %d more objects of this layer)", h.count)
-		}
-		if len(h.creators) > 0 {
-			l.objFinding(RuleNamespaceOrder, ly, h.o, "namespace %q is created by layer %s, which this layer does not depend on%s", h.ns, names(h.creators), more)
-		} else if !l.unknownAncestor(ly) {
-			l.objFinding(RuleNamespaceOrder, ly, h.o, "no layer creates namespace %q%s: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", h.ns, more, l.existingAdvice("existingNamespaces"))
+		for _, o := range h.objs {
+			if len(h.creators) > 0 {
+				l.objFinding(RuleNamespaceOrder, ly, o, "namespace %q is created by layer %s, which this layer does not depend on", h.ns, names(h.creators))
+			} else if !l.unknownAncestor(ly) {
+				l.objFinding(RuleNamespaceOrder, ly, o, "no layer creates namespace %q: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", h.ns, l.existingAdvice("existingNamespaces"))
+			}
 		}
 	}
 }
@@ -429,10 +427,12 @@ func (l *linter) needNamespace(ly *lintLayer, o *object, need namespaceNeed, mis
 	}
 	key := need.cluster + "\x00" + ns
 	if h, ok := missing[key]; ok {
-		h.count++
+		if h.objs[len(h.objs)-1] != o { // a HelmRelease may need one twice
+			h.objs = append(h.objs, o)
+		}
 		return
 	}
-	missing[key] = &hit{o: o, ns: ns, creators: creators}
+	missing[key] = &hit{objs: []*object{o}, ns: ns, creators: creators}
 	*order = append(*order, key)
 }
 

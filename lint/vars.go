@@ -88,7 +88,9 @@ type source struct {
 // (RuleVariables); reports substituteFrom sources that nothing creates or
 // that a layer this one does not depend on creates (RuleSubstituteFrom);
 // and ${var} uses of the platform's variables in a layer without postBuild,
-// which Flux applies as written (RuleNoPostBuild).
+// which Flux applies as written (RuleNoPostBuild): those some layer's
+// postBuild provides, and those other layers' postBuild substitute, whatever
+// provides them (a ConfigMap lint cannot read).
 func (l *linter) checkVariables(ctx context.Context) error {
 	// substituteFrom sources the platform's own layers create, by
 	// Kind/namespace/name.
@@ -123,6 +125,7 @@ func (l *linter) checkVariables(ctx context.Context) error {
 		avail    avail
 		post     bool // the layer has spec.postBuild
 		findings []substitute.Finding
+		vars     []string // the variables its postBuild substitutes in it
 	}
 	var checks, noPostBuild []*check
 	l.missingFrom = map[string][]*lintLayer{}
@@ -151,21 +154,36 @@ func (l *linter) checkVariables(ctx context.Context) error {
 		}
 		checks = append(checks, &check{ly: ly, avail: avail, post: true})
 	}
-	if len(platformVars) > 0 {
+	parallel.For(len(checks), func(i int) {
+		c := checks[i]
+		docs := docsOf(c.ly, c.post)
+		c.findings = substitute.CheckDocs(docs, c.avail.Available)
+		if c.avail.substitutes() {
+			c.vars = varsOf(docs)
+		}
+	})
+	// The variables the layers with postBuild substitute, and in which
+	// layers: a variable of the platform by its use, whatever provides it
+	// (a ConfigMap Terraform makes, say, which lint cannot read).
+	substitutedIn := map[string][]*lintLayer{}
+	for _, c := range checks {
+		for _, v := range c.vars {
+			substitutedIn[v] = append(substitutedIn[v], c.ly)
+		}
+	}
+	var bare []*check // the layers without postBuild that are checked
+	if len(platformVars) > 0 || len(substitutedIn) > 0 {
 		for _, c := range noPostBuild {
 			if !c.ly.unknown {
-				checks = append(checks, c)
+				bare = append(bare, c)
 			}
 		}
 	}
-	parallel.For(len(checks), func(i int) {
-		c := checks[i]
-		c.findings = substitute.CheckDocs(docsOf(c.ly, c.post), c.avail.Available)
+	parallel.For(len(bare), func(i int) {
+		c := bare[i]
+		c.findings = substitute.CheckDocs(docsOf(c.ly, false), c.avail.Available)
 	})
 	for _, c := range checks {
-		if !c.post {
-			break // the layers without postBuild come last
-		}
 		ly, avail := c.ly, c.avail
 		for _, sf := range c.findings {
 			if sf.Severity == substitute.SeverityHint {
@@ -187,20 +205,23 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			l.add(f)
 		}
 	}
-	for _, c := range checks {
-		if c.post {
-			continue
-		}
+	for _, c := range bare {
 		ly := c.ly
-		reported := map[string]bool{}
 		for _, sf := range c.findings {
-			if sf.Var == "" || !platformVars[sf.Var] || reported[sf.Var] {
+			var msg string
+			switch users := substitutedIn[sf.Var]; {
+			case sf.Var == "":
+				continue
+			case platformVars[sf.Var]:
+				msg = fmt.Sprintf("${%s} is a variable of the platform, but this layer has no spec.postBuild: Flux applies the text ${%s} as written; add postBuild (substituteFrom the variables' source), or, if the text is meant as written, suppress this finding in %s",
+					sf.Var, sf.Var, ConfigFile)
+			case len(users) > 0:
+				msg = fmt.Sprintf("${%s} is substituted by the postBuild of %s, but this layer has no spec.postBuild: Flux applies the text ${%s} as written; add postBuild%s, or, if the text is meant as written, suppress this finding in %s",
+					sf.Var, layerList(users), sf.Var, sourcesOf(users[0]), ConfigFile)
+			default:
 				continue
 			}
-			reported[sf.Var] = true
-			f := Finding{Rule: RuleNoPostBuild, Layer: ly.Name, Object: sf.Object, File: sf.File, Line: sf.Line, Message: fmt.Sprintf(
-				"${%s} is a variable of the platform, but this layer has no spec.postBuild: Flux applies the text ${%s} as written; add postBuild (substituteFrom the variables' source), or escape it as $${%s} if it is meant literally",
-				sf.Var, sf.Var, sf.Var)}
+			f := Finding{Rule: RuleNoPostBuild, Layer: ly.Name, Object: sf.Object, File: sf.File, Line: sf.Line, Message: msg}
 			if ly.File != "" {
 				f.LayerFile, f.LayerLine = ly.File, ly.Line
 			}
@@ -208,6 +229,58 @@ func (l *linter) checkVariables(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// layerList names layers in a message: up to three, and how many more.
+func layerList(ls []*lintLayer) string {
+	var names []string
+	for _, l := range ls[:min(len(ls), 3)] {
+		names = append(names, l.Name)
+	}
+	out := "layer " + strings.Join(quoted(names), ", ")
+	if len(ls) > 1 {
+		out = "layers " + strings.Join(quoted(names), ", ")
+	}
+	if len(ls) > 3 {
+		out += fmt.Sprintf(" and %d more", len(ls)-3)
+	}
+	return out
+}
+
+// sourcesOf says where ly's postBuild takes its variables from, for
+// advice: " (substituteFrom ConfigMap/cluster-vars, as layer "x" does)",
+// or "" when it has only inline ones.
+func sourcesOf(ly *lintLayer) string {
+	var refs []string
+	for _, r := range ly.Kustomization.Spec.PostBuild.SubstituteFrom {
+		refs = append(refs, r.Kind+"/"+r.Name)
+	}
+	if len(refs) == 0 {
+		return fmt.Sprintf(" (substitute, as layer %q does)", ly.Name)
+	}
+	return fmt.Sprintf(" (substituteFrom %s, as layer %q does)", strings.Join(refs, ", "), ly.Name)
+}
+
+// varsOf returns the variables the documents use, each once.
+func varsOf(docs []substitute.Doc) []string {
+	seen := map[string]bool{}
+	for _, d := range docs {
+		u := d.Uses
+		if u == nil {
+			u = substitute.FindUses(d.Node)
+		}
+		for _, v := range u.Vars() {
+			seen[v] = true
+		}
+	}
+	return sortedKeys(seen)
+}
+
+// substitutes reports whether Flux substitutes with what the postBuild
+// provides: it has variables (known or not), or substituteStrategy
+// Always.
+func (a avail) substitutes() bool {
+	return a.open || a.Always || len(a.Values) > 0 || len(a.Names) > 0
 }
 
 // avail is what a layer's postBuild provides.
@@ -351,8 +424,8 @@ func docsOf(ly *lintLayer, post bool) []substitute.Doc {
 		if !post && o.ownUses != nil {
 			d.Node, d.Uses = nil, o.ownUses
 		}
-		if o.Built {
-			d.Line = max(o.Line, 1)
+		if o.Built && !o.ScalarLines {
+			d.Line = max(o.Line, 1) // its lines are not the file's
 		}
 		docs = append(docs, d)
 	}

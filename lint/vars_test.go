@@ -39,7 +39,7 @@ func TestLintVariables(t *testing.T) {
 			[]string{`apps/gw.yaml:8: variable "cluster_name" is not set`}},
 		{"both", stack().Layer("vars", layering.Path("./vars")).Then("apps", layering.Path("./apps"), inline, from), nil},
 		{"kustomized", stack().Layer("vars", layering.Path("./vars")).Then("kapps", layering.Path("./kapps"), inline),
-			[]string{`kapps/gw.yaml:1: variable "domain" is not set`}},
+			[]string{`kapps/gw.yaml:7: variable "domain" is not set`}},
 		// A vars entry declared in Go has no outputs file, and an optional
 		// Secret may be missing: their keys are unknown, so a variable
 		// nothing is known to provide is no finding.
@@ -108,7 +108,7 @@ func TestLintVariablesSubstitute(t *testing.T) {
 				"apps/kustomization.yaml": "resources: [a.yaml]\n",
 				"apps/a.yaml":             "# a comment\n" + cm("a", "  region: \"${region}\"\n"),
 			},
-			want: []string{`apps/a.yaml:2: apps: variable "region" is not set`},
+			want: []string{`apps/a.yaml:8: apps: variable "region" is not set`},
 		},
 		{
 			// Built objects are checked in kustomize's own nodes: the
@@ -124,8 +124,8 @@ func TestLintVariablesSubstitute(t *testing.T) {
 					"  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}\ndata:\n  zone: ${zone}\n  x: ${nope}\n",
 			},
 			want: []string{
-				`apps/a.yaml:2: apps: warning: YAML 1.1 reads the substituted value "0123" as`,
-				`apps/b.yaml:1: apps: warning: YAML 1.1 reads the substituted value "0123" as`,
+				`apps/a.yaml:8: apps: warning: YAML 1.1 reads the substituted value "0123" as`,
+				`apps/b.yaml:7: apps: warning: YAML 1.1 reads the substituted value "0123" as`,
 			},
 		},
 		{
@@ -190,7 +190,7 @@ func TestLintVariablesSubstitute(t *testing.T) {
 			rep, err := lint.File(t.Context(), filepath.Join(dir, "stack.yaml"))
 			require.NoError(t, err)
 			var got []string
-			for _, f := range failing(rep) {
+			for _, f := range splitAll(failing(rep)) {
 				if f.Rule == lint.RuleNamespaceOrder {
 					continue
 				}
@@ -241,4 +241,42 @@ func TestWithOutputsFile(t *testing.T) {
 		_, err := lint.File(t.Context(), filepath.Join(dir, "stack.yaml"), opt)
 		assert.ErrorIs(t, err, lint.ErrInvalidOption)
 	}
+}
+
+// splitAll is every place of the findings, one finding a place.
+func splitAll(findings []lint.Finding) []lint.Finding {
+	var out []lint.Finding
+	for _, f := range findings {
+		out = append(out, f.Split()...)
+	}
+	return out
+}
+
+// TestNoPostBuildByUse: a variable the platform substitutes in other
+// layers (from a ConfigMap made outside, whose keys lint cannot read) used
+// in a layer without postBuild is applied as the text ${cluster_name}:
+// one finding for the layer and the variable, every use listed. A
+// variable no layer substitutes (meant for another tool) is none.
+func TestNoPostBuildByUse(t *testing.T) {
+	from := layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})
+	files := map[string]string{
+		"infra/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: infra\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n",
+		"apps/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apps\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n  region: ${region:=eu}\n",
+		"monitoring/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mon\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n  dashboard: ${DS_PROMETHEUS}\n" +
+			"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mon-2\n  namespace: default\ndata:\n  title: \"Cluster ${cluster_name}\"\n",
+	}
+	b := stack().
+		Layer("infra", layering.Path("./infra"), from).
+		Then("apps", layering.Path("./apps"), from).
+		Then("monitoring", layering.Path("./monitoring"))
+	got := lintStack(t, b, files, lint.WithExternal(layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "cluster-vars"}))
+	require.Len(t, got, 1, "lint: one finding, got %v", got)
+	f := got[0]
+	assert.Equal(t, lint.RuleNoPostBuild, f.Rule)
+	assert.Equal(t, "monitoring", f.Layer)
+	assert.Equal(t, `${cluster_name} is substituted by the postBuild of layers "infra", "apps", but this layer has no spec.postBuild: Flux applies the text ${cluster_name} as written; add postBuild (substituteFrom ConfigMap/cluster-vars, as layer "infra" does), or, if the text is meant as written, suppress this finding in .fluxpack.yaml`, f.Message)
+	assert.Equal(t, []lint.Place{
+		{Object: "ConfigMap/default/mon", File: "monitoring/cm.yaml", Line: 7},
+		{Object: "ConfigMap/default/mon-2", File: "monitoring/cm.yaml", Line: 16},
+	}, f.Places, "every use of ${cluster_name} in the layer")
 }

@@ -26,7 +26,10 @@ type FindingsDiff struct {
 // DiffFindings matches the failing findings of two lint reports by rule,
 // layer, object and message (never by file or line, which any edit above
 // moves), then what is left by rule, layer and object alone (a finding
-// whose message changed is the same finding), and returns the rest.
+// whose message changed is the same finding), and returns the rest. A
+// finding of several places is matched place by place, so a place the
+// change adds to a problem is introduced; what is left is grouped again
+// (lint.Group).
 func DiffFindings(base, head *lint.Report) FindingsDiff {
 	var d FindingsDiff
 	if head != nil {
@@ -39,7 +42,7 @@ func DiffFindings(base, head *lint.Report) FindingsDiff {
 		var out []lint.Finding
 		for _, f := range r.Findings {
 			if f.Fails() {
-				out = append(out, f)
+				out = append(out, f.Split()...)
 			}
 		}
 		return out
@@ -77,6 +80,7 @@ func DiffFindings(base, head *lint.Report) FindingsDiff {
 	order := func(x, y lint.Finding) int {
 		return cmp.Or(cmp.Compare(x.Rule, y.Rule), cmp.Compare(x.Layer, y.Layer), cmp.Compare(x.Object, y.Object), cmp.Compare(x.Message, y.Message))
 	}
+	d.Introduced, d.Fixed = lint.Group(d.Introduced), lint.Group(d.Fixed)
 	slices.SortStableFunc(d.Introduced, order)
 	slices.SortStableFunc(d.Fixed, order)
 	return d

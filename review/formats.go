@@ -108,9 +108,15 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 			fmt.Fprintf(&h, "\n**Races**: %d introduced, %d fixed\n\n", len(f.Introduced), len(f.Fixed))
 			for _, x := range f.Introduced {
 				fmt.Fprintf(&h, "- :x: %s\n", mdEscape(findingLine(x)))
+				for _, pl := range placeLines(x) {
+					fmt.Fprintf(&h, "  - %s\n", mdEscape(pl))
+				}
 			}
 			for _, x := range f.Fixed {
 				fmt.Fprintf(&h, "- :white_check_mark: fixed: %s\n", mdEscape(findingLine(x)))
+				for _, pl := range placeLines(x) {
+					fmt.Fprintf(&h, "  - %s\n", mdEscape(pl))
+				}
 			}
 		}
 		if bs := r.Bootstrap; bs.Changed() {
@@ -230,7 +236,11 @@ func (r *Report) WriteGitHub(w io.Writer) error {
 		if f.Severity == lint.SeverityWarning {
 			level = "warning"
 		}
-		fmt.Fprintf(&b, "::%s %s::%s\n", level, props, ghEscape(findingLine(f)))
+		msg := findingLine(f)
+		if pls := placeLines(f); len(pls) > 0 {
+			msg += "\n" + strings.Join(pls, "\n")
+		}
+		fmt.Fprintf(&b, "::%s %s::%s\n", level, props, ghEscape(msg))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -248,7 +258,7 @@ func ghProp(s string) string {
 
 // WriteSARIF prints the findings the reports introduce as SARIF 2.1.0,
 // for GitHub code scanning: one result per finding, located at its file
-// and line.
+// and line, or at each of its places (lint.Finding.Places).
 func WriteSARIF(w io.Writer, reports []*Report, version string) error {
 	type region struct {
 		StartLine int `json:"startLine"`
@@ -291,12 +301,15 @@ func WriteSARIF(w io.Writer, reports []*Report, version string) error {
 			if f.Severity == lint.SeverityWarning {
 				res.Level = "warning"
 			}
-			if f.File != "" {
-				loc := location{PhysicalLocation: physical{ArtifactLocation: artifact{URI: f.File}}}
-				if f.Line > 0 {
-					loc.PhysicalLocation.Region = &region{StartLine: f.Line}
+			for _, p := range f.AllPlaces() {
+				if p.File == "" {
+					continue
 				}
-				res.Locations = []location{loc}
+				loc := location{PhysicalLocation: physical{ArtifactLocation: artifact{URI: p.File}}}
+				if p.Line > 0 {
+					loc.PhysicalLocation.Region = &region{StartLine: p.Line}
+				}
+				res.Locations = append(res.Locations, loc)
 			}
 			results = append(results, res)
 		}

@@ -92,5 +92,8 @@ func (rp rootPaths) findings(r *lint.Report) {
 		f.File = file(f.File)
 		f.LayerFile = file(f.LayerFile)
 		f.Message = rp.rel(f.Message)
+		for j := range f.Places {
+			f.Places[j].File = file(f.Places[j].File)
+		}
 	}
 }

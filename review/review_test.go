@@ -17,7 +17,7 @@ import (
 
 // changes are the fixture's pull requests: each folder of
 // testdata/changes holds the files a change writes over testdata/repo.
-var changes = []string{"chart-bump", "values-from", "new-layer", "race", "image-bump", "vars", "secret", "reorder"}
+var changes = []string{"chart-bump", "values-from", "new-layer", "race", "race-many", "image-bump", "vars", "secret", "reorder"}
 
 // fixture lays out the base repository and the repository after change
 // in two folders.
@@ -99,25 +99,43 @@ func TestCompareGoldens(t *testing.T) {
 	}
 }
 
+// TestSARIFHoldsTheIntroducedFindings: one result per introduced finding,
+// located at each of its places (race-many: three Widgets, two problems).
 func TestSARIFHoldsTheIntroducedFindings(t *testing.T) {
-	r := compare(t, "race")
-	var b bytes.Buffer
-	if err := review.WriteSARIF(&b, []*review.Report{r}, "test"); err != nil {
-		t.Fatal(err)
-	}
-	testutil.Golden(t, "golden/race.sarif", b.Bytes())
-	var doc struct {
-		Runs []struct {
-			Results []struct {
-				RuleID string `json:"ruleId"`
-			} `json:"results"`
-		} `json:"runs"`
-	}
-	if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
-		t.Fatal(err)
-	}
-	if n := len(doc.Runs[0].Results); n != len(r.Findings.Introduced) || n == 0 {
-		t.Errorf("%d SARIF results for %d introduced findings", n, len(r.Findings.Introduced))
+	for _, tt := range []struct {
+		change string
+		places int // of each result
+	}{
+		{"race", 1},
+		{"race-many", 3},
+	} {
+		t.Run(tt.change, func(t *testing.T) {
+			r := compare(t, tt.change)
+			var b bytes.Buffer
+			if err := review.WriteSARIF(&b, []*review.Report{r}, "test"); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, "golden/"+tt.change+".sarif", b.Bytes())
+			var doc struct {
+				Runs []struct {
+					Results []struct {
+						RuleID    string            `json:"ruleId"`
+						Locations []json.RawMessage `json:"locations"`
+					} `json:"results"`
+				} `json:"runs"`
+			}
+			if err := json.Unmarshal(b.Bytes(), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if n := len(doc.Runs[0].Results); n != len(r.Findings.Introduced) || n != 2 {
+				t.Errorf("%s: %d SARIF results for %d introduced findings, want 2", tt.change, n, len(r.Findings.Introduced))
+			}
+			for _, res := range doc.Runs[0].Results {
+				if len(res.Locations) != tt.places {
+					t.Errorf("%s: SARIF result %s has %d locations, want %d", tt.change, res.RuleID, len(res.Locations), tt.places)
+				}
+			}
+		})
 	}
 }
 

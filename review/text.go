@@ -214,10 +214,29 @@ func (r *Report) writeFindings(b *strings.Builder, p painter) {
 	fmt.Fprintf(b, "\n%s: %d introduced, %d fixed\n", p.paint(ansiBold, "races"), len(f.Introduced), len(f.Fixed))
 	for _, x := range f.Introduced {
 		fmt.Fprintf(b, "%s %s\n", p.paint(ansiRed, "+"), findingLine(x))
+		for _, pl := range placeLines(x) {
+			fmt.Fprintf(b, "    %s\n", pl)
+		}
 	}
 	for _, x := range f.Fixed {
 		fmt.Fprintf(b, "%s %s\n", p.paint(ansiGreen, "-"), findingLine(x))
+		for _, pl := range placeLines(x) {
+			fmt.Fprintf(b, "    %s\n", pl)
+		}
 	}
+}
+
+// placeLines are the places of a finding found at more than one, one a
+// line, without the object when the finding names it.
+func placeLines(f lint.Finding) []string {
+	var out []string
+	for _, p := range f.Places {
+		if f.Object != "" {
+			p.Object = ""
+		}
+		out = append(out, p.String())
+	}
+	return out
 }
 
 func findingLine(f lint.Finding) string {
@@ -235,7 +254,11 @@ func findingLine(f lint.Finding) string {
 	if f.Object != "" {
 		s += f.Object + ": "
 	}
-	return s + f.Message
+	s += f.Message
+	if len(f.Places) > 1 {
+		s += fmt.Sprintf(" (%d places)", len(f.Places))
+	}
+	return s
 }
 
 func (r *Report) writeBootstrap(b *strings.Builder, p painter) {

@@ -189,6 +189,31 @@ func FindUses(node *yaml.Node) *Uses {
 	return &Uses{scalars: scalars}
 }
 
+// Vars returns the names of the variables the uses reference, with a
+// default or not, sorted, each once: what postBuild substitutes there. A
+// scalar Flux cannot parse references none.
+func (u *Uses) Vars() []string {
+	if u == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, s := range u.scalars {
+		if !strings.Contains(s.n.Value, "${") {
+			continue
+		}
+		tree, err := parse.Parse(s.n.Value)
+		if err != nil {
+			continue
+		}
+		var rs []ref
+		refs(tree.Root, &rs)
+		for _, r := range rs {
+			seen[r.name] = true
+		}
+	}
+	return sortedKeys(seen)
+}
+
 // CheckDocs is Check for documents already decoded, so that a caller that
 // decodes its manifests anyway (fluxpack lint) does not decode them twice:
 // it reports what Check reports for them, sorted the same way.

@@ -160,3 +160,14 @@ func walk(n *yaml.Node, fn func(*yaml.Node)) {
 		walk(c, fn)
 	}
 }
+
+// TestUsesVars lists the variables a document's uses reference: with or
+// without a default, in keys and values, not escaped ones, not in an
+// object with substitution disabled.
+func TestUsesVars(t *testing.T) {
+	var doc, off yaml.Node
+	require.NoError(t, yaml.Unmarshal([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  a: ${cluster_name}-${region:=eu}\n  ${key}: x\n  b: $${escaped}\n  c: $bare\n  d: ${bad-name}\n  e: |\n    echo ${cluster_name}\n"), &doc))
+	require.NoError(t, yaml.Unmarshal([]byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}\ndata:\n  a: ${off}\n"), &off))
+	assert.Equal(t, []string{"cluster_name", "key", "region"}, substitute.FindUses(&doc).Vars(), "Vars of a document")
+	assert.Empty(t, substitute.FindUses(&off).Vars(), "Vars of an object with substitution disabled")
+}

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -107,6 +108,13 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 		_ = os.RemoveAll(tmp)
 	}
 	return ctx, append(opts, lint.WithChartFetcher(fetcher)), done, nil
+}
+
+// fetches reports whether lint fetches sources or charts (--sources
+// online, --charts online): then what it could not fetch failed for a
+// reason worth printing.
+func (c *chartFlags) fetches() bool {
+	return c.sources == sourcesOnline || slices.Contains(c.dirs, chartsOnline)
 }
 
 // readOptions are the options that let a repository's read fetch the

@@ -36,14 +36,34 @@ func useColor(w io.Writer) bool {
 	return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && isTerminal(w)
 }
 
-// findingLine is a line of lint's text output: prefix ("cluster prod: "
+// findingLine is a finding of lint's text output: prefix ("cluster prod: "
 // in a fleet's), then the finding; with colour, its file:line bold and its
 // [rule] in the colour of its severity: error red, warning yellow, hint
-// cyan.
+// cyan. A finding of several places lists them under it, one a line.
 func findingLine(prefix string, fd lint.Finding, color bool) string {
+	s := headLine(fd, color)
+	for _, p := range fd.Places {
+		if fd.Object != "" {
+			p.Object = "" // the finding names it
+		}
+		loc := p.String()
+		if color && p.File != "" {
+			at := p.File
+			if p.Line > 0 {
+				at += fmt.Sprintf(":%d", p.Line)
+			}
+			loc = sgrBold + at + sgrReset + strings.TrimPrefix(loc, at)
+		}
+		s += "  " + loc + "\n"
+	}
+	return prefix + s
+}
+
+// headLine is the first line of a finding in lint's text output.
+func headLine(fd lint.Finding, color bool) string {
 	s := fd.String()
 	if !color {
-		return prefix + s + "\n"
+		return s + "\n"
 	}
 	if fd.File != "" {
 		loc := fd.File
@@ -65,5 +85,5 @@ func findingLine(prefix string, fd lint.Finding, color bool) string {
 		}
 		s = body + c + tag + sgrReset
 	}
-	return prefix + s + "\n"
+	return s + "\n"
 }

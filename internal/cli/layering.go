@@ -183,7 +183,7 @@ func (r *repoFlags) bind(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&r.root, "root", "", "the repository's root (default: the nearest directory above ENTRY holding .git)")
 	fs.StringArrayVar(&r.sources, "source", nil, "a Flux source that is a local directory: KIND/NAMESPACE/NAME=DIR (repeatable; GitRepository/flux-system/flux-system is the repository itself unless given)")
-	fs.StringArrayVar(&r.external, "external", nil, "an object made outside the repository, such as Terraform's ConfigMap of cluster variables: KIND/NAMESPACE/NAME (repeatable)")
+	fs.StringArrayVar(&r.external, "external", nil, "an object made outside the repository, such as Terraform's ConfigMap of cluster variables: KIND/NAMESPACE/NAME, or KIND/NAME (KIND//NAME) for one without a namespace, as lint prints it (repeatable)")
 }
 
 // bindLint adds the flags that say what exists before Flux, for lint.
@@ -404,7 +404,8 @@ and reports, with the layer, the object and file:line:
   chart            a HelmRelease whose chart does not render, as helm-controller would fail
   health-check     a health check on an object no layer (applied before) creates
   substitute-from  a substituteFrom source that nothing creates, or that races the layer
-  no-postbuild     a ${var} of the platform's variables in a layer without postBuild
+  no-postbuild     a ${var} of the platform's variables (one a postBuild provides,
+                   or substitutes in other layers) in a layer without postBuild
   variables        a ${var} Flux would fail on or retype (package substitute's
                    checks), against the layer's own postBuild sources
   dual-owner       an object two layers apply: they fight over it, a dependsOn
@@ -439,10 +440,19 @@ namespaces count for every rule. A chart it cannot have falls back on a table
 of well-known operators (--operator adds to it), and findings that rely on it
 say the webhook is assumed.
 
+A problem found at several places (a ${var} nothing sets, used in many objects;
+one custom resource per namespace applied before its CRD) is one finding, at
+its first place, with every place listed under it, file:line and object ("places"
+with -o json).
+
 Lint reads files only, but for the charts --charts online pulls;
 kustomizations pointing at URLs are findings, not fetched. Hints (merge) are
 printed after the findings, marked "hint:" (severity "hint" with -o json), and
-do not fail lint. Whatever the result, stderr gets one summary line (what was
+do not fail lint. Each source lint could not read follows the findings, once,
+with why and the layers it leaves unchecked ("not checked (source): …"), and
+with --sources online or --charts online each chart it could not fetch.
+Whatever the result, stderr
+gets one summary line (what was
 found, how much could be checked) and nothing else: logs, such as the files
 left out as Flux leaves them out, only with --debug. On a terminal the
 findings are coloured (file:line bold, the rule red for an error, yellow for a
@@ -523,6 +533,17 @@ hints, 1 findings, 2 an input that cannot be read.`,
 				color := useColor(cmd.OutOrStdout())
 				for _, fd := range rep.Findings {
 					b.WriteString(findingLine("", fd, color))
+				}
+				// The sources lint could not read, and why, once each
+				// (the summary says only how many layers they leave
+				// unchecked); the charts too when it fetched them.
+				for _, c := range rep.Coverage {
+					if c.Cause != lint.CoverageSource && !charts.fetches() {
+						continue
+					}
+					for _, why := range c.Reasons() {
+						b.WriteString("not checked (" + c.Cause + "): " + why + "\n")
+					}
 				}
 				if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
 					return err

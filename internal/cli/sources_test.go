@@ -1,6 +1,7 @@
 package cli_test
 
 import (
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,4 +130,37 @@ spec:
 		assert.Equal(t, 2, code)
 		assert.Contains(t, stderr, `--sources "sometimes": want offline or online`)
 	})
+}
+
+// TestLintSaysWhyASourceWasNotFetched: with --sources online, a source
+// that cannot be fetched (a Git server that refuses the connection) is
+// said once in the text output, with why and the layers it leaves
+// unchecked; stderr stays the summary line.
+func TestLintSaysWhyASourceWasNotFetched(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there now
+	ks := func(name, path string) string {
+		return "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: " + name + "\n  namespace: flux-system\nspec:\n  interval: 1h\n  path: " + path +
+			"\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: addons\n"
+	}
+	root := t.TempDir()
+	testutil.WriteFiles(t, root, map[string]string{
+		"clusters/prod/source.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata:\n  name: addons\n  namespace: flux-system\nspec:\n  interval: 1h\n  url: http://" + closed + "/addons.git\n  ref:\n    branch: main\n",
+		"clusters/prod/addons.yaml": ks("addons", "./addons") + "---\n" + ks("addons-extra", "./extra"),
+	})
+	entry := filepath.Join(root, "clusters", "prod")
+	stdout, stderr, code := run(t, "lint", entry, "--root", root, "--sources", "online")
+	require.Equal(t, cli.ExitOK, code, "stdout %s, stderr %s", stdout, stderr)
+	want := `not checked (source): GitRepository/flux-system/addons could not be fetched: fetching GitRepository/flux-system/addons (http://` + closed + `/addons.git): `
+	assert.Equal(t, 1, strings.Count(stdout, want), "stdout says why once:\n%s", stdout)
+	assert.Contains(t, stdout, `connection refused (layers "addons", "addons-extra")`, "stdout names the layers")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "stderr is the summary line: %s", stderr)
+	assert.Contains(t, stderr, "they could not be fetched (each says why)")
+
+	stdout, _, code = run(t, "lint", entry, "--root", root)
+	require.Equal(t, cli.ExitOK, code)
+	assert.Equal(t, `not checked (source): GitRepository/flux-system/addons is another source than the repository: not available offline (fetch it with --sources online, or map it to a directory with --source GitRepository/flux-system/addons=DIR) (layers "addons", "addons-extra")`+"\n", stdout, "offline, what lint did not read")
 }

@@ -70,8 +70,8 @@ func CheckExample(t *testing.T, b *layering.Builder, stackFile string) *layering
 	return plan
 }
 
-// LintFindings lints a stack file and returns its findings, one per line,
-// for a golden file.
+// LintFindings lints a stack file and returns its findings, one per line
+// with their places under them, for a golden file.
 func LintFindings(t *testing.T, stackFile string) []byte {
 	t.Helper()
 	rep, err := lint.File(t.Context(), stackFile)
@@ -81,6 +81,9 @@ func LintFindings(t *testing.T, stackFile string) []byte {
 	var b strings.Builder
 	for _, f := range rep.Findings {
 		b.WriteString(f.String() + "\n")
+		for _, p := range f.Places {
+			b.WriteString("  " + p.String() + "\n")
+		}
 	}
 	return []byte(b.String())
 }
