@@ -434,8 +434,11 @@ func (s *side) keepReleases(layer string, objs []Object) {
 	}
 }
 
-// varRef matches a ${var} (or $var) in a name as written.
-var varRef = regexp.MustCompile(`\$\{[^}]*\}|\$[_[:alpha:]][_[:alpha:][:digit:]]*`)
+// varRef matches a ${var} (or $var) in a name as written; compiled on
+// first use, as every command pays for package inits.
+var varRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{[^}]*\}|\$[_[:alpha:]][_[:alpha:][:digit:]]*`)
+})
 
 // releaseProducers names the producer of each release: lint renders a
 // HelmRelease as written, so one named ${APP} in a folder four
@@ -494,7 +497,7 @@ func matchWritten(written, name string) bool {
 	if !strings.Contains(written, "$") {
 		return written == name
 	}
-	parts := varRef.Split(written, -1)
+	parts := varRef().Split(written, -1)
 	for j, p := range parts {
 		parts[j] = regexp.QuoteMeta(p)
 	}

@@ -3,6 +3,7 @@ package review
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // sopsCiphertext matches a value SOPS encrypted:
@@ -10,7 +11,9 @@ import (
 // object from a file SOPS encrypts (kustomize-controller decrypts it; a
 // review cannot) or through postBuild substitution from such a file's
 // Secret.
-var sopsCiphertext = regexp.MustCompile(`ENC\[[A-Za-z0-9_]+,data:[^\]]*\]`)
+var sopsCiphertext = sync.OnceValue(func() *regexp.Regexp { // compiled on first use
+	return regexp.MustCompile(`ENC\[[A-Za-z0-9_]+,data:[^\]]*\]`)
+})
 
 // The placeholders of a SOPS ciphertext in a report: a review has no key,
 // so it says only whether the ciphertext is the other side's.
@@ -23,7 +26,7 @@ const (
 func hasSops(v any) bool {
 	switch x := v.(type) {
 	case string:
-		return strings.Contains(x, "ENC[") && sopsCiphertext.MatchString(x)
+		return strings.Contains(x, "ENC[") && sopsCiphertext().MatchString(x)
 	case map[string]any:
 		for _, e := range x {
 			if hasSops(e) {
@@ -53,10 +56,10 @@ func maskSops(v, other any, compare bool) any {
 	case string:
 		var old []string
 		if o, ok := other.(string); ok {
-			old = sopsCiphertext.FindAllString(o, -1)
+			old = sopsCiphertext().FindAllString(o, -1)
 		}
 		n := 0
-		return sopsCiphertext.ReplaceAllStringFunc(x, func(tok string) string {
+		return sopsCiphertext().ReplaceAllStringFunc(x, func(tok string) string {
 			i := n
 			n++
 			if compare && (i >= len(old) || old[i] != tok) {
