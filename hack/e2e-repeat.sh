@@ -3,8 +3,9 @@
 # timing: RUNS runs (default 20) of the cases RUN matches (default the S0
 # cases, TestS0ExternalSecrets and TestS0Helm: both layouts, both modes),
 # each a fresh `go test` process with -parallel PARALLEL (default 4), beside
-# LOAD busy loops (default 0; `sh -c 'while :; do :; done'` at nice 0, started
-# here and killed by their process ids when the script ends). It prints one
+# LOAD busy loops (default 0; `sh -c 'while :; do :; done'` at the script's
+# own niceness, started here and killed by their process ids when the script
+# ends; start your own to load the machine at another niceness). It prints one
 # line per run, then a table per subtest (Test/mode/layout): runs, failures,
 # min/median/max time. The test binary is built once (go test -c) and
 # removed at the end; each run's log is kept only if a run failed.
@@ -34,7 +35,7 @@ echo "e2e-repeat: compiling the e2e tests (go test -c; minutes the first time)" 
 (cd "$root" && go test -c -tags e2e -o "$out/e2e.test" ./e2e/)
 
 for _ in $(seq 1 "$LOAD"); do
-  nice -n 0 sh -c 'while :; do :; done' &
+  sh -c 'while :; do :; done' &
   loads+=("$!")
 done
 [ "$LOAD" -eq 0 ] || echo "e2e-repeat: $LOAD busy loops running (pids ${loads[*]})" >&2
