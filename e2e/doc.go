@@ -34,6 +34,12 @@
 //
 // No figure is asserted: deadlines are failure bounds, and the tests assert
 // only order (every layer Ready after all it depends on, by watch order),
-// revisions, contents and failure counts. Logs of every component, the Flux
-// objects and the events of a failed run are kept under e2e/logs/<test>/.
+// revisions, contents and failure counts. Nor is a race left to timing:
+// where one is the point (S0, R0, the lint rule cases, W0), the test holds
+// the slow side (an operator's pod, and its webhook server, whose port
+// refuses connections until then) until it has seen the fast side's layer
+// fail (a naive layout) or wait for its dependency (a fixed one), so both
+// layouts run in the same forced order on any machine. Logs of every
+// component, the Flux objects and the events of a failed run are kept under
+// e2e/logs/<test>/.
 package e2e

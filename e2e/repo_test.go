@@ -31,9 +31,10 @@ const repoEntry = "clusters/e2e"
 // variant (the custom resources depend on the CRDs, not on the operator
 // serving their webhook) is flagged by lint and fails in the cluster as
 // lint said (seed 002's order: the operator applied on its own, the custom
-// resources waiting for the CRDs only). Both carry the folder `fluxpack
-// wake` writes for them, so that they bootstrap at controller speed in
-// stock Flux too.
+// resources waiting for the CRDs only). Both run in the order startS0
+// forces (the webhook configured, its server refusing, until the crs layer
+// failed or waited) and carry the folder `fluxpack wake` writes for them,
+// so that they bootstrap at controller speed in stock Flux too.
 func TestRepository(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, testRepository)
@@ -43,7 +44,13 @@ func testRepository(t *testing.T, m Mode) {
 	for _, variant := range []string{"clean", "racy"} {
 		t.Run(variant, func(t *testing.T) {
 			t.Parallel()
-			c, hook, files := startS0(t, m)
+			// S0's forced order: the crs layer of the racy variant must
+			// fail before the webhook serves, the clean one's wait.
+			release := waitingForDependency
+			if variant == "racy" {
+				release = reconcileFailed
+			}
+			c, hook, files := startS0(t, m, release)
 			dir := t.TempDir()
 			copyTree(t, filepath.Join("testdata", "repos", "platform"), dir)
 			// The operator's webhook is the test's server.
@@ -99,9 +106,9 @@ func testRepository(t *testing.T, m Mode) {
 				var cm corev1.ConfigMap
 				require.NoError(t, c.Client.Get(t.Context(), client.ObjectKey{Namespace: "external-secrets", Name: "settings"}, &cm))
 				require.Equal(t, "e2e-cluster", cm.Data["cluster"], "the apps layer's ConfigMap carries the cluster folder's variables")
-				recordRun("R0 clean", d, "lint 0 findings; the repository as written, plus fluxpack wake's folder")
+				recordRun("R0 clean", d, "lint 0 findings; the repository as written, plus fluxpack wake's folder; "+heldNote)
 			} else {
-				note := requireNaiveRace(t, d, m, "namespaces", "crds", "operator", "apps", rootName)
+				note := requireNaiveRace(t, d, "namespaces", "crds", "operator", "apps", rootName)
 				recordRun("R0 racy", d, "lint webhook-order on crs; "+note)
 			}
 		})

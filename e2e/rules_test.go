@@ -28,7 +28,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigyaml "sigs.k8s.io/yaml"
 
@@ -54,18 +53,14 @@ const (
 	// fixtures' OCIRepository URLs.
 	registryPlaceholder = "registry.e2e.invalid"
 	// gatedStartup is how long a pod whose gate annotation is closed
-	// takes to start, unless its startupAnnotation says otherwise. A
-	// layer with wait: true holding such a pod is Ready that much later,
-	// and the layers depending on it apply at their next dependency
-	// check, 30s after the first in stock Flux; a naive layer that should
-	// depend on those, and does not, applies at once: the race, made
-	// certain.
+	// takes at least to start; the pods of a race case (its Hold) start
+	// only once the case has seen the race decided, whatever the time.
 	gatedStartup = 10 * time.Second
 	// naiveDeadline bounds the wait for a naive tree's failure (the
 	// health check's timeout is 30s); fixedDeadline the wait for a fixed
 	// tree's objects to be Ready (two dependsOn edges at 30s each in stock
-	// Flux after an operator's start of up to 60s). Both are failure
-	// bounds: a run takes under 2 minutes in all.
+	// Flux after an operator's start). Both are failure bounds: a run
+	// takes under 2 minutes in all.
 	naiveDeadline = 3 * time.Minute
 	fixedDeadline = 4 * time.Minute
 )
@@ -123,6 +118,23 @@ type ruleCase struct {
 	// Files are written into both trees before lint: what depends on the
 	// cluster (a webhook configuration naming the test's server).
 	Files func(t *testing.T, hook *Webhook) map[string][]byte
+	// Hold forces the order of a case whose naive tree fails by a race
+	// (a layer applied before the slow layer it should wait for); nil for
+	// the others.
+	Hold *raceHold
+}
+
+// raceHold is the order a race case forces: the gated pods of Namespace
+// (the slow layer's workload, which wait: true or a dependency makes
+// everything after it wait for) do not start until the race is decided.
+// In the naive tree that is once every Failure of the case was seen: the
+// layer that should have waited ran into the slow one. In the fixed tree,
+// the same pods are held until Waiting, the object that must not overtake
+// them, was seen Ready=False with DependencyNotReady: its dependsOn held it
+// back. Both trees thus run in the same order, whatever the machine's load.
+type raceHold struct {
+	Namespace string
+	Waiting   string // Kind/namespace/name
 }
 
 // rulesElsewhere are the lint rules ruleCases leave out, and why.
@@ -138,16 +150,21 @@ func hr(ns, name string) string { return helmv2.HelmReleaseKind + "/" + ns + "/"
 // ruleCases prove every lint rule but those rulesElsewhere names.
 var ruleCases = []ruleCase{
 	{
-		// The CRDs' layer waits for cert-manager (10s to start, then
-		// up to 30s to the next dependency check in stock Flux); the
-		// layer applying the custom resource waits for nothing.
+		// The CRDs' layer waits for cert-manager, held until the
+		// custom resource's layer, which waits for nothing, failed (or,
+		// fixed, was seen waiting for the CRDs' layer).
 		Rule: lint.RuleCRDOrder, Dir: "crd-order",
+		Hold:     &raceHold{Namespace: "cert-manager", Waiting: ks(fluxNamespace, "parts")},
 		Findings: []wantFinding{{Layer: "parts", Object: "Sprocket/parts/main-drive", Contains: `the CRD of Sprocket (example.fluxpack.dev) is in layer "sprocket-operator", which this layer does not depend on`}},
 		Failures: []wantFailure{{Object: ks(fluxNamespace, "parts"), Message: regexp.MustCompile(`no matches for kind "Sprocket" in version "example.fluxpack.dev/v1"`)}},
 		Objects:  []string{ks(fluxNamespace, "cert-manager"), ks(fluxNamespace, "sprocket-operator"), ks(fluxNamespace, "parts")},
 	},
 	{
+		// The namespace's layer waits for the ingress controller, held
+		// until the layer applying into the namespace failed (fixed:
+		// waited).
 		Rule: lint.RuleNamespaceOrder, Dir: "namespace-order",
+		Hold:     &raceHold{Namespace: "ingress", Waiting: ks(fluxNamespace, "shop")},
 		Findings: []wantFinding{{Layer: "shop", Object: "Deployment/shop/shop", Contains: `namespace "shop" is created by layer "tenants", which this layer does not depend on`}},
 		Failures: []wantFailure{{Object: ks(fluxNamespace, "shop"), Message: regexp.MustCompile(`namespaces "shop" not found`)}},
 		Objects:  []string{ks(fluxNamespace, "ingress"), ks(fluxNamespace, "tenants"), ks(fluxNamespace, "shop")},
@@ -191,7 +208,10 @@ var ruleCases = []ruleCase{
 		},
 	},
 	{
+		// The values' layer waits for the controllers, held until the
+		// HelmRelease failed (fixed: its layer waited).
 		Rule: lint.RuleValuesFrom, Dir: "values-from",
+		Hold:     &raceHold{Namespace: "cert-issuer", Waiting: ks(fluxNamespace, "greeter")},
 		Findings: []wantFinding{{Layer: "greeter", Object: hr(fluxNamespace, "greeter"), Contains: `valuesFrom ConfigMap/flux-system/greeter-values is created by layer "infra-configs", which this layer does not depend on`}},
 		Failures: []wantFailure{{Object: hr(fluxNamespace, "greeter"), Message: regexp.MustCompile(`could not resolve ConfigMap chart values reference 'flux-system/greeter-values'`)}},
 		Objects:  []string{ks(fluxNamespace, "infra-controllers"), ks(fluxNamespace, "infra-configs"), ks(fluxNamespace, "greeter"), hr(fluxNamespace, "greeter")},
@@ -243,12 +263,11 @@ var ruleCases = []ruleCase{
 	{
 		// The operator layer is Ready as soon as applied, so the layer
 		// depending on it applies its custom resources while the
-		// operator's webhook does not serve yet (its pod takes 60s to
-		// start, as webhooks that wait for their certificate may); in
-		// stock Flux the dependent applies at its next dependency check,
-		// up to 30s later (more when kustomize-controller's four workers
-		// are busy waiting for other cases), inside that window.
+		// operator's webhook does not serve yet: its pod, and with it
+		// the webhook server, is held until they were refused (fixed:
+		// until the dependent layer was seen waiting for the operator's).
 		Rule: lint.RuleOperatorWait, Dir: "operator-wait",
+		Hold: &raceHold{Namespace: "external-secrets", Waiting: ks(fluxNamespace, "eso-config")},
 		Files: func(t *testing.T, hook *Webhook) map[string][]byte {
 			vwc, err := sigyaml.Marshal(hook.Configuration())
 			require.NoError(t, err)
@@ -261,7 +280,7 @@ var ruleCases = []ruleCase{
 			eso, cfg := r.w.get(ks(fluxNamespace, "eso")), r.w.get(ks(fluxNamespace, "eso-config"))
 			require.False(t, eso.readyAt.IsZero(), "Kustomization/flux-system/eso never Ready")
 			require.True(t, eso.readyAt.Before(cfg.notReady[len(cfg.notReady)-1].at), "eso-config failed before eso was Ready")
-			return fmt.Sprintf("eso Ready after %.1fs (no wait), its webhook serving only 60s after its pod started", eso.readyAt.Sub(r.applied).Seconds())
+			return fmt.Sprintf("eso Ready after %.1fs (no wait), its webhook held until eso-config was refused", eso.readyAt.Sub(r.applied).Seconds())
 		},
 		Objects: []string{ks(fluxNamespace, "eso"), ks(fluxNamespace, "eso-config")},
 		CheckFixed: func(t *testing.T, r *ruleRun) string {
@@ -403,8 +422,15 @@ type ruleRun struct {
 func runRuleVariant(t *testing.T, variant string, results *ruleResults) {
 	c := StartCluster(t, lockedDown)
 	hook := NewWebhook(t)
-	runRulePods(c, hook)
 	w := watchFlux(c)
+	holds := map[string]<-chan struct{}{}
+	for _, rc := range ruleCases {
+		if rc.Hold != nil {
+			require.NotContains(t, holds, rc.Hold.Namespace, "case %s holds a namespace another case holds", rc.Dir)
+			holds[rc.Hold.Namespace] = w.releaseWhen(t.Context(), rc.decided(w, variant))
+		}
+	}
+	runRulePods(c, hook, holds)
 	for _, name := range []string{"hello", "widgets"} {
 		pushChart(t, c, filepath.Join(rulesDir, "charts", name))
 	}
@@ -438,54 +464,61 @@ func runRuleVariant(t *testing.T, variant string, results *ruleResults) {
 	}
 }
 
-// Annotations of the fixtures' pods besides the gate (podGateAnnotation):
-// how long the container takes to start (a duration; gatedStartup when
-// absent), and that it serves the cluster's test webhook once started.
-const (
-	startupAnnotation = "e2e.fluxpack.io/startup"
-	servesAnnotation  = "e2e.fluxpack.io/serves"
-)
+// servesAnnotation marks a fixture's gated pod that serves the cluster's
+// test webhook once started.
+const servesAnnotation = "e2e.fluxpack.io/serves"
 
-// runRulePods is RunGatedPods with a start-up time per pod: it plays the
-// container runtime for pods whose gate is closed (kwok holds them back
-// from Ready): once bound to the node, each waits its start-up time, makes
-// hook serve if it is the webhook's server, and only then opens its gate.
-func runRulePods(c *Cluster, hook *Webhook) {
-	seen := map[types.UID]bool{}
-	c.WatchEach(&corev1.PodList{}, func(ctx context.Context, obj client.Object) {
-		pod := obj.(*corev1.Pod)
-		if pod.Annotations[podGateAnnotation] != "closed" || pod.Spec.NodeName == "" || seen[pod.UID] {
-			return
+// runRulePods is RunGatedPods for the rules' clusters: a gated pod starts
+// gatedStartup after it is bound to the node and once the hold of its
+// namespace (holds, a race case's) is closed, makes hook serve if it is the
+// webhook's server, and only then opens its gate. A gated pod no race case
+// holds breaks the cluster: its start would be left to timing.
+func runRulePods(c *Cluster, hook *Webhook, holds map[string]<-chan struct{}) {
+	c.runGatedPods(func(pod *corev1.Pod) (podStart, error) {
+		hold, ok := holds[pod.Namespace]
+		if !ok {
+			return podStart{}, fmt.Errorf("gated, but no race case holds namespace %q", pod.Namespace)
 		}
-		seen[pod.UID] = true
-		key := client.ObjectKeyFromObject(pod)
-		startup := gatedStartup
-		if s := pod.Annotations[startupAnnotation]; s != "" {
-			d, err := time.ParseDuration(s)
-			if err != nil {
-				c.breakWith(fmt.Sprintf("Pod/%s: annotation %s: %v", key, startupAnnotation, err))
-				return
-			}
-			startup = d
+		s := podStart{startup: gatedStartup, hold: hold}
+		if pod.Annotations[servesAnnotation] == "webhook" {
+			s.started = hook.Serve
 		}
-		serves := pod.Annotations[servesAnnotation] == "webhook"
-		go func() {
-			select {
-			case <-time.After(startup):
-			case <-ctx.Done():
-				return
-			}
-			if serves {
-				hook.Serve()
-			}
-			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"open"}}}`, podGateAnnotation))
-			var p corev1.Pod
-			p.Name, p.Namespace = key.Name, key.Namespace
-			if err := c.Client.Patch(ctx, &p, client.RawPatch(types.MergePatchType, patch)); err != nil && ctx.Err() == nil {
-				c.breakWith(fmt.Sprintf("opening the gate of Pod/%s: %v", key, err))
-			}
-		}()
+		return s, nil
 	})
+}
+
+// decided is the condition on which the case's Hold lets its pods start
+// in the variant's tree: every Failure seen (naive), or Hold.Waiting seen
+// waiting for its dependency (fixed).
+func (rc ruleCase) decided(w *fluxWatch, variant string) func() bool {
+	if variant == "naive" {
+		return func() bool {
+			for _, want := range rc.Failures {
+				if _, ok := seenFailure(w.get(want.Object), want); !ok {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	return func() bool {
+		st := w.get(rc.Hold.Waiting)
+		return st != nil && slices.ContainsFunc(st.notReady, func(c condition) bool { return c.Reason == meta.DependencyNotReadyReason })
+	}
+}
+
+// seenFailure returns the first Ready=False condition seen of st that
+// want matches.
+func seenFailure(st *fluxState, want wantFailure) (condition, bool) {
+	if st == nil {
+		return condition{}, false
+	}
+	for _, cond := range st.notReady {
+		if (want.Reason == "" || cond.Reason == want.Reason) && want.Message.MatchString(cond.Message) {
+			return cond, true
+		}
+	}
+	return condition{}, false
 }
 
 // prepareTree copies a fixture to a temporary folder, the test registry's
@@ -611,13 +644,12 @@ func (r *ruleRun) requireNaive(t *testing.T) string {
 			if st == nil {
 				return false, fmt.Errorf("%s never seen", want.Object)
 			}
-			for _, cond := range st.notReady {
-				if (want.Reason == "" || cond.Reason == want.Reason) && want.Message.MatchString(cond.Message) {
-					got = cond
-					return true, nil
-				}
+			var ok bool
+			got, ok = seenFailure(st, want)
+			if !ok {
+				return false, fmt.Errorf("%s: Ready=False conditions seen: %v", want.Object, st.notReady)
 			}
-			return false, fmt.Errorf("%s: Ready=False conditions seen: %v", want.Object, st.notReady)
+			return true, nil
 		})
 		msg := controllerTmp.ReplaceAllString(want.Message.FindString(got.Message), "…/")
 		if short := webhookFailure([]string{msg}); short != "" {
@@ -655,6 +687,9 @@ func (r *ruleRun) requireFixed(t *testing.T) string {
 	warnings := r.warnings(t, objects)
 	assert.Empty(t, warnings, "Warning events of the fixed tree of %s", r.rc.Dir)
 	note := fmt.Sprintf("ready %.1fs, failed %d, warnings %d", ready.Seconds(), failed, len(warnings))
+	if h := r.rc.Hold; h != nil {
+		note += fmt.Sprintf("; %s waited for its dependency while namespace %s's pods were held", h.Waiting, h.Namespace)
+	}
 	if r.rc.CheckFixed != nil {
 		note += "; " + r.rc.CheckFixed(t, r)
 	}
@@ -785,6 +820,25 @@ func (w *fluxWatch) record(key string, generation, observed int64, conds []metav
 	default:
 		st.failing = false
 	}
+}
+
+// releaseWhen returns a channel closed once cond holds (checked every
+// 100ms, as waitFor does), or never if ctx ends first.
+func (w *fluxWatch) releaseWhen(ctx context.Context, cond func() bool) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for !cond() {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+		close(ch)
+	}()
+	return ch
 }
 
 // get returns a copy of what was seen of key, or nil.

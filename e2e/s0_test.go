@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	sigyaml "sigs.k8s.io/yaml"
@@ -16,9 +17,9 @@ import (
 	"github.com/fluxpack/fluxpack/layering"
 )
 
-// operatorStartup is how long the stand-in operator's pod takes to start
-// serving its webhook once scheduled: the window in which the webhook is
-// registered but refuses connections.
+// operatorStartup is how long the stand-in operator's pod takes at least to
+// start serving its webhook once scheduled; it never serves before the
+// test releases it (see startS0).
 const operatorStartup = 10 * time.Second
 
 // s0Layouts are the two layouts of seeds 000 and 002, built with package
@@ -44,16 +45,24 @@ var s0Layouts = map[string]func() *layering.Builder{
 	},
 }
 
-// startS0 starts a cluster whose stand-in operator serves its webhook only
-// after operatorStartup, and returns it with the webhook and the files the
-// operator layer needs besides the testdata.
-func startS0(t *testing.T, m Mode) (*Cluster, *Webhook, map[string][]byte) {
+// startS0 starts a cluster for one layout of seed 000's race and forces the
+// race's order: the operator's webhook configuration is in the cluster
+// before anything is applied, and the stand-in operator's pod does not
+// serve its webhook (connections to it are refused) until the crs layer has
+// been seen in the state release reports: reconcileFailed for a naive
+// layout (its custom resources were refused), waitingForDependency for a
+// fixed one (its dependsOn held them back). It returns the cluster with the
+// webhook and the files the operator layer needs besides the testdata (the
+// same webhook configuration, which that layer applies over the test's).
+func startS0(t *testing.T, m Mode, release func(*kustomizev1.Kustomization) bool) (*Cluster, *Webhook, map[string][]byte) {
 	c := StartCluster(t, m)
 	hook := NewWebhook(t)
-	c.RunGatedPods(operatorStartup, hook.Serve)
-	vwc, err := sigyaml.Marshal(hook.Configuration())
+	c.RunGatedPods(operatorStartup, c.HoldUntil("crs", release), hook.Serve)
+	vwc := hook.Configuration()
+	c.create(vwc.DeepCopy())
+	b, err := sigyaml.Marshal(vwc)
 	require.NoError(t, err)
-	return c, hook, map[string][]byte{"operator/webhook.yaml": vwc}
+	return c, hook, map[string][]byte{"operator/webhook.yaml": b}
 }
 
 func TestS0ExternalSecrets(t *testing.T) {
@@ -66,11 +75,11 @@ func testS0(t *testing.T, m Mode) {
 	tree := filepath.Join("testdata", "s0")
 	t.Run("fluxpack", func(t *testing.T) {
 		t.Parallel()
-		c, hook, files := startS0(t, m)
+		c, hook, files := startS0(t, m, waitingForDependency)
 		d := Deploy(t, c, "s0", tree, files, s0Layouts["fluxpack"]())
 		d.RequireNoFailures(t)
 		assert.Positive(t, hook.Requests(), "the webhook never validated a CR")
-		recordRun("S0 fluxpack", d, "")
+		recordRun("S0 fluxpack", d, heldNote)
 
 		// A changed push (a new CR) reaches the cluster; an unchanged one is a no-op.
 		d.RequireUpdates(t, "s0",
@@ -84,36 +93,30 @@ func testS0(t *testing.T, m Mode) {
 
 	t.Run("naive", func(t *testing.T) {
 		t.Parallel()
-		c, _, files := startS0(t, m)
+		c, _, files := startS0(t, m, reconcileFailed)
 		d := Deploy(t, c, "s0", tree, files, s0Layouts["naive"]())
-		note := requireNaiveRace(t, d, m, "namespaces", "crds", "operator", rootName)
+		note := requireNaiveRace(t, d, "namespaces", "crds", "operator", rootName)
 		recordRun("S0 naive", d, note)
 	})
 }
 
-// requireNaiveRace checks what a naive layout's crs layer did: with the
-// fast flag it must fail calling the operator's webhook (the race of the
-// seeds), and no other layer may fail. In stock Flux the 30s polling can
-// hide the race (crs and operator are both retried half a minute later), so
-// there a failure is reported, not required. It returns the note for the
-// summary.
-func requireNaiveRace(t *testing.T, d *Deployment, m Mode, others ...string) string {
+// heldNote is the summary note of a fixed layout run in the order startS0
+// forces.
+const heldNote = "crs held back by dependsOn while the webhook refused"
+
+// requireNaiveRace checks what a naive layout's crs layer did, in the
+// order startS0 forces: it must have failed calling the operator's webhook
+// (the race of the seeds), in stock Flux as with the fast flag, and no
+// other layer may fail. It returns the note for the summary.
+func requireNaiveRace(t *testing.T, d *Deployment, others ...string) string {
 	t.Helper()
 	crs := d.Layers["crs"]
 	for _, name := range others {
 		require.Zero(t, d.Layers[name].Failures, "layer %q: %v", name, d.Layers[name].Messages)
 	}
 	msg := webhookFailure(append(crs.Messages, crs.WarningNotes...))
-	if m == Fast {
-		require.Positive(t, crs.Failures, "the naive layout did not fail: the webhook race was not reproduced")
-		require.Contains(t, msg, "connection refused", "no failure of the naive crs layer says `failed calling webhook … connection refused`: %v %v", crs.Messages, crs.WarningNotes)
-	}
-	if crs.Failures == 0 {
-		return "the race did not happen in this run"
-	}
-	if msg == "" {
-		msg = strings.Join(crs.Messages, "; ")
-	}
+	require.Positive(t, crs.Failures, "the naive layout did not fail, though its custom resources were applied while the webhook refused")
+	require.Contains(t, msg, "connection refused", "no failure of the naive crs layer says `failed calling webhook … connection refused`: %v %v", crs.Messages, crs.WarningNotes)
 	return msg
 }
 

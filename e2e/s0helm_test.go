@@ -10,6 +10,7 @@ import (
 	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,17 +60,22 @@ var s0HelmLayouts = map[string]func(operator ...layering.HelmOption) *layering.B
 	},
 }
 
-// startS0Helm starts a cluster whose stand-in operator serves its webhook
-// only after operatorStartup, pushes the test chart to its registry, and
-// returns the folder to deploy (S0's namespace and custom resources, the
-// chart's CRDs, the chart's OCIRepository) and the operator's HelmRelease
-// options: the chart, CRDs skipped, the release, and inline values that point
-// the chart's webhook at the test's server and close its pod's gate.
-func startS0Helm(t *testing.T, m Mode) (*Cluster, *Webhook, Chart, string, []layering.HelmOption) {
+// startS0Helm starts a cluster for one layout, in the order startS0 forces
+// (release says when the webhook may serve), with the chart's webhook
+// configuration, not yet installed, in the cluster already: made as the
+// chart makes it and marked as the release's, so that the install adopts
+// it.
+// It pushes the test chart to the cluster's registry, and returns the
+// folder to deploy (S0's namespace and custom resources, the chart's CRDs,
+// the chart's OCIRepository) and the operator's HelmRelease options: the
+// chart, CRDs skipped, the release, and inline values that point the
+// chart's webhook at the test's server and close its pod's gate.
+func startS0Helm(t *testing.T, m Mode, release func(*kustomizev1.Kustomization) bool) (*Cluster, *Webhook, Chart, string, []layering.HelmOption) {
 	c := StartCluster(t, m)
 	hook := NewWebhook(t)
-	c.RunGatedPods(operatorStartup, hook.Serve)
+	c.RunGatedPods(operatorStartup, c.HoldUntil("crs", release), hook.Serve)
 	chart := pushChart(t, c, esoChart)
+	c.create(releaseWebhookConfiguration(hook))
 
 	tree := t.TempDir()
 	copyTree(t, filepath.Join("testdata", "s0", "namespaces"), filepath.Join(tree, "namespaces"))
@@ -89,6 +95,19 @@ func startS0Helm(t *testing.T, m Mode) (*Cluster, *Webhook, Chart, string, []lay
 	}
 }
 
+// releaseWebhookConfiguration is the webhook configuration the chart
+// installs for esoRelease (its name, webhooks and clientConfig), marked as
+// the release's. helm-controller installs taking ownership of objects that
+// exist (unless spec.install.disableTakeOwnership), and Helm adopts one
+// with the release's ownership label and annotations even without.
+func releaseWebhookConfiguration(hook *Webhook) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	vwc := hook.Configuration()
+	vwc.Name = esoRelease + "-validate"
+	vwc.Labels = map[string]string{"app.kubernetes.io/managed-by": "Helm"}
+	vwc.Annotations = map[string]string{"meta.helm.sh/release-name": esoRelease, "meta.helm.sh/release-namespace": esoRelease}
+	return vwc
+}
+
 func TestS0Helm(t *testing.T) {
 	t.Parallel()
 	forEachMode(t, testS0Helm)
@@ -97,19 +116,19 @@ func TestS0Helm(t *testing.T) {
 func testS0Helm(t *testing.T, m Mode) {
 	t.Run("fluxpack", func(t *testing.T) {
 		t.Parallel()
-		c, hook, chart, tree, operator := startS0Helm(t, m)
+		c, hook, chart, tree, operator := startS0Helm(t, m, waitingForDependency)
 		d := Deploy(t, c, "s0helm", tree, nil, s0HelmLayouts["fluxpack"](operator...))
 		d.RequireNoFailures(t)
 		assert.Positive(t, hook.Requests(), "the webhook never validated a CR")
 		requireRelease(t, c, chart, hook)
-		recordRun("S0 (Helm) fluxpack", d, "")
+		recordRun("S0 (Helm) fluxpack", d, heldNote)
 	})
 
 	t.Run("naive", func(t *testing.T) {
 		t.Parallel()
-		c, hook, chart, tree, operator := startS0Helm(t, m)
+		c, hook, chart, tree, operator := startS0Helm(t, m, reconcileFailed)
 		d := Deploy(t, c, "s0helm", tree, nil, s0HelmLayouts["naive"](operator...))
-		note := requireNaiveRace(t, d, m, "sources", "namespaces", "crds", "operator", rootName)
+		note := requireNaiveRace(t, d, "sources", "namespaces", "crds", "operator", rootName)
 		requireRelease(t, c, chart, hook)
 		recordRun("S0 (Helm) naive", d, note)
 	})
@@ -158,6 +177,8 @@ func requireRelease(t *testing.T, c *Cluster, chart Chart, hook *Webhook) {
 
 	var vwc admissionregistrationv1.ValidatingWebhookConfiguration
 	require.NoError(t, c.Client.Get(ctx, client.ObjectKey{Name: esoRelease + "-validate"}, &vwc))
+	// The test made it before the install (startS0Helm); Helm adopted it.
+	assert.Equal(t, chart.Name, vwc.Labels["app.kubernetes.io/name"], "the release did not adopt ValidatingWebhookConfiguration/%s", vwc.Name)
 	require.Len(t, vwc.Webhooks, 2)
 	for _, w := range vwc.Webhooks {
 		require.NotNil(t, w.ClientConfig.URL, "webhook %s", w.Name)

@@ -77,7 +77,7 @@ func testS3(t *testing.T, m Mode, layout string, base func() *layering.Builder) 
 	c := StartCluster(t, m)
 	c.RunCrossplane()
 	var opened atomic.Pointer[time.Time]
-	c.RunGatedPods(crossplaneStartup, func() { now := time.Now(); opened.Store(&now) })
+	c.RunGatedPods(crossplaneStartup, nil, func() { now := time.Now(); opened.Store(&now) })
 	marks := c.WatchFirstReady()
 	chart, source := crossplaneSource(t, c)
 	// The cluster variables the IaC writes (seed 003's eks-mycluster-0-vars).

@@ -9,11 +9,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,46 +27,90 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
 // Webhook is the stand-in operator's admission webhook: a server run by the
-// test on 127.0.0.1, over TLS with a CA made for the test. Its port is chosen
-// up front but nothing listens on it until Serve, so until then the API
-// server's calls are refused, as they are by a webhook pod still starting.
+// test on 127.0.0.1, over TLS with a CA made for the test. Its port is bound
+// up front but not listened on until Serve, so until then the API server's
+// calls are refused (connect: connection refused), as they are by a webhook
+// pod still starting, and no other process can take the port meanwhile.
 type Webhook struct {
 	t        *testing.T
 	addr     string
 	ca       *authority
 	tls      *tls.Config
-	once     sync.Once
 	requests atomic.Int64
-	serving  atomic.Bool
+
+	mu sync.Mutex
+	fd int // the bound socket until Serve listens on it or the test ends; then -1
 }
 
 func NewWebhook(t *testing.T) *Webhook {
 	ca := newAuthority(t, "fluxpack e2e webhook CA")
-	return &Webhook{
-		t: t, ca: ca, tls: ca.tlsConfig(t, "webhook"),
-		addr: fmt.Sprintf("127.0.0.1:%d", testutil.FreePort(t)),
-	}
+	fd, port, err := boundSocket()
+	require.NoError(t, err, "webhook: binding a port on 127.0.0.1")
+	w := &Webhook{t: t, fd: fd, ca: ca, tls: ca.tlsConfig(t, "webhook"), addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	t.Cleanup(func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.fd >= 0 {
+			_ = syscall.Close(w.fd)
+			w.fd = -1
+		}
+	})
+	return w
 }
 
-// Serve starts answering admission reviews (allowing every object); it is
-// stopped when the test ends. Calling it again does nothing.
+// boundSocket is a TCP socket bound to a port of 127.0.0.1 the kernel
+// chooses, not listening: a connection to it is refused, and the port is
+// not handed to anyone else (not even as the local port of a connection).
+func boundSocket() (fd, port int, err error) {
+	syscall.ForkLock.RLock() // close-on-exec before any child can inherit it
+	fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err == nil {
+		syscall.CloseOnExec(fd)
+	}
+	syscall.ForkLock.RUnlock()
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		_ = syscall.Close(fd)
+		return 0, 0, err
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		_ = syscall.Close(fd)
+		return 0, 0, err
+	}
+	return fd, sa.(*syscall.SockaddrInet4).Port, nil
+}
+
+// Serve starts answering admission reviews (allowing every object) on the
+// bound port; it is stopped when the test ends. Calling it again, or after
+// the test ended, does nothing.
 func (w *Webhook) Serve() {
-	w.once.Do(func() {
-		l, err := net.Listen("tcp", w.addr)
-		if err != nil {
-			w.t.Errorf("webhook: listening on %s: %v", w.addr, err)
-			return
-		}
-		srv := &http.Server{Handler: http.HandlerFunc(w.review), TLSConfig: w.tls, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.ServeTLS(l, "", "") }()
-		w.serving.Store(true)
-		w.t.Cleanup(func() { _ = srv.Close() })
-	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.fd < 0 {
+		return
+	}
+	fd := w.fd
+	w.fd = -1
+	f := os.NewFile(uintptr(fd), "webhook") // owns fd from here
+	defer f.Close()
+	if err := syscall.Listen(fd, syscall.SOMAXCONN); err != nil {
+		w.t.Errorf("webhook: listening on %s: %v", w.addr, err)
+		return
+	}
+	l, err := net.FileListener(f) // a copy of the socket
+	if err != nil {
+		w.t.Errorf("webhook: listening on %s: %v", w.addr, err)
+		return
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(w.review), TLSConfig: w.tls, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.ServeTLS(l, "", "") }()
+	w.t.Cleanup(func() { _ = srv.Close() })
 }
 
 func (w *Webhook) review(rw http.ResponseWriter, r *http.Request) {
@@ -122,10 +169,29 @@ func (w *Webhook) Configuration() *admissionregistrationv1.ValidatingWebhookConf
 
 // RunGatedPods plays the container runtime for pods whose gate annotation is
 // "closed" (kwok holds them back from Ready): once such a pod is bound to the
-// node, it waits startup (the container starting), calls started (the process
-// now serves), and only then opens the gate, so the pod turns Ready, and its
-// Deployment Available, strictly after started returned.
-func (c *Cluster) RunGatedPods(startup time.Duration, started func()) {
+// node, it waits startup (the container starting) and, when hold is not
+// nil, until hold is closed (the test has seen the order its case forces),
+// calls started (the process now serves), and only then opens the gate, so
+// the pod turns Ready, and its Deployment Available, strictly after started
+// returned.
+func (c *Cluster) RunGatedPods(startup time.Duration, hold <-chan struct{}, started func()) {
+	c.runGatedPods(func(*corev1.Pod) (podStart, error) {
+		return podStart{startup: startup, hold: hold, started: started}, nil
+	})
+}
+
+// podStart is how the test starts one gated pod: after startup and once
+// hold (if not nil) is closed, it calls started (if not nil), then opens
+// the gate.
+type podStart struct {
+	startup time.Duration
+	hold    <-chan struct{}
+	started func()
+}
+
+// runGatedPods is RunGatedPods with a start per pod; an error breaks the
+// cluster.
+func (c *Cluster) runGatedPods(start func(*corev1.Pod) (podStart, error)) {
 	seen := map[types.UID]bool{}
 	c.WatchEach(&corev1.PodList{}, func(ctx context.Context, obj client.Object) {
 		pod := obj.(*corev1.Pod)
@@ -134,13 +200,27 @@ func (c *Cluster) RunGatedPods(startup time.Duration, started func()) {
 		}
 		seen[pod.UID] = true
 		key := client.ObjectKeyFromObject(pod)
+		s, err := start(pod)
+		if err != nil {
+			c.breakWith(fmt.Sprintf("Pod/%s: %v", key, err))
+			return
+		}
 		go func() {
 			select {
-			case <-time.After(startup):
+			case <-time.After(s.startup):
 			case <-ctx.Done():
 				return
 			}
-			started()
+			if s.hold != nil {
+				select {
+				case <-s.hold:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if s.started != nil {
+				s.started()
+			}
 			patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"open"}}}`, podGateAnnotation))
 			var p corev1.Pod
 			p.Name, p.Namespace = key.Name, key.Namespace
