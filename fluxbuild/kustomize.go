@@ -32,10 +32,16 @@ import (
 // build is offline, so it is refused instead of fetched.
 var ErrRemote = errors.New("remote resources are not read: fluxpack builds offline")
 
-// kustomizeMu serialises kustomize builds: kustomize keeps global state
-// (the OpenAPI schema) that concurrent builds race on, which Flux works
-// around the same way (kustomize#3659).
-var kustomizeMu sync.Mutex
+// kustomizeMu guards kustomize's global state. kustomize keeps the OpenAPI
+// schema in globals, which Flux guards by serialising every build
+// (kustomize#3659). Only a build that changes the schema (a kustomization
+// with openapi or crds fields, reset around the build) or that swaps
+// os.Stderr (withStderr) writes global state; the others only read it,
+// under kyaml's own schema lock where it is parsed on first use. So those
+// share the lock (RLock) and run in parallel, and the writers, previews
+// (substitution reads the schema) and post-renderers hold it alone.
+// TestConcurrentBuilds holds this under the race detector.
+var kustomizeMu sync.RWMutex
 
 // originAnnotation is where kustomize records the file an object came from
 // when buildMetadata has originAnnotations.
@@ -49,7 +55,8 @@ const originAnnotation = "config.kubernetes.io/origin"
 // only files and transforms their objects in place (sourceOrder); else
 // kustomize's origin annotations name it, which the build asks for and
 // removes again unless the kustomization asked for them. With lock, it
-// takes kustomizeMu for the build; without, the caller holds it.
+// takes kustomizeMu for the build (shared unless the build writes
+// kustomize's global state); without, the caller holds it alone.
 func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error) {
 	var local localInfo
 	if err := checkLocal(g.root, g.dir, &g.kus, g.kfile, map[string]bool{}, &local); err != nil {
@@ -151,7 +158,13 @@ func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
 	}
 	fsys := &overlayFS{FileSystem: filesys.MakeFsOnDisk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
 	if lock {
-		kustomizeMu.Lock()
+		if schemas || len(g.deprecated) > 0 {
+			kustomizeMu.Lock()
+			defer kustomizeMu.Unlock()
+		} else {
+			kustomizeMu.RLock()
+			defer kustomizeMu.RUnlock()
+		}
 	}
 	var m resmap.ResMap
 	if len(g.deprecated) > 0 {
@@ -167,9 +180,6 @@ func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
 		}, func() { m, err = kustomizeBuild(fsys, root, schemas) })
 	} else {
 		m, err = kustomizeBuild(fsys, root, schemas)
-	}
-	if lock {
-		kustomizeMu.Unlock()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build of %s: %w", g.relSlash(g.dir), err)

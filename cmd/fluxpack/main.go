@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/fluxpack/fluxpack/internal/cli"
@@ -27,7 +28,35 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop() // never runs: os.Exit runs no deferred call, so the handlers stay
 	bi, _ := debug.ReadBuildInfo()
-	os.Exit(cli.MainAs(ctx, cli.NameFor(os.Args[0]), versionFrom(version, bi), os.Args[1:], os.Stdout, os.Stderr))
+	stopProfile := cpuProfile(os.Getenv("FLUXPACK_CPUPROFILE"))
+	code := cli.MainAs(ctx, cli.NameFor(os.Args[0]), versionFrom(version, bi), os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
+	os.Exit(code)
+}
+
+// cpuProfile writes a CPU profile of the command to file when it is not
+// empty (FLUXPACK_CPUPROFILE, for developers: `go tool pprof` reads it); the
+// returned function ends it. A profile that cannot be written is said on
+// stderr and the command runs without it.
+func cpuProfile(file string) (stop func()) {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		os.Stderr.WriteString("fluxpack: FLUXPACK_CPUPROFILE: " + err.Error() + "\n")
+		if f != nil {
+			_ = f.Close()
+		}
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
 }
 
 // versionFrom is the version `fluxpack version` prints: the stamped one;
