@@ -46,6 +46,8 @@ NOTIFICATION_CONTROLLER_VERSION=v1.9.3 # github.com/fluxcd/notification-controll
 NOTIFICATION_CONTROLLER_REPLACES=()
 # The flux CLI, for the plugin test (flux plugin install, flux pack ...).
 FLUX_VERSION=v2.9.5                 # github.com/fluxcd/flux2/v2
+# The peer `make bench` times review against (flate diff ks --path-orig).
+FLATE_VERSION=v0.6.5                # github.com/home-operations/flate
 
 log() { echo "tools: $*" >&2; }
 
@@ -73,6 +75,16 @@ build_registry() {
     timed registry env GOBIN="$dir" go install "github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION"
   fi
   link registry "$dir"
+}
+
+build_flate() {
+  local dir=$cache/tools/flate-$FLATE_VERSION
+  if [ ! -x "$dir/flate" ]; then
+    log "building flate $FLATE_VERSION, the peer make bench times (a minute or two, once)"
+    mkdir -p "$dir"
+    timed flate env GOBIN="$dir" CGO_ENABLED=0 go install -trimpath "github.com/home-operations/flate/cmd/flate@$FLATE_VERSION"
+  fi
+  link flate "$dir"
 }
 
 build_golangci_lint() {
@@ -220,6 +232,7 @@ for tool in "$@"; do
   case $tool in
     registry) build_registry ;;
     golangci-lint) build_golangci_lint ;;
+    flate) build_flate ;;
     flux) build_flux_cli ;;
     etcd) build_etcd ;;
     kubernetes) build_kubernetes ;;

@@ -196,6 +196,18 @@ func assertChangedOnlyIsAll(t *testing.T, f repoFixture, base, head string) {
 		}
 		return
 	}
+	if some.Unread {
+		// Changed-only read nothing: --all, which read and rendered
+		// everything, must find nothing either.
+		if all.Changed() || len(all.Objects) > 0 || len(all.Images) > 0 {
+			t.Errorf("changed-only said no layer reads %v, but --all finds changes: %d objects, %d images, findings %+v, bootstrap %+v",
+				some.Files, len(all.Objects), len(all.Images), all.Findings, all.Bootstrap)
+		}
+		if len(some.Rendered) > 0 || len(some.Objects) > 0 {
+			t.Errorf("an unread change rendered %v and reports %d objects", some.Rendered, len(some.Objects))
+		}
+		return
+	}
 	if d := cmp.Diff(all.Objects, some.Objects); d != "" {
 		t.Errorf("changed-only differs from --all (-all +changed-only):\n%s", d)
 	}

@@ -84,7 +84,7 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 	var sections []string
 	for _, r := range reports {
 		var h strings.Builder
-		fmt.Fprintf(&h, "\n### `%s`\n\n%s -> %s: %d files changed; %s.\n", r.Entry, mdEscape(r.Base), mdEscape(r.Head), len(r.Files), r.renderedLine())
+		fmt.Fprintf(&h, "\n### `%s`\n\n%s -> %s: %s changed; %s.\n", r.Entry, mdEscape(r.Base), mdEscape(r.Head), count(len(r.Files), "file"), r.renderedLine())
 		if line, causes := r.Findings.coverage(); line != "" {
 			fmt.Fprintf(&h, "\n%s.\n", mdEscape(strings.ToUpper(line[:1])+line[1:]))
 			if len(causes) > 0 {

@@ -268,7 +268,7 @@ func TestProducerCountsAddUp(t *testing.T) {
 	// flux-system, web and web's HelmRelease.
 	assert.Equal(t, 3, r.Skipped)
 	out := formats(t, r)
-	assert.Contains(t, out["text"], "1 files changed; 2 producers rendered, 2 not rendered (listed below), 3 skipped (no changed file feeds them; --all renders every one)\n")
+	assert.Contains(t, out["text"], "1 file changed; 2 producers rendered, 2 not rendered (listed below), 3 skipped (no changed file feeds them; --all renders every one)\n")
 
 	all := compareTrees(t, homeOps, map[string]string{"apps/arr/helmrelease.yaml": arrRelease("5.1.0", "1.2.0", "1.27")}, review.WithAll())
 	assert.Equal(t, 0, all.Skipped)

@@ -68,6 +68,11 @@ type Report struct {
 	// Images are the container images the change adds, removes or
 	// retags.
 	Images []ImageChange `json:"images,omitempty"`
+	// Unread is true when no layer of either side reads any of Files (a
+	// change to CI configuration or documentation, say): the trees were
+	// not read, so nothing was rendered or linted, and nothing changes.
+	// Changed-only; WithAll reads both trees all the same.
+	Unread bool `json:"unread,omitempty"`
 	// Outputs are the IaC outputs files a stack names that are not in the
 	// repository (outside its root, or ignored by Git), which both sides
 	// read where the working tree has them: relative to the repository's
@@ -161,11 +166,26 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	if !filepath.IsLocal(filepath.FromSlash(entry)) && entry != "." {
 		return nil, errdefs.InvalidOption("entry %q: want a path inside the repository", entry)
 	}
-	// The files changed are compared while the head is read.
 	var files []string
 	var filesErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { files, filesErr = ChangedFiles(baseRoot, headRoot) })
+	if cfg.all {
+		// The files changed are compared while the head is read.
+		wg.Go(func() { files, filesErr = ChangedFiles(baseRoot, headRoot) })
+	} else {
+		// Changed-only, a change no layer can read is said before
+		// anything is read.
+		if files, err = ChangedFiles(baseRoot, headRoot); err != nil {
+			return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
+		}
+		none, err := unread(headRoot, files)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", cfg.head, err)
+		}
+		if none {
+			return &Report{Base: cfg.base, Head: cfg.head, Entry: entry, Files: files, Unread: true}, nil
+		}
+	}
 	// The base reuses the head's objects of the layers no changed file
 	// feeds (below): its lint reads them from the head's.
 	read := append(slices.Clone(cfg.read), fluxrepo.WithLint(lint.WithObjectCache(lint.NewObjectCache())))

@@ -64,7 +64,7 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	p := painter(opts.Color)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: %s -> %s\n", p.paint(ansiBold, "cluster"), r.Entry, r.Base, r.Head)
-	fmt.Fprintf(&b, "%d files changed; %s\n", len(r.Files), r.renderedLine())
+	fmt.Fprintf(&b, "%s changed; %s\n", count(len(r.Files), "file"), r.renderedLine())
 	if line, causes := r.Findings.coverage(); line != "" {
 		b.WriteString(line + "\n")
 		for _, c := range causes {
@@ -146,6 +146,9 @@ func (r *Report) noChangeLine() string {
 // renderedLine counts the producers: rendered, not rendered (each with
 // why, below) and skipped, which add up to every producer.
 func (r *Report) renderedLine() string {
+	if r.Unread {
+		return "no layer reads what changed: nothing rendered (--all renders every producer)"
+	}
 	s := count(len(r.Rendered), "producer") + " rendered"
 	if r.All {
 		s += " (all)"
