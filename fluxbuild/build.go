@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 
@@ -109,7 +110,9 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 		return nil, err
 	}
 	p := ks.Spec.Path
-	dir := filepath.Join(root, filepath.FromSlash(p))
+	// kustomize-controller joins the path to the artifact with
+	// securejoin: a path cannot leave it (../.. is the root itself).
+	dir := filepath.Join(root, filepath.FromSlash(path.Clean("/"+p)))
 	if p == "" {
 		p = src.Dir
 	}
