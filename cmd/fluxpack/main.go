@@ -21,6 +21,9 @@ import (
 var version = ""
 
 func main() {
+	if percent, limit, ok := cli.GC(os.Args[1:]); ok {
+		startup.Tune(percent, limit)
+	}
 	startup.Done() // the collector was off while the linked packages initialized
 	// The handlers stay until the process exits: a signal that arrives as
 	// the command ends is absorbed, not fatal (a restored default handler

@@ -66,18 +66,16 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error, 130 interrupted
 		},
 	}
 	root.PersistentFlags().BoolVar(&f.debug, "debug", false, "log debug details to stderr (never secrets)")
+	root.AddCommand(readsRepositories(newDiffCmd(f), newPreviewCmd(f), newRenderCmd(f), newLintCmd(f), newGraphCmd(f), newImportCmd(f))...)
 	root.AddCommand(
 		newVersionCmd(version),
 		newPushCmd(f),
-		newDiffCmd(f),
 		newPullCmd(f),
 		newTagCmd(f),
 		newPromoteCmd(f),
 		newListCmd(f),
 		newVerifyCmd(f),
 		newOutputsCmd(f),
-		newPreviewCmd(f),
-		newRenderCmd(f), newLintCmd(f), newGraphCmd(f), newImportCmd(f),
 		newFluxPatchCmd(f), newWakeCmd(f),
 		newRegistryCmd(f),
 	)

@@ -51,6 +51,13 @@ func stop() {
 	debug.SetMemoryLimit(min(memLimit, initLimit))
 }
 
+// Tune replaces the settings Done gives back (what GOGC and GOMEMLIMIT
+// set) with percent and limit: for a command whose collector main tunes.
+// Call it before Done.
+func Tune(percent int, limit int64) {
+	gcPercent, memLimit = percent, limit
+}
+
 // Done lets the first collection run where GOGC would have put it had one
 // run before main, then gives the collector back GOGC's and GOMEMLIMIT's
 // settings (the defaults: 100 and no limit). main calls it first.

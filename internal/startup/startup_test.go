@@ -66,6 +66,30 @@ func TestDoneGOGCOff(t *testing.T) {
 	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "memory limit under GOGC=off")
 }
 
+// TestTune: the settings Tune gives are those the first collection
+// brings back, the limit at once bounding the first goal.
+func TestTune(t *testing.T) {
+	t.Cleanup(func() { debug.SetGCPercent(100); debug.SetMemoryLimit(math.MaxInt64) })
+	restored = make(chan struct{})
+	stop()
+	Tune(400, 2<<30)
+	Done()
+	assert.LessOrEqual(t, debug.SetMemoryLimit(-1), int64(2<<30), "memory limit after Done, before a collection")
+	for done := false; !done; {
+		runtime.GC()
+		select {
+		case <-restored:
+			done = true
+		case <-t.Context().Done():
+			t.Fatal("the settings were not restored after a collection")
+		default:
+			runtime.Gosched()
+		}
+	}
+	assert.Equal(t, 400, readGCPercent(), "GC percent after the first collection")
+	assert.Equal(t, int64(2<<30), debug.SetMemoryLimit(-1), "memory limit after the first collection")
+}
+
 // readGCPercent reads the GC percent without changing it.
 func readGCPercent() int {
 	p := debug.SetGCPercent(-1)
