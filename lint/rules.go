@@ -89,7 +89,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			continue
 		case slices.Contains(l.existingGroups(), o.group()):
 			continue
-		case l.unknownAncestor(ly) || len(l.unrenderedBefore(ly)) > 0:
+		case l.unknownAncestor(ly) || l.unrenderedMayBring(ly, o.group()):
 			// A chart lint could not render, or a layer it could not read,
 			// applied before this one may bring the CRD: no claim.
 			continue
@@ -170,10 +170,8 @@ func (l *linter) existingAdvice(field string) string {
 // render and that the table of known operators ties to group, or nil.
 func (l *linter) assumedCRDRelease(ly *lintLayer, group string) *object {
 	for _, hr := range ly.unrendered {
-		for _, k := range hr.assumed {
-			if g, _, _ := strings.Cut(k, "/"); g == group {
-				return hr
-			}
+		if tiedTo(hr, group) {
+			return hr
 		}
 	}
 	return nil
@@ -204,6 +202,37 @@ func (l *linter) unrenderedBefore(ly *lintLayer) []*object {
 		out = append(out, l.layers[a].unrendered...)
 	}
 	return out
+}
+
+// unrenderedMayBring reports whether a chart lint could not render, of a
+// layer applied before ly, may install the CRDs of group. Any such chart
+// may, unless the table of known operators ties the group to a chart that
+// a layer ly does not wait for installs (assumedCRDLayer): then that chart
+// is where the platform's CRDs of group come from, and only a chart the
+// table ties to the group, before ly, brings them in time. A chart of
+// another name is not taken for it: a volsync chart does not install
+// ExternalSecret's CRDs, and webhook-order does not take it for the
+// group's webhook server either, so the two rules agree on the layer. The
+// layer stays in the chart coverage all the same (missingChart): what else
+// that chart holds is still unknown.
+func (l *linter) unrenderedMayBring(ly *lintLayer, group string) bool {
+	before := l.unrenderedBefore(ly)
+	if len(before) == 0 {
+		return false
+	}
+	if l.assumedCRDLayer(ly, group) == nil {
+		return true
+	}
+	return slices.ContainsFunc(before, func(hr *object) bool { return tiedTo(hr, group) })
+}
+
+// tiedTo reports whether the table of known operators ties the chart of
+// the HelmRelease hr, which lint could not render, to group.
+func tiedTo(hr *object, group string) bool {
+	return slices.ContainsFunc(hr.assumed, func(k string) bool {
+		g, _, _ := strings.Cut(k, "/")
+		return g == group
+	})
 }
 
 // crdReleasesElsewhere names the layers, other than ly and those applied
