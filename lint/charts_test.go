@@ -528,3 +528,82 @@ func TestLintFluxObjectTypo(t *testing.T) {
 		assert.NotContains(t, []lint.Rule{lint.RuleHealthCheck, lint.RuleGraph}, f.Rule, "%s", f)
 	}
 }
+
+// A chart lint could not render, before a layer, may bring the CRDs of
+// its custom resources, unless the table of known operators places that
+// group's CRDs in a chart of another layer, which the layer does not wait
+// for: a backup operator's chart does not install ExternalSecret's CRDs.
+// Then crd-order is as sure as webhook-order, which does not take that
+// chart for the group's webhook server either (N1 of issue 40: the layer
+// after the backup chart had webhook-order without crd-order). The layer
+// stays among those the chart coverage names: what else the chart holds
+// is unknown.
+func TestLintUnrelatedChartBringsNoKnownCRDs(t *testing.T) {
+	release := func(name string) string {
+		return "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: " + name + ", namespace: flux-system}\n" +
+			"spec:\n  interval: 30m\n  chart: {spec: {chart: " + name + ", sourceRef: {kind: HelmRepository, name: upstream}}}\n"
+	}
+	secret := func(name string) string {
+		return "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata: {name: " + name + ", namespace: default}\n" +
+			"spec: {secretStoreRef: {kind: ClusterSecretStore, name: store}, target: {name: " + name + "}}\n"
+	}
+	files := map[string]string{
+		"secrets/repo.yaml":   "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: upstream, namespace: flux-system}\nspec: {interval: 1h, url: https://charts.example.org}\n",
+		"secrets/eso.yaml":    release("external-secrets"),
+		"backup/backup.yaml":  release("snapshot-mover"),
+		"after/secret.yaml":   secret("after-backup"),
+		"alone/secret.yaml":   secret("alone"),
+		"behind/secret.yaml":  secret("behind"),
+		"behind2/secret.yaml": secret("behind-both"),
+	}
+	byLayer := func(fs []lint.Finding) map[string][]lint.Rule {
+		out := map[string][]lint.Rule{}
+		for _, f := range fs {
+			out[f.Layer] = append(out[f.Layer], f.Rule)
+		}
+		return out
+	}
+	lintReport := func(t *testing.T, b *layering.Builder) *lint.Report {
+		t.Helper()
+		dir := t.TempDir()
+		testutil.WriteFiles(t, dir, files)
+		rep, err := lint.Stack(t.Context(), b, dir)
+		require.NoError(t, err)
+		return rep
+	}
+
+	b := stack().Layer("secrets", layering.Path("./secrets")).
+		Layer("backup", layering.Path("./backup")).
+		Layer("after", layering.Path("./after"), layering.DependsOn("backup")).
+		Layer("alone", layering.Path("./alone")).
+		Layer("behind", layering.Path("./behind"), layering.DependsOn("secrets")).
+		Layer("behind2", layering.Path("./behind2"), layering.DependsOn("backup", "secrets"))
+	rep := lintReport(t, b)
+	fs := failing(rep)
+	assert.Equal(t, map[string][]lint.Rule{
+		"after": {lint.RuleCRDOrder, lint.RuleWebhookOrder},
+		"alone": {lint.RuleCRDOrder, lint.RuleWebhookOrder},
+	}, byLayer(fs), "%v", fs)
+	for _, f := range fs {
+		if f.Rule == lint.RuleCRDOrder {
+			assert.Contains(t, f.Message, `the CRDs of external-secrets.io come from HelmRelease/flux-system/external-secrets in layer "secrets" (assumed`, f.Layer)
+		}
+	}
+	var chart *lint.Coverage
+	for i := range rep.Coverage {
+		if rep.Coverage[i].Cause == lint.CoverageChart {
+			chart = &rep.Coverage[i]
+		}
+	}
+	require.NotNil(t, chart, "%+v", rep.Coverage)
+	assert.Subset(t, chart.Layers, []string{"backup", "after", "behind2"}, "the layers after the charts lint could not render are not fully checked")
+
+	// Where no layer installs the operator the table ties to the group,
+	// the chart may be the one that brings its CRDs: no claim.
+	delete(files, "secrets/eso.yaml")
+	b = stack().Layer("secrets", layering.Path("./secrets")).
+		Layer("backup", layering.Path("./backup")).
+		Layer("after", layering.Path("./after"), layering.DependsOn("backup"))
+	fs = failing(lintReport(t, b))
+	assert.Empty(t, fs)
+}

@@ -843,6 +843,95 @@ func TestLintOperatorWaitNeedsAWaiter(t *testing.T) {
 	assert.Contains(t, fs[0].Message, `depend on "webhook", not just on the CRDs, and give "webhook" wait: true or health checks on its workload`)
 }
 
+// operatorFiles is a platform whose operator layer ("ctrl") installs
+// external-secrets and cert-manager from charts lint does not have (the
+// table of known operators says what their webhooks admit), with
+// ExternalSecrets and a Certificate for the layers after it.
+func operatorFiles() map[string]string {
+	release := func(name string) string {
+		return "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: " + name + ", namespace: flux-system}\n" +
+			"spec:\n  interval: 30m\n  chart: {spec: {chart: " + name + ", sourceRef: {kind: HelmRepository, name: upstream}}}\n"
+	}
+	secret := func(ns, name string) string {
+		return "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata: {name: " + name + ", namespace: " + ns + "}\n" +
+			"spec: {secretStoreRef: {kind: ClusterSecretStore, name: store}, target: {name: " + name + "}}\n"
+	}
+	return map[string]string{
+		"ctrl/repo.yaml":      "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: upstream, namespace: flux-system}\nspec: {interval: 1h, url: https://charts.example.org}\n",
+		"ctrl/eso.yaml":       release("external-secrets"),
+		"ctrl/certs.yaml":     release("cert-manager"),
+		"cfg/secret.yaml":     secret("ns1", "a"),
+		"cfg/settings.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings, namespace: default}\n",
+		"apps/secret.yaml":    secret("ns2", "b"),
+		"apps-cert/cert.yaml": "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: web, namespace: ns2}\nspec: {secretName: web-tls, issuerRef: {name: ca}}\n",
+	}
+}
+
+// An operator layer that is Ready before its webhook serves races the
+// layer that waits for it and applies what the webhook admits first; a
+// layer behind that one is not raced: the layer in between is Ready only
+// once the API server admitted its custom resource, so the webhook
+// served. The finding names the layer that races (F1 of issue 40: it
+// named the one behind, whichever came first in the platform).
+func TestLintOperatorWaitNamesTheLayerThatRaces(t *testing.T) {
+	ctrl := func() *layering.Builder {
+		return stack().Layer("ctrl", layering.Path("./ctrl"), layering.NoWait())
+	}
+	tests := []struct {
+		name string
+		b    *layering.Builder
+		want string // the layer and object the finding names
+	}{
+		{
+			name: "the dependent behind the first waits for it, listed before it",
+			b: ctrl().Layer("apps", layering.Path("./apps"), layering.DependsOn("cfg")).
+				Layer("cfg", layering.Path("./cfg"), layering.DependsOn("ctrl"), layering.Wait()),
+			want: `layer "cfg" waits for it and applies ExternalSecret/ns1/a`,
+		},
+		{
+			name: "the dependent behind the first waits for it, listed after it",
+			b: ctrl().Layer("cfg", layering.Path("./cfg"), layering.DependsOn("ctrl"), layering.Wait()).
+				Layer("apps", layering.Path("./apps"), layering.DependsOn("cfg")),
+			want: `layer "cfg" waits for it and applies ExternalSecret/ns1/a`,
+		},
+		{
+			// The first layer's Ready says nothing without wait either:
+			// it is Ready once its apply, the custom resource's admission
+			// included, succeeded.
+			name: "the layer in between does not wait",
+			b: ctrl().Layer("apps", layering.Path("./apps"), layering.DependsOn("cfg")).
+				Layer("cfg", layering.Path("./cfg"), layering.DependsOn("ctrl"), layering.NoWait()),
+			want: `layer "cfg" waits for it and applies ExternalSecret/ns1/a`,
+		},
+		{
+			// An ExternalSecret admitted says nothing of cert-manager's
+			// webhook, though one layer installs both.
+			name: "the layer behind applies what another webhook admits",
+			b: ctrl().Layer("apps-cert", layering.Path("./apps-cert"), layering.DependsOn("cfg")).
+				Layer("cfg", layering.Path("./cfg"), layering.DependsOn("ctrl"), layering.Wait()),
+			want: `layer "apps-cert" waits for it and applies Certificate/ns2/web`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := lintStack(t, tt.b, operatorFiles())
+			require.Equal(t, []lint.Rule{lint.RuleOperatorWait}, rules(fs), "%v", fs)
+			assert.Equal(t, "ctrl", fs[0].Layer)
+			assert.Contains(t, fs[0].Message, tt.want)
+		})
+	}
+
+	// With nothing of the operator's in the layer in between, the layer
+	// behind it races by itself, and is named.
+	files := operatorFiles()
+	delete(files, "cfg/secret.yaml")
+	b := ctrl().Layer("cfg", layering.Path("./cfg"), layering.DependsOn("ctrl"), layering.Wait()).
+		Layer("apps", layering.Path("./apps"), layering.DependsOn("cfg"))
+	fs := lintStack(t, b, files)
+	require.Equal(t, []lint.Rule{lint.RuleOperatorWait}, rules(fs), "%v", fs)
+	assert.Contains(t, fs[0].Message, `layer "apps" waits for it and applies ExternalSecret/ns2/b`)
+}
+
 // A finding names an object as Flux applies it: a ${var} in its name or
 // namespace that its layer's postBuild.substitute sets is substituted;
 // one that only substituteFrom could set, or on an object that opts out

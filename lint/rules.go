@@ -89,7 +89,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			continue
 		case slices.Contains(l.existingGroups(), o.group()):
 			continue
-		case l.unknownAncestor(ly) || len(l.unrenderedBefore(ly)) > 0:
+		case l.unknownAncestor(ly) || l.unrenderedMayBring(ly, o.group()):
 			// A chart lint could not render, or a layer it could not read,
 			// applied before this one may bring the CRD: no claim.
 			continue
@@ -170,10 +170,8 @@ func (l *linter) existingAdvice(field string) string {
 // render and that the table of known operators ties to group, or nil.
 func (l *linter) assumedCRDRelease(ly *lintLayer, group string) *object {
 	for _, hr := range ly.unrendered {
-		for _, k := range hr.assumed {
-			if g, _, _ := strings.Cut(k, "/"); g == group {
-				return hr
-			}
+		if tiedTo(hr, group) {
+			return hr
 		}
 	}
 	return nil
@@ -204,6 +202,37 @@ func (l *linter) unrenderedBefore(ly *lintLayer) []*object {
 		out = append(out, l.layers[a].unrendered...)
 	}
 	return out
+}
+
+// unrenderedMayBring reports whether a chart lint could not render, of a
+// layer applied before ly, may install the CRDs of group. Any such chart
+// may, unless the table of known operators ties the group to a chart that
+// a layer ly does not wait for installs (assumedCRDLayer): then that chart
+// is where the platform's CRDs of group come from, and only a chart the
+// table ties to the group, before ly, brings them in time. A chart of
+// another name is not taken for it: a volsync chart does not install
+// ExternalSecret's CRDs, and webhook-order does not take it for the
+// group's webhook server either, so the two rules agree on the layer. The
+// layer stays in the chart coverage all the same (missingChart): what else
+// that chart holds is still unknown.
+func (l *linter) unrenderedMayBring(ly *lintLayer, group string) bool {
+	before := l.unrenderedBefore(ly)
+	if len(before) == 0 {
+		return false
+	}
+	if l.assumedCRDLayer(ly, group) == nil {
+		return true
+	}
+	return slices.ContainsFunc(before, func(hr *object) bool { return tiedTo(hr, group) })
+}
+
+// tiedTo reports whether the table of known operators ties the chart of
+// the HelmRelease hr, which lint could not render, to group.
+func tiedTo(hr *object, group string) bool {
+	return slices.ContainsFunc(hr.assumed, func(k string) bool {
+		g, _, _ := strings.Cut(k, "/")
+		return g == group
+	})
 }
 
 // crdReleasesElsewhere names the layers, other than ly and those applied
@@ -322,6 +351,12 @@ func (l *linter) checkOperators() {
 // raceOnReady returns a layer that waits for op to be Ready and applies a
 // custom resource whose admission webhook op serves (with that object),
 // or, for a layer marked as an operator, any layer that waits for it.
+// A layer that waits for op only through another that applies a custom
+// resource of the same group which op's webhook admits does not race: see
+// servedBefore. So the layer named is one that does race: with op (wait:
+// false) holding an operator's HelmRelease, cfg (dependsOn op) and apps
+// (dependsOn cfg) both applying its custom resources, cfg races the
+// webhook and apps, behind cfg, does not.
 func (l *linter) raceOnReady(op *lintLayer) (*lintLayer, *object) {
 	var marked *lintLayer
 	for _, ly := range l.layers {
@@ -332,18 +367,49 @@ func (l *linter) raceOnReady(op *lintLayer) (*lintLayer, *object) {
 			marked = ly
 		}
 		for _, o := range ly.objects {
-			if !isCR(o) {
-				continue
-			}
-			if covers(l.cfg.existingWebhooks, o.group(), l.resourceOf(o.group(), o.Kind)) {
-				continue
-			}
-			if slices.Contains(l.operatorsFor(o.group(), o.Kind), op) {
+			if l.admits(op, o) && !l.servedBefore(op, ly, o.group()) {
 				return ly, o
 			}
 		}
 	}
 	return marked, nil
+}
+
+// admits reports whether o is a custom resource whose admission webhook
+// op serves, and that no webhook running before Flux serves.
+func (l *linter) admits(op *lintLayer, o *object) bool {
+	if !isCR(o) || covers(l.cfg.existingWebhooks, o.group(), l.resourceOf(o.group(), o.Kind)) {
+		return false
+	}
+	return slices.Contains(l.operatorsFor(o.group(), o.Kind), op)
+}
+
+// servedBefore reports whether op's webhook for group has served before ly
+// reconciles: a layer Ready before ly, that itself waits for op, applies a
+// custom resource of group that op's webhook admits. kustomize-controller
+// marks a Kustomization Ready only once its apply succeeded (and, with
+// wait, its objects are healthy); the API server admits that custom
+// resource only once the webhook answers (failurePolicy Fail, connection
+// refused before), so that layer is not Ready before the webhook serves,
+// wait or not. A custom resource of that layer's chart proves it only
+// when the layer waits (wait: true): without it, the layer is Ready once
+// the HelmRelease is applied, before helm-controller installs the chart.
+// One group stands for one webhook server: a layer holding both
+// cert-manager and external-secrets proves nothing about cert-manager by
+// an ExternalSecret.
+func (l *linter) servedBefore(op, ly *lintLayer, group string) bool {
+	for w := range ly.readyBefore.all {
+		between := l.layers[w]
+		if between == op || !between.readyBefore.has(op.index) {
+			continue
+		}
+		for _, o := range between.objects {
+			if o.group() == group && (o.release == nil || between.Kustomization.Spec.Wait) && l.admits(op, o) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // hit is a missing namespace of a layer and the objects that need it.
