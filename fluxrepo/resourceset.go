@@ -41,7 +41,7 @@ func expandResourceSets(objs []*fluxbuild.Object) ([]*fluxbuild.Object, error) {
 		if o.Kind != "ResourceSet" || o.Group() != fluxInstanceGroup || o.Node == nil {
 			continue
 		}
-		gen, err := expandResourceSet(o)
+		gen, _, err := expandResourceSet(o)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", o, err))
 			continue
@@ -51,7 +51,90 @@ func expandResourceSets(objs []*fluxbuild.Object) ([]*fluxbuild.Object, error) {
 	return out, errors.Join(errs...)
 }
 
-func expandResourceSet(rs *fluxbuild.Object) ([]*fluxbuild.Object, error) {
+// ErrProviderInputs is wrapped by the error of a ResourceSet whose inputs
+// come, in part or whole, from ResourceSetInputProviders (spec.inputsFrom):
+// only the cluster knows them, so what it generates is not known offline.
+var ErrProviderInputs = errors.New("its inputs come from ResourceSetInputProviders (spec.inputsFrom), which only the cluster knows")
+
+// Generated is what one flux-operator ResourceSet generates.
+type Generated struct {
+	// ResourceSet names it: ResourceSet/NAMESPACE/NAME.
+	ResourceSet string
+	// Objects are the objects it generates, a YAML stream (nil when it
+	// generates none, or Err).
+	Objects []byte
+	// Err says why its objects are not known: templates that do not
+	// render, or inputs from providers (ErrProviderInputs).
+	Err error
+}
+
+// ExpandResourceSets returns, for each flux-operator ResourceSet
+// (fluxcd.controlplane.io) of rendered, a layer's objects as Render prints
+// them, the objects flux-operator generates from it, in the order the
+// ResourceSets come: its resources and resourcesTemplate rendered once per
+// input of spec.inputs, as the reader expands them for lint (the <<
+// >> delimiters, sprig's functions, commonMetadata, objects annotated
+// fluxcd.controlplane.io/reconcile: disabled left out, a namespaced object
+// without a namespace put in the ResourceSet's). A ResourceSet whose inputs
+// come from providers is not expanded: its Err wraps ErrProviderInputs.
+// The error is for a stream that does not parse.
+func ExpandResourceSets(rendered []byte) ([]Generated, error) {
+	if !bytes.Contains(rendered, []byte(fluxInstanceGroup)) {
+		return nil, nil
+	}
+	var out []Generated
+	dec := yaml.NewDecoder(bytes.NewReader(rendered))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+			continue
+		}
+		root := doc.Content[0]
+		rs := &fluxbuild.Object{
+			APIVersion: yamlutil.Str(root, "apiVersion"), Kind: yamlutil.Str(root, "kind"),
+			Namespace: yamlutil.Str(root, "metadata", "namespace"), Name: yamlutil.Str(root, "metadata", "name"), Node: root,
+		}
+		if rs.Kind != "ResourceSet" || rs.Group() != fluxInstanceGroup {
+			continue
+		}
+		g := Generated{ResourceSet: "ResourceSet/" + namespaceOr(rs.Namespace, DefaultNamespace) + "/" + rs.Name}
+		objs, fromProviders, err := expandResourceSet(rs)
+		switch {
+		case err != nil:
+			g.Err = fmt.Errorf("its templates do not render as flux-operator renders them: %w", err)
+		case fromProviders:
+			g.Err = ErrProviderInputs
+		}
+		if g.Err == nil {
+			var b bytes.Buffer
+			for _, o := range objs {
+				data, err := yaml.Marshal(o.Node)
+				if err != nil {
+					return nil, err
+				}
+				b.WriteString("---\n")
+				b.Write(data)
+			}
+			if b.Len() > 0 {
+				g.Objects = b.Bytes()
+			}
+		}
+		out = append(out, g)
+	}
+}
+
+// expandResourceSet returns the objects the ResourceSet rs generates from
+// its own inputs; fromProviders is true when some of its inputs come from
+// providers (spec.inputsFrom), which only the cluster knows: the objects
+// are then those of spec.inputs alone.
+func expandResourceSet(rs *fluxbuild.Object) (objs []*fluxbuild.Object, fromProviders bool, err error) {
 	var spec struct {
 		Inputs            []map[string]any `yaml:"inputs"`
 		InputsFrom        []any            `yaml:"inputsFrom"`
@@ -64,13 +147,14 @@ func expandResourceSet(rs *fluxbuild.Object) ([]*fluxbuild.Object, error) {
 	}
 	if n := yamlutil.Field(rs.Node, "spec"); n != nil {
 		if err := n.Decode(&spec); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
+	fromProviders = len(spec.InputsFrom) > 0
 	inputs := spec.Inputs
 	if len(inputs) == 0 {
-		if len(spec.InputsFrom) > 0 {
-			return nil, nil // only the providers know the inputs
+		if fromProviders {
+			return nil, true, nil // only the providers know the inputs
 		}
 		inputs = []map[string]any{{}}
 	}
@@ -78,7 +162,7 @@ func expandResourceSet(rs *fluxbuild.Object) ([]*fluxbuild.Object, error) {
 	for _, r := range spec.Resources {
 		data, err := yaml.Marshal(r)
 		if err != nil {
-			return nil, err
+			return nil, fromProviders, err
 		}
 		templates = append(templates, string(data))
 	}
@@ -96,11 +180,11 @@ func expandResourceSet(rs *fluxbuild.Object) ([]*fluxbuild.Object, error) {
 		for i, text := range templates {
 			t, err := template.New(fmt.Sprintf("resource %d", i+1)).Delims("<<", ">>").Funcs(funcs).Option("missingkey=error").Parse(text)
 			if err != nil {
-				return nil, err
+				return nil, fromProviders, err
 			}
 			var b bytes.Buffer
 			if err := t.Execute(&b, map[string]any{"inputs": in}); err != nil {
-				return nil, err
+				return nil, fromProviders, err
 			}
 			dec := yaml.NewDecoder(&b)
 			for {
@@ -110,7 +194,7 @@ func expandResourceSet(rs *fluxbuild.Object) ([]*fluxbuild.Object, error) {
 					break
 				}
 				if err != nil {
-					return nil, err
+					return nil, fromProviders, err
 				}
 				if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 					continue
@@ -124,7 +208,7 @@ func expandResourceSet(rs *fluxbuild.Object) ([]*fluxbuild.Object, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, fromProviders, nil
 }
 
 // generated makes the object of a rendered document, or nil when it is

@@ -1,6 +1,7 @@
 package fluxrepo
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -96,5 +97,83 @@ spec:
 	bad := resourceSetObject(t, "spec:\n  resources: [{apiVersion: v1, kind: ConfigMap, metadata: {name: '<< inputs.nope.deeper >>'}}]\n")
 	if _, err := expandResourceSets([]*fluxbuild.Object{bad}); err == nil || !strings.Contains(err.Error(), "ResourceSet/apps/podinfo") {
 		t.Errorf("bad template: %v", err)
+	}
+}
+
+// ExpandResourceSets reads a layer's rendered stream: each ResourceSet is
+// expanded on its own and named; one whose inputs come from providers, in
+// part or whole, says so, and one whose templates do not render says why.
+func TestExpandResourceSetsRendered(t *testing.T) {
+	rendered := `apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: flux-system}
+---
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: tenants, namespace: flux-system}
+spec:
+  inputs: [{tenant: a}, {tenant: b}]
+  resources:
+    - apiVersion: v1
+      kind: Namespace
+      metadata: {name: << inputs.tenant >>}
+    - apiVersion: rbac.authorization.k8s.io/v1
+      kind: RoleBinding
+      metadata: {name: flux}
+      roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
+---
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: previews}
+spec:
+  inputs: [{id: "1"}]
+  inputsFrom: [{kind: ResourceSetInputProvider, name: prs}]
+  resources: [{apiVersion: v1, kind: Namespace, metadata: {name: 'pr-<< inputs.id >>'}}]
+---
+apiVersion: fluxcd.controlplane.io/v1
+kind: ResourceSet
+metadata: {name: broken, namespace: apps}
+spec:
+  resources: [{apiVersion: v1, kind: ConfigMap, metadata: {name: '<< inputs.nope.deeper >>'}}]
+`
+	gens, err := ExpandResourceSets([]byte(rendered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, g := range gens {
+		names = append(names, g.ResourceSet)
+	}
+	if want := "ResourceSet/flux-system/tenants ResourceSet/flux-system/previews ResourceSet/apps/broken"; strings.Join(names, " ") != want {
+		t.Fatalf("ResourceSets %v, want %s", names, want)
+	}
+	if gens[0].Err != nil {
+		t.Fatalf("tenants: %v", gens[0].Err)
+	}
+	var got []string
+	dec := yaml.NewDecoder(strings.NewReader(string(gens[0].Objects)))
+	for {
+		var o struct {
+			Kind     string `yaml:"kind"`
+			Metadata struct{ Name, Namespace string }
+		}
+		if dec.Decode(&o) != nil {
+			break
+		}
+		got = append(got, o.Kind+"/"+o.Metadata.Namespace+"/"+o.Metadata.Name)
+	}
+	if want := "Namespace//a RoleBinding/flux-system/flux Namespace//b"; strings.Join(got, " ") != want {
+		t.Errorf("tenants generates %v, want %s", got, want)
+	}
+	if !errors.Is(gens[1].Err, ErrProviderInputs) || gens[1].Objects != nil {
+		t.Errorf("previews: %v, %d bytes; want ErrProviderInputs and no objects", gens[1].Err, len(gens[1].Objects))
+	}
+	if gens[2].Err == nil || gens[2].Objects != nil {
+		t.Errorf("broken: %v; want the template's error", gens[2].Err)
+	}
+
+	// A layer without ResourceSets has nothing to expand.
+	if gens, err := ExpandResourceSets([]byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: a}\n")); err != nil || gens != nil {
+		t.Errorf("no ResourceSet: %v, %v", gens, err)
 	}
 }

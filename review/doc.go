@@ -26,7 +26,13 @@
 // Skipped add up to every producer. A HelmRelease is named as its
 // Kustomization substitutes it (HelmRelease/media/radarr where the file
 // says ${APP}); one whose name cannot be substituted is named with its
-// layer, so distinct releases are never one producer. The races need every layer on
+// layer, so distinct releases are never one producer. A flux-operator
+// ResourceSet a layer applies is a producer too (ResourceSet/NAMESPACE/NAME):
+// the objects its templates make from its inputs, as the layer rendered it
+// (fluxrepo.ExpandResourceSets), so a change to a template or an input is a
+// change to every object it makes. One whose inputs come from
+// ResourceSetInputProviders is not rendered, and neither are the layers
+// of the other side it generates there. The races need every layer on
 // both sides: changed-only, the layers no changed file feeds (the same on
 // both sides) are read once, for their objects' identities where lint
 // needs no more (fluxrepo.WithIdentityOnly), and shared by the two sides;

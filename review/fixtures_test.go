@@ -87,6 +87,19 @@ var repoFixtures = []repoFixture{
 			return []fluxrepo.Option{fluxrepo.WithSource(fluxrepo.SourceRef{Kind: "GitRepository", Namespace: "flux-system", Name: "team-a"}, dir)}
 		},
 	},
+	{
+		// flux-operator makes the tenants: a ResourceSet's templates,
+		// rendered once per input, are the objects of its layer.
+		name: "resourceset", dir: "testdata/resourceset/repo", entry: "clusters/prod", changes: "testdata/resourceset/changes",
+		named: []namedChange{
+			{"template-label", true, "the Namespace template gains a label: both tenants' Namespaces change"},
+			{"input-added", true, "a third input: tenant c's Namespace, ServiceAccount, RoleBinding and Kustomization are added, and what that Kustomization applies"},
+			{"role-ref", true, "the RoleBinding template's roleRef changes: both tenants' RoleBindings change"},
+			{"environment", true, "the variable the tenants layer substitutes into the ResourceSet changes both Namespaces' label"},
+			{"tenant-app", true, "tenant a's Kustomization, which the ResourceSet generates, applies the changed ConfigMap"},
+			{"provider-inputs", true, "the inputs now come from a provider only the cluster knows: the ResourceSet is not rendered on the head, and its objects are left out on both sides"},
+		},
+	},
 }
 
 // layOutFixture copies a fixture's tree twice, base and head, the named

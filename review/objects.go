@@ -13,11 +13,11 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 )
 
-// Object is one Kubernetes object a Flux producer (a Kustomization or a
-// HelmRelease) applies, as rendered.
+// Object is one Kubernetes object a Flux producer (a Kustomization, a
+// HelmRelease, or a flux-operator ResourceSet) applies, as rendered.
 type Object struct {
-	// Producer is what applies the object: Kustomization/NAMESPACE/NAME or
-	// HelmRelease/NAMESPACE/NAME.
+	// Producer is what applies the object: Kustomization/NAMESPACE/NAME,
+	// HelmRelease/NAMESPACE/NAME or ResourceSet/NAMESPACE/NAME.
 	Producer string `json:"producer"`
 	// ID names the object.
 	ID ObjectID `json:"id"`

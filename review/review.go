@@ -46,7 +46,7 @@ type Report struct {
 	Rendered []string `json:"rendered"`
 	// Skipped counts the producers not rendered because no changed file
 	// feeds them (changed-only): each Kustomization, and each HelmRelease
-	// its layer applies.
+	// and ResourceSet its layer applies.
 	Skipped int `json:"skipped,omitempty"`
 	// All is true when every producer was rendered (WithAll).
 	All bool `json:"all,omitempty"`
@@ -350,11 +350,14 @@ func readPartly(repo *fluxrepo.Repository, layers map[string]bool) map[string]bo
 
 // side is one tree of a comparison.
 type side struct {
-	repo       *fluxrepo.Repository // nil when the entry point is not there
-	rendered   map[string]bool      // producers rendered, or tried
-	failed     map[string]string    // producer → why it did not render
-	unresolved []string             // substituteFrom sources stood in for
-	paths      rootPaths            // rewrites the root's paths in messages
+	repo     *fluxrepo.Repository // nil when the entry point is not there
+	rendered map[string]bool      // producers rendered, or tried
+	failed   map[string]string    // producer → why it did not render
+	// unknown are the layers of the other side this side does not have,
+	// and cannot tell it does not (unknownOn): layer → why.
+	unknown    map[string]string
+	unresolved []string  // substituteFrom sources stood in for
+	paths      rootPaths // rewrites the root's paths in messages
 	// releases are the HelmReleases the rendered layers apply, as
 	// rendered (their names substituted), by layer.
 	releases map[string][]*renderedRelease
@@ -369,7 +372,7 @@ type renderedRelease struct {
 }
 
 func readSide(ctx context.Context, root, entry string, opts []fluxrepo.Option) (*side, error) {
-	s := &side{rendered: map[string]bool{}, failed: map[string]string{}, releases: map[string][]*renderedRelease{}, paths: newRootPaths(root)}
+	s := &side{rendered: map[string]bool{}, failed: map[string]string{}, unknown: map[string]string{}, releases: map[string][]*renderedRelease{}, paths: newRootPaths(root)}
 	p := filepath.Join(root, filepath.FromSlash(entry))
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -657,6 +660,7 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 			return nil, err
 		}
 		producer := cmp.Or(hp, bp)
+		unknownOn(base, head, name, producer, hp == "", bp == "")
 		if bo != nil && bytes.Equal(bo, ho) {
 			// The same on both sides: parsed once, for its images.
 			objs := head.parse(producer, ho)
@@ -667,12 +671,25 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 			p.headImages.add(objs)
 			base.keepReleases(name, objs)
 			head.keepReleases(name, objs)
+			gen, order := head.generate(ho)
+			for _, rs := range order {
+				base.rendered[rs] = true
+				if why, ok := head.failed[rs]; ok {
+					base.failed[rs] = why
+					continue
+				}
+				p.baseImages.add(gen[rs])
+				p.headImages.add(gen[rs])
+				base.keepReleases(name, gen[rs])
+				head.keepReleases(name, gen[rs])
+			}
 			continue
 		}
 		bobjs, hobjs := base.parse(producer, bo), head.parse(producer, ho)
 		base.keepReleases(name, bobjs)
 		head.keepReleases(name, hobjs)
 		p.add(base, head, producer, bobjs, hobjs)
+		p.addGenerated(base, head, name, producer, bo, ho)
 	}
 	brels, err := base.renderReleases(ctx, want)
 	if err != nil {
@@ -691,6 +708,19 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 	hrel, horder, err := head.parseReleases(hrels, hnames)
 	if err != nil {
 		return nil, err
+	}
+	// The releases of a layer one side does not know are not known there.
+	for _, x := range []struct {
+		s, other *side
+		rels     []lint.RenderedRelease
+		names    []string
+	}{{base, head, brels, bnames}, {head, base, hrels, hnames}} {
+		for i, rr := range x.rels {
+			if why, ok := x.other.unknown[rr.Layer]; ok {
+				x.other.rendered[x.names[i]] = true
+				x.other.failed[x.names[i]] = why
+			}
+		}
 	}
 	done := map[string]bool{}
 	for _, producer := range slices.Concat(horder, border) {
@@ -718,6 +748,117 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 	sortObjects(p.base)
 	sortObjects(p.head)
 	return p, nil
+}
+
+// unknownOn records a layer (producer) that one side does not have (the
+// base without it when noBase, the head when noHead) as not rendered
+// there when the other side's ResourceSet that generates it did not
+// render on that side: its inputs, say, come from a provider there, so
+// whether it generates the layer is not known, and the layer's objects
+// are not shown as added or removed.
+func unknownOn(base, head *side, name, producer string, noHead, noBase bool) {
+	for _, x := range []struct {
+		missing bool
+		s, has  *side
+	}{{noBase, base, head}, {noHead, head, base}} {
+		if !x.missing {
+			continue
+		}
+		rs := x.has.generatedBy(name)
+		if _, failed := x.s.failed[rs]; rs == "" || !failed {
+			continue
+		}
+		why := "the ResourceSet that generates it, " + rs + ", did not render"
+		x.s.rendered[producer] = true
+		x.s.failed[producer] = why
+		x.s.unknown[name] = why
+	}
+}
+
+// generatedBy names the ResourceSet (ResourceSet/NAMESPACE/NAME) whose
+// templates make the Kustomization of the layer name, or "" when no
+// ResourceSet makes it.
+func (s *side) generatedBy(name string) string {
+	if s.repo == nil {
+		return ""
+	}
+	layers := s.repo.Plan.Layers
+	i := slices.IndexFunc(layers, func(l layering.Layer) bool { return l.Name == name })
+	if i < 0 || layers[i].Kustomization == nil {
+		return ""
+	}
+	j := slices.IndexFunc(layers, func(l layering.Layer) bool { return l.Name == layers[i].Parent })
+	if j < 0 {
+		return ""
+	}
+	ks, objs := layers[i].Kustomization, s.repo.Inputs[j].Objects
+	for _, k := range objs {
+		if k.Kind != "Kustomization" || k.Name != ks.Name || k.Namespace != ks.Namespace {
+			continue
+		}
+		for _, o := range objs {
+			if o.Kind == "ResourceSet" && o.Group() == "fluxcd.controlplane.io" && o.File == k.File && o.Line == k.Line {
+				return "ResourceSet/" + namespaceOr(o.Namespace, fluxrepo.DefaultNamespace) + "/" + o.Name
+			}
+		}
+	}
+	return ""
+}
+
+// addGenerated keeps, as add does, the objects the ResourceSets of a layer
+// (producer, which rendered bo on the base and ho on the head) generate:
+// each ResourceSet is a producer (ResourceSet/NAMESPACE/NAME), so a change
+// to its templates or inputs is a change to the objects it generates. On
+// a side where the layer did not render, its ResourceSets did not either.
+func (p *pairs) addGenerated(base, head *side, layer, producer string, bo, ho []byte) {
+	bgen, border := base.generate(bo)
+	hgen, horder := head.generate(ho)
+	done := map[string]bool{}
+	for _, rs := range slices.Concat(horder, border) {
+		if done[rs] {
+			continue
+		}
+		done[rs] = true
+		for _, s := range []*side{base, head} {
+			if _, failed := s.failed[producer]; failed {
+				s.rendered[rs] = true
+				s.failed[rs] = "its layer " + producer + " did not render"
+			}
+		}
+		base.keepReleases(layer, bgen[rs])
+		head.keepReleases(layer, hgen[rs])
+		p.add(base, head, rs, bgen[rs], hgen[rs])
+	}
+}
+
+// generate returns the objects each ResourceSet of what a layer rendered
+// (out) generates, by producer (ResourceSet/NAMESPACE/NAME), and the
+// producers in order; it records them rendered, and why one whose objects
+// are not known (inputs from providers, templates that do not render)
+// did not.
+func (s *side) generate(out []byte) (map[string][]Object, []string) {
+	if out == nil {
+		return nil, nil
+	}
+	gens, err := fluxrepo.ExpandResourceSets(out)
+	if err != nil {
+		return nil, nil // the layer itself does not parse: it did not render
+	}
+	objs := map[string][]Object{}
+	var order []string
+	for _, g := range gens {
+		if slices.Contains(order, g.ResourceSet) {
+			continue // the same ResourceSet twice: kustomize refuses it
+		}
+		s.rendered[g.ResourceSet] = true
+		order = append(order, g.ResourceSet)
+		if g.Err != nil {
+			s.failed[g.ResourceSet] = s.paths.rel(g.Err.Error())
+			continue
+		}
+		objs[g.ResourceSet] = s.parse(g.ResourceSet, g.Objects)
+	}
+	return objs, order
 }
 
 // add keeps the objects of one producer that are not the same on both
@@ -751,7 +892,7 @@ func (p *pairs) add(base, head *side, producer string, bo, ho []Object) {
 
 // skipped counts the producers of the two sides that were neither
 // rendered nor tried: the Kustomizations of the layers no changed file
-// feeds, and the HelmReleases they apply.
+// feeds, and the HelmReleases and ResourceSets they apply.
 func skipped(base, head *side) int {
 	seen := map[string]bool{}
 	for _, s := range []*side{base, head} {
@@ -768,8 +909,12 @@ func skipped(base, head *side) int {
 			}
 			seen[k] = true
 			for _, o := range s.repo.Inputs[i].Objects {
-				if o.Kind == "HelmRelease" {
+				switch {
+				case o.Kind == "HelmRelease":
 					seen[k+" "+o.Namespace+"/"+o.Name] = true
+				case o.Kind == "ResourceSet" && o.Group() == "fluxcd.controlplane.io":
+					ns := namespaceOr(o.Namespace, namespaceOr(l.Kustomization.Spec.TargetNamespace, fluxrepo.DefaultNamespace))
+					seen["ResourceSet/"+ns+"/"+o.Name] = true
 				}
 			}
 		}
