@@ -53,7 +53,7 @@ fuzz: ## Run every fuzz target (func Fuzz* in a _test.go) for FUZZTIME each, all
 
 BENCHFLAGS ?= -count 5
 
-bench: tools flux-tool ## Benchmark fluxpack beside Flux's own code and the flux CLI; print the ratio table (minutes)
+bench: tools flux-tool flate-tool ## Benchmark fluxpack beside Flux's own code and the flux CLI; print the ratio table (minutes)
 	FLUXPACK_REQUIRE_REAL=1 $(GO) run ./bench/ratios $(BENCHFLAGS)
 
 ##@ Development
@@ -107,6 +107,9 @@ lint-tools: ## Build golangci-lint into .cache (once)
 flux-tool: ## Build the real flux CLI into .cache (once; make e2e-tools includes it)
 	hack/tools.sh flux
 
+flate-tool: ## Build flate, the peer make bench times review against, into .cache (once)
+	hack/tools.sh flate
+
 fmt: ## Format the Go sources
 	gofmt -w $$(git ls-files '*.go')
 
@@ -128,4 +131,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test test-bins fuzz bench build flux-pack release flux-tool tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help
+.PHONY: demo test test-bins fuzz bench build flux-pack release flux-tool flate-tool tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help
