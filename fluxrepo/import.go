@@ -43,6 +43,8 @@ type Imported struct {
 // until that is resumed and Ready; Import refuses a suspended
 // Kustomization whose gate it cannot say so (one that waits for what it
 // applies, or that is not a layer of the stack), naming it. A
+// Kustomization without spec.path gets "./", the source's root, which is
+// how Flux reads it. A
 // tenant's Kustomization (in another namespace than flux-system, with its
 // service account and sources there) is not made a layer, which would move
 // it to flux-system: the layer that applies it keeps applying it as it is
@@ -352,9 +354,13 @@ func stackName(s string) string {
 }
 
 // normalize is the spec as Flux reads it: a reference's namespace that is
-// the Kustomization's own says nothing.
+// the Kustomization's own says nothing, and no path is the source's root
+// ("./").
 func normalize(k *kustomizev1.Kustomization) kustomizev1.KustomizationSpec {
 	s := *k.Spec.DeepCopy()
+	if s.Path == "" {
+		s.Path = "./"
+	}
 	if s.SourceRef.Namespace == k.Namespace {
 		s.SourceRef.Namespace = ""
 	}

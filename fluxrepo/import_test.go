@@ -128,3 +128,29 @@ func TestImportRefusesGateThatWaits(t *testing.T) {
 		})
 	}
 }
+
+// A Kustomization without spec.path applies its source's root, as Flux
+// reads it (here an ExternalArtifact an ArtifactGenerator makes of a
+// folder of the repository): import writes the layer's path as ./, and it
+// renders so.
+func TestImportNoPathIsTheSourceRoot(t *testing.T) {
+	web := strings.Replace(fromSource("web", "./", "ExternalArtifact", "web-bundle"), "  path: ./\n", "", 1)
+	require.NotContains(t, web, "path:")
+	root := write(t, map[string]string{
+		"clusters/c/artifacts.yaml": "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: bundles, namespace: flux-system}\nspec:\n" +
+			"  sources: [{alias: repo, kind: GitRepository, name: flux-system}]\n  artifacts:\n    - name: web-bundle\n      copy: [{from: \"@repo/web/**\", to: \"@artifact/\"}]\n",
+		"clusters/c/web.yaml": web,
+		"web/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: default}\n",
+	})
+	stack := filepath.Join(root, "stack.yaml")
+	imp, err := fluxrepo.Import(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithStackFile(stack))
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(imp.Differences, "\n"), "renders differently")
+	require.NoError(t, os.WriteFile(stack, imp.Stack, 0o644))
+	r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
+	require.NoError(t, err, "%s", imp.Stack)
+	require.Len(t, r.Plan.Layers, 1)
+	k := r.Plan.Layers[0].Kustomization
+	assert.Equal(t, "./", k.Spec.Path)
+	assert.Equal(t, "ExternalArtifact", k.Spec.SourceRef.Kind)
+}
