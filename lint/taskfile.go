@@ -31,16 +31,19 @@ import (
 //   - the special variables ROOT_DIR (the folder of the Taskfile that
 //     includes the others), TASKFILE_DIR (the folder of the Taskfile the
 //     task is in), TASK_DIR (where the task runs) and USER_WORKING_DIR
-//     (taken to be ROOT_DIR: scripts run from the repository's root);
+//     (taken to be ROOT_DIR: scripts run from the repository's root), and
+//     a variable set by `sh: git rev-parse --show-toplevel`, the
+//     repository's root;
 //   - includes: NAME: PATH, or NAME: {taskfile: PATH, dir: DIR, vars:
 //     {...}}, PATH a Taskfile or a folder holding one, relative to the
 //     including Taskfile; an included Taskfile in the repository is read
 //     too, whatever its name; a task runs in its Taskfile's include dir:
-//     (the root Taskfile's folder by default) or in its own dir:.
+//     (the root Taskfile's folder by default) or in its own dir:; when
+//     that dir: is not known, in the include's folder still.
 //
 // What is not understood stays as it is written, so a path holding it is
 // not guessed (findBootstrapApplies skips paths with braces): a dynamic
-// variable (sh:), a ref: or map: variable, a list, any other template
+// variable (sh:, but git's toplevel), a ref: or map: variable, a list, any other template
 // ({{.A | default "x"}}, {{if}}, sprig functions), a variable given on
 // the command line or by a calling task, and the environment (env:,
 // dotenv:, $VAR). A Taskfile that no other Taskfile found here includes
@@ -81,11 +84,9 @@ func taskfileScripts(root string, files []string) []script {
 		here := filepath.Dir(tf.path)
 		vars = maps.Clone(vars)
 		vars["TASKFILE_DIR"] = here
-		defineVars(vars, tf.vars)
+		defineVars(vars, tf.vars, root)
 		for _, t := range tf.tasks {
-			if s, ok := t.script(vars, dir); ok {
-				out = append(out, s)
-			}
+			out = append(out, t.script(vars, dir, root))
 		}
 		for _, inc := range tf.includes {
 			file := inc.file(here, vars)
@@ -97,15 +98,11 @@ func taskfileScripts(root string, files []string) []script {
 				continue
 			}
 			childDir := dir
-			if inc.dir != "" {
-				d := expandTaskVars(inc.dir, vars)
-				if strings.Contains(d, "{{") {
-					continue // a folder behind a variable: not known
-				}
+			if d := expandTaskVars(inc.dir, vars); d != "" && !strings.Contains(d, "{{") {
 				childDir = joinDir(here, d)
 			}
 			childVars := maps.Clone(vars)
-			defineVars(childVars, inc.vars)
+			defineVars(childVars, inc.vars, root)
 			walk(child, childVars, childDir, seen)
 		}
 	}
@@ -128,10 +125,11 @@ type taskfile struct {
 }
 
 // taskVar is a variable; dynamic when its value is not a plain scalar (sh:,
-// ref:, map:, a list): unknown here.
+// ref:, map:, a list): unknown here, but for toplevel, `sh: git rev-parse
+// --show-toplevel`, which is the repository's root.
 type taskVar struct {
-	name, value string
-	dynamic     bool
+	name, value       string
+	dynamic, toplevel bool
 }
 
 type taskInclude struct {
@@ -223,35 +221,36 @@ func readTaskVars(n *yaml.Node) []taskVar {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		v := n.Content[i+1]
 		known := v.Kind == yaml.ScalarNode && v.Tag != "!!null"
-		out = append(out, taskVar{name: n.Content[i].Value, value: v.Value, dynamic: !known})
+		toplevel := strings.Join(strings.Fields(yamlScalar(yamlMapValue(v, "sh"))), " ") == "git rev-parse --show-toplevel"
+		out = append(out, taskVar{name: n.Content[i].Value, value: v.Value, dynamic: !known && !toplevel, toplevel: toplevel})
 	}
 	return out
 }
 
 // defineVars adds vs to vars in order, each expanded with the variables
 // before it; a dynamic one removes the name, so that references to it stay
-// as written.
-func defineVars(vars map[string]string, vs []taskVar) {
+// as written; git's toplevel is root.
+func defineVars(vars map[string]string, vs []taskVar, root string) {
 	for _, v := range vs {
-		if v.dynamic {
+		switch {
+		case v.toplevel:
+			vars[v.name] = root
+		case v.dynamic:
 			delete(vars, v.name)
-			continue
+		default:
+			vars[v.name] = expandTaskVars(v.value, vars)
 		}
-		vars[v.name] = expandTaskVars(v.value, vars)
 	}
 }
 
 // script is t's commands, expanded with vars and t's own, as one text,
-// run in dir or in t's dir: (relative to dir); false when t's dir: is
-// not known.
-func (t taskDef) script(vars map[string]string, dir string) (script, bool) {
+// run in dir or in t's dir: (relative to dir); in dir still when t's dir:
+// is not known (a dynamic variable), as lint reads every script from the
+// repository's root.
+func (t taskDef) script(vars map[string]string, dir, root string) script {
 	vars = maps.Clone(vars)
-	defineVars(vars, t.vars)
-	if t.dir != "" {
-		d := expandTaskVars(t.dir, vars)
-		if strings.Contains(d, "{{") {
-			return script{}, false
-		}
+	defineVars(vars, t.vars, root)
+	if d := expandTaskVars(t.dir, vars); d != "" && !strings.Contains(d, "{{") {
 		dir = joinDir(dir, d)
 	}
 	vars["TASK_DIR"] = dir
@@ -259,7 +258,7 @@ func (t taskDef) script(vars map[string]string, dir string) (script, bool) {
 	for i, c := range t.cmds {
 		cmds[i] = expandTaskVars(c, vars)
 	}
-	return script{text: strings.Join(cmds, "\n"), dir: dir}, true
+	return script{text: strings.Join(cmds, "\n"), dir: dir}
 }
 
 // file is the Taskfile the include names, from the folder of the

@@ -73,6 +73,16 @@ func TestFindBootstrapManifestsTaskfileVars(t *testing.T) {
 			want: []string{"platform/base/settings.yaml"},
 		},
 		{
+			name: "git's toplevel is the repository's root; a dir: not known is the include's",
+			files: map[string]string{
+				"Taskfile.yaml": "version: \"3\"\nvars:\n  TOP:\n    sh: git rev-parse --show-toplevel\nincludes:\n  seed: .taskfiles/Seed\n",
+				".taskfiles/Seed/Taskfile.yaml": "version: \"3\"\nvars:\n  ELSEWHERE:\n    sh: mktemp -d\ntasks:\n" +
+					"  top:\n    dir: \"{{.TOP}}\"\n    cmds:\n      - kubectl apply -f platform/base/settings.yaml\n      - kubectl apply -f {{.TOP}}/platform/tenants/team/config.yaml\n" +
+					"  unknown:\n    dir: \"{{.ELSEWHERE}}\"\n    cmds:\n      - sops -d platform/base/secrets.sops.yaml | kubectl apply -f -\n",
+			},
+			want: []string{"platform/base/settings.yaml", "platform/tenants/team/config.yaml", "platform/base/secrets.sops.yaml"},
+		},
+		{
 			name: "sh:, an unknown variable and a template function are not guessed",
 			files: map[string]string{
 				"Taskfile.yaml": rootTaskfile,
