@@ -262,3 +262,38 @@ func TestHealthCheckUndecidedWhereASourceMayMakeIt(t *testing.T) {
 	require.Len(t, rep.Findings, 1, "%v", rep.Findings)
 	assert.Contains(t, rep.Findings[0].Message, "health check Deployment/apps/shop: no layer creates this object")
 }
+
+// A home-ops Taskfile names its bootstrap files with go-task variables,
+// defined in the root Taskfile (from ROOT_DIR) and in the included one
+// that applies them, a SOPS Secret through sops --decrypt and a ConfigMap
+// with kubectl: both exist before Flux, so the layer that substitutes
+// from them has no finding. Without the bootstrap step, it has two.
+func TestBootstrapTaskfileVars(t *testing.T) {
+	const sopsMeta = "sops:\n  age:\n    - recipient: age1example\n      enc: |\n        -----BEGIN AGE ENCRYPTED FILE-----\n        -----END AGE ENCRYPTED FILE-----\n  encrypted_regex: ^(data|stringData)$\n  version: 3.9.0\n"
+	files := map[string]string{
+		"k8s/clusters/c/apps.yaml":       ks("apps", "./k8s/apps", "  postBuild:\n    substituteFrom:\n      - kind: ConfigMap\n        name: platform-vars\n      - kind: Secret\n        name: platform-secret-vars\n"),
+		"k8s/apps/cm.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: default}\ndata: {host: \"${DOMAIN}\", token: \"${TOKEN}\"}\n",
+		"k8s/seed/vars.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: platform-vars, namespace: flux-system}\ndata: {DOMAIN: example.org}\n",
+		"k8s/seed/secret-vars.sops.yaml": "apiVersion: v1\nkind: Secret\nmetadata:\n  name: platform-secret-vars\n  namespace: flux-system\nstringData:\n  TOKEN: ENC[AES256_GCM,data:abc=,iv:x=,tag:y=,type:str]\n" + sopsMeta,
+	}
+	lintWith := func(t *testing.T, files map[string]string) []lint.Finding {
+		t.Helper()
+		root := write(t, files)
+		entry := filepath.Join(root, "k8s/clusters/c")
+		var opts []lint.Option
+		if found := lint.FindBootstrapManifests(root, entry); len(found) > 0 {
+			opts = append(opts, lint.WithBootstrapManifests(found...))
+		}
+		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		require.NoError(t, err)
+		return rep.Findings
+	}
+	without := lintWith(t, files)
+	require.Len(t, without, 2, "without a bootstrap step: %v", without)
+	assert.Equal(t, []lint.Rule{lint.RuleSubstituteFrom, lint.RuleSubstituteFrom}, []lint.Rule{without[0].Rule, without[1].Rule})
+
+	files["Taskfile.yaml"] = "version: \"3\"\nvars:\n  K8S: \"{{.ROOT_DIR}}/k8s\"\nincludes:\n  seed: .taskfiles/Seed\n"
+	files[".taskfiles/Seed/Taskfile.yaml"] = "version: \"3\"\nvars:\n  VARS_FILE: \"{{.K8S}}/seed/vars.yaml\"\n  SECRET_VARS_FILE: \"{{.K8S}}/seed/secret-vars.sops.yaml\"\n" +
+		"tasks:\n  install:\n    cmds:\n      - sops --decrypt {{.SECRET_VARS_FILE}} | kubectl apply --server-side --filename -\n      - kubectl apply --server-side --filename {{.VARS_FILE}}\n"
+	assert.Empty(t, lintWith(t, files))
+}

@@ -43,6 +43,9 @@ type Imported struct {
 // until that is resumed and Ready; Import refuses a suspended
 // Kustomization whose gate it cannot say so (one that waits for what it
 // applies, or that is not a layer of the stack), naming it. A
+// Kustomization with wait: true loses its spec.healthChecks, which Flux
+// ignores there (a Difference says so); one without spec.path gets "./",
+// the source's root, which is how Flux reads it. A
 // tenant's Kustomization (in another namespace than flux-system, with its
 // service account and sources there) is not made a layer, which would move
 // it to flux-system: the layer that applies it keeps applying it as it is
@@ -147,6 +150,9 @@ func importPlan(repo *Repository) (*Imported, error) {
 			differ(l, "it is created only once Kustomization %s, which applies it%s and is suspended (spec.suspend: true), is resumed; the stack applies every layer from its root and makes it depend on %s instead, so kustomize-controller holds it until %s is resumed and Ready (it does not reconcile a suspended Kustomization, so on a fresh cluster that one is never Ready)", g.parent, through, g.layer, g.layer)
 		case l.Parent != root.Name:
 			differ(l, "it is applied by Kustomization %s; the stack applies every layer from its root, so it is applied sooner", l.Parent)
+		}
+		if k.Spec.Wait && len(k.Spec.HealthChecks) > 0 {
+			differ(l, "spec.healthChecks not imported: with wait: true, Flux ignores them and health-checks every object the Kustomization applies; the layer keeps wait: true, which does the same")
 		}
 		spec := gatedSpec(normalize(k), g)
 		depLayers := l.DependsOn // the layers of spec.DependsOn, in order
@@ -352,9 +358,17 @@ func stackName(s string) string {
 }
 
 // normalize is the spec as Flux reads it: a reference's namespace that is
-// the Kustomization's own says nothing.
+// the Kustomization's own says nothing, no path is the source's root
+// ("./"), and with wait: true the health checks are those of every object
+// applied, not spec.healthChecks, which kustomize-controller ignores.
 func normalize(k *kustomizev1.Kustomization) kustomizev1.KustomizationSpec {
 	s := *k.Spec.DeepCopy()
+	if s.Path == "" {
+		s.Path = "./"
+	}
+	if s.Wait {
+		s.HealthChecks = nil
+	}
 	if s.SourceRef.Namespace == k.Namespace {
 		s.SourceRef.Namespace = ""
 	}

@@ -1,6 +1,7 @@
 package fluxrepo_test
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -127,4 +128,77 @@ func TestImportRefusesGateThatWaits(t *testing.T) {
 			assert.ErrorContains(t, err, "they would wait for it while it waits for them")
 		})
 	}
+}
+
+// Flux accepts wait: true beside spec.healthChecks and then ignores the
+// health checks: it checks every object the Kustomization applies. Import
+// takes the Kustomization as Flux reads it: the layer keeps wait: true,
+// leaves the health checks out, and a Difference says they were ignored.
+// Without wait, the health checks are the layer's, and nothing is said.
+func TestImportWaitIgnoresHealthChecks(t *testing.T) {
+	const checks = "  healthChecks:\n    - apiVersion: helm.toolkit.fluxcd.io/v2\n      kind: HelmRelease\n      name: ingress\n      namespace: edge\n"
+	for _, wait := range []bool{true, false} {
+		t.Run(fmt.Sprintf("wait: %t", wait), func(t *testing.T) {
+			extra := checks
+			if wait {
+				extra = "  wait: true\n" + checks
+			}
+			root := write(t, map[string]string{
+				"clusters/c/edge.yaml": ks("edge", "./edge", extra),
+				"clusters/c/apps.yaml": ks("apps", "./apps", "  dependsOn:\n    - name: edge\n"),
+				"edge/ns.yaml":         "apiVersion: v1\nkind: Namespace\nmetadata: {name: edge}\n",
+				"apps/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: default}\n",
+			})
+			stack := filepath.Join(root, "stack.yaml")
+			imp, err := fluxrepo.Import(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithStackFile(stack))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(stack, imp.Stack, 0o644))
+			r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
+			require.NoError(t, err, "%s", imp.Stack)
+			var edge *kustomizev1.Kustomization
+			for _, l := range r.Plan.Layers {
+				if l.Name == "edge" {
+					edge = l.Kustomization
+				}
+			}
+			require.NotNil(t, edge)
+			diffs := strings.Join(imp.Differences, "\n")
+			assert.NotContains(t, diffs, "renders differently")
+			assert.Equal(t, wait, edge.Spec.Wait)
+			if wait {
+				assert.Empty(t, edge.Spec.HealthChecks, "Flux ignores them")
+				assert.Contains(t, diffs, "Kustomization/flux-system/edge: spec.healthChecks not imported: with wait: true, Flux ignores them")
+				return
+			}
+			require.Len(t, edge.Spec.HealthChecks, 1)
+			assert.Equal(t, "ingress", edge.Spec.HealthChecks[0].Name)
+			assert.NotContains(t, diffs, "healthChecks")
+		})
+	}
+}
+
+// A Kustomization without spec.path applies its source's root, as Flux
+// reads it (here an ExternalArtifact an ArtifactGenerator makes of a
+// folder of the repository): import writes the layer's path as ./, and it
+// renders so.
+func TestImportNoPathIsTheSourceRoot(t *testing.T) {
+	web := strings.Replace(fromSource("web", "./", "ExternalArtifact", "web-bundle"), "  path: ./\n", "", 1)
+	require.NotContains(t, web, "path:")
+	root := write(t, map[string]string{
+		"clusters/c/artifacts.yaml": "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata: {name: bundles, namespace: flux-system}\nspec:\n" +
+			"  sources: [{alias: repo, kind: GitRepository, name: flux-system}]\n  artifacts:\n    - name: web-bundle\n      copy: [{from: \"@repo/web/**\", to: \"@artifact/\"}]\n",
+		"clusters/c/web.yaml": web,
+		"web/cm.yaml":         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: default}\n",
+	})
+	stack := filepath.Join(root, "stack.yaml")
+	imp, err := fluxrepo.Import(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithStackFile(stack))
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(imp.Differences, "\n"), "renders differently")
+	require.NoError(t, os.WriteFile(stack, imp.Stack, 0o644))
+	r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
+	require.NoError(t, err, "%s", imp.Stack)
+	require.Len(t, r.Plan.Layers, 1)
+	k := r.Plan.Layers[0].Kustomization
+	assert.Equal(t, "./", k.Spec.Path)
+	assert.Equal(t, "ExternalArtifact", k.Spec.SourceRef.Kind)
 }

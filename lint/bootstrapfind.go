@@ -32,8 +32,11 @@ func FindBootstrapKustomizations(root, entry string) []string {
 // (--filename FILE, -f=FILE; create too), a folder's files as kubectl
 // reads them (its .yaml, .yml and .json files, and those of its
 // subfolders with -R), and FILE in `sops --decrypt FILE | kubectl apply
-// -f -` (sops -d, sops decrypt). Only files that exist are returned; a
-// URL, a path behind a variable and other input on stdin are not guessed.
+// -f -` (sops -d, sops decrypt). A Taskfile's {{.VAR}} are go-task's
+// variables, expanded as far as they are known without running anything
+// (taskfileScripts). Only files that exist are returned; a URL, a path
+// behind a shell variable or an unknown go-task one, and other input on
+// stdin are not guessed.
 func FindBootstrapManifests(root, entry string) []string {
 	var out []string
 	add := func(f string) {
@@ -81,16 +84,21 @@ type bootstrapApply struct {
 }
 
 // findBootstrapApplies reads what the bootstrap scripts apply, with paths
-// made absolute from root (scripts run from the repository's root).
+// made absolute from where they run (the repository's root, or a task's
+// folder).
 func findBootstrapApplies(root, entry string) []bootstrapApply {
 	var out []bootstrapApply
 	for _, script := range bootstrapScripts(root, entry) {
+		dir := root
+		if script.dir != "" {
+			dir = script.dir
+		}
 		for _, a := range scriptApplies(script.text) {
 			if strings.ContainsAny(a.path, "${}") || strings.Contains(a.path, "://") {
 				continue // a variable the script sets, or a URL: not known here
 			}
 			if !filepath.IsAbs(a.path) {
-				a.path = filepath.Join(root, a.path)
+				a.path = filepath.Join(dir, a.path)
 			}
 			a.path = filepath.Clean(a.path)
 			if rel, err := filepath.Rel(root, a.path); err != nil || !filepath.IsLocal(rel) {
@@ -377,14 +385,16 @@ var createNamespace = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // script is a bootstrap script's text, with the folders it names relative
-// to itself resolved.
-type script struct{ text string }
+// to itself resolved, and the folder it runs in ("": the repository's
+// root).
+type script struct{ text, dir string }
 
 // bootstrapScripts reads a repository's bootstrap scripts: its justfiles,
 // Taskfiles, Makefiles and shell scripts at the root, in .taskfiles/*/,
 // and in and under the bootstrap folders (bootstrapDirs) and scripts/,
 // with just's {{ source_directory() }} and {{ justfile_directory() }}, and
-// a shell script's $(dirname "$0"), resolved.
+// a shell script's $(dirname "$0"), resolved; a Taskfile's tasks with
+// their variables expanded (taskfileScripts).
 func bootstrapScripts(root, entry string) []script {
 	var paths []string
 	add := func(dir string, subdirs bool) {
@@ -414,7 +424,12 @@ func bootstrapScripts(root, entry string) []script {
 		add(d, true)
 	}
 	var out []script
+	var taskfiles []string
 	for _, p := range paths {
+		if isTaskfile(p) {
+			taskfiles = append(taskfiles, p)
+			continue
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			continue
@@ -430,7 +445,15 @@ func bootstrapScripts(root, entry string) []script {
 		}
 		out = append(out, script{text: text})
 	}
-	return out
+	return append(out, taskfileScripts(root, taskfiles)...)
+}
+
+func isTaskfile(p string) bool {
+	switch strings.ToLower(filepath.Base(p)) {
+	case "taskfile.yaml", "taskfile.yml":
+		return true
+	}
+	return false
 }
 
 func bootstrapScript(name string) bool {
