@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // Taskfiles (go-task, taskfile.dev) name their paths with variables:
@@ -156,19 +158,19 @@ func readTaskfile(file string) *taskfile {
 	}
 	tf := &taskfile{path: file}
 	top := doc.Content[0]
-	tf.vars = readTaskVars(yamlMapValue(top, "vars"))
-	if incs := yamlMapValue(top, "includes"); incs != nil && incs.Kind == yaml.MappingNode {
+	tf.vars = readTaskVars(yamlutil.Field(top, "vars"))
+	if incs := yamlutil.Field(top, "includes"); incs != nil && incs.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(incs.Content); i += 2 {
 			v := incs.Content[i+1]
 			switch v.Kind {
 			case yaml.ScalarNode:
 				tf.includes = append(tf.includes, taskInclude{taskfile: v.Value})
 			case yaml.MappingNode:
-				tf.includes = append(tf.includes, taskInclude{taskfile: yamlScalar(yamlMapValue(v, "taskfile")), dir: yamlScalar(yamlMapValue(v, "dir")), vars: readTaskVars(yamlMapValue(v, "vars"))})
+				tf.includes = append(tf.includes, taskInclude{taskfile: yamlScalar(yamlutil.Field(v, "taskfile")), dir: yamlScalar(yamlutil.Field(v, "dir")), vars: readTaskVars(yamlutil.Field(v, "vars"))})
 			}
 		}
 	}
-	if tasks := yamlMapValue(top, "tasks"); tasks != nil && tasks.Kind == yaml.MappingNode {
+	if tasks := yamlutil.Field(top, "tasks"); tasks != nil && tasks.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(tasks.Content); i += 2 {
 			tf.tasks = append(tf.tasks, readTask(tasks.Content[i+1]))
 		}
@@ -186,7 +188,7 @@ func readTask(n *yaml.Node) taskDef {
 		case n.Kind == yaml.ScalarNode:
 			t.cmds = append(t.cmds, n.Value)
 		case n.Kind == yaml.MappingNode:
-			if c := yamlMapValue(n, "cmd"); c != nil && c.Kind == yaml.ScalarNode {
+			if c := yamlutil.Field(n, "cmd"); c != nil && c.Kind == yaml.ScalarNode {
 				t.cmds = append(t.cmds, c.Value)
 			}
 		}
@@ -204,10 +206,10 @@ func readTask(n *yaml.Node) taskDef {
 	case yaml.SequenceNode:
 		cmds(n)
 	case yaml.MappingNode:
-		cmd(yamlMapValue(n, "cmd"))
-		cmds(yamlMapValue(n, "cmds"))
-		t.vars = readTaskVars(yamlMapValue(n, "vars"))
-		t.dir = yamlScalar(yamlMapValue(n, "dir"))
+		cmd(yamlutil.Field(n, "cmd"))
+		cmds(yamlutil.Field(n, "cmds"))
+		t.vars = readTaskVars(yamlutil.Field(n, "vars"))
+		t.dir = yamlScalar(yamlutil.Field(n, "dir"))
 	}
 	return t
 }
@@ -221,7 +223,7 @@ func readTaskVars(n *yaml.Node) []taskVar {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		v := n.Content[i+1]
 		known := v.Kind == yaml.ScalarNode && v.Tag != "!!null"
-		toplevel := strings.Join(strings.Fields(yamlScalar(yamlMapValue(v, "sh"))), " ") == "git rev-parse --show-toplevel"
+		toplevel := strings.Join(strings.Fields(yamlScalar(yamlutil.Field(v, "sh"))), " ") == "git rev-parse --show-toplevel"
 		out = append(out, taskVar{name: n.Content[i].Value, value: v.Value, dynamic: !known && !toplevel, toplevel: toplevel})
 	}
 	return out
@@ -313,19 +315,6 @@ func joinDir(dir, p string) string {
 		return filepath.Clean(p)
 	}
 	return filepath.Join(dir, p)
-}
-
-// yamlMapValue is the value of key in the mapping n, or nil.
-func yamlMapValue(n *yaml.Node, key string) *yaml.Node {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
 }
 
 func yamlScalar(n *yaml.Node) string {

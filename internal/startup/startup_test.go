@@ -32,17 +32,7 @@ func TestDone(t *testing.T) {
 	assert.Less(t, limit, int64(math.MaxInt64), "memory limit after Done, before a collection")
 	assert.Positive(t, limit, "memory limit after Done, before a collection")
 
-	for done := false; !done; {
-		runtime.GC() // the sentinel is unreachable: its cleanup is queued
-		select {
-		case <-restored:
-			done = true
-		case <-t.Context().Done():
-			t.Fatal("the settings were not restored after a collection")
-		default:
-			runtime.Gosched()
-		}
-	}
+	awaitRestore(t)
 	assert.Equal(t, 100, readGCPercent(), "GC percent after the first collection (GOGC's default)")
 	assert.Equal(t, int64(math.MaxInt64), debug.SetMemoryLimit(-1), "memory limit after the first collection (no GOMEMLIMIT)")
 }
@@ -75,19 +65,25 @@ func TestTune(t *testing.T) {
 	Tune(400, 2<<30)
 	Done()
 	assert.LessOrEqual(t, debug.SetMemoryLimit(-1), int64(2<<30), "memory limit after Done, before a collection")
-	for done := false; !done; {
-		runtime.GC()
+	awaitRestore(t)
+	assert.Equal(t, 400, readGCPercent(), "GC percent after the first collection")
+	assert.Equal(t, int64(2<<30), debug.SetMemoryLimit(-1), "memory limit after the first collection")
+}
+
+// awaitRestore collects until the settings are back (Done's cleanup ran).
+func awaitRestore(t *testing.T) {
+	t.Helper()
+	for {
+		runtime.GC() // the sentinel is unreachable: its cleanup is queued
 		select {
 		case <-restored:
-			done = true
+			return
 		case <-t.Context().Done():
 			t.Fatal("the settings were not restored after a collection")
 		default:
 			runtime.Gosched()
 		}
 	}
-	assert.Equal(t, 400, readGCPercent(), "GC percent after the first collection")
-	assert.Equal(t, int64(2<<30), debug.SetMemoryLimit(-1), "memory limit after the first collection")
 }
 
 // readGCPercent reads the GC percent without changing it.
