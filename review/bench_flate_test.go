@@ -2,6 +2,7 @@ package review_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,7 +98,8 @@ func BenchmarkDiffBesideFlate(b *testing.B) {
 				cmd.Stdout, cmd.Stderr = &stdout, &stderr
 				err := cmd.Run()
 				// fluxpack diff exits 1 when something changed.
-				if ee, ok := err.(*exec.ExitError); err != nil && (!ok || ee.ExitCode() > 1) {
+				var ee *exec.ExitError
+				if err != nil && (!errors.As(err, &ee) || ee.ExitCode() > 1) {
 					b.Fatalf("%s: %v\n%s", strings.Join(tc.args, " "), err, stderr.Bytes())
 				}
 				if !strings.Contains(stdout.String(), tc.stdout) {
