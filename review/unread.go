@@ -91,6 +91,8 @@ type tree struct {
 	ignores []gitignore.Pattern
 	// specIgnores are the spec.ignore of each GitRepository.
 	specIgnores []string
+	// artifacts match what each artifact leaves out (excluded makes them).
+	artifacts []gitignore.Matcher
 	// charts are the chart folders (those holding a Chart.yaml).
 	charts []string
 	// manifests are the contents of every manifest.
@@ -173,10 +175,10 @@ func (t *tree) gitRepositories(data []byte) {
 		}
 		err := dec.Decode(&doc)
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			if !errors.Is(err, io.EOF) && bytes.Contains(data, []byte("kind: GitRepository")) {
 				// Not YAML kustomize reads either, or a template:
 				// whatever it is, be sure.
-				t.unsure = bytes.Contains(data, []byte("kind: GitRepository"))
+				t.unsure = true
 			}
 			return
 		}
@@ -196,13 +198,16 @@ func (t *tree) gitRepositories(data []byte) {
 // the default one (exclusions and .sourceignore files), and each
 // GitRepository's with its spec.ignore.
 func (t *tree) excluded(f string) bool {
-	p := strings.Split(f, "/")
-	if !sourceignore.NewDefaultMatcher(t.ignores, nil).Match(p, false) {
-		return false
+	if t.artifacts == nil {
+		t.artifacts = []gitignore.Matcher{sourceignore.NewDefaultMatcher(t.ignores, nil)}
+		for _, ignore := range t.specIgnores {
+			ps := append(slices.Clone(t.ignores), sourceignore.ReadPatterns(strings.NewReader(ignore), nil)...)
+			t.artifacts = append(t.artifacts, sourceignore.NewDefaultMatcher(ps, nil))
+		}
 	}
-	for _, ignore := range t.specIgnores {
-		ps := append(slices.Clone(t.ignores), sourceignore.ReadPatterns(strings.NewReader(ignore), nil)...)
-		if !sourceignore.NewDefaultMatcher(ps, nil).Match(p, false) {
+	p := strings.Split(f, "/")
+	for _, m := range t.artifacts {
+		if !m.Match(p, false) {
 			return false
 		}
 	}

@@ -9,9 +9,9 @@ import (
 // The commands that read whole repositories (lint, diff, graph, import,
 // preview, render) build every layer with kustomize, which allocates much
 // and keeps little, and end within seconds: collecting a quarter as often
-// saves a quarter of their CPU time (a one-commit diff of a 146-layer
-// repository: 1.3 s of CPU instead of 1.75 s) for about twice the peak
-// RSS (230 MB instead of 120 MB there). The soft memory limit makes the
+// saves about a third of their CPU time (a one-commit diff of a 146-layer
+// repository: 1.22-1.32 s of user CPU instead of 1.92-2.10 s) for about
+// twice the peak RSS (220-245 MB instead of 124-131 MB there). The soft memory limit makes the
 // runtime collect as often as before when a very large repository's heap
 // nears it. push and the other registry commands keep Go's defaults (their
 // peak RSS is benchmarked against the flux CLI's).
