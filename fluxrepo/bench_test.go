@@ -26,7 +26,7 @@ func BenchmarkLintRepository(b *testing.B) {
 			var objects int
 			report := testutil.CPUMeter(b)
 			for b.Loop() {
-				rep, err := fluxrepo.Lint(b.Context(), entry, fluxrepo.WithRoot(dir))
+				rep, err := lint.Tree(b.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(dir)})
 				if err != nil {
 					b.Fatal(err)
 				}

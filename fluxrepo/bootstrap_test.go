@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/bootstrap"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -29,10 +30,10 @@ func TestBootstrapKustomization(t *testing.T) {
 		root := write(t, files)
 		opts := []lint.Option{}
 		entry := filepath.Join(root, "kubernetes/clusters/c")
-		if found := lint.FindBootstrapKustomizations(root, entry); len(found) > 0 {
+		if found := bootstrap.Kustomizations(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapKustomization(found...))
 		}
-		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)
 		require.NoError(t, err)
 		return rep
 	}
@@ -102,10 +103,10 @@ func TestBootstrapNamespaces(t *testing.T) {
 		root := write(t, with)
 		opts := []lint.Option{}
 		entry := filepath.Join(root, "kubernetes/main/cluster")
-		if found := lint.FindBootstrapNamespaces(root, entry); len(found) > 0 {
+		if found := bootstrap.Namespaces(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapNamespaces(found...))
 		}
-		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)
 		require.NoError(t, err)
 		return rep
 	}
@@ -177,10 +178,10 @@ func TestBootstrapManifests(t *testing.T) {
 		root := write(t, files)
 		opts := []lint.Option{}
 		entry := filepath.Join(root, "kubernetes/clusters/c")
-		if found := lint.FindBootstrapManifests(root, entry); len(found) > 0 {
+		if found := bootstrap.Manifests(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapManifests(found...))
 		}
-		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)
 		require.NoError(t, err)
 		return rep
 	}
@@ -241,7 +242,7 @@ func TestHealthCheckUndecidedWhereASourceMayMakeIt(t *testing.T) {
 			strings.Replace(ks("shop", "./deploy", ""), "    name: flux-system\n", "    name: shop\n", 1),
 	}
 	root := write(t, files)
-	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+	rep, err := lint.Tree(t.Context(), filepath.Join(root, "clusters/c"), []fluxrepo.Option{fluxrepo.WithRoot(root)})
 	require.NoError(t, err)
 	assert.Empty(t, rep.Findings, "the shop repository may make it")
 	var source *lint.Coverage
@@ -257,7 +258,7 @@ func TestHealthCheckUndecidedWhereASourceMayMakeIt(t *testing.T) {
 	shop := write(t, map[string]string{"deploy/web.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: shop}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: shop}\nspec: {selector: {matchLabels: {app: web}}, template: {metadata: {labels: {app: web}}, spec: {containers: [{name: web, image: web}]}}}\n"})
 	ref, err := fluxrepo.ParseSourceRef("GitRepository/flux-system/shop")
 	require.NoError(t, err)
-	rep, err = fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithSource(ref, shop))
+	rep, err = lint.Tree(t.Context(), filepath.Join(root, "clusters/c"), []fluxrepo.Option{fluxrepo.WithRoot(root), fluxrepo.WithSource(ref, shop)})
 	require.NoError(t, err)
 	require.Len(t, rep.Findings, 1, "%v", rep.Findings)
 	assert.Contains(t, rep.Findings[0].Message, "health check Deployment/apps/shop: no layer creates this object")
@@ -281,10 +282,10 @@ func TestBootstrapTaskfileVars(t *testing.T) {
 		root := write(t, files)
 		entry := filepath.Join(root, "k8s/clusters/c")
 		var opts []lint.Option
-		if found := lint.FindBootstrapManifests(root, entry); len(found) > 0 {
+		if found := bootstrap.Manifests(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapManifests(found...))
 		}
-		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithLint(opts...))
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)
 		require.NoError(t, err)
 		return rep.Findings
 	}

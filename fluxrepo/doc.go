@@ -9,10 +9,15 @@
 // and line that declares it and the objects it applies, files relative to
 // the repository's root.
 //
-//	report, err := fluxrepo.Lint(ctx, "clusters/prod", fluxrepo.WithRoot("."))
-//	for _, f := range report.Findings {
-//		fmt.Println(f) // infrastructure/crs/store.yaml:1: layer "crs" (clusters/prod/infra.yaml:42): …
+//	repo, err := fluxrepo.Read(ctx, "clusters/prod", fluxrepo.WithRoot("."))
+//	defer repo.Close()
+//	for i, l := range repo.Plan.Layers {
+//		fmt.Println(l.File, l.Name, l.DependsOn, len(repo.Inputs[i].Objects))
 //	}
+//
+// The reader is the bottom of the repository's readers: package lint
+// checks what it reads (lint.Repository, lint.Tree), package charts
+// renders its HelmReleases, package review compares two reads.
 //
 // Sources map to directories this way:
 //
@@ -45,10 +50,9 @@
 //
 // On that tree:
 //
-//   - Lint runs every rule of lint.Plan (dependency graph, CRDs
-//     before their custom resources, namespaces, webhooks of operators)
-//     and adds the repository's Notes (a Kustomization two parents apply,
-//     a spec its parent's variables break);
+//   - Notes are the problems of the tree no layer has (a Kustomization
+//     two parents apply, a spec its parent's variables break), which
+//     lint.Repository reports with its findings;
 //   - Graph draws the Kustomizations' dependency graph;
 //   - Import writes the tree as a fluxpack stack file and lists, in
 //     Differences, whatever the stack does not say as the repository does;
@@ -60,9 +64,8 @@
 //
 // The package reads files and never touches the network or a cluster.
 // Charts are not downloaded: a HelmRelease's chart is found in a source of
-// the tree (a chart folder of a GitRepository) or in the folders given
-// with WithLint(layering.WithCharts(…)); otherwise lint falls back on
-// layering.KnownOperators and PreviewRelease fails. Objects made outside
+// the tree (a chart folder of a GitRepository) or as the charts.Finder
+// given to PreviewRelease finds it; otherwise PreviewRelease fails. Objects made outside
 // the repository (by Terraform, say) are declared with WithExternal.
 // Options given a value they cannot use make Read fail with
 // ErrInvalidOption; problems in a file are *FileError with the line.

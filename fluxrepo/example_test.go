@@ -8,33 +8,6 @@ import (
 	"github.com/fluxpack/fluxpack/fluxrepo"
 )
 
-// Lint reads a cluster's Flux tree from its entry point and lints it as a
-// stack. This is seed 002's order: the ClusterSecretStores wait for the
-// CRDs, but not for the operator whose webhook validates them. Files are
-// relative to the repository's root.
-func ExampleLint() {
-	root := "testdata/repos/helm-operators"
-	report, err := fluxrepo.Lint(context.Background(), root+"/clusters/naive", fluxrepo.WithRoot(root))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Printf("%d layers, %d objects\n", report.Layers, report.Objects)
-	for _, f := range report.Findings {
-		if f.Fails() {
-			fmt.Println(f)
-		}
-	}
-	// The hints: layers that could be one Kustomization.
-	for _, m := range report.Merges() {
-		fmt.Printf("merge %v into %q: the critical path loses %d dependsOn edges\n", m.Layers, m.Into(), m.CriticalEdges)
-	}
-	// Output:
-	// 5 layers, 14 objects
-	// infrastructure/crs/clustersecretstore.yaml:1: layer "crs" (clusters/naive/infrastructure.yaml:42): ClusterSecretStore/vault-backend: operator layer "operator" serves the admission webhook of external-secrets.io clustersecretstores, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on "operator", not just on the CRDs [webhook-order]
-	// merge [crds crs] into "crs": the critical path loses 1 dependsOn edges
-}
-
 // Read follows the tree from its entry point: flux bootstrap's
 // flux-system applies clusters/naive, whose Kustomizations apply the
 // folders of infrastructure/, each a layer with the file and line that

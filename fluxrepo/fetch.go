@@ -10,7 +10,6 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
-	"github.com/fluxpack/fluxpack/lint"
 )
 
 // SourceFetcher fetches the artifact of a source the repository names but
@@ -86,7 +85,7 @@ func (r *reader) fetchOnce(ref SourceRef, o *fluxbuild.Object) fetched {
 	dir, rev, err := r.cfg.fetcher.FetchSource(r.ctx, src)
 	if err != nil {
 		if notFound(err) {
-			r.note(lint.RuleSource, o, "%s: %v", ref, err)
+			r.note(NoteSource, o, "%s: %v", ref, err)
 			return fetched{why: fmt.Sprintf("%s has no artifact: %v", ref, err)}
 		}
 		return fetched{why: fmt.Sprintf("%s could not be fetched: %v", ref, err)}

@@ -76,7 +76,7 @@ func TestReadFetchesSources(t *testing.T) {
 	})
 	entry := filepath.Join(root, "clusters/c")
 
-	offline, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root))
+	offline, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)})
 	require.NoError(t, err)
 	require.Len(t, offline.Coverage, 1, "offline: %+v", offline.Coverage)
 	assert.Equal(t, lint.CoverageSource, offline.Coverage[0].Cause)
@@ -122,7 +122,7 @@ func TestReadFetchesSources(t *testing.T) {
 
 	t.Run("a ref the source lacks", func(t *testing.T) {
 		f := &fakeSources{dirs: f.dirs, errs: map[string]error{"oci://registry.example.com/apps": missingRef(`tag "v1" not found`)}}
-		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithSourceFetcher(f))
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root), fluxrepo.WithSourceFetcher(f)})
 		require.NoError(t, err)
 		require.Len(t, rep.Findings, 1, "%v", rep.Findings)
 		assert.Equal(t, lint.RuleSource, rep.Findings[0].Rule)
@@ -132,7 +132,7 @@ func TestReadFetchesSources(t *testing.T) {
 
 	t.Run("an unreachable source", func(t *testing.T) {
 		f := &fakeSources{dirs: f.dirs, errs: map[string]error{"https://git.example.com/shared": errors.New("dial tcp: connection refused")}}
-		rep, err := fluxrepo.Lint(t.Context(), entry, fluxrepo.WithRoot(root), fluxrepo.WithSourceFetcher(f))
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root), fluxrepo.WithSourceFetcher(f)})
 		require.NoError(t, err)
 		assert.Empty(t, rep.Findings)
 		require.Len(t, rep.Coverage, 1)

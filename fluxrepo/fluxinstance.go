@@ -11,7 +11,6 @@ import (
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
-	"github.com/fluxpack/fluxpack/lint"
 )
 
 // fluxInstanceGroup is flux-operator's API group.
@@ -81,7 +80,7 @@ func (r *reader) applyInstance(objs []*fluxbuild.Object, rel string) (*kustomize
 		r.cfg.sources[s.source] = r.root
 	}
 	if s.multitenant {
-		r.cfg.lint = append(r.cfg.lint, lint.WithNoCrossNamespaceRefs())
+		r.multitenant = true
 	}
 	if s.path == "" || cleanPath(s.path) != cleanPath(rel) || r.cfg.sources[s.source] != r.root {
 		return nil, s

@@ -67,13 +67,13 @@ spec: {interval: 1h, path: ./tenants/team-a, prune: true, sourceRef: {kind: OCIR
 	for i, in := range repo.Inputs {
 		assert.NotNil(t, in.Source, "layer %s: %s", repo.Plan.Layers[i].Name, in.Unavailable)
 	}
-	rep, err := fluxrepo.Lint(t.Context(), entry)
+	rep, err := lint.Tree(t.Context(), entry, nil)
 	require.NoError(t, err)
 	assert.Equal(t, rep.Layers, rep.Checked, "every layer checked: %v", rep.Coverage)
 	assert.Zero(t, rep.Failing(), "%v", rep.Findings)
 
 	testutil.WriteFiles(t, dir, map[string]string{"clusters/prod/flux-system/flux-instance.yaml": instance("true")})
-	rep, err = fluxrepo.Lint(t.Context(), entry)
+	rep, err = lint.Tree(t.Context(), entry, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, rep.Failing(), "%v", rep.Findings)
 	assert.Equal(t, lint.RuleCrossNamespace, rep.Findings[0].Rule)
@@ -114,7 +114,7 @@ spec:
 		"tenants/team-a/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: team-a}\n",
 		"tenants/team-b/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b, namespace: team-b}\n",
 	})
-	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(dir, "clusters", "prod"))
+	rep, err := lint.Tree(t.Context(), filepath.Join(dir, "clusters", "prod"), nil)
 	require.NoError(t, err)
 	assert.Equal(t, 3, rep.Layers)
 	var layers []string
@@ -171,7 +171,7 @@ spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: GitRepository
 	assert.Equal(t, "./clusters/prod", root.Kustomization.Spec.Path, "the root is the instance's sync")
 	assert.Equal(t, "flux-operator/instance.yaml", root.File, "declared by the instance")
 
-	rep, err := fluxrepo.Lint(t.Context(), entry)
+	rep, err := lint.Tree(t.Context(), entry, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 2, rep.Layers)
 	require.Equal(t, 1, rep.Failing(), "%v", rep.Findings)
@@ -179,7 +179,7 @@ spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: GitRepository
 
 	// A sync path the repository does not hold: named, not read.
 	testutil.WriteFiles(t, dir, map[string]string{"flux-operator/instance.yaml": instance("clusters/staging")})
-	rep, err = fluxrepo.Lint(t.Context(), entry)
+	rep, err = lint.Tree(t.Context(), entry, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 1, rep.Layers)
 	assert.Zero(t, rep.Checked, "nothing checked fully")

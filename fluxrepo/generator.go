@@ -9,7 +9,6 @@ import (
 	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
-	"github.com/fluxpack/fluxpack/lint"
 )
 
 // An ArtifactGenerator (source.extensions.fluxcd.io, Flux ≥ 2.7) makes
@@ -62,7 +61,7 @@ func (r *reader) addGenerator(o *fluxbuild.Object) {
 		} `json:"spec"`
 	}
 	if err := decodeNode(o.Node, &spec); err != nil {
-		r.note(lint.RuleSource, o, "%s: %v", o, err)
+		r.note(NoteSource, o, "%s: %v", o, err)
 		return
 	}
 	ns := namespaceOr(o.Namespace, DefaultNamespace)
@@ -78,9 +77,9 @@ func (r *reader) addGenerator(o *fluxbuild.Object) {
 			// in the artifact, fails the generator in Flux too: a broken
 			// source, not one lint merely cannot read offline.
 			if alias, ok := splitAlias(c.From); !ok || srcs[alias] == (SourceRef{}) {
-				r.note(lint.RuleSource, o, "artifact %q: copy from %q names no source of spec.sources (@alias/path): Flux fails the ArtifactGenerator, and ExternalArtifact/%s/%s is never made", a.Name, c.From, ans, a.Name)
+				r.note(NoteSource, o, "artifact %q: copy from %q names no source of spec.sources (@alias/path): Flux fails the ArtifactGenerator, and ExternalArtifact/%s/%s is never made", a.Name, c.From, ans, a.Name)
 			} else if !strings.HasPrefix(c.To, "@artifact/") {
-				r.note(lint.RuleSource, o, "artifact %q: copy to %q is not in the artifact (@artifact/path): Flux fails the ArtifactGenerator, and ExternalArtifact/%s/%s is never made", a.Name, c.To, ans, a.Name)
+				r.note(NoteSource, o, "artifact %q: copy to %q is not in the artifact (@artifact/path): Flux fails the ArtifactGenerator, and ExternalArtifact/%s/%s is never made", a.Name, c.To, ans, a.Name)
 			}
 		}
 		r.generators[ans+"/"+a.Name] = g

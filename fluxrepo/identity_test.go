@@ -22,11 +22,11 @@ func TestIdentityOnlyLintsTheSame(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			root := filepath.Join("testdata", "repos", f.repo)
 			read := func(more ...fluxrepo.Option) (*fluxrepo.Repository, *lint.Report) {
-				opts := append([]fluxrepo.Option{fluxrepo.WithRoot(root), fluxrepo.WithLint(f.lintOptions(t)...)}, f.opts...)
+				opts := append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, f.opts...)
 				repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append(opts, more...)...)
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = repo.Close() })
-				rep, err := repo.Lint(t.Context())
+				rep, err := lint.Repository(t.Context(), repo, f.lintOptions(t)...)
 				require.NoError(t, err)
 				return repo, rep
 			}
@@ -94,7 +94,7 @@ func TestIdentityOnlyLintsRacesTheSame(t *testing.T) {
 		repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)...)
 		require.NoError(t, err)
 		defer repo.Close()
-		rep, err := repo.Lint(t.Context())
+		rep, err := lint.Repository(t.Context(), repo)
 		require.NoError(t, err)
 		n := 0
 		for _, in := range repo.Inputs {

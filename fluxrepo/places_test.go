@@ -67,7 +67,7 @@ func TestOneFindingPerProblem(t *testing.T) {
 		},
 	} {
 		t.Run(tt.entry, func(t *testing.T) {
-			rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, tt.entry), fluxrepo.WithRoot(root))
+			rep, err := lint.Tree(t.Context(), filepath.Join(root, tt.entry), []fluxrepo.Option{fluxrepo.WithRoot(root)})
 			require.NoError(t, err)
 			require.Equal(t, len(tt.want), rep.Failing(), "lint %s: one finding per problem, got %v", tt.entry, rep.Findings)
 			for _, f := range rep.Findings {

@@ -17,9 +17,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fluxpack/fluxpack/charts"
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/layering"
-	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -74,17 +74,17 @@ func (repo *Repository) render(ctx context.Context, verb, entry, name string, op
 // PreviewRelease reads the tree of entry and prints what helm-controller
 // would install for its HelmRelease ref, as `helm template` prints it: the
 // chart's CRDs that spec.install.crds applies, then the release's manifest
-// (fluxbuild.RenderRelease). The chart is found as lint finds it (a folder
-// of a source of the tree, or lint.WithCharts given with WithLint);
-// valuesFrom is served by the ConfigMaps and Secrets of the tree and by
-// fluxbuild.WithValuesFrom.
-func PreviewRelease(ctx context.Context, entry string, ref layering.ObjectRef, readOpts []Option, opts ...fluxbuild.ReleaseOption) ([]byte, error) {
+// (fluxbuild.RenderRelease). The chart is found as f finds it (a folder
+// of a source of the tree, a charts folder, a fetch; nil: the sources of
+// the tree only); valuesFrom is served by the ConfigMaps and Secrets of
+// the tree and by fluxbuild.WithValuesFrom.
+func PreviewRelease(ctx context.Context, entry string, ref layering.ObjectRef, f *charts.Finder, readOpts []Option, opts ...fluxbuild.ReleaseOption) ([]byte, error) {
 	repo, err := Read(ctx, entry, readOpts...)
 	if err != nil {
 		return nil, err
 	}
 	defer repo.Close()
-	rel, err := lint.RenderRelease(ctx, repo.Plan, repo.Inputs, repo.Root, ref, repo.lint, opts...)
+	rel, err := charts.Release(ctx, repo.Plan, repo.Inputs, ref, f, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("previewing %s: %w", ref, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/lint"
 )
 
 // randomRepository lays out a Flux repository of n Kustomizations with
@@ -142,7 +143,7 @@ func ends(t *testing.T, root string) error {
 			}
 		}()
 		done <- func() error {
-			rep, err := fluxrepo.Lint(t.Context(), entry, opts...)
+			rep, err := lint.Tree(t.Context(), entry, opts)
 			if err != nil {
 				if strings.Contains(err.Error(), "reading the entry point") {
 					return nil // a file the entry point cannot build: an error is the answer

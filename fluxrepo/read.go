@@ -27,7 +27,6 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/stackpath"
 	"github.com/fluxpack/fluxpack/layering"
-	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -84,19 +83,23 @@ type Repository struct {
 	// Kustomization spec its parent's variables break, an
 	// ArtifactGenerator that cannot be read. Each has the file and line
 	// of the object concerned; Lint reports them with its findings.
-	Notes []lint.Finding
+	Notes []Note
 	// Inputs are where each layer of Plan was read from, in its order:
 	// its source (or why it cannot be read offline) and the objects built
 	// from it, for package lint.
-	Inputs []lint.Input
+	Inputs []fluxbuild.Input
 	// Views are what each layer of Plan is built from, in its order, seen
 	// from the repository: which of its files the layer's source holds,
 	// and where. nil for a layer whose source is not available.
 	Views []*View
 
-	lint         []lint.Option // WithLint
-	stackFile    string        // WithStackFile
-	rootInferred bool          // no WithRoot
+	// RootInferred is true when Root was found, not given (no WithRoot).
+	RootInferred bool
+	// NoCrossNamespaceRefs is true when the tree's FluxInstance runs the
+	// controllers multitenant (--no-cross-namespace-refs).
+	NoCrossNamespaceRefs bool
+
+	stackFile string // WithStackFile
 
 	temps   []string
 	built   map[string]fluxbuild.Source                       // layer → where it was built from
@@ -108,8 +111,7 @@ type Repository struct {
 type Option interface{ applyToRead(*config) error }
 
 type config struct {
-	lint     []lint.Option // WithLint
-	log      *slog.Logger  // for what is left out as Flux leaves it out, or nil
+	log      *slog.Logger // for what is left out as Flux leaves it out, or nil
 	root     string
 	sources  map[SourceRef]string
 	external []layering.ObjectRef
@@ -165,21 +167,6 @@ func WithSource(ref SourceRef, dir string) Option {
 			return errdefs.InvalidOption("WithSource %s=%s: kind, namespace, name and directory are required", ref, dir)
 		}
 		c.sources[ref] = dir
-		return nil
-	})
-}
-
-// WithLint passes options to Lint's lint.Plan: the charts
-// HelmReleases install (layering.WithCharts), operators lint should know
-// (layering.WithOperators). Read ignores them.
-func WithLint(opts ...lint.Option) Option {
-	return funcOption(func(c *config) error {
-		for _, o := range opts {
-			if o == nil {
-				return errdefs.InvalidOption("WithLint: nil LintOption")
-			}
-		}
-		c.lint = append(c.lint, opts...)
 		return nil
 	})
 }
@@ -277,7 +264,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 		}
 	}
 	r := &reader{ctx: ctx, cfg: cfg, root: root, byName: map[string]int{}, generators: map[string]*generator{}}
-	repo := &Repository{Root: root, Entry: filepath.ToSlash(rel), rootInferred: cfg.root == ""}
+	repo := &Repository{Root: root, Entry: filepath.ToSlash(rel), RootInferred: cfg.root == ""}
 	if err := r.readEntry(absEntry, filepath.ToSlash(rel), fi.IsDir()); err != nil {
 		return nil, err
 	}
@@ -291,8 +278,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 	if repo.Entry == "." {
 		repo.Plan.Name = filepath.Base(root)
 	}
-	repo.Notes = r.notes
-	repo.lint = cfg.lint
+	repo.Notes, repo.NoCrossNamespaceRefs = r.notes, r.multitenant
 	repo.stackFile = cfg.stackFile
 	repo.temps, repo.built = r.temps, r.built
 	repo.sources = r.sourcesFor
@@ -400,7 +386,7 @@ func selfRoot(dir string) (string, bool) {
 // layer is a layer of the tree, where lint reads it, and what it sees.
 type layer struct {
 	layering.Layer
-	lint.Input
+	fluxbuild.Input
 	view *View
 }
 
@@ -412,7 +398,9 @@ type reader struct {
 	layers []layer
 	byName map[string]int // layer name → index
 	queue  []int          // layers whose Kustomizations are still to follow
-	notes  []lint.Finding
+	notes  []Note
+	// multitenant is true once a FluxInstance with spec.cluster.multitenant is read.
+	multitenant bool
 
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
@@ -428,8 +416,8 @@ type reader struct {
 }
 
 // note records a problem of the tree at the object o, and logs it.
-func (r *reader) note(rule lint.Rule, o *fluxbuild.Object, format string, args ...any) {
-	f := lint.Finding{Rule: rule, Severity: lint.SeverityError, Object: o.String(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
+func (r *reader) note(kind NoteKind, o *fluxbuild.Object, format string, args ...any) {
+	f := Note{Kind: kind, Object: o.String(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
 	r.notes = append(r.notes, f)
 	if r.cfg.log != nil {
 		r.cfg.log.Warn(f.String())
@@ -480,7 +468,7 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 	objs = r.withGenerated(objs)
 	r.collect(objs)
 	// The tree's own Kustomization of the entry point is the root layer.
-	root := layer{Layer: layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel}, Input: lint.Input{Source: &src, Built: true, Objects: objs}, view: identityView(r.root, src, []SourceRef{DefaultSource()})}
+	root := layer{Layer: layering.Layer{Name: DefaultNamespace, Kustomization: ks, File: rel}, Input: fluxbuild.Input{Source: &src, Built: true, Objects: objs}, view: identityView(r.root, src, []SourceRef{DefaultSource()})}
 	switch k, s := r.applyInstance(objs, rel); {
 	case k != nil:
 		// flux-operator's FluxInstance makes it from spec.sync.
@@ -512,7 +500,7 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 	// say so once, rather than report two Kustomizations of one name.
 	for _, o := range objs {
 		if k, ok := asKustomization(o); ok && k.Name == DefaultNamespace && namespaceOr(k.Namespace, DefaultNamespace) == DefaultNamespace {
-			r.note(lint.RulePath, o, "spec.path %q is not the entry point %q seen from the repository's root %s, so Flux does not apply this folder: give the root with --root, or correct spec.path", k.Spec.Path, ks.Spec.Path, r.root)
+			r.note(NotePath, o, "spec.path %q is not the entry point %q seen from the repository's root %s, so Flux does not apply this folder: give the root with --root, or correct spec.path", k.Spec.Path, ks.Spec.Path, r.root)
 			root.Kustomization, root.File, root.Line = k, o.File, o.Line
 			break
 		}
@@ -532,7 +520,7 @@ func (r *reader) withGenerated(objs []*fluxbuild.Object) []*fluxbuild.Object {
 	if err != nil {
 		for _, o := range objs {
 			if o.Kind == "ResourceSet" && o.Group() == fluxInstanceGroup {
-				r.note(lint.RuleSource, o, "its templates do not render as flux-operator renders them: %v", err)
+				r.note(NoteSource, o, "its templates do not render as flux-operator renders them: %v", err)
 				break
 			}
 		}
@@ -572,7 +560,7 @@ func (r *reader) expand() {
 						// finding of lint (not followed again).
 						r.layers = append(r.layers, layer{Layer: layering.Layer{Name: first.Name, Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)}})
 					} else if first.Parent != parent.Name && j != i {
-						r.note(lint.RuleGraph, o, "%s is applied by two Kustomizations, %s and %s: they fight over it", kustomizationRef(k), first.Parent, parent.Name)
+						r.note(NoteGraph, o, "%s is applied by two Kustomizations, %s and %s: they fight over it", kustomizationRef(k), first.Parent, parent.Name)
 					}
 					continue
 				}
@@ -931,7 +919,7 @@ func (r *reader) substitute(parent *kustomizev1.Kustomization, o *fluxbuild.Obje
 	}
 	if _, err := s.Resource(res); err != nil {
 		if !errors.Is(err, substitute.ErrVarNotSet) && !errors.Is(err, substitute.ErrSourceNotFound) {
-			r.note(lint.RuleVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), err)
+			r.note(NoteVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), err)
 		}
 		return k
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
@@ -138,7 +139,7 @@ func TestReadTree(t *testing.T) {
 
 	tenants := fixtures[4].read(t)
 	var dev *layering.Layer
-	var devIn lint.Input
+	var devIn fluxbuild.Input
 	for i, l := range tenants.Plan.Layers {
 		if l.Name == "apps/dev-team" {
 			dev, devIn = &tenants.Plan.Layers[i], tenants.Inputs[i]
@@ -176,7 +177,7 @@ func ks(name, path, extra string) string {
 
 func lintRepo(t *testing.T, root string) []lint.Finding {
 	t.Helper()
-	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+	rep, err := lint.Tree(t.Context(), filepath.Join(root, "clusters/c"), []fluxrepo.Option{fluxrepo.WithRoot(root)})
 	require.NoError(t, err)
 	return rep.Findings
 }
@@ -221,7 +222,7 @@ func TestReadSubstitutesKustomizations(t *testing.T) {
 	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
 	require.NoError(t, err)
 	byName := map[string]layering.Layer{}
-	inputs := map[string]lint.Input{}
+	inputs := map[string]fluxbuild.Input{}
 	for i, l := range repo.Plan.Layers {
 		byName[l.Name], inputs[l.Name] = l, repo.Inputs[i]
 	}
@@ -378,7 +379,7 @@ func TestReadWithoutGit(t *testing.T) {
 	root, err := fluxrepo.Root(filepath.Join(dir, "clusters", "prod"))
 	require.NoError(t, err)
 	assert.Equal(t, dir, root)
-	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(dir, "clusters", "prod"))
+	rep, err := lint.Tree(t.Context(), filepath.Join(dir, "clusters", "prod"), nil)
 	require.NoError(t, err)
 	for _, f := range rep.Findings {
 		assert.NotEqual(t, lint.RulePath, f.Rule, "%s", f)
@@ -395,7 +396,7 @@ func TestReadWithoutGit(t *testing.T) {
 	root, err = fluxrepo.Root(filepath.Join(dir, "clusters", "prod"))
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(dir, "clusters", "prod"), root)
-	rep, err = fluxrepo.Lint(t.Context(), filepath.Join(dir, "clusters", "prod"))
+	rep, err = lint.Tree(t.Context(), filepath.Join(dir, "clusters", "prod"), nil)
 	require.NoError(t, err)
 	var msgs []string
 	for _, f := range rep.Findings {
@@ -415,7 +416,7 @@ func TestReadWithoutGit(t *testing.T) {
 	assert.Equal(t, 1, notes, "one note of the mistaken root: %q", msgs)
 
 	// A root the user gave is not called a guess.
-	rep, err = fluxrepo.Lint(t.Context(), filepath.Join(dir, "clusters", "prod"), fluxrepo.WithRoot(root))
+	rep, err = lint.Tree(t.Context(), filepath.Join(dir, "clusters", "prod"), []fluxrepo.Option{fluxrepo.WithRoot(root)})
 	require.NoError(t, err)
 	paths := 0
 	for _, f := range rep.Findings {

@@ -72,23 +72,23 @@ func TestLintsShareReusedObjects(t *testing.T) {
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
 			root := filepath.Join("testdata", "repos", f.repo)
-			repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root), fluxrepo.WithLint(f.lintOptions(t)...)}, f.opts...)...)
+			repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, f.opts...)...)
 			require.NoError(t, err)
 			defer repo.Close()
-			alone, err := repo.Lint(t.Context())
+			alone, err := lint.Repository(t.Context(), repo, f.lintOptions(t)...)
 			require.NoError(t, err)
-			shared := fluxrepo.WithLint(append(f.lintOptions(t), lint.WithObjectCache(lint.NewObjectCache()))...)
-			head, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root), shared}, f.opts...)...)
+			shared := append(f.lintOptions(t), lint.WithObjectCache(lint.NewObjectCache()))
+			head, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, f.opts...)...)
 			require.NoError(t, err)
 			defer head.Close()
-			base, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root), shared, fluxrepo.WithReuse(head, nil)}, f.opts...)...)
+			base, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append([]fluxrepo.Option{fluxrepo.WithRoot(root), fluxrepo.WithReuse(head, nil)}, f.opts...)...)
 			require.NoError(t, err)
 			defer base.Close()
 			var reps [2]*lint.Report
 			var errs [2]error
 			var wg sync.WaitGroup
 			for i, r := range []*fluxrepo.Repository{head, base} {
-				wg.Go(func() { reps[i], errs[i] = r.Lint(t.Context()) })
+				wg.Go(func() { reps[i], errs[i] = lint.Repository(t.Context(), r, shared...) })
 			}
 			wg.Wait()
 			for i := range reps {

@@ -242,8 +242,8 @@ func lintCopy(t *testing.T, f fixture, root string) []lint.Finding {
 		lintOpts, err = c.Options()
 		require.NoError(t, err)
 	}
-	opts := append([]fluxrepo.Option{fluxrepo.WithRoot(root), fluxrepo.WithLint(lintOpts...)}, f.opts...)
-	rep, err := fluxrepo.Lint(t.Context(), filepath.Join(root, f.entry), opts...)
+	opts := append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, f.opts...)
+	rep, err := lint.Tree(t.Context(), filepath.Join(root, f.entry), opts, lintOpts...)
 	require.NoError(t, err)
 	return rep.Findings
 }

@@ -114,7 +114,7 @@ func (v *View) Paths(file string) []string {
 }
 
 // ObjectFile returns where Dir holds the file an object of the layer
-// names (lint.Input's Objects: relative to the layer's Source.Dir, or,
+// names (fluxbuild.Input's Objects: relative to the layer's Source.Dir, or,
 // for an ExternalArtifact, the repository's file the artifact's file is
 // made of), as absolute paths.
 func (v *View) ObjectFile(file string) []string {

@@ -8,6 +8,7 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -36,7 +37,7 @@ func TestAncestors(t *testing.T) {
 					deps = append(deps, names[j])
 				}
 			}
-			ly := &lintLayer{Layer: &layering.Layer{Name: name, DependsOn: deps, Kustomization: &kustomizev1.Kustomization{}}, Input: &Input{}, index: i}
+			ly := &lintLayer{Layer: &layering.Layer{Name: name, DependsOn: deps, Kustomization: &kustomizev1.Kustomization{}}, Input: &fluxbuild.Input{}, index: i}
 			l.layers = append(l.layers, ly)
 			if _, dup := l.byName[name]; !dup {
 				l.byName[name] = ly

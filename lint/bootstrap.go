@@ -2,20 +2,16 @@ package lint
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"path"
 	"slices"
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
-	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/bootstrap"
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
-	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -58,12 +54,12 @@ func WithExistingWebhooks(entries ...string) Option {
 func WithHelmfile(files ...string) Option {
 	return funcLint(func(c *config) error {
 		for _, f := range files {
-			releases, crdsOnly, err := readHelmfile(f)
+			releases, crdsOnly, err := bootstrap.ReadHelmfile(f)
 			if err != nil {
 				return errdefs.Kind(ErrInvalidOption, "helmfile %s: %v", f, err)
 			}
 			for _, r := range releases {
-				r.file, r.crdsOnly = f, crdsOnly
+				r.CRDsOnly = crdsOnly
 				c.bootstrap = append(c.bootstrap, r)
 			}
 		}
@@ -195,80 +191,6 @@ func (l *linter) existBeforeFlux(objs []*fluxbuild.Object) []string {
 	return refs
 }
 
-// bootstrapRelease is a release of a bootstrap helmfile.
-type bootstrapRelease struct {
-	file     string
-	chart    string
-	crdsOnly bool
-	// namespace is the namespace helmfile creates for it (createNamespace
-	// is true unless the release or helmDefaults say false), when the
-	// helmfile syncs and the namespace is written out; else "".
-	namespace string
-}
-
-// readHelmfile returns a helmfile's releases (chart names and the
-// namespaces it creates), and whether it only renders their CRDs.
-// Documents with Go templates in their structure are read as far as YAML
-// allows; a templated chart falls back on the release's name, a templated
-// namespace is not known.
-func readHelmfile(file string) (releases []bootstrapRelease, crdsOnly bool, err error) {
-	data, err := inputfile.Read(file)
-	if err != nil {
-		return nil, false, err
-	}
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
-	for {
-		var doc struct {
-			HelmDefaults struct {
-				Args            []string `yaml:"args"`
-				CreateNamespace *bool    `yaml:"createNamespace"`
-			} `yaml:"helmDefaults"`
-			Releases []struct {
-				Name            string `yaml:"name"`
-				Namespace       string `yaml:"namespace"`
-				Chart           string `yaml:"chart"`
-				Installed       *bool  `yaml:"installed"`
-				CreateNamespace *bool  `yaml:"createNamespace"`
-			} `yaml:"releases"`
-		}
-		if err := dec.Decode(&doc); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, false, fmt.Errorf("not a helmfile: %w", err)
-		}
-		if slices.Contains(doc.HelmDefaults.Args, "--include-crds") {
-			crdsOnly = true
-		}
-		for _, r := range doc.Releases {
-			if r.Installed != nil && !*r.Installed {
-				continue
-			}
-			rel := bootstrapRelease{chart: r.Name}
-			if r.Chart != "" && !strings.Contains(r.Chart, "{{") {
-				rel.chart = path.Base(strings.TrimSuffix(r.Chart, "/"))
-			}
-			create := r.CreateNamespace
-			if create == nil {
-				create = doc.HelmDefaults.CreateNamespace
-			}
-			if (create == nil || *create) && !strings.Contains(r.Namespace, "{{") {
-				rel.namespace = r.Namespace
-			}
-			if rel.chart != "" {
-				releases = append(releases, rel)
-			}
-		}
-	}
-	if crdsOnly {
-		// Rendered and applied with kubectl: no release, no namespace.
-		for i := range releases {
-			releases[i].namespace = ""
-		}
-	}
-	return releases, crdsOnly, nil
-}
-
 // applyBootstrap adds what the bootstrap step brings before Flux (the
 // namespaces its scripts create, and its helmfiles' releases: their
 // namespaces, API groups and webhooks) to what exists, and says what it
@@ -281,16 +203,16 @@ func (l *linter) applyBootstrap() {
 		l.bootstrap = append(l.bootstrap, fmt.Sprintf("namespace %s: a bootstrap script creates it before Flux", ns))
 	}
 	for _, r := range l.cfg.bootstrap {
-		if r.namespace != "" && !slices.Contains(l.cfg.existingNamespaces, r.namespace) {
-			l.cfg.existingNamespaces = append(l.cfg.existingNamespaces, r.namespace)
-			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: helmfile creates its namespace %s before Flux", r.file, r.chart, r.namespace))
+		if r.Namespace != "" && !slices.Contains(l.cfg.existingNamespaces, r.Namespace) {
+			l.cfg.existingNamespaces = append(l.cfg.existingNamespaces, r.Namespace)
+			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: helmfile creates its namespace %s before Flux", r.File, r.Chart, r.Namespace))
 		}
-		entries, ok := l.cfg.operators[r.chart]
+		entries, ok := l.cfg.operators[r.Chart]
 		if !ok {
-			entries, ok = KnownOperators()[r.chart]
+			entries, ok = KnownOperators()[r.Chart]
 		}
 		if !ok {
-			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: a chart fluxpack's table of known operators does not know (declare what it brings with --existing-api-group, --existing-webhook)", r.file, r.chart))
+			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: a chart fluxpack's table of known operators does not know (declare what it brings with --existing-api-group, --existing-webhook)", r.File, r.Chart))
 			continue
 		}
 		var groups []string
@@ -303,7 +225,7 @@ func (l *linter) applyBootstrap() {
 				groups = append(groups, group)
 				l.cfg.existingGroups = append(l.cfg.existingGroups, group)
 			}
-			if !r.crdsOnly {
+			if !r.CRDsOnly {
 				if l.cfg.existingWebhooks == nil {
 					l.cfg.existingWebhooks = map[string]bool{}
 				}
@@ -311,9 +233,9 @@ func (l *linter) applyBootstrap() {
 			}
 		}
 		what := "CRDs and webhooks"
-		if r.crdsOnly {
+		if r.CRDsOnly {
 			what = "CRDs"
 		}
-		l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: %s of %s exist before Flux", r.file, r.chart, what, strings.Join(groups, ", ")))
+		l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: %s of %s exist before Flux", r.File, r.Chart, what, strings.Join(groups, ", ")))
 	}
 }

@@ -5,22 +5,18 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
-	helmv2 "github.com/fluxcd/helm-controller/api/v2"
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	sigyaml "sigs.k8s.io/yaml"
 
+	"github.com/fluxpack/fluxpack/charts"
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
@@ -28,44 +24,23 @@ import (
 )
 
 // WithCharts names folders holding charts that HelmReleases install, as
-// lint cannot download them: a chart folder <name>/ (with its Chart.yaml)
-// or a packaged <name>-<version>.tgz, found by the chart's name (the
-// HelmRelease's spec.chart.spec.chart, or the last element of the URL of
-// the OCIRepository its spec.chartRef names). A chart in a source that lint
-// reads (a GitRepository's path) needs no folder.
+// lint cannot download them (charts.WithDirs). A chart in a source that
+// lint reads (a GitRepository's path) needs no folder.
 func WithCharts(dirs ...string) Option {
 	return funcLint(func(c *config) error {
-		for _, d := range dirs {
-			fi, err := os.Stat(d)
-			if err != nil {
-				return errdefs.Kind(ErrInvalidOption, "charts folder %s: %v", d, err)
-			}
-			if !fi.IsDir() {
-				return errdefs.Kind(ErrInvalidOption, "charts folder %s: not a directory", d)
-			}
+		if _, err := charts.New(charts.WithDirs(dirs...)); err != nil {
+			return err
 		}
-		c.charts = append(c.charts, dirs...)
+		c.charts = append(c.charts, charts.WithDirs(dirs...))
 		return nil
 	})
 }
 
-// ChartFetcher fetches a chart from an OCI registry, for lint to render a
-// chart in none of the WithCharts folders. url is the chart's oci://host/repo
-// (without tag), tag its version as the registry tags it; path is a local
-// packaged chart (.tgz). Package oci's ChartFetcher is one; layering itself
-// never reaches the network.
-type ChartFetcher interface {
-	FetchChart(ctx context.Context, url, tag string) (path string, err error)
-}
-
-// WithChartFetcher lets lint fetch with f the OCI charts that are in none
-// of the WithCharts folders: the chart of an OCIRepository that a
-// HelmRelease's spec.chartRef names (spec.url at spec.ref.tag), and a chart
-// of a HelmRepository of spec.type oci (spec.url/CHART at the version). A
-// chart f cannot fetch is unavailable, as offline: no finding by itself,
-// and the table of known operators applies. Without it, lint fetches no
-// chart.
-func WithChartFetcher(f ChartFetcher) Option {
+// WithChartFetcher lets lint fetch with f the charts that are in none of
+// the WithCharts folders (charts.WithFetcher). A chart f cannot fetch is
+// unavailable, as offline: no finding by itself, and the table of known
+// operators applies. Without it, lint fetches no chart.
+func WithChartFetcher(f charts.Fetcher) Option {
 	return funcLint(func(c *config) error {
 		if f == nil {
 			return errdefs.Kind(ErrInvalidOption, "chart fetcher: nil")
@@ -124,10 +99,6 @@ func KnownOperators() map[string][]string {
 	}
 }
 
-// errChartUnavailable: lint cannot get the chart offline; what is inside
-// it is unknown, which is no finding by itself.
-var errChartUnavailable = errors.New("chart not available offline")
-
 // chartObjects gives every layer the objects of the charts its HelmReleases
 // install (the chart's CRDs per install.crds, then the release's objects),
 // rendered as helm-controller renders them (fluxbuild.RenderRelease), so
@@ -142,7 +113,7 @@ func (l *linter) chartObjects(ctx context.Context) {
 			}
 			objs, err := l.renderChart(ctx, ly, o)
 			switch {
-			case errors.Is(err, errChartUnavailable):
+			case errors.Is(err, charts.ErrUnavailable):
 				o.chartErr = err
 				o.assumed = l.knownOperator(o)
 			case err != nil:
@@ -178,44 +149,16 @@ func (l *linter) renderChart(ctx context.Context, ly *lintLayer, o *object) ([]*
 // release renders the chart of the HelmRelease o of layer ly with the
 // ConfigMaps and Secrets of every layer, and says where the chart was.
 func (l *linter) release(ctx context.Context, ly *lintLayer, o *object, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, string, error) {
-	var hr helmv2.HelmRelease
-	if err := decodeInto(o.Node, &hr); err != nil {
-		return nil, "", err
-	}
-	if hr.Namespace == "" {
-		hr.Namespace = namespaceOr(ly.Kustomization.Spec.TargetNamespace, ly.Kustomization.Namespace)
-	}
-	chartPath, err := l.chartPath(ctx, &hr)
+	hr, err := charts.Decode(o.Object, ly.Layer)
 	if err != nil {
 		return nil, "", err
 	}
-	rel, err := fluxbuild.RenderRelease(ctx, &hr, chartPath, append([]fluxbuild.ReleaseOption{fluxbuild.WithValuesFrom(l.valuesSources(&hr)...)}, opts...)...)
-	return rel, chartPath, err
-}
-
-// RenderRelease renders the HelmRelease ref of a Plan as lint renders it
-// (layers read from their sources, the chart found as WithCharts says, its
-// valuesFrom served by the ConfigMaps and Secrets of every layer), for a
-// preview of what helm-controller would install.
-func RenderRelease(ctx context.Context, p *layering.Plan, inputs []Input, root string, ref layering.ObjectRef, lintOpts []Option, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, error) {
-	l, err := loadForReleases(ctx, p, inputs, root, lintOpts)
-	if err != nil {
-		return nil, err
-	}
-	for _, ly := range l.layers {
-		for _, o := range ly.objects {
-			if o.helmCRDs != "" && o.Kind == ref.Kind && o.Name == ref.Name && namespaceOr(o.Namespace, ly.Kustomization.Spec.TargetNamespace) == namespaceOr(ref.Namespace, p.Namespace) {
-				rel, _, err := l.release(ctx, ly, o, opts...)
-				return rel, err
-			}
-		}
-	}
-	return nil, fmt.Errorf("rendering %s: no layer applies it", ref)
+	return l.cfg.finder.Render(ctx, hr, lintEnv{l}, opts...)
 }
 
 // loadForReleases loads a Plan's layers as lint does, to render their
 // HelmReleases.
-func loadForReleases(ctx context.Context, p *layering.Plan, inputs []Input, root string, lintOpts []Option) (*linter, error) {
+func loadForReleases(ctx context.Context, p *layering.Plan, inputs []fluxbuild.Input, root string, lintOpts []Option) (*linter, error) {
 	if len(inputs) != len(p.Layers) {
 		return nil, errdefs.Kind(ErrInvalidOption, "plan %q: %d inputs for %d layers", p.Name, len(inputs), len(p.Layers))
 	}
@@ -234,35 +177,18 @@ func loadForReleases(ctx context.Context, p *layering.Plan, inputs []Input, root
 	return l, nil
 }
 
-// RenderedRelease is one HelmRelease of a Plan as Releases renders it.
-type RenderedRelease struct {
-	// Layer is the layer whose Kustomization applies the HelmRelease.
-	Layer string
-	// Ref is the HelmRelease: Kind HelmRelease, its namespace and name.
-	Ref layering.ObjectRef
-	// Release is what helm-controller would install, or nil with Err.
-	Release *fluxbuild.Release
-	// Err says why the release was not rendered; errors.Is
-	// ErrChartUnavailable when its chart cannot be had offline.
-	Err error
-}
-
-// ErrChartUnavailable is wrapped by a RenderedRelease's Err when its
-// chart is in no source lint reads, no WithCharts folder, and cannot be
-// fetched.
-var ErrChartUnavailable = errChartUnavailable
-
-// Releases renders, as RenderRelease does, every HelmRelease that the
+// Releases renders, as lint does (charts.Releases with the objects as lint
+// loaded them), every HelmRelease that the
 // layers for which want returns true apply (every layer when want is nil),
 // in the order of the Plan. A release that does not render is returned
 // with its Err, not as an error: the error is for bad input and a
 // cancelled ctx.
-func Releases(ctx context.Context, p *layering.Plan, inputs []Input, root string, want func(layer string) bool, lintOpts []Option, opts ...fluxbuild.ReleaseOption) ([]RenderedRelease, error) {
+func Releases(ctx context.Context, p *layering.Plan, inputs []fluxbuild.Input, root string, want func(layer string) bool, lintOpts []Option, opts ...fluxbuild.ReleaseOption) ([]charts.Rendered, error) {
 	l, err := loadForReleases(ctx, p, inputs, root, lintOpts)
 	if err != nil {
 		return nil, err
 	}
-	var out []RenderedRelease
+	var out []charts.Rendered
 	for _, ly := range l.layers {
 		if want != nil && !want(ly.Name) {
 			continue
@@ -274,7 +200,7 @@ func Releases(ctx context.Context, p *layering.Plan, inputs []Input, root string
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			rr := RenderedRelease{Layer: ly.Name, Ref: layering.ObjectRef{Kind: o.Kind, Namespace: namespaceOr(o.Namespace, namespaceOr(ly.Kustomization.Spec.TargetNamespace, p.Namespace)), Name: o.Name}}
+			rr := charts.Rendered{Layer: ly.Name, Ref: layering.ObjectRef{Kind: o.Kind, Namespace: namespaceOr(o.Namespace, namespaceOr(ly.Kustomization.Spec.TargetNamespace, p.Namespace)), Name: o.Name}}
 			rr.Release, _, rr.Err = l.release(ctx, ly, o, opts...)
 			out = append(out, rr)
 		}
@@ -282,189 +208,38 @@ func Releases(ctx context.Context, p *layering.Plan, inputs []Input, root string
 	return out, nil
 }
 
-// chartPath finds the chart of hr: in a source a layer reads (a
-// GitRepository's or Bucket's path), by name in the WithCharts folders, or
-// fetched from its OCI registry with the WithChartFetcher fetcher.
-func (l *linter) chartPath(ctx context.Context, hr *helmv2.HelmRelease) (string, error) {
-	name, version := "", ""
-	switch {
-	case hr.Spec.ChartRef != nil:
-		ref := hr.Spec.ChartRef
-		src := l.findObject(ref.Kind, namespaceOr(ref.Namespace, hr.Namespace), ref.Name)
-		if src == nil {
-			return "", fmt.Errorf("%w: spec.chartRef %s/%s/%s: no layer creates it", errChartUnavailable, ref.Kind, namespaceOr(ref.Namespace, hr.Namespace), ref.Name)
-		}
-		switch ref.Kind {
-		case sourcev1.OCIRepositoryKind:
-			u := yamlutil.Str(src.Node, "spec", "url")
-			name = path.Base(u)
-			version = yamlutil.Str(src.Node, "spec", "ref", "tag")
-			p, err := l.cachedChart(name, version)
-			if err == nil {
-				return p, nil
-			}
-			if res, ok := l.cfg.fetcher.(ChartResolver); ok {
-				v := yamlutil.Str(src.Node, "spec", "ref", "digest") // a version of its own for the resolver
-				if v == "" {
-					v = yamlutil.Str(src.Node, "spec", "ref", "semver")
-				}
-				if v == "" {
-					v = ociRepositoryTag(src)
-				}
-				return l.resolveChart(ctx, res, u, "", v, err)
-			}
-			return l.fetchChart(ctx, u, ociRepositoryTag(src), err)
-		case sourcev1.HelmChartKind:
-			return l.chartFromTemplate(ctx, yamlutil.Str(src.Node, "spec", "chart"), yamlutil.Str(src.Node, "spec", "version"),
-				yamlutil.Str(src.Node, "spec", "sourceRef", "kind"), src.Namespace, yamlutil.Str(src.Node, "spec", "sourceRef", "name"))
-		}
-	case hr.Spec.Chart != nil:
-		s := hr.Spec.Chart.Spec
-		return l.chartFromTemplate(ctx, s.Chart, s.Version, s.SourceRef.Kind, namespaceOr(s.SourceRef.Namespace, hr.Namespace), s.SourceRef.Name)
-	default:
-		return "", errors.New("neither spec.chart nor spec.chartRef is set")
+// lintEnv is the charts.Env of the layers as lint loaded them: the
+// values of ConfigMaps and Secrets whose nodes lint let go of are in
+// their values.
+type lintEnv struct{ l *linter }
+
+func (e lintEnv) Object(kind, ns, name string) *fluxbuild.Object {
+	if o := e.l.findObject(kind, ns, name); o != nil {
+		return o.Object
 	}
-	return l.cachedChart(name, version)
+	return nil
 }
 
-// chartFromTemplate finds the chart of a chart template (a HelmRelease's
-// spec.chart or a HelmChart): a path in a Git or Bucket source that a
-// layer reads, or a chart of a HelmRepository by name, fetched from the
-// registry of an OCI HelmRepository when no charts folder holds it.
-func (l *linter) chartFromTemplate(ctx context.Context, chart, version, kind, ns, name string) (string, error) {
-	if kind == sourcev1.GitRepositoryKind || kind == sourcev1.BucketKind {
-		for _, other := range l.layers {
-			ref := other.Kustomization.Spec.SourceRef
-			if other.Source != nil && ref.Kind == kind && ref.Name == name && namespaceOr(ref.Namespace, other.Kustomization.Namespace) == ns {
-				return filepath.Join(other.Source.Dir, filepath.FromSlash(chart)), nil
-			}
-		}
-		return "", fmt.Errorf("%w: chart %s of %s/%s/%s: that source is not read offline", errChartUnavailable, chart, kind, ns, name)
+func (e lintEnv) Values(kind, ns, name string) runtime.Object {
+	o := e.l.findObject(kind, ns, name)
+	if o == nil || !o.secretOrConfigMap() {
+		return nil
 	}
-	p, err := l.cachedChart(chart, version)
-	if err == nil || kind != sourcev1.HelmRepositoryKind {
-		return p, err
-	}
-	repo := l.findObject(kind, ns, name)
-	if repo == nil {
-		return "", err
-	}
-	if res, ok := l.cfg.fetcher.(ChartResolver); ok {
-		return l.resolveChart(ctx, res, yamlutil.Str(repo.Node, "spec", "url"), chart, version, err)
-	}
-	if yamlutil.Str(repo.Node, "spec", "type") != sourcev1.HelmRepositoryTypeOCI {
-		return "", err
-	}
-	u := strings.TrimSuffix(yamlutil.Str(repo.Node, "spec", "url"), "/") + "/" + chart
-	return l.fetchChart(ctx, u, chartTag(version), err)
-}
-
-// ChartResolver is what a WithChartFetcher fetcher also implements when it
-// reads HTTP Helm repositories and resolves version ranges as
-// source-controller does (package sources' Fetcher, --sources online):
-// the chart of a HelmRepository at repoURL (http(s):// or oci://) at an
-// exact version, a range, or "" for the latest stable; for an
-// OCIRepository's chart, repoURL is its URL and chart is "". An error
-// with a method NotFound() bool returning true says the repository has
-// no such chart or version: a `chart` finding, as helm-controller fails
-// the same way.
-type ChartResolver interface {
-	ResolveChart(ctx context.Context, repoURL, chart, version string) (path string, err error)
-}
-
-// resolveChart fetches a chart with the resolver, as the charts folders do
-// not hold it (notFound says so).
-func (l *linter) resolveChart(ctx context.Context, res ChartResolver, repoURL, chart, version string, notFound error) (string, error) {
-	if !errors.Is(notFound, errChartUnavailable) || repoURL == "" {
-		return "", notFound
-	}
-	p, err := res.ResolveChart(ctx, repoURL, chart, version)
-	if err == nil {
-		return p, nil
-	}
-	var nf interface{ NotFound() bool }
-	if errors.As(err, &nf) && nf.NotFound() {
-		return "", err // the repository's answer: helm-controller fails too
-	}
-	return "", fmt.Errorf("%w, and fetching it failed: %w", errChartUnavailable, err)
-}
-
-// fetchChart fetches the chart at url (oci://host/repo) and tag with the
-// WithChartFetcher fetcher, as the charts folders do not hold it (notFound
-// says so); without a fetcher, or for a chart it cannot fetch, notFound
-// stands, with the reason.
-func (l *linter) fetchChart(ctx context.Context, url, tag string, notFound error) (string, error) {
-	if l.cfg.fetcher == nil || !errors.Is(notFound, errChartUnavailable) || !strings.HasPrefix(url, ociScheme) {
-		return "", notFound
-	}
-	if tag == "" {
-		return "", fmt.Errorf("%w: chart %s: no tag to fetch (a semver range or digest is resolved by Flux, not lint)", errChartUnavailable, url)
-	}
-	p, err := l.cfg.fetcher.FetchChart(ctx, url, tag)
+	obj, err := o.decodeValues()
 	if err != nil {
-		return "", fmt.Errorf("%w, and fetching it failed: %w", errChartUnavailable, err)
+		return nil
 	}
-	return p, nil
+	return obj
 }
 
-// ociScheme prefixes the URL of an OCIRepository, and of a HelmRepository
-// of spec.type oci.
-const ociScheme = "oci://"
-
-// ociRepositoryTag is the tag of the OCIRepository src that lint can
-// fetch: spec.ref.tag, or latest when spec.ref names nothing; "" when
-// spec.ref.digest or spec.ref.semver, which take precedence, is set.
-func ociRepositoryTag(src *object) string {
-	if yamlutil.Str(src.Node, "spec", "ref", "digest") != "" || yamlutil.Str(src.Node, "spec", "ref", "semver") != "" {
-		return ""
-	}
-	if tag := yamlutil.Str(src.Node, "spec", "ref", "tag"); tag != "" {
-		return tag
-	}
-	return "latest"
-}
-
-// chartVersion is one semantic version, as a chart's version is; anything
-// else in a chart template's spec.version (empty, "*", "1.x", ">=1.2") is
-// a range that source-controller resolves against the registry's tags.
-var chartVersion = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^v?[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
-})
-
-// chartTag is the tag under which Helm pushes the chart version v (a "+"
-// of build metadata becomes "_"), or "" when v is not one version.
-func chartTag(v string) string {
-	if !chartVersion().MatchString(v) {
-		return ""
-	}
-	return strings.ReplaceAll(v, "+", "_")
-}
-
-// cachedChart finds a chart by name in the WithCharts folders.
-func (l *linter) cachedChart(name, version string) (string, error) {
-	if len(l.cfg.charts) == 0 {
-		// The chart coverage's advice says how to give lint the charts.
-		return "", fmt.Errorf("%w: chart %s: no chart folder to look in", errChartUnavailable, name)
-	}
-	for _, dir := range l.cfg.charts {
-		if fi, err := os.Stat(filepath.Join(dir, name, "Chart.yaml")); err == nil && !fi.IsDir() {
-			return filepath.Join(dir, name), nil
-		}
-		if version != "" {
-			if p := filepath.Join(dir, name+"-"+version+".tgz"); fileExists(p) {
-				return p, nil
-			}
-		}
-		if m, _ := filepath.Glob(filepath.Join(dir, name+"-*.tgz")); len(m) == 1 {
-			return m[0], nil
+func (e lintEnv) SourceDir(kind, ns, name string) string {
+	for _, other := range e.l.layers {
+		ref := other.Kustomization.Spec.SourceRef
+		if other.Source != nil && ref.Kind == kind && ref.Name == name && namespaceOr(ref.Namespace, other.Kustomization.Namespace) == ns {
+			return other.Source.Dir
 		}
 	}
-	return "", fmt.Errorf("%w: chart %s is in none of the charts folders %s", errChartUnavailable, name, strings.Join(l.cfg.charts, ", "))
-}
-
-func fileExists(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && !fi.IsDir()
+	return ""
 }
 
 // findObject returns the object of any layer with that kind, namespace and
@@ -478,23 +253,6 @@ func (l *linter) findObject(kind, ns, name string) *object {
 		}
 	}
 	return nil
-}
-
-// valuesSources are the ConfigMaps and Secrets of every layer that hr's
-// valuesFrom names, decoded.
-func (l *linter) valuesSources(hr *helmv2.HelmRelease) []runtime.Object {
-	var out []runtime.Object
-	for _, ref := range hr.Spec.ValuesFrom {
-		o := l.findObject(ref.Kind, hr.Namespace, ref.Name)
-		if o == nil || !o.secretOrConfigMap() {
-			continue
-		}
-		if obj, err := o.decodeValues(); err == nil {
-			obj.SetNamespace(hr.Namespace)
-			out = append(out, obj)
-		}
-	}
-	return out
 }
 
 type kubeObject interface {

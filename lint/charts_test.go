@@ -357,7 +357,7 @@ func TestLintAssumedOnlyWithoutWebhook(t *testing.T) {
 	assert.NotContains(t, fs[0].Message, "assumed")
 }
 
-// fakeResolver is a ChartResolver too: it serves the charts folder's
+// fakeResolver is a charts.Resolver too: it serves the charts folder's
 // charts for any version in the range "0.3.x", says other versions do not
 // exist, or fails with err; it records what it was asked.
 type fakeResolver struct {
@@ -397,7 +397,9 @@ kind: HelmRepository
 metadata: {name: charts, namespace: flux-system}
 spec: {interval: 10m, url: "https://charts.example.com/stable"}
 `
-	lintWith := func(t *testing.T, version string, f lint.ChartFetcher) []lint.Finding {
+	lintWith := func(t *testing.T, version string, f interface {
+		FetchChart(ctx context.Context, url, tag string) (string, error)
+	}) []lint.Finding {
 		t.Helper()
 		files["operator/release.yaml"] = `apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease

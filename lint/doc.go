@@ -24,11 +24,12 @@
 // more than one place; the finding's own file, line and object are the
 // first place's.
 //
-// Stack lints a layering.Builder, Plan a layering.Plan with one Input per
-// layer (package fluxrepo reads a Flux repository into both), Fleet every
-// cluster of a fleet. Every layer's manifests are read as
-// kustomize-controller builds them and every HelmRelease's chart rendered
-// as helm-controller renders it, both by package fluxbuild, the one engine:
+// Stack lints a layering.Builder, Plan a layering.Plan with one
+// fluxbuild.Input per layer, Repository (and Tree, which reads it first)
+// a Flux repository package fluxrepo read, Fleet every cluster of a fleet. Every layer's manifests are read as
+// kustomize-controller builds them and every HelmRelease's chart (found by
+// package charts) rendered as helm-controller renders it, both by package
+// fluxbuild, the one engine:
 // lint sees CRDs, webhooks and namespaces inside charts.
 //
 // Invariants:
@@ -44,5 +45,5 @@
 //     Option); everything about the platform is a finding.
 //
 // Lint reads files and never touches the network itself: charts in OCI
-// registries are fetched only through a ChartFetcher the caller gives.
+// registries are fetched only through a charts.Fetcher the caller gives.
 package lint

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -54,4 +55,31 @@ func ExampleReport_Merges() {
 	// Output:
 	// failing findings: 0
 	// merge [namespaces crds crs] into "crs": 2 edges, the critical path loses 2: up to 1m0s
+}
+
+// Tree reads a cluster's Flux tree from its entry point and lints it as a
+// stack. This is seed 002's order: the ClusterSecretStores wait for the
+// CRDs, but not for the operator whose webhook validates them. Files are
+// relative to the repository's root.
+func ExampleTree() {
+	root := "../fluxrepo/testdata/repos/helm-operators"
+	report, err := lint.Tree(context.Background(), root+"/clusters/naive", []fluxrepo.Option{fluxrepo.WithRoot(root)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d layers, %d objects\n", report.Layers, report.Objects)
+	for _, f := range report.Findings {
+		if f.Fails() {
+			fmt.Println(f)
+		}
+	}
+	// The hints: layers that could be one Kustomization.
+	for _, m := range report.Merges() {
+		fmt.Printf("merge %v into %q: the critical path loses %d dependsOn edges\n", m.Layers, m.Into(), m.CriticalEdges)
+	}
+	// Output:
+	// 5 layers, 14 objects
+	// infrastructure/crs/clustersecretstore.yaml:1: layer "crs" (clusters/naive/infrastructure.yaml:42): ClusterSecretStore/vault-backend: operator layer "operator" serves the admission webhook of external-secrets.io clustersecretstores, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on "operator", not just on the CRDs [webhook-order]
+	// merge [crds crs] into "crs": the critical path loses 1 dependsOn edges
 }

@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	sigyaml "sigs.k8s.io/yaml"
 
+	"github.com/fluxpack/fluxpack/bootstrap"
+	"github.com/fluxpack/fluxpack/charts"
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
@@ -391,7 +393,7 @@ type config struct {
 	existingNamespaces   []string            // WithExistingNamespaces
 	existingGroups       []string            // WithExistingAPIGroups
 	existingWebhooks     map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
-	bootstrap            []bootstrapRelease  // WithHelmfile
+	bootstrap            []bootstrap.Release // WithHelmfile
 	bootstrapDirs        []string            // WithBootstrapKustomization
 	bootstrapManifests   []string            // WithBootstrapManifests
 	bootstrapNamespaces  []string            // WithBootstrapNamespaces
@@ -401,9 +403,10 @@ type config struct {
 	inferredRoot         bool                // WithInferredRoot
 	noCrossNamespaceRefs bool                // WithNoCrossNamespaceRefs
 	noRemoteBases        bool                // WithNoRemoteBases
-	charts               []string            // WithCharts
+	charts               []charts.Option     // WithCharts
+	finder               *charts.Finder      // of charts and fetcher
 	operators            map[string][]string // WithOperators
-	fetcher              ChartFetcher        // WithChartFetcher
+	fetcher              charts.Fetcher      // WithChartFetcher
 	objects              *ObjectCache        // WithObjectCache
 	outputs              map[string]string   // WithOutputsFile: vars entry → file
 }
@@ -457,21 +460,6 @@ func WithExistingAPIGroups(groups ...string) Option {
 	})
 }
 
-// Input is where lint reads one layer's manifests: the layer's source, or
-// why it cannot be read offline, and the build a reader of a repository
-// did already (package fluxrepo), which lint takes instead of building
-// again.
-type Input struct {
-	// Source is the source's artifact as kustomize-controller unpacks it;
-	// nil when it cannot be read offline, Unavailable saying why.
-	Source      *fluxbuild.Source
-	Unavailable string
-	// Built says Objects and BuildErr are the layer's build from Source.
-	Built    bool
-	Objects  []*fluxbuild.Object
-	BuildErr error
-}
-
 // File reads a stack file and lints it: layering.LoadStack, then Stack
 // with the layer paths relative to the file. A stack that cannot be read
 // is an error (layering.ErrInvalidStack); everything else about it is a
@@ -504,7 +492,7 @@ func Stack(ctx context.Context, b *layering.Builder, root string, opts ...Option
 	if err != nil {
 		return nil, fmt.Errorf("linting %s: %w", root, err)
 	}
-	inputs := make([]Input, len(p.Layers))
+	inputs := make([]fluxbuild.Input, len(p.Layers))
 	for i := range inputs {
 		inputs[i].Source = &fluxbuild.Source{Dir: abs}
 	}
@@ -537,11 +525,11 @@ func Stack(ctx context.Context, b *layering.Builder, root string, opts ...Option
 }
 
 // Plan lints a Plan whose layers' manifests are where inputs say, one
-// Input per layer in the Plan's order: a Plan that package fluxrepo read
+// fluxbuild.Input per layer in the Plan's order: a Plan that package fluxrepo read
 // from a Flux repository, say. Graph problems (unknown dependencies,
 // cycles, duplicate names) are findings. Files in findings are relative to
 // root when they lie under it.
-func Plan(ctx context.Context, p *layering.Plan, inputs []Input, root string, opts ...Option) (*Report, error) {
+func Plan(ctx context.Context, p *layering.Plan, inputs []fluxbuild.Input, root string, opts ...Option) (*Report, error) {
 	if len(inputs) != len(p.Layers) {
 		return nil, errdefs.Kind(ErrInvalidOption, "plan %q: %d inputs for %d layers", p.Name, len(inputs), len(p.Layers))
 	}
@@ -575,10 +563,19 @@ func newConfig(opts []Option) (*config, error) {
 			return nil, err
 		}
 	}
+	copts := slices.Clone(cfg.charts)
+	if cfg.fetcher != nil {
+		copts = append(copts, charts.WithFetcher(cfg.fetcher))
+	}
+	f, err := charts.New(copts...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.finder = f
 	return cfg, nil
 }
 
-func lintPlan(ctx context.Context, p *layering.Plan, inputs []Input, problems []error, root string, opts []Option) (*Report, error) {
+func lintPlan(ctx context.Context, p *layering.Plan, inputs []fluxbuild.Input, problems []error, root string, opts []Option) (*Report, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -696,7 +693,7 @@ func (l *linter) coverage() []Coverage {
 			remote.Layers = append(remote.Layers, ly.Name)
 		}
 		for _, o := range ly.objects {
-			if o.helmCRDs != "" && !o.rendered && o.chartErr != nil && errors.Is(o.chartErr, errChartUnavailable) {
+			if o.helmCRDs != "" && !o.rendered && o.chartErr != nil && errors.Is(o.chartErr, charts.ErrUnavailable) {
 				chart.Missing = append(chart.Missing, fmt.Sprintf("%s: %v", o.ref(), o.chartErr))
 			}
 		}
@@ -731,14 +728,14 @@ func (l *linter) coverage() []Coverage {
 // online reports whether lint was given a fetcher that resolves sources
 // and charts (--sources online): then advising it helps nobody.
 func (l *linter) online() bool {
-	_, ok := l.cfg.fetcher.(ChartResolver)
+	_, ok := l.cfg.fetcher.(charts.Resolver)
 	return ok
 }
 
 // lintLayer is a layer as the rules see it.
 type lintLayer struct {
 	*layering.Layer
-	*Input
+	*fluxbuild.Input
 	index     int
 	ancestors layerSet // every layer this one depends on, directly or not: Ready before it
 	// readyBefore: the ancestors, and those of the layer that applies
@@ -763,7 +760,7 @@ type lintLayer struct {
 
 type linter struct {
 	p        *layering.Plan
-	inputs   []Input
+	inputs   []fluxbuild.Input
 	root     string
 	cfg      *config
 	layers   []*lintLayer
@@ -1011,7 +1008,7 @@ func (l *linter) index() {
 				ly.release = true
 				if !o.rendered {
 					ly.hiddenChart = true
-					if o.chartErr == nil || errors.Is(o.chartErr, errChartUnavailable) {
+					if o.chartErr == nil || errors.Is(o.chartErr, charts.ErrUnavailable) {
 						ly.missingChart = true
 					}
 				}

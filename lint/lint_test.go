@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/bootstrap"
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
@@ -517,9 +518,9 @@ func TestLintWaitParentReadiesItsChildren(t *testing.T) {
 			{Name: "apps", DependsOn: []string{"infrastructure"}, Kustomization: ks("apps", "./apps", true)},
 		}}
 	}
-	inputs := func() []lint.Input {
+	inputs := func() []fluxbuild.Input {
 		src := &fluxbuild.Source{Dir: dir}
-		return []lint.Input{{Source: src}, {Source: src}, {Source: src}}
+		return []fluxbuild.Input{{Source: src}, {Source: src}, {Source: src}}
 	}
 	rep, err := lint.Plan(t.Context(), plan(true), inputs(), dir)
 	require.NoError(t, err)
@@ -595,7 +596,7 @@ func TestLintSuspendedSubtree(t *testing.T) {
 		}}
 	}
 	src := &fluxbuild.Source{Dir: dir}
-	inputs := []lint.Input{{Source: src}, {Source: src}, {Source: src}}
+	inputs := []fluxbuild.Input{{Source: src}, {Source: src}, {Source: src}}
 	rep, err := lint.Plan(t.Context(), plan(true), inputs, dir)
 	require.NoError(t, err)
 	assert.Empty(t, failing(rep), "under a suspended parent")
@@ -626,7 +627,7 @@ func TestLintRelatesOnlyLayersOfOneCluster(t *testing.T) {
 		}}
 	}
 	src := &fluxbuild.Source{Dir: dir}
-	inputs := []lint.Input{{Source: src}, {Source: src}, {Source: src}}
+	inputs := []fluxbuild.Input{{Source: src}, {Source: src}, {Source: src}}
 	rep, err := lint.Plan(t.Context(), plan("spoke-b"), inputs, dir)
 	require.NoError(t, err)
 	assert.Empty(t, failing(rep), "the webhook serves spoke-b")
@@ -736,8 +737,8 @@ func TestLintWebhookBehindTheParentsDependency(t *testing.T) {
 		}}
 	}
 	src := &fluxbuild.Source{Dir: dir}
-	inputs := func() []lint.Input {
-		return []lint.Input{{Source: src}, {Source: src}, {Source: src}, {Source: src}, {Source: src}}
+	inputs := func() []fluxbuild.Input {
+		return []fluxbuild.Input{{Source: src}, {Source: src}, {Source: src}, {Source: src}, {Source: src}}
 	}
 	rep, err := lint.Plan(t.Context(), plan("platform"), inputs(), dir)
 	require.NoError(t, err)
@@ -798,10 +799,10 @@ func TestLintHelmfileNamespaces(t *testing.T) {
 	noCreate := write("bootstrap/helmfile.yaml", "helmDefaults: {createNamespace: false}\n"+release)
 	releaseNoCreate := write("helmfile.d/apps.yaml", strings.Replace(release, "    chart:", "    createNamespace: false\n    chart:", 1))
 	write("bootstrap/helmfile/values.yaml", "replicas: 2\n") // no releases: not a helmfile
-	assert.ElementsMatch(t, []string{sync, crds, noCreate, releaseNoCreate}, lint.FindHelmfiles(dir, ""))
+	assert.ElementsMatch(t, []string{sync, crds, noCreate, releaseNoCreate}, bootstrap.Helmfiles(dir, ""))
 	// For an entry point, the bootstrap folders on its way up only: not
 	// kubernetes/bootstrap/, another cluster's.
-	assert.ElementsMatch(t, []string{sync, noCreate, releaseNoCreate}, lint.FindHelmfiles(dir, filepath.Join(dir, "setup", "flux", "cluster")))
+	assert.ElementsMatch(t, []string{sync, noCreate, releaseNoCreate}, bootstrap.Helmfiles(dir, filepath.Join(dir, "setup", "flux", "cluster")))
 
 	assert.Equal(t, []lint.Rule{lint.RuleNamespaceOrder}, rules(lintStack(t, b, files)), "without a helmfile")
 	assert.Empty(t, lintStack(t, b, files, lint.WithHelmfile(sync)), "helmfile sync creates the namespace")

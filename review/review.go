@@ -17,6 +17,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fluxpack/fluxpack/charts"
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -129,8 +130,8 @@ func WithStripAttrs(patterns ...string) Option {
 	})
 }
 
-// WithReadOptions passes options to fluxrepo.Read on both sides (lint
-// options with fluxrepo.WithLint, externals, sources). fluxrepo.WithRoot
+// WithReadOptions passes options to fluxrepo.Read on both sides
+// (externals, sources; lint's options are WithLintOptions). fluxrepo.WithRoot
 // is set by Compare.
 func WithReadOptions(opts ...fluxrepo.Option) Option {
 	return optionFunc(func(c *config) error {
@@ -188,7 +189,8 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	}
 	// The base reuses the head's objects of the layers no changed file
 	// feeds (below): its lint reads them from the head's.
-	read := append(slices.Clone(cfg.read), fluxrepo.WithLint(lint.WithObjectCache(lint.NewObjectCache())))
+	read := cfg.read
+	lintOpts := append(slices.Clone(cfg.lint), lint.WithObjectCache(lint.NewObjectCache()))
 	first := read
 	if !cfg.all {
 		// Changed-only, the head is first read for what its layers apply
@@ -198,7 +200,7 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 		// rendered. Those it feeds are then read whole, on both sides.
 		first = append(slices.Clone(read), fluxrepo.WithIdentityOnly(lint.ReadsContent))
 	}
-	head, err := readSide(ctx, headRoot, entry, first)
+	head, err := readSide(ctx, headRoot, entry, first, lintOpts)
 	wg.Wait()
 	if head != nil {
 		defer head.close()
@@ -223,7 +225,7 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 			// The layers the change feeds that the first read read for
 			// identities are read again, whole; the others are the
 			// first read's.
-			whole, err := readSide(ctx, headRoot, entry, append(slices.Clone(read), fluxrepo.WithReuse(head.repo, partial)))
+			whole, err := readSide(ctx, headRoot, entry, append(slices.Clone(read), fluxrepo.WithReuse(head.repo, partial)), lintOpts)
 			if err != nil {
 				return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.head, err)
 			}
@@ -238,7 +240,7 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	var bl, hl *lint.Report
 	var blErr, hlErr error
 	lints.Go(func() { hl, hlErr = head.lint(ctx) })
-	base, err := readSide(ctx, baseRoot, entry, baseRead)
+	base, err := readSide(ctx, baseRoot, entry, baseRead, lintOpts)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s at %s: %w", entry, cfg.base, err)
 	}
@@ -351,6 +353,7 @@ func readPartly(repo *fluxrepo.Repository, layers map[string]bool) map[string]bo
 // side is one tree of a comparison.
 type side struct {
 	repo     *fluxrepo.Repository // nil when the entry point is not there
+	lintOpts []lint.Option        // lint's options, the same on every side
 	rendered map[string]bool      // producers rendered, or tried
 	failed   map[string]string    // producer → why it did not render
 	// unknown are the layers of the other side this side does not have,
@@ -371,8 +374,8 @@ type renderedRelease struct {
 	producer string
 }
 
-func readSide(ctx context.Context, root, entry string, opts []fluxrepo.Option) (*side, error) {
-	s := &side{rendered: map[string]bool{}, failed: map[string]string{}, unknown: map[string]string{}, releases: map[string][]*renderedRelease{}, paths: newRootPaths(root)}
+func readSide(ctx context.Context, root, entry string, opts []fluxrepo.Option, lintOpts []lint.Option) (*side, error) {
+	s := &side{lintOpts: lintOpts, rendered: map[string]bool{}, failed: map[string]string{}, unknown: map[string]string{}, releases: map[string][]*renderedRelease{}, paths: newRootPaths(root)}
 	p := filepath.Join(root, filepath.FromSlash(entry))
 	if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 		return s, nil
@@ -471,7 +474,7 @@ var varRef = sync.OnceValue(func() *regexp.Regexp {
 // substituted (its variable given by no source in the tree), and a name
 // two releases share, is followed by its layer: distinct releases are
 // never one producer.
-func (s *side) releaseProducers(rels []lint.RenderedRelease) []string {
+func (s *side) releaseProducers(rels []charts.Rendered) []string {
 	out := make([]string, len(rels))
 	claimed := make([]*renderedRelease, len(rels))
 	for i, rr := range rels {
@@ -530,16 +533,16 @@ func matchWritten(written, name string) bool {
 
 // renderReleases renders the HelmReleases of the layers want names, as
 // helm-controller would install them.
-func (s *side) renderReleases(ctx context.Context, want func(string) bool) ([]lint.RenderedRelease, error) {
+func (s *side) renderReleases(ctx context.Context, want func(string) bool) ([]charts.Rendered, error) {
 	if s.repo == nil || !s.hasReleases(want) {
 		return nil, nil
 	}
-	return s.repo.Releases(ctx, want, fluxbuild.WithRedactedSecrets())
+	return lint.Releases(ctx, s.repo.Plan, s.repo.Inputs, s.repo.Root, want, s.lintOpts, fluxbuild.WithRedactedSecrets())
 }
 
 // parseReleases returns the objects of rendered releases by producer
 // (names, releaseProducers'), and the producers in order.
-func (s *side) parseReleases(rels []lint.RenderedRelease, names []string) (map[string][]Object, []string, error) {
+func (s *side) parseReleases(rels []charts.Rendered, names []string) (map[string][]Object, []string, error) {
 	out := map[string][]Object{}
 	var order []string
 	for i, rr := range rels {
@@ -580,13 +583,13 @@ func (s *side) parseReleases(rels []lint.RenderedRelease, names []string) (map[s
 // borrowNames names a release whose layer did not render on its side
 // (so its name, with a ${var}, could not be substituted there) as the
 // other side names the same release, so the two sides pair it.
-func borrowNames(a *side, arels []lint.RenderedRelease, anames []string, b *side, brels []lint.RenderedRelease, bnames []string) {
+func borrowNames(a *side, arels []charts.Rendered, anames []string, b *side, brels []charts.Rendered, bnames []string) {
 	for _, x := range []struct {
 		s      *side
-		rels   []lint.RenderedRelease
+		rels   []charts.Rendered
 		names  []string
 		other  *side
-		orels  []lint.RenderedRelease
+		orels  []charts.Rendered
 		onames []string
 	}{{a, arels, anames, b, brels, bnames}, {b, brels, bnames, a, arels, anames}} {
 		for i, rr := range x.rels {
@@ -712,7 +715,7 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 	// The releases of a layer one side does not know are not known there.
 	for _, x := range []struct {
 		s, other *side
-		rels     []lint.RenderedRelease
+		rels     []charts.Rendered
 		names    []string
 	}{{base, head, brels, bnames}, {head, base, hrels, hnames}} {
 		for i, rr := range x.rels {
@@ -926,7 +929,7 @@ func (s *side) lint(ctx context.Context) (*lint.Report, error) {
 	if s.repo == nil {
 		return &lint.Report{}, nil
 	}
-	return s.repo.Lint(ctx)
+	return lint.Repository(ctx, s.repo, s.lintOpts...)
 }
 
 func (s *side) plan() *planView {

@@ -20,9 +20,8 @@ import (
 	"github.com/fluxpack/fluxpack/lint"
 )
 
-// WithLintOptions passes options to lint on both sides of CompareStack
-// and CompareFleet (for Compare, give them to fluxrepo.WithLint in
-// WithReadOptions).
+// WithLintOptions passes options to lint on both sides (the charts
+// HelmReleases install, operators, configuration).
 func WithLintOptions(opts ...lint.Option) Option {
 	return optionFunc(func(c *config) error {
 		if slices.Contains(opts, nil) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/charts"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/oci"
@@ -30,7 +31,12 @@ type chartFlags struct {
 	registry  registryFlags // for --charts online and --sources online
 
 	fetcher *sources.Fetcher // with --sources online, once lintOptions ran
+	// chartOpts say the same as lintOptions' options to package charts.
+	chartOpts []charts.Option
 }
+
+// finder finds charts as the flags say, once lintOptions ran.
+func (c *chartFlags) finder() (*charts.Finder, error) { return charts.New(c.chartOpts...) }
 
 // The values of --sources.
 const (
@@ -62,6 +68,7 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 	}
 	if len(dirs) > 0 {
 		opts = append(opts, lint.WithCharts(dirs...))
+		c.chartOpts = append(c.chartOpts, charts.WithDirs(dirs...))
 	}
 	if len(c.operators) > 0 {
 		ops := map[string][]string{}
@@ -86,6 +93,7 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 		}
 		c.fetcher = f
 		ctx, cancel := c.registry.context(ctx)
+		c.chartOpts = append(c.chartOpts, charts.WithFetcher(f))
 		return ctx, append(opts, lint.WithChartFetcher(f)), cancel, nil
 	default:
 		return nil, nil, nil, fmt.Errorf("--sources %q: want %s or %s", c.sources, sourcesOffline, sourcesOnline)
@@ -107,6 +115,7 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 		cancel()
 		_ = os.RemoveAll(tmp)
 	}
+	c.chartOpts = append(c.chartOpts, charts.WithFetcher(fetcher))
 	return ctx, append(opts, lint.WithChartFetcher(fetcher)), done, nil
 }
 

@@ -263,7 +263,7 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if err != nil {
 		return err
 	}
-	readOpts := append([]fluxrepo.Option{fluxrepo.WithLint(append(chartOpts, lintOpts...)...)}, charts.readOptions()...)
+	readOpts := charts.readOptions()
 	for _, s := range repo.sources {
 		ref, dir, ok := cutSource(s)
 		if !ok {
@@ -282,7 +282,7 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if len(ext) > 0 {
 		readOpts = append(readOpts, fluxrepo.WithExternal(ext...))
 	}
-	opts := []review.Option{review.WithReadOptions(readOpts...), review.WithNames(baseName, headName)}
+	opts := []review.Option{review.WithReadOptions(readOpts...), review.WithLintOptions(append(chartOpts, lintOpts...)...), review.WithNames(baseName, headName)}
 	if rf.all {
 		opts = append(opts, review.WithAll())
 	}
@@ -292,13 +292,13 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	var reps []*review.Report
 	switch kind {
 	case reviewStack:
-		rep, err := review.CompareStack(ctx, baseRoot, headRoot, rels[0], append(opts, review.WithLintOptions(append(chartOpts, lintOpts...)...))...)
+		rep, err := review.CompareStack(ctx, baseRoot, headRoot, rels[0], opts...)
 		if err != nil {
 			return err
 		}
 		reps = append(reps, rep)
 	case reviewFleet:
-		if reps, err = review.CompareFleet(ctx, baseRoot, headRoot, rels[0], append(opts, review.WithLintOptions(append(chartOpts, lintOpts...)...))...); err != nil {
+		if reps, err = review.CompareFleet(ctx, baseRoot, headRoot, rels[0], opts...); err != nil {
 			return err
 		}
 	default:

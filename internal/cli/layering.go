@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fluxpack/fluxpack/bootstrap"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
@@ -248,19 +249,19 @@ func (r *repoFlags) entryLintOptions(entry string) ([]lint.Option, error) {
 		return opts, nil
 	}
 	if len(r.helmfiles) == 0 {
-		if found := lint.FindHelmfiles(root, entry); len(found) > 0 {
+		if found := bootstrap.Helmfiles(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithHelmfile(found...))
 		}
 	}
 	if len(r.bootstrapDirs) == 0 {
-		if found := lint.FindBootstrapKustomizations(root, entry); len(found) > 0 {
+		if found := bootstrap.Kustomizations(root, entry); len(found) > 0 {
 			opts = append(opts, lint.WithBootstrapKustomization(found...))
 		}
 	}
-	if found := lint.FindBootstrapManifests(root, entry); len(found) > 0 {
+	if found := bootstrap.Manifests(root, entry); len(found) > 0 {
 		opts = append(opts, lint.WithBootstrapManifests(found...))
 	}
-	if found := lint.FindBootstrapNamespaces(root, entry); len(found) > 0 {
+	if found := bootstrap.Namespaces(root, entry); len(found) > 0 {
 		opts = append(opts, lint.WithBootstrapNamespaces(found...))
 	}
 	return opts, nil
@@ -499,7 +500,6 @@ hints, 1 findings, 2 an input that cannot be read.`,
 				if err != nil {
 					return err
 				}
-				opts = append(opts, fluxrepo.WithLint(append(chartOpts, lintOpts...)...))
 				opts = append(opts, charts.readOptions()...)
 				if f.debug {
 					// What the read leaves out as Flux does (symlinks, say)
@@ -507,7 +507,7 @@ hints, 1 findings, 2 an input that cannot be read.`,
 					// unless --debug.
 					opts = append(opts, fluxrepo.WithLogger(f.log))
 				}
-				rep, err = fluxrepo.Lint(ctx, entry, opts...)
+				rep, err = lint.Tree(ctx, entry, opts, append(chartOpts, lintOpts...)...)
 				if err != nil {
 					return err
 				}

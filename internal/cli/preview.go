@@ -168,12 +168,15 @@ func previewRelease(cmd *cobra.Command, log *slog.Logger, cluster string, ref la
 	if err != nil {
 		return err
 	}
-	ctx, lopts, done, err := charts.lintOptions(cmd.Context(), log)
+	ctx, _, done, err := charts.lintOptions(cmd.Context(), log)
 	if err != nil {
 		return err
 	}
 	defer done()
-	ropts = append(ropts, fluxrepo.WithLint(lopts...))
+	finder, err := charts.finder()
+	if err != nil {
+		return err
+	}
 	ropts = append(ropts, charts.readOptions()...)
 	var opts []fluxbuild.ReleaseOption
 	if !showSecrets {
@@ -186,7 +189,7 @@ func previewRelease(cmd *cobra.Command, log *slog.Logger, cluster string, ref la
 		}
 		opts = append(opts, fluxbuild.WithValuesFrom(srcs.Objects()...))
 	}
-	out, err := fluxrepo.PreviewRelease(ctx, cluster, ref, ropts, opts...)
+	out, err := fluxrepo.PreviewRelease(ctx, cluster, ref, finder, ropts, opts...)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package lint_test
+package bootstrap_test
 
 import (
 	"path/filepath"
@@ -7,7 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/bootstrap"
+	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
 // What a repository's Taskfiles apply, with go-task's variables expanded:
@@ -94,10 +95,10 @@ func TestFindBootstrapManifestsTaskfileVars(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			root := t.TempDir()
-			writeTree(t, root, manifests)
-			writeTree(t, root, tt.files)
+			testutil.WriteFiles(t, root, manifests)
+			testutil.WriteFiles(t, root, tt.files)
 			var got []string
-			for _, f := range lint.FindBootstrapManifests(root, "") {
+			for _, f := range bootstrap.Manifests(root, "") {
 				rel, err := filepath.Rel(root, f)
 				require.NoError(t, err)
 				got = append(got, filepath.ToSlash(rel))

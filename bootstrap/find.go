@@ -1,4 +1,4 @@
-package lint
+package bootstrap
 
 import (
 	"os"
@@ -10,13 +10,13 @@ import (
 	"sync"
 )
 
-// FindBootstrapKustomizations returns the folders the bootstrap scripts of
+// Kustomizations returns the folders the bootstrap scripts of
 // a repository at root (bootstrapScripts; those of the cluster of the
 // entry point entry, when not "") build with kustomize and apply before
 // Flux: their `kustomize build DIR`, `kubectl kustomize DIR` and `kubectl
 // apply -k DIR` (--kustomize DIR, -k=DIR), that exist and hold a
 // kustomization.
-func FindBootstrapKustomizations(root, entry string) []string {
+func Kustomizations(root, entry string) []string {
 	var out []string
 	for _, a := range findBootstrapApplies(root, entry) {
 		if a.kustomize && hasKustomization(a.path) && !slices.Contains(out, a.path) {
@@ -26,7 +26,7 @@ func FindBootstrapKustomizations(root, entry string) []string {
 	return out
 }
 
-// FindBootstrapManifests returns the files the bootstrap scripts of a
+// Manifests returns the files the bootstrap scripts of a
 // repository at root (bootstrapScripts; those of the cluster of entry,
 // when not "") apply with kubectl before Flux: `kubectl apply -f FILE`
 // (--filename FILE, -f=FILE; create too), a folder's files as kubectl
@@ -37,7 +37,7 @@ func FindBootstrapKustomizations(root, entry string) []string {
 // (taskfileScripts). Only files that exist are returned; a URL, a path
 // behind a shell variable or an unknown go-task one, and other input on
 // stdin are not guessed.
-func FindBootstrapManifests(root, entry string) []string {
+func Manifests(root, entry string) []string {
 	var out []string
 	add := func(f string) {
 		if !slices.Contains(out, f) {
@@ -361,12 +361,12 @@ func splitCommands(line string) [][][]string {
 	return pipelines
 }
 
-// FindBootstrapNamespaces returns the namespaces the bootstrap scripts of
+// Namespaces returns the namespaces the bootstrap scripts of
 // a repository at root (bootstrapScripts; those of the cluster of entry,
 // when not "") create before Flux with `kubectl create
 // namespace NAME` (or ns), as they do for the Secrets Flux's first
 // Kustomizations decrypt or substitute with.
-func FindBootstrapNamespaces(root, entry string) []string {
+func Namespaces(root, entry string) []string {
 	var out []string
 	for _, script := range bootstrapScripts(root, entry) {
 		for _, m := range createNamespace().FindAllStringSubmatch(script.text, -1) {
@@ -473,13 +473,13 @@ func hasKustomization(dir string) bool {
 	return false
 }
 
-// FindHelmfiles returns the helmfiles of the bootstrap step of a
+// Helmfiles returns the helmfiles of the bootstrap step of a
 // repository at root (of the cluster of the entry point entry, when not
 // ""), where people keep them: helmfile.yaml at the root, and in each
 // bootstrap folder (bootstrapDirs) helmfile.yaml, helmfile.yaml.gotmpl and the YAML
 // files of helmfile/ and helmfile.d/ that have releases; helmfile.d/ at
 // the root too.
-func FindHelmfiles(root, entry string) []string {
+func Helmfiles(root, entry string) []string {
 	var out []string
 	add := func(f string) {
 		if _, err := os.Stat(f); err == nil && !slices.Contains(out, f) {
@@ -493,7 +493,7 @@ func FindHelmfiles(root, entry string) []string {
 				continue
 			}
 			f := filepath.Join(dir, e.Name())
-			if releases, _, err := readHelmfile(f); err == nil && len(releases) > 0 {
+			if releases, _, err := ReadHelmfile(f); err == nil && len(releases) > 0 {
 				out = append(out, f)
 			}
 		}
@@ -503,7 +503,7 @@ func FindHelmfiles(root, entry string) []string {
 	for _, d := range bootstrapDirs(root, entry) {
 		add(filepath.Join(d, "helmfile.yaml"))
 		if f := filepath.Join(d, "helmfile.yaml.gotmpl"); fileExists(f) {
-			if releases, _, err := readHelmfile(f); err == nil && len(releases) > 0 {
+			if releases, _, err := ReadHelmfile(f); err == nil && len(releases) > 0 {
 				add(f) // a templated helmfile, read as far as YAML allows
 			}
 		}
@@ -552,4 +552,9 @@ func bootstrapDirs(root, entry string) []string {
 		}
 	}
 	return out
+}
+
+func fileExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir()
 }

@@ -1,0 +1,54 @@
+package lint
+
+import (
+	"context"
+	"slices"
+
+	"github.com/fluxpack/fluxpack/fluxrepo"
+)
+
+// Tree reads the tree of entry (fluxrepo.Read with read) and lints it
+// (Repository).
+func Tree(ctx context.Context, entry string, read []fluxrepo.Option, opts ...Option) (*Report, error) {
+	repo, err := fluxrepo.Read(ctx, entry, read...)
+	if err != nil {
+		return nil, err
+	}
+	defer repo.Close()
+	return Repository(ctx, repo, opts...)
+}
+
+// Repository lints a tree package fluxrepo read as Plan lints a stack:
+// every rule, each finding with the file and line of the object and of
+// the Kustomization that applies it, relative to the repository's root.
+// The repository's Notes are findings of their rule (fluxrepo.NoteKind),
+// after the layers' findings and before the hints. A root the reader
+// found rather than was given (fluxrepo.WithRoot) is WithInferredRoot; a
+// multitenant FluxInstance is WithNoCrossNamespaceRefs.
+func Repository(ctx context.Context, repo *fluxrepo.Repository, opts ...Option) (*Report, error) {
+	if repo.RootInferred {
+		opts = append(slices.Clone(opts), WithInferredRoot())
+	}
+	if repo.NoCrossNamespaceRefs {
+		opts = append(slices.Clone(opts), WithNoCrossNamespaceRefs())
+	}
+	report, err := Plan(ctx, repo.Plan, repo.Inputs, repo.Root, opts...)
+	if err != nil {
+		return nil, err
+	}
+	hints := slices.IndexFunc(report.Findings, func(f Finding) bool { return !f.Fails() })
+	if hints < 0 {
+		hints = len(report.Findings)
+	}
+	report.Findings = slices.Insert(report.Findings, hints, Group(notes(repo.Notes))...)
+	return report, nil
+}
+
+// notes are a repository's Notes as findings, errors of their rule.
+func notes(ns []fluxrepo.Note) []Finding {
+	out := make([]Finding, len(ns))
+	for i, n := range ns {
+		out[i] = Finding{Rule: Rule(n.Kind), Severity: SeverityError, Object: n.Object, File: n.File, Line: n.Line, Message: n.Message}
+	}
+	return out
+}
