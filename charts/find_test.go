@@ -21,7 +21,7 @@ import (
 type env map[string]*fluxbuild.Object
 
 func (e env) Object(kind, ns, name string) *fluxbuild.Object { return e[kind+"/"+ns+"/"+name] }
-func (e env) Values(string, string, string) runtime.Object { return nil }
+func (e env) Values(string, string, string) runtime.Object   { return nil }
 func (e env) SourceDir(kind, ns, name string) string {
 	if o := e[kind+"/"+ns+"/"+name]; o != nil {
 		return o.File
