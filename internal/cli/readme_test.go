@@ -13,33 +13,34 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
-// readmeBlock returns the first fenced block of README.md of the given
-// language that follows the line holding after and contains want.
-func readmeBlock(t *testing.T, lang, after, want string) string {
+// docBlock returns the first fenced block of the page (README.md, or a
+// page under docs/, relative to the repository root) of the given language
+// that follows the line holding after and contains want.
+func docBlock(t *testing.T, page, lang, after, want string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), filepath.FromSlash(page)))
 	require.NoError(t, err)
 	s := string(data)
 	i := strings.Index(s, after)
-	require.GreaterOrEqual(t, i, 0, "README.md has no %q", after)
+	require.GreaterOrEqual(t, i, 0, "%s has no %q", page, after)
 	re := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```")
 	for _, m := range re.FindAllStringSubmatch(s[i:], -1) {
 		if strings.Contains(m[1], want) {
 			return m[1]
 		}
 	}
-	t.Fatalf("README.md has no ```%s block holding %q after %q", lang, want, after)
+	t.Fatalf("%s has no ```%s block holding %q after %q", page, lang, want, after)
 	return ""
 }
 
-// TestReadmeWalkThrough runs the README's walk-through of a stack (its
-// stack file, then the shell lines: Terraform's outputs written where the
-// README writes them, render and push as written, the registry swapped for
+// TestDocWalkThrough runs the walk-through of a stack in docs/builder.md
+// (its stack file, then the shell lines: Terraform's outputs written where
+// the page writes them, render and push as written, the registry swapped for
 // a local one) and pulls the artifact: no sensitive output is in it, and
 // neither is the outputs file.
-func TestReadmeWalkThrough(t *testing.T) {
-	stack := readmeBlock(t, "yaml", "## Layers: a race-free bootstrap order", "kind: Stack")
-	steps := readmeBlock(t, "sh", "## Layers: a race-free bootstrap order", "fluxpack push ./platform")
+func TestDocWalkThrough(t *testing.T) {
+	stack := docBlock(t, "docs/builder.md", "yaml", "# Layers: a race-free bootstrap order", "kind: Stack")
+	steps := docBlock(t, "docs/builder.md", "sh", "# Layers: a race-free bootstrap order", "fluxpack push ./platform")
 	reg := testutil.NewRegistry(t)
 	work := t.TempDir()
 	testutil.WriteFiles(t, work, map[string]string{
@@ -97,7 +98,7 @@ func TestReadmeWalkThrough(t *testing.T) {
 	}
 }
 
-// TestOutputsInsidePushedFolderRefused is the README's old layout: the
+// TestOutputsInsidePushedFolderRefused is an old layout of the walk-through: the
 // stack names terraform.json beside it, inside the folder push ships.
 // render, push and diff refuse it, naming the file; nothing reaches the
 // registry; --allow-secrets lets push through.
@@ -131,3 +132,4 @@ func TestOutputsInsidePushedFolderRefused(t *testing.T) {
 	cmdCase{args: []string{"push", p, url}, code: 2, inStderr: "IaC outputs file"}.check(t)
 	cmdCase{args: []string{"push", p, url, "--allow-secrets"}, code: 0, stdout: reg.Host}.check(t)
 }
+
