@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -133,3 +134,76 @@ func TestOutputsInsidePushedFolderRefused(t *testing.T) {
 	cmdCase{args: []string{"push", p, url, "--allow-secrets"}, code: 0, stdout: reg.Host}.check(t)
 }
 
+// TestReadmeTourPush: the README's tour pushes with the lines of
+// docs/oci.md that TestRegistryServe runs, so they are tested there.
+func TestReadmeTourPush(t *testing.T) {
+	tour := docBlock(t, "README.md", "sh", "### 3. Push an artifact", "fluxpack registry serve")
+	page := docBlock(t, "docs/oci.md", "sh", "# Shipping manifests as OCI artifacts", "fluxpack registry serve")
+	assert.Equal(t, page, tour, "the README's tour and docs/oci.md push with different lines")
+}
+
+// TestDocLinks: every relative link of README.md and of the pages under
+// docs/ names a file that exists and, with a #fragment, a heading of that
+// page; the README links to every page under docs/.
+func TestDocLinks(t *testing.T) {
+	root := testutil.RepoRoot(t)
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	require.NotEmpty(t, pages)
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, page := range append([]string{filepath.Join(root, "README.md")}, pages...) {
+		data, err := os.ReadFile(page)
+		require.NoError(t, err)
+		rel, _ := filepath.Rel(root, page)
+		for _, m := range link.FindAllStringSubmatch(string(data), -1) {
+			target, frag, _ := strings.Cut(m[1], "#")
+			if strings.Contains(target, "://") || strings.HasPrefix(m[1], "mailto:") {
+				continue
+			}
+			file := page
+			if target != "" {
+				file = filepath.Join(filepath.Dir(page), filepath.FromSlash(target))
+			}
+			if !assert.FileExists(t, file, "%s links to %s", rel, m[1]) || frag == "" {
+				continue
+			}
+			assert.Contains(t, headingSlugs(t, file), frag, "%s links to %s: no such heading", rel, m[1])
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	for _, page := range pages {
+		name := "docs/" + filepath.Base(page)
+		assert.Contains(t, string(readme), "]("+name+")", "README.md does not link to %s", name)
+	}
+}
+
+// headingSlugs returns the anchors GitHub makes of a markdown file's
+// headings: lower case, punctuation but hyphens dropped, spaces as hyphens.
+func headingSlugs(t *testing.T, file string) []string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var slugs []string
+	inFence := false
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		if inFence || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(strings.TrimLeft(line, "#")))
+		var b strings.Builder
+		for _, r := range title {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		slugs = append(slugs, b.String())
+	}
+	return slugs
+}

@@ -71,7 +71,7 @@ func (s *served) end() (int, string) {
 }
 
 // TestRegistryServe runs docs/oci.md's lines for `fluxpack registry serve`,
-// on a free port
+// which the README's tour shows too (TestReadmeTourPush), on a free port
 // instead of 5000 and with --dir; it signs and verifies with a
 // cosign key and with notation there, checks the blobs are files in the
 // folder, stops the registry as Ctrl-C does (exit 0), and starts it again
