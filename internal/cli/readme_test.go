@@ -11,12 +11,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
 // docBlock returns the first fenced block of the page (README.md, or a
 // page under docs/, relative to the repository root) of the given language
-// that follows the line holding after and contains want.
+// ("" for a fence with no language) that follows the line holding after and
+// contains want.
 func docBlock(t *testing.T, page, lang, after, want string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), filepath.FromSlash(page)))
@@ -24,10 +26,21 @@ func docBlock(t *testing.T, page, lang, after, want string) string {
 	s := string(data)
 	i := strings.Index(s, after)
 	require.GreaterOrEqual(t, i, 0, "%s has no %q", page, after)
-	re := regexp.MustCompile("(?s)```" + lang + "\n(.*?)```")
-	for _, m := range re.FindAllStringSubmatch(s[i:], -1) {
-		if strings.Contains(m[1], want) {
-			return m[1]
+	var body strings.Builder
+	in, info := false, ""
+	for _, line := range strings.SplitAfter(s[i:], "\n") {
+		fence := strings.HasPrefix(line, "```")
+		switch {
+		case !in && fence:
+			in, info = true, strings.TrimSpace(strings.TrimPrefix(line, "```"))
+			body.Reset()
+		case in && fence:
+			if info == lang && strings.Contains(body.String(), want) {
+				return body.String()
+			}
+			in = false
+		case in:
+			body.WriteString(line)
 		}
 	}
 	t.Fatalf("%s has no ```%s block holding %q after %q", page, lang, want, after)
@@ -206,4 +219,71 @@ func headingSlugs(t *testing.T, file string) []string {
 		slugs = append(slugs, b.String())
 	}
 	return slugs
+}
+
+// TestReadmeTour runs the README's tour of lint and diff on the repository
+// e2e runs in real Flux (e2e/testdata/repos/platform), laid out as flux
+// bootstrap lays one out: the entry point at clusters/production, its
+// Kustomizations reading GitRepository flux-system, committed on main and
+// pushed (origin/main). The change under review makes the custom resources
+// depend on the CRDs only and the operator on the namespaces: lint prints
+// the finding the README shows, and diff --base origin/main reports what the
+// README shows of its report.
+func TestReadmeTour(t *testing.T) {
+	lintLines := docBlock(t, "README.md", "sh", "### 1. Lint a repository", "fluxpack lint")
+	lintShown := docBlock(t, "README.md", "", "### 1. Lint a repository", "[webhook-order]")
+	diffLines := docBlock(t, "README.md", "sh", "### 2. Review a change", "fluxpack diff")
+	diffShown := docBlock(t, "README.md", "markdown", "### 2. Review a change", "| cluster |")
+
+	work := t.TempDir()
+	require.NoError(t, os.CopyFS(work, os.DirFS(filepath.Join(testutil.RepoRoot(t), "e2e", "testdata", "repos", "platform"))))
+	entry := filepath.Join(work, "clusters", "production")
+	require.NoError(t, os.Rename(filepath.Join(work, "clusters", "e2e"), entry))
+	edit := func(file, from, to string) {
+		t.Helper()
+		p := filepath.Join(entry, file)
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Contains(t, string(data), from, file)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(data), from, to, 1)), 0o644))
+	}
+	files, err := filepath.Glob(filepath.Join(entry, "*.yaml"))
+	require.NoError(t, err)
+	for _, f := range files {
+		if data, _ := os.ReadFile(f); strings.Contains(string(data), "kind: OCIRepository") {
+			edit(filepath.Base(f), "kind: OCIRepository\n    name: platform\n", "kind: GitRepository\n    name: flux-system\n")
+		}
+	}
+	testutil.Git(t, work, "init", "-q", "-b", "main")
+	testutil.Git(t, work, "add", "-A")
+	testutil.Git(t, work, "commit", "-q", "-m", "platform")
+	testutil.Git(t, work, "update-ref", "refs/remotes/origin/main", "HEAD")
+	edit("crs.yaml", "    - name: operator", "    - name: crds")
+	edit("operator.yaml", "    - name: crds", "    - name: namespaces")
+	t.Chdir(work)
+
+	// runShown runs the block's fluxpack line and finds every line the
+	// README shows of its output in stdout.
+	runShown := func(lines, shown string, want int) {
+		t.Helper()
+		ran := 0
+		for _, line := range strings.Split(lines, "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			fields := strings.Fields(line)
+			if len(fields) == 0 {
+				continue
+			}
+			require.Equal(t, "fluxpack", fields[0], "the tour has a line the test cannot run: %q", line)
+			stdout, stderr, code := run(t, fields[1:]...)
+			require.Equal(t, want, code, "%s\nstdout: %s\nstderr: %s", line, stdout, stderr)
+			got := strings.Split(stdout, "\n")
+			for _, l := range strings.Split(strings.TrimSpace(shown), "\n") {
+				assert.Contains(t, got, l, "%s prints no such line as the README shows", line)
+			}
+			ran++
+		}
+		require.Equal(t, 1, ran, "one command in the block")
+	}
+	runShown(lintLines, lintShown, cli.ExitFinding)
+	runShown(diffLines, diffShown, cli.ExitFinding)
 }
