@@ -216,10 +216,10 @@ func TestCompareBadOptions(t *testing.T) {
 	}
 }
 
-// TestReadmeShowsARealReport: the markdown report in README.md is the
+// TestDocShowsARealReport: the markdown report in docs/review.md is the
 // race fixture's, as the golden holds it.
-func TestReadmeShowsARealReport(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+func TestDocShowsARealReport(t *testing.T) {
+	page, err := os.ReadFile(filepath.Join("..", "docs", "review.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,8 +228,8 @@ func TestReadmeShowsARealReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	shown := string(golden[:bytes.Index(golden, []byte("<details>"))])
-	if !bytes.Contains(readme, []byte("```markdown\n"+strings.TrimRight(shown, "\n")+"\n```")) {
-		t.Errorf("README.md does not show the race fixture's report as testdata/golden/race.md.golden has it (up to the first <details>)")
+	if !bytes.Contains(page, []byte("```markdown\n"+strings.TrimRight(shown, "\n")+"\n```")) {
+		t.Errorf("docs/review.md does not show the race fixture's report as testdata/golden/race.md.golden has it (up to the first <details>)")
 	}
 }
 

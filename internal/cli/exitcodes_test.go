@@ -18,10 +18,10 @@ import (
 )
 
 // TestExitCodes runs every command once per exit code it can give, as the
-// README's table lists them: 0 ok, 1 a finding or a failed check, 2 an
+// table of docs/commands.md lists them: 0 ok, 1 a finding or a failed check, 2 an
 // error, 130 interrupted (a command whose context is cancelled, as the
 // SIGINT handler cancels it, while it reaches a registry). It also checks
-// that each command of the README's table is run here with each of its
+// that each command of that table is run here with each of its
 // codes.
 func TestExitCodes(t *testing.T) {
 	root := testutil.RepoRoot(t)
@@ -128,25 +128,25 @@ func TestExitCodes(t *testing.T) {
 		got[tt.cmd] = append(got[tt.cmd], tt.code)
 	}
 
-	// The README's table and this test list the same codes.
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	// The table of docs/commands.md and this test list the same codes.
+	page, err := os.ReadFile(filepath.Join(root, "docs", "commands.md"))
 	require.NoError(t, err)
-	table := readmeExitCodes(t, string(readme))
-	require.NotEmpty(t, table, "README.md has no exit-code table")
+	table := docExitCodes(t, string(page))
+	require.NotEmpty(t, table, "docs/commands.md has no exit-code table")
 	for cmd, codes := range table {
-		assert.ElementsMatch(t, codes, got[cmd], "README's exit codes of %s, and this test's", cmd)
+		assert.ElementsMatch(t, codes, got[cmd], "docs/commands.md's exit codes of %s, and this test's", cmd)
 	}
 	for cmd := range got {
-		assert.Contains(t, table, cmd, "README's exit-code table has no row for %s", cmd)
+		assert.Contains(t, table, cmd, "the exit-code table of docs/commands.md has no row for %s", cmd)
 	}
 }
 
-// readmeExitCodes reads the README's exit-code table: rows
+// docExitCodes reads the exit-code table of docs/commands.md: rows
 // "| `cmd` | ✓ | ✓ | | ✓ |" under a header "| command | 0 | 1 | 2 | 130 |".
-func readmeExitCodes(t *testing.T, readme string) map[string][]int {
+func docExitCodes(t *testing.T, page string) map[string][]int {
 	t.Helper()
 	header := "| command | 0 ok | 1 finding or failed check | 2 error | 130 interrupted |"
-	_, rest, ok := strings.Cut(readme, header)
+	_, rest, ok := strings.Cut(page, header)
 	if !ok {
 		return nil
 	}
@@ -157,7 +157,7 @@ func readmeExitCodes(t *testing.T, readme string) map[string][]int {
 			break
 		}
 		cells := strings.Split(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(line), "|"), "|"), "|")
-		require.Len(t, cells, 5, "README exit-code row %q", line)
+		require.Len(t, cells, 5, "exit-code row %q of docs/commands.md", line)
 		cmd := strings.Trim(strings.TrimSpace(cells[0]), "`")
 		for i, c := range cells[1:] {
 			if strings.TrimSpace(c) != "" {

@@ -70,13 +70,14 @@ func (s *served) end() (int, string) {
 	return e.code, e.stderr
 }
 
-// TestRegistryServe runs the README's lines for `fluxpack registry serve`
-// (on a free port instead of 5000, with --dir), signs and verifies with a
+// TestRegistryServe runs docs/oci.md's lines for `fluxpack registry serve`,
+// which the README's tour shows too (TestReadmeTourPush), on a free port
+// instead of 5000 and with --dir; it signs and verifies with a
 // cosign key and with notation there, checks the blobs are files in the
 // folder, stops the registry as Ctrl-C does (exit 0), and starts it again
 // on the same folder: the blobs are there, the tags (in memory) are not.
 func TestRegistryServe(t *testing.T) {
-	lines := readmeBlock(t, "sh", "## Shipping manifests as OCI artifacts", "fluxpack registry serve")
+	lines := docBlock(t, "docs/oci.md", "sh", "# Shipping manifests as OCI artifacts", "fluxpack registry serve")
 	work := t.TempDir()
 	testutil.WriteFiles(t, work, prefixed("platform/", tree))
 	t.Chdir(work)
