@@ -117,7 +117,7 @@ tidy: ## Tidy go.mod and go.sum
 	$(GO) mod tidy
 
 # Packages with golden files (go test -update fails in packages without them).
-GOLDEN_PKGS ?= ./oci/... ./substitute/... ./outputs/... ./fluxbuild/... ./fluxrepo/... ./argocd/... ./layering/... ./internal/cli/... ./internal/preview/... ./examples/... ./bench/...
+GOLDEN_PKGS ?= ./oci/... ./substitute/... ./outputs/... ./fluxbuild/... ./fluxrepo/... ./argocd/... ./layering/... ./fluxpatch/... ./internal/api/... ./internal/cli/... ./internal/preview/... ./examples/... ./bench/...
 
 golden: ## Rewrite the golden files under testdata/ (review the diff!)
 	$(GO) test $(GOLDEN_PKGS) -run . -update

@@ -188,39 +188,3 @@ func ExampleCriticalPath_Latency() {
 	// 3 1m30s
 	// up to 3 × 30s = 1m30s of dependency polling in stock Flux (--requeue-dependency=30s): kustomize-controller does not watch dependencies, it looks at a layer whose dependsOn is not Ready again only after that long
 }
-
-// For a Flux you may change: the patch that makes kustomize-controller
-// look at a Kustomization's dependencies every 5s instead of 30s, as the
-// kustomization.yaml of flux bootstrap's flux-system folder.
-func ExampleFluxPatch() {
-	o := layering.DefaultFluxPatchOptions()
-	o.Controllers = []layering.FluxController{layering.KustomizeController}
-	out, err := layering.FluxPatch(o)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Print(string(out))
-
-	o.RequeueDependency = 100 * time.Millisecond
-	_, err = layering.FluxPatch(o)
-	fmt.Println(err)
-	// Output:
-	// # flux-system/kustomization.yaml as flux bootstrap writes it, with patches that
-	// # set --requeue-dependency=5s on kustomize-controller.
-	// # Optional (rendered by fluxpack): if yours has patches already, add these.
-	// apiVersion: kustomize.config.k8s.io/v1beta1
-	// kind: Kustomization
-	// patches:
-	// - patch: |
-	//     - op: add
-	//       path: /spec/template/spec/containers/0/args/-
-	//       value: --requeue-dependency=5s
-	//   target:
-	//     kind: Deployment
-	//     name: kustomize-controller
-	// resources:
-	// - gotk-components.yaml
-	// - gotk-sync.yaml
-	// writing the Flux patch: requeue dependency 100ms: must be at least 1s
-}

@@ -21,7 +21,7 @@ import (
 // notFluxpackFlags are the flags library errors may name: those of other
 // programs, which the user sets there, with the program.
 var notFluxpackFlags = map[string]string{
-	"--requeue-dependency": "kustomize-controller's and helm-controller's flag, which layering.FluxPatch sets",
+	"--requeue-dependency": "kustomize-controller's and helm-controller's flag, which fluxpatch.Render sets",
 	"--json":               "pulumi stack output's",
 	"--show-secrets":       "pulumi stack output's",
 }

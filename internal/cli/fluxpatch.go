@@ -3,11 +3,11 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/fluxpatch"
 )
 
 func newFluxPatchCmd(*rootFlags) *cobra.Command {
-	o := layering.DefaultFluxPatchOptions()
+	o := fluxpatch.DefaultOptions()
 	var (
 		format      string
 		controllers []string
@@ -45,16 +45,16 @@ the API server many times a second. Prints the patch; writes no file.`,
   fluxpack flux-patch --controller kustomize-controller`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := layering.ParsePatchFormat(format)
+			f, err := fluxpatch.ParseFormat(format)
 			if err != nil {
 				return err
 			}
 			o.Format = f
 			o.Controllers = nil
 			for _, c := range controllers {
-				o.Controllers = append(o.Controllers, layering.FluxController(c))
+				o.Controllers = append(o.Controllers, fluxpatch.Controller(c))
 			}
-			out, err := layering.FluxPatch(o)
+			out, err := fluxpatch.Render(o)
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
-// flux-patch prints what layering.FluxPatch writes; bad flags are errors
+// flux-patch prints what fluxpatch.Render writes; bad flags are errors
 // that print nothing on stdout.
 func TestFluxPatchCommand(t *testing.T) {
 	tests := []struct {

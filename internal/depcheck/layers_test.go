@@ -34,7 +34,7 @@ var tiers = [][]string{
 	{"layering"},
 	// Beside the engine: which chart a HelmRelease installs; sources
 	// fetched as source-controller fetches them; fleets of stacks.
-	{"charts", "sources", "fleet"},
+	{"charts", "sources", "fleet", "fluxpatch"},
 	// Readers of existing trees.
 	{"fluxrepo", "argocd", "bootstrap"},
 	// The checker.

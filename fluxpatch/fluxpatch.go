@@ -1,7 +1,8 @@
-package layering
+package fluxpatch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,28 +15,28 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
-// PatchFormat is a format FluxPatch writes in.
-type PatchFormat string
+// Format is a format Render writes in.
+type Format string
 
 // Patch formats: the two ways people install Flux and patch its
 // controllers.
 const (
-	// PatchBootstrap is the kustomization.yaml of flux bootstrap's
+	// Bootstrap is the kustomization.yaml of flux bootstrap's
 	// flux-system folder (gotk-components.yaml, gotk-sync.yaml) with
 	// patches, as Flux's bootstrap customization documents it.
-	PatchBootstrap PatchFormat = "bootstrap"
-	// PatchFluxInstance is a FluxInstance of flux-operator
+	Bootstrap Format = "bootstrap"
+	// FluxInstance is a FluxInstance of flux-operator
 	// (fluxcd.controlplane.io/v1) holding the patches in
 	// spec.kustomize.patches, to merge into the cluster's FluxInstance.
-	PatchFluxInstance PatchFormat = "fluxinstance"
+	FluxInstance Format = "fluxinstance"
 )
 
-// PatchFormats lists the formats FluxPatch writes.
-func PatchFormats() []PatchFormat { return []PatchFormat{PatchBootstrap, PatchFluxInstance} }
+// Formats lists the formats Render writes.
+func Formats() []Format { return []Format{Bootstrap, FluxInstance} }
 
-// ParsePatchFormat reads a format's name, as --format takes it.
-func ParsePatchFormat(s string) (PatchFormat, error) {
-	for _, f := range PatchFormats() {
+// ParseFormat reads a format's name, as --format takes it.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats() {
 		if string(f) == s {
 			return f, nil
 		}
@@ -43,46 +44,46 @@ func ParsePatchFormat(s string) (PatchFormat, error) {
 	return "", errdefs.Kind(ErrInvalidOption, "unknown patch format %q: want bootstrap or fluxinstance", s)
 }
 
-// FluxController names a Flux controller whose Deployment FluxPatch
+// Controller names a Flux controller whose Deployment Render
 // patches: the two that poll dependencies every --requeue-dependency.
-type FluxController string
+type Controller string
 
 // The controllers that take --requeue-dependency.
 const (
-	KustomizeController FluxController = "kustomize-controller"
-	HelmController      FluxController = "helm-controller"
+	KustomizeController Controller = "kustomize-controller"
+	HelmController      Controller = "helm-controller"
 )
 
-// MinRequeueDependency is the shortest --requeue-dependency FluxPatch
+// MinRequeueDependency is the shortest --requeue-dependency Render
 // sets. A shorter one makes every waiting Kustomization poll the API server
 // many times a second.
 const MinRequeueDependency = time.Second
 
-// FluxPatchOptions say what FluxPatch writes. Build them from
-// DefaultFluxPatchOptions; Validate says what is wrong with them.
-type FluxPatchOptions struct {
+// Options say what Render writes. Build them from
+// DefaultOptions; Validate says what is wrong with them.
+type Options struct {
 	// RequeueDependency is the --requeue-dependency to set: at least
 	// MinRequeueDependency.
 	RequeueDependency time.Duration
 	// Controllers are the Deployments to patch, each once.
-	Controllers []FluxController
-	// Format is what FluxPatch writes.
-	Format PatchFormat
+	Controllers []Controller
+	// Format is what Render writes.
+	Format Format
 }
 
-// DefaultFluxPatchOptions patches kustomize-controller and helm-controller
+// DefaultOptions patches kustomize-controller and helm-controller
 // to look at dependencies every 5s, as a flux bootstrap kustomization.yaml.
-func DefaultFluxPatchOptions() FluxPatchOptions {
-	return FluxPatchOptions{
+func DefaultOptions() Options {
+	return Options{
 		RequeueDependency: 5 * time.Second,
-		Controllers:       []FluxController{KustomizeController, HelmController},
-		Format:            PatchBootstrap,
+		Controllers:       []Controller{KustomizeController, HelmController},
+		Format:            Bootstrap,
 	}
 }
 
 // Validate reports every problem of the options at once (each wrapping
 // ErrInvalidOption), or nil.
-func (o FluxPatchOptions) Validate() error {
+func (o Options) Validate() error {
 	var errs []error
 	if o.RequeueDependency < MinRequeueDependency {
 		errs = append(errs, errdefs.Kind(ErrInvalidOption, "requeue dependency %s: must be at least %s", o.RequeueDependency, MinRequeueDependency))
@@ -98,7 +99,7 @@ func (o FluxPatchOptions) Validate() error {
 			errs = append(errs, errdefs.Kind(ErrInvalidOption, "controller %q: given twice", c))
 		}
 	}
-	if !slices.Contains(PatchFormats(), o.Format) {
+	if !slices.Contains(Formats(), o.Format) {
 		errs = append(errs, errdefs.Kind(ErrInvalidOption, "unknown patch format %q: want bootstrap or fluxinstance", o.Format))
 	}
 	return joinErrs(errs)
@@ -111,7 +112,7 @@ type jsonPatchOp struct {
 	Value string `json:"value"`
 }
 
-// FluxPatch writes the patch that sets --requeue-dependency on Flux's
+// Render writes the patch that sets --requeue-dependency on Flux's
 // controllers, for users who control their Flux installation. In stock Flux
 // a Kustomization (or HelmRelease) whose dependencies are not Ready is
 // looked at again only after --requeue-dependency, 30s by default
@@ -122,11 +123,11 @@ type jsonPatchOp struct {
 // It is optional: fluxpack's own answer in stock Flux is to wake dependents
 // through notification-controller (WakeDependents) and to need fewer edges
 // (lint's RuleMerge hints). Use it where you may change Flux itself:
-// PatchBootstrap writes flux-system/kustomization.yaml as flux bootstrap
+// Bootstrap writes flux-system/kustomization.yaml as flux bootstrap
 // writes it, with the patches (add them to yours if it has patches
-// already); PatchFluxInstance writes the FluxInstance of flux-operator
+// already); FluxInstance writes the FluxInstance of flux-operator
 // whose spec.kustomize.patches to merge into the cluster's.
-func FluxPatch(o FluxPatchOptions) ([]byte, error) {
+func Render(o Options) ([]byte, error) {
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("writing the Flux patch: %w", err)
 	}
@@ -146,7 +147,7 @@ func FluxPatch(o FluxPatchOptions) ([]byte, error) {
 	var header string
 	var obj any
 	switch o.Format {
-	case PatchBootstrap:
+	case Bootstrap:
 		header = fmt.Sprintf("# flux-system/kustomization.yaml as flux bootstrap writes it, with patches that\n"+
 			"# set %s on %s.\n"+
 			"# Optional (rendered by fluxpack): if yours has patches already, add these.\n", flag, strings.Join(names, " and "))
@@ -156,7 +157,7 @@ func FluxPatch(o FluxPatchOptions) ([]byte, error) {
 			Resources  []string          `json:"resources"`
 			Patches    []kustomize.Patch `json:"patches"`
 		}{"kustomize.config.k8s.io/v1beta1", "Kustomization", []string{"gotk-components.yaml", "gotk-sync.yaml"}, patches}
-	case PatchFluxInstance:
+	case FluxInstance:
 		header = fmt.Sprintf("# For a Flux that flux-operator installs: merge spec.kustomize.patches into\n"+
 			"# your FluxInstance. They set %s on %s.\n"+
 			"# Optional (rendered by fluxpack).\n", flag, strings.Join(names, " and "))
@@ -185,3 +186,11 @@ func FluxPatch(o FluxPatchOptions) ([]byte, error) {
 	b.Write(data)
 	return b.Bytes(), nil
 }
+
+// ErrInvalidOption is wrapped by the error of Options that are not valid.
+var ErrInvalidOption = errdefs.ErrInvalidOption
+
+func joinErrs(errs []error) error { return errors.Join(errs...) }
+
+// marshal is the YAML of obj, as kubectl would write it.
+func marshal(obj any) ([]byte, error) { return sigyaml.Marshal(obj) }

@@ -1,4 +1,4 @@
-package layering_test
+package fluxpatch_test
 
 import (
 	"errors"
@@ -16,24 +16,25 @@ import (
 	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/fluxpatch"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
 
-func fluxPatch(t *testing.T, format layering.PatchFormat, d time.Duration, controllers ...layering.FluxController) []byte {
+func fluxPatch(t *testing.T, format fluxpatch.Format, d time.Duration, controllers ...fluxpatch.Controller) []byte {
 	t.Helper()
-	o := layering.DefaultFluxPatchOptions()
+	o := fluxpatch.DefaultOptions()
 	o.Format, o.RequeueDependency = format, d
 	if len(controllers) > 0 {
 		o.Controllers = controllers
 	}
-	out, err := layering.FluxPatch(o)
-	require.NoError(t, err, "FluxPatch(%+v)", o)
+	out, err := fluxpatch.Render(o)
+	require.NoError(t, err, "Render(%+v)", o)
 	return out
 }
 
 func TestFluxPatchGolden(t *testing.T) {
-	for _, f := range layering.PatchFormats() {
+	for _, f := range fluxpatch.Formats() {
 		testutil.Golden(t, "flux-patch-"+string(f), fluxPatch(t, f, 5*time.Second))
 	}
 }
@@ -83,13 +84,13 @@ func fluxSystem(t *testing.T, kustomization []byte) string {
 // end with the flag, the other controllers are as they were.
 func TestFluxPatchBootstrapApplies(t *testing.T) {
 	stock := buildArgs(t, fluxSystem(t, []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [gotk-components.yaml, gotk-sync.yaml]\n")))
-	patched := buildArgs(t, fluxSystem(t, fluxPatch(t, layering.PatchBootstrap, 5*time.Second)))
+	patched := buildArgs(t, fluxSystem(t, fluxPatch(t, fluxpatch.Bootstrap, 5*time.Second)))
 	for _, c := range []string{"kustomize-controller", "helm-controller"} {
 		assert.Equal(t, append(stock[c], "--requeue-dependency=5s"), patched[c], "%s: the flag after the stock args", c)
 	}
 	assert.Equal(t, stock["source-controller"], patched["source-controller"], "source-controller takes no --requeue-dependency")
 
-	only := buildArgs(t, fluxSystem(t, fluxPatch(t, layering.PatchBootstrap, 90*time.Second, layering.KustomizeController)))
+	only := buildArgs(t, fluxSystem(t, fluxPatch(t, fluxpatch.Bootstrap, 90*time.Second, fluxpatch.KustomizeController)))
 	assert.Equal(t, append(stock["kustomize-controller"], "--requeue-dependency=1m30s"), only["kustomize-controller"])
 	assert.Equal(t, stock["helm-controller"], only["helm-controller"])
 }
@@ -110,7 +111,7 @@ func TestFluxPatchFluxInstanceApplies(t *testing.T) {
 			} `json:"kustomize"`
 		} `json:"spec"`
 	}
-	require.NoError(t, sigyaml.UnmarshalStrict(fluxPatch(t, layering.PatchFluxInstance, 2*time.Second), &fi))
+	require.NoError(t, sigyaml.UnmarshalStrict(fluxPatch(t, fluxpatch.FluxInstance, 2*time.Second), &fi))
 	assert.Equal(t, "fluxcd.controlplane.io/v1", fi.APIVersion)
 	assert.Equal(t, "FluxInstance", fi.Kind)
 	assert.Equal(t, "flux", fi.Metadata.Name, "flux-operator reconciles the FluxInstance named flux")
@@ -130,36 +131,36 @@ func TestFluxPatchFluxInstanceApplies(t *testing.T) {
 func TestFluxPatchOptions(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(*layering.FluxPatchOptions)
+		change func(*fluxpatch.Options)
 		want   []string
 	}{
-		{"under a second", func(o *layering.FluxPatchOptions) { o.RequeueDependency = 500 * time.Millisecond }, []string{"requeue dependency 500ms: must be at least 1s"}},
-		{"zero", func(o *layering.FluxPatchOptions) { o.RequeueDependency = 0 }, []string{"requeue dependency 0s: must be at least 1s"}},
-		{"other controller", func(o *layering.FluxPatchOptions) { o.Controllers = []layering.FluxController{"source-controller"} }, []string{`controller "source-controller": only kustomize-controller and helm-controller take --requeue-dependency`}},
-		{"twice", func(o *layering.FluxPatchOptions) {
-			o.Controllers = []layering.FluxController{layering.HelmController, layering.HelmController}
+		{"under a second", func(o *fluxpatch.Options) { o.RequeueDependency = 500 * time.Millisecond }, []string{"requeue dependency 500ms: must be at least 1s"}},
+		{"zero", func(o *fluxpatch.Options) { o.RequeueDependency = 0 }, []string{"requeue dependency 0s: must be at least 1s"}},
+		{"other controller", func(o *fluxpatch.Options) { o.Controllers = []fluxpatch.Controller{"source-controller"} }, []string{`controller "source-controller": only kustomize-controller and helm-controller take --requeue-dependency`}},
+		{"twice", func(o *fluxpatch.Options) {
+			o.Controllers = []fluxpatch.Controller{fluxpatch.HelmController, fluxpatch.HelmController}
 		}, []string{`controller "helm-controller": given twice`}},
-		{"none", func(o *layering.FluxPatchOptions) { o.Controllers = nil }, []string{"no controller to patch"}},
-		{"format", func(o *layering.FluxPatchOptions) { o.Format = "helm" }, []string{`unknown patch format "helm"`}},
-		{"all at once", func(o *layering.FluxPatchOptions) { o.RequeueDependency, o.Format = time.Millisecond, "" }, []string{"requeue dependency 1ms", `unknown patch format ""`}},
+		{"none", func(o *fluxpatch.Options) { o.Controllers = nil }, []string{"no controller to patch"}},
+		{"format", func(o *fluxpatch.Options) { o.Format = "helm" }, []string{`unknown patch format "helm"`}},
+		{"all at once", func(o *fluxpatch.Options) { o.RequeueDependency, o.Format = time.Millisecond, "" }, []string{"requeue dependency 1ms", `unknown patch format ""`}},
 	}
-	require.NoError(t, layering.DefaultFluxPatchOptions().Validate())
+	require.NoError(t, fluxpatch.DefaultOptions().Validate())
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := layering.DefaultFluxPatchOptions()
+			o := fluxpatch.DefaultOptions()
 			tt.change(&o)
-			_, err := layering.FluxPatch(o)
+			_, err := fluxpatch.Render(o)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, layering.ErrInvalidOption), "errors.Is(%v, ErrInvalidOption)", err)
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
 			}
-			assert.Equal(t, errors.Unwrap(err).Error(), o.Validate().Error(), "FluxPatch refuses what Validate reports")
+			assert.Equal(t, errors.Unwrap(err).Error(), o.Validate().Error(), "Render refuses what Validate reports")
 		})
 	}
-	_, err := layering.ParsePatchFormat("kustomize")
+	_, err := fluxpatch.ParseFormat("kustomize")
 	assert.ErrorIs(t, err, layering.ErrInvalidOption)
-	f, err := layering.ParsePatchFormat("fluxinstance")
+	f, err := fluxpatch.ParseFormat("fluxinstance")
 	require.NoError(t, err)
-	assert.Equal(t, layering.PatchFluxInstance, f)
+	assert.Equal(t, fluxpatch.FluxInstance, f)
 }
