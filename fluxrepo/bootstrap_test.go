@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/fluxpack/fluxpack/bootstrap"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -28,12 +27,8 @@ func TestBootstrapKustomization(t *testing.T) {
 	lintWith := func(t *testing.T, files map[string]string) *lint.Report {
 		t.Helper()
 		root := write(t, files)
-		opts := []lint.Option{}
 		entry := filepath.Join(root, "kubernetes/clusters/c")
-		if found := bootstrap.Kustomizations(root, entry); len(found) > 0 {
-			opts = append(opts, lint.WithBootstrapKustomization(found...))
-		}
-		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)})
 		require.NoError(t, err)
 		return rep
 	}
@@ -101,12 +96,8 @@ func TestBootstrapNamespaces(t *testing.T) {
 			with[k] = v
 		}
 		root := write(t, with)
-		opts := []lint.Option{}
 		entry := filepath.Join(root, "kubernetes/main/cluster")
-		if found := bootstrap.Namespaces(root, entry); len(found) > 0 {
-			opts = append(opts, lint.WithBootstrapNamespaces(found...))
-		}
-		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)})
 		require.NoError(t, err)
 		return rep
 	}
@@ -176,12 +167,8 @@ func TestBootstrapManifests(t *testing.T) {
 	lintWith := func(t *testing.T, files map[string]string) *lint.Report {
 		t.Helper()
 		root := write(t, files)
-		opts := []lint.Option{}
 		entry := filepath.Join(root, "kubernetes/clusters/c")
-		if found := bootstrap.Manifests(root, entry); len(found) > 0 {
-			opts = append(opts, lint.WithBootstrapManifests(found...))
-		}
-		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)})
 		require.NoError(t, err)
 		return rep
 	}
@@ -281,11 +268,7 @@ func TestBootstrapTaskfileVars(t *testing.T) {
 		t.Helper()
 		root := write(t, files)
 		entry := filepath.Join(root, "k8s/clusters/c")
-		var opts []lint.Option
-		if found := bootstrap.Manifests(root, entry); len(found) > 0 {
-			opts = append(opts, lint.WithBootstrapManifests(found...))
-		}
-		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)
+		rep, err := lint.Tree(t.Context(), entry, []fluxrepo.Option{fluxrepo.WithRoot(root)})
 		require.NoError(t, err)
 		return rep.Findings
 	}

@@ -231,26 +231,14 @@ func fixtureNamed(t *testing.T, name string) fixture {
 }
 
 // lintCopy lints the fixture's entry in a copy of its repository at root,
-// with the copy's lint configuration, as fluxpack lint would: the
-// findings, and the repository's notes.
+// with the copy's lint configuration (lint.Tree finds it), as fluxpack
+// lint would: the findings, and the repository's notes.
 func lintCopy(t *testing.T, f fixture, root string) []lint.Finding {
 	t.Helper()
-	var lintOpts []lint.Option
-	if file := filepath.Join(root, lint.ConfigFile); fileExists(file) {
-		c, err := lint.LoadConfig(file)
-		require.NoError(t, err)
-		lintOpts, err = c.Options()
-		require.NoError(t, err)
-	}
 	opts := append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, f.opts...)
-	rep, err := lint.Tree(t.Context(), filepath.Join(root, f.entry), opts, lintOpts...)
+	rep, err := lint.Tree(t.Context(), filepath.Join(root, f.entry), opts)
 	require.NoError(t, err)
 	return rep.Findings
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 func findingLines(fs []lint.Finding) string {

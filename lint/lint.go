@@ -408,6 +408,8 @@ type config struct {
 	operators            map[string][]string // WithOperators
 	fetcher              charts.Fetcher      // WithChartFetcher
 	objects              *ObjectCache        // WithObjectCache
+	discovery            Discovery           // WithDiscovery, for Tree
+	noDiscovery          bool                // WithoutDiscovery, for Tree
 	outputs              map[string]string   // WithOutputsFile: vars entry → file
 }
 
@@ -461,13 +463,26 @@ func WithExistingAPIGroups(groups ...string) Option {
 }
 
 // File reads a stack file and lints it: layering.LoadStack, then Stack
-// with the layer paths relative to the file. A stack that cannot be read
+// with the layer paths relative to the file, and with the configuration
+// file beside it (ConfigFile, or WithDiscovery's) before opts, as
+// `fluxpack lint -f` does, unless WithoutDiscovery. A stack that cannot be read
 // is an error (layering.ErrInvalidStack); everything else about it is a
 // finding.
 func File(ctx context.Context, path string, opts ...Option) (*Report, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	b, err := layering.LoadStack(path)
 	if err != nil {
 		return nil, err
+	}
+	if !cfg.noDiscovery {
+		config, _, err := Discover(filepath.Dir(path), "", Discovery{ConfigFile: cfg.discovery.ConfigFile, NoBootstrap: true})
+		if err != nil {
+			return nil, err
+		}
+		opts = slices.Concat(config, opts)
 	}
 	return Stack(ctx, b, "", opts...)
 }

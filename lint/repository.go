@@ -8,13 +8,29 @@ import (
 )
 
 // Tree reads the tree of entry (fluxrepo.Read with read) and lints it
-// (Repository).
+// (Repository) as `fluxpack lint ENTRY` does: with what the repository
+// says besides opts (Discover: its configuration file, its bootstrap
+// step), unless WithoutDiscovery; WithDiscovery says what to look for.
 func Tree(ctx context.Context, entry string, read []fluxrepo.Option, opts ...Option) (*Report, error) {
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
 	repo, err := fluxrepo.Read(ctx, entry, read...)
 	if err != nil {
 		return nil, err
 	}
 	defer repo.Close()
+	if !cfg.noDiscovery {
+		d := cfg.discovery
+		d.Helmfiles = d.Helmfiles || len(cfg.bootstrap) > 0
+		d.BootstrapKustomizations = d.BootstrapKustomizations || len(cfg.bootstrapDirs) > 0
+		config, found, err := Discover(repo.Root, entry, d)
+		if err != nil {
+			return nil, err
+		}
+		opts = slices.Concat(config, opts, found)
+	}
 	return Repository(ctx, repo, opts...)
 }
 

@@ -47,56 +47,53 @@ func (r *registryFlags) options(log *slog.Logger) []oci.RegistryOption {
 	return opts
 }
 
-// The flags' options for each operation. Each append converts a
-// RegistryOption to the operation's option type, which the compiler checks.
+// The flags' options for each operation: a RegistryOption is an option of
+// every operation, which these assertions hold at compile time.
+var (
+	_ oci.PushOption    = oci.RegistryOption(nil)
+	_ oci.DiffOption    = oci.RegistryOption(nil)
+	_ oci.PullOption    = oci.RegistryOption(nil)
+	_ oci.TagOption     = oci.RegistryOption(nil)
+	_ oci.PromoteOption = oci.RegistryOption(nil)
+	_ oci.ListOption    = oci.RegistryOption(nil)
+	_ oci.VerifyOption  = oci.RegistryOption(nil)
+)
 
-func (r *registryFlags) pushOptions(log *slog.Logger) (out []oci.PushOption) {
-	for _, o := range r.options(log) {
-		out = append(out, o)
+// as is the registry options as an operation's option type T.
+func as[T any](opts []oci.RegistryOption) []T {
+	out := make([]T, len(opts))
+	for i, o := range opts {
+		out[i] = any(o).(T)
 	}
 	return out
 }
 
-func (r *registryFlags) diffOptions(log *slog.Logger) (out []oci.DiffOption) {
-	for _, o := range r.options(log) {
-		out = append(out, o)
-	}
-	return out
+func (r *registryFlags) pushOptions(log *slog.Logger) []oci.PushOption {
+	return as[oci.PushOption](r.options(log))
 }
 
-func (r *registryFlags) pullOptions(log *slog.Logger) (out []oci.PullOption) {
-	for _, o := range r.options(log) {
-		out = append(out, o)
-	}
-	return out
+func (r *registryFlags) diffOptions(log *slog.Logger) []oci.DiffOption {
+	return as[oci.DiffOption](r.options(log))
 }
 
-func (r *registryFlags) tagOptions(log *slog.Logger) (out []oci.TagOption) {
-	for _, o := range r.options(log) {
-		out = append(out, o)
-	}
-	return out
+func (r *registryFlags) pullOptions(log *slog.Logger) []oci.PullOption {
+	return as[oci.PullOption](r.options(log))
 }
 
-func (r *registryFlags) promoteOptions(log *slog.Logger) (out []oci.PromoteOption) {
-	for _, o := range r.options(log) {
-		out = append(out, o)
-	}
-	return out
+func (r *registryFlags) tagOptions(log *slog.Logger) []oci.TagOption {
+	return as[oci.TagOption](r.options(log))
 }
 
-func (r *registryFlags) listOptions(log *slog.Logger) (out []oci.ListOption) {
-	for _, o := range r.options(log) {
-		out = append(out, o)
-	}
-	return out
+func (r *registryFlags) promoteOptions(log *slog.Logger) []oci.PromoteOption {
+	return as[oci.PromoteOption](r.options(log))
 }
 
-func (r *registryFlags) verifyOptions(log *slog.Logger) (out []oci.VerifyOption) {
-	for _, o := range r.options(log) {
-		out = append(out, o)
-	}
-	return out
+func (r *registryFlags) listOptions(log *slog.Logger) []oci.ListOption {
+	return as[oci.ListOption](r.options(log))
+}
+
+func (r *registryFlags) verifyOptions(log *slog.Logger) []oci.VerifyOption {
+	return as[oci.VerifyOption](r.options(log))
 }
 
 func (r *registryFlags) context(ctx context.Context) (context.Context, context.CancelFunc) {

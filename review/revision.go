@@ -1,0 +1,122 @@
+package review
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/lint"
+)
+
+// RevisionOption configures CompareRevision beyond Compare's options.
+type RevisionOption interface{ applyToRevision(*revisionConfig) error }
+
+type revisionConfig struct {
+	root      string
+	discovery lint.Discovery
+	noDisc    bool
+}
+
+type revisionOption func(*revisionConfig) error
+
+func (f revisionOption) applyToRevision(c *revisionConfig) error { return f(c) }
+
+// WithRoot is the repository's root when it is below the Git repository's
+// top (a Flux repository in a monorepo's folder): entry and the changed
+// files are read from there, on both sides.
+func WithRoot(dir string) RevisionOption {
+	return revisionOption(func(c *revisionConfig) error {
+		if dir == "" {
+			return errdefs.InvalidOption("WithRoot: empty")
+		}
+		c.root = dir
+		return nil
+	})
+}
+
+// WithDiscovery says what CompareRevision looks for in the repository
+// besides the lint options given (lint.Discover); by default its
+// configuration file and its bootstrap step, as `fluxpack diff` does.
+func WithDiscovery(d lint.Discovery) RevisionOption {
+	return revisionOption(func(c *revisionConfig) error { c.discovery = d; return nil })
+}
+
+// WithoutDiscovery lints both sides with the lint options given only.
+func WithoutDiscovery() RevisionOption {
+	return revisionOption(func(c *revisionConfig) error { c.noDisc = true; return nil })
+}
+
+// CompareRevision says what the working tree of the Git repository holding
+// entry (a path, as given on a command line) changes against rev (a
+// commit, branch or tag; "" is the default base, DefaultBase): Compare of
+// the tree at rev, read from the repository's objects into a temporary
+// folder that is removed before it returns, and the working tree, with
+// what the repository says for lint (lint.Discover on the working tree)
+// before opts' lint options, as `fluxpack diff ENTRY --base REV` does.
+func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOption, opts ...Option) (*Report, error) {
+	rc := &revisionConfig{}
+	for _, o := range ropts {
+		if o == nil {
+			return nil, errdefs.InvalidOption("nil RevisionOption")
+		}
+		if err := o.applyToRevision(rc); err != nil {
+			return nil, err
+		}
+	}
+	abs, err := filepath.Abs(entry)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("reading the entry point %s: %w", entry, err)
+	}
+	headRoot := rc.root
+	if headRoot == "" {
+		if headRoot, err = Top(abs); err != nil {
+			return nil, err
+		}
+	}
+	if headRoot, err = filepath.Abs(headRoot); err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(headRoot, abs)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return nil, fmt.Errorf("reading the entry point %s: it is not inside the repository %s", entry, headRoot)
+	}
+	var r Revision
+	if rev != "" {
+		r, err = Resolve(headRoot, rev)
+	} else {
+		r, err = DefaultBase(headRoot)
+	}
+	if err != nil {
+		return nil, err
+	}
+	top, cleanup, err := Extract(ctx, headRoot, r, "")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = cleanup() }()
+	baseRoot := top
+	// Extract writes the Git repository's top; the root may be below it.
+	if gitTop, err := Top(headRoot); err == nil {
+		if sub, err := filepath.Rel(gitTop, headRoot); err == nil && sub != "." {
+			baseRoot = filepath.Join(top, sub)
+		}
+	}
+	// The names first: the caller's WithNames, if any, wins.
+	opts = slices.Concat([]Option{WithNames(r.String(), "working tree")}, opts)
+	if !rc.noDisc {
+		config, found, err := lint.Discover(headRoot, entry, rc.discovery)
+		if err != nil {
+			return nil, err
+		}
+		// The repository's configuration before the caller's lint
+		// options, the bootstrap step after them, as lint.Tree orders them.
+		opts = slices.Concat([]Option{WithLintOptions(config...)}, opts, []Option{WithLintOptions(found...)})
+	}
+	return Compare(ctx, baseRoot, headRoot, filepath.ToSlash(rel), opts...)
+}
