@@ -12,6 +12,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // Seed 004's app-of-apps: external-dns and external-secrets (wave -2),
@@ -103,7 +104,7 @@ func TestImportOtherRepository(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(imp.Differences, "\n"), "Application/tailscale-crds: its repository https://github.com/tailscale/tailscale.git is not the app of apps' one: the layer reads GitRepository/tailscale, which you create")
 	testutil.WriteFiles(t, dir, map[string]string{"stack.yaml": string(imp.Stack)})
-	r, err := layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "out"))
+	r, err := render.StackFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "out"))
 	require.NoError(t, err, "%s", imp.Stack)
 	for _, l := range r.Plan.Layers {
 		want := "flux-system"

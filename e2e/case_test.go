@@ -30,6 +30,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // rootName names the root OCIRepository and Kustomization, the only objects
@@ -171,7 +172,7 @@ func Deploy(t *testing.T, c *Cluster, name, tree string, files map[string][]byte
 	writeFiles(t, dir, files)
 	plan, err := layers.Build()
 	require.NoError(t, err, "building the layers of %s", name)
-	require.NoError(t, plan.WriteDir(filepath.Join(dir, rootPath)))
+	require.NoError(t, render.WriteDir(plan, filepath.Join(dir, rootPath)))
 	if plan.Wake != nil {
 		// Out of band, as render's secret file: the token, and the
 		// cluster's receiver URL.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // TestNotationSignedArtifactVerified (V1) holds fluxpack's notation
@@ -42,12 +43,12 @@ func TestNotationSignedArtifactVerified(t *testing.T) {
 		return plan
 	}
 	plan := newPlan("signed", "notation-trust")
-	secret, err := plan.NotationVerifySecret(policy, ca)
+	secret, err := render.NotationVerifySecret(plan, policy, ca)
 	require.NoError(t, err)
 	c.create(secret)
 	const defaultRepo = "notation-default-policy"
 	defaultPlan := newPlan(defaultRepo, "notation-default")
-	secret, err = defaultPlan.NotationVerifySecret(nil, ca)
+	secret, err = render.NotationVerifySecret(defaultPlan, nil, ca)
 	require.NoError(t, err)
 	c.create(secret)
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // TestSignedArtifactVerified (V0) holds fluxpack's cosign signatures to a
@@ -42,7 +43,7 @@ func TestSignedArtifactVerified(t *testing.T) {
 	require.NoError(t, err)
 	pem, err := os.ReadFile(pub)
 	require.NoError(t, err)
-	secret, err := plan.VerifySecret(pem)
+	secret, err := render.VerifySecret(plan, pem)
 	require.NoError(t, err)
 	c.create(secret)
 	// A KMS key (sigstore's KMS registry running the test's CLI plugin,
@@ -54,7 +55,7 @@ func TestSignedArtifactVerified(t *testing.T) {
 	require.NoError(t, err)
 	kmsPEM, err := os.ReadFile(kmsPub)
 	require.NoError(t, err)
-	kmsSecret, err := kmsPlan.VerifySecret(kmsPEM)
+	kmsSecret, err := render.VerifySecret(kmsPlan, kmsPEM)
 	require.NoError(t, err)
 	c.create(kmsSecret)
 

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // noPoll is the Mode of TestWakeLostEvent: stock flags but
@@ -42,7 +44,7 @@ func TestWakeLostEvent(t *testing.T) {
 		files[l+"/configmap.yaml"] = fmt.Appendf(nil, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: layer-%s\n  namespace: %s\ndata:\n  layer: %s\n", l, fluxNamespace, l)
 	}
 	writeFiles(t, dir, files)
-	require.NoError(t, plan.WriteDir(filepath.Join(dir, rootPath)))
+	require.NoError(t, render.WriteDir(plan, filepath.Join(dir, rootPath)))
 	res := push(t, c, dir, "wake-lost")
 	obs := c.Observe(rootName)
 	obs.Begin(revision(res))

@@ -14,6 +14,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // Status is what a push did for one cluster.
@@ -300,7 +301,7 @@ func (s *shipper) push(ctx context.Context, cluster, url, revision string, tags 
 	if err != nil {
 		return nil, err
 	}
-	files, err := s.f.ClusterFiles(cluster)
+	files, err := render.ClusterFiles(s.f, cluster)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // fleetAt copies layering's fleet fixture into a temp dir with its
@@ -241,7 +242,7 @@ func TestPushIsRenderThenPush(t *testing.T) {
 		}
 		_, rendered, err := f.StackDir(r.Cluster)
 		require.NoError(t, err)
-		_, err = f.RenderCluster(r.Cluster, filepath.Join(tree, filepath.FromSlash(rendered)))
+		_, err = render.Cluster(f, r.Cluster, filepath.Join(tree, filepath.FromSlash(rendered)))
 		require.NoError(t, err)
 		want, err := oci.Push(t.Context(), tree, "oci://"+reg.Host+"/disk/"+r.Cluster+":main",
 			oci.WithInsecure(), oci.WithSource("https://example.com/platform"), oci.WithRevision("main@sha1:"+strings.Repeat("0", 40)),

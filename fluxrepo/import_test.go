@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // A tree that applies no Kustomization (a flux-operator cluster's folder
@@ -47,7 +47,7 @@ func TestImportedFixturesRender(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.MkdirAll(filepath.Dir(stack), 0o755))
 			require.NoError(t, os.WriteFile(stack, imp.Stack, 0o644))
-			r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
+			r, err := render.StackFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
 			require.NoError(t, err, "render of the stack imported from %s:\n%s", f.entry, imp.Stack)
 			assert.NotEmpty(t, r.Plan.Layers)
 		})
@@ -74,7 +74,7 @@ func TestImportKeepsSuspendedGates(t *testing.T) {
 		imp, err := fluxrepo.Import(t.Context(), filepath.Join(root, "clusters/mycluster-0"), fluxrepo.WithRoot(root), fluxrepo.WithStackFile(stack))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(stack, imp.Stack, 0o644))
-		r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
+		r, err := render.StackFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
 		require.NoError(t, err)
 		ready := map[string]bool{}
 		notReady := func(d kustomizev1.DependencyReference) bool { return !ready[d.Name] }
@@ -153,7 +153,7 @@ func TestImportWaitIgnoresHealthChecks(t *testing.T) {
 			imp, err := fluxrepo.Import(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root), fluxrepo.WithStackFile(stack))
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(stack, imp.Stack, 0o644))
-			r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
+			r, err := render.StackFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
 			require.NoError(t, err, "%s", imp.Stack)
 			var edge *kustomizev1.Kustomization
 			for _, l := range r.Plan.Layers {
@@ -195,7 +195,7 @@ func TestImportNoPathIsTheSourceRoot(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, strings.Join(imp.Differences, "\n"), "renders differently")
 	require.NoError(t, os.WriteFile(stack, imp.Stack, 0o644))
-	r, err := layering.RenderFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
+	r, err := render.StackFile(t.Context(), stack, filepath.Join(t.TempDir(), "flux"))
 	require.NoError(t, err, "%s", imp.Stack)
 	require.Len(t, r.Plan.Layers, 1)
 	k := r.Plan.Layers[0].Kustomization

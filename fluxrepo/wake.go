@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // WakeTarget is where the repository's wake objects go when written to dir,
@@ -59,7 +60,7 @@ func (repo *Repository) selfSource() (SourceRef, string) {
 
 // WakeObjects returns the objects that wake the Kustomizations of the
 // repository's tree (layering.Wake), to be written to dir with
-// layering.WriteWake; receiverURL goes into the Secret only ("" for
+// render.WriteWake; receiverURL goes into the Secret only ("" for
 // layering.DefaultReceiverURL). It fails when no Kustomization depends on
 // another: there is nothing to wake.
 func (repo *Repository) WakeObjects(dir, receiverURL string) (*layering.Wake, error) {
@@ -97,10 +98,10 @@ type WakeConfig struct {
 
 // Wake reads the tree of entry (Read) and writes to c.Dir the objects that
 // wake each Kustomization's dependents the moment it becomes Ready
-// (WakeObjects, layering.WriteWake), each file only when the graph changed
+// (WakeObjects, render.WriteWake), each file only when the graph changed
 // it, and the Secret to c.SecretFile, keeping its token; with c.Check it
 // writes nothing and reports the stale files.
-func Wake(ctx context.Context, entry string, c WakeConfig, opts ...Option) (*layering.WakeWritten, error) {
+func Wake(ctx context.Context, entry string, c WakeConfig, opts ...Option) (*render.WakeWritten, error) {
 	if c.Dir == "" {
 		return nil, errdefs.InvalidOption("wake: no folder to write to")
 	}
@@ -114,9 +115,9 @@ func Wake(ctx context.Context, entry string, c WakeConfig, opts ...Option) (*lay
 		return nil, err
 	}
 	if c.Check {
-		return layering.CheckWake(w, c.Dir)
+		return render.CheckWake(w, c.Dir)
 	}
-	var wo []layering.RenderOption
+	var wo []render.Option
 	if c.SecretFile != "" {
 		abs, err := filepath.Abs(c.SecretFile)
 		if err != nil {
@@ -125,10 +126,10 @@ func Wake(ctx context.Context, entry string, c WakeConfig, opts ...Option) (*lay
 		if rel, err := filepath.Rel(repo.Root, abs); err == nil && filepath.IsLocal(rel) {
 			return nil, errdefs.InvalidOption("the secret file %s is inside the repository %s: the wake token must stay out of it", c.SecretFile, repo.Root)
 		}
-		wo = append(wo, layering.WithSecretFile(c.SecretFile))
+		wo = append(wo, render.WithSecretFile(c.SecretFile))
 	}
 	if c.ReceiverURL != "" {
-		wo = append(wo, layering.WithReceiverURL(c.ReceiverURL))
+		wo = append(wo, render.WithReceiverURL(c.ReceiverURL))
 	}
-	return layering.WriteWake(ctx, w, c.Dir, wo...)
+	return render.WriteWake(ctx, w, c.Dir, wo...)
 }

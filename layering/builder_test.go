@@ -17,11 +17,12 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 const registry = "oci://registry.example.com/platform"
 
-func render(t *testing.T, p *layering.Plan) []byte {
+func renderPlan(t *testing.T, p *layering.Plan) []byte {
 	t.Helper()
 	files, err := p.Files()
 	require.NoError(t, err)
@@ -136,7 +137,7 @@ func TestOperatorPreset(t *testing.T) {
 	assert.Equal(t, []string{"external-secrets-operator"}, crs.DependsOn, "CRs wait for the operator, not just the CRDs")
 	assert.Equal(t, time.Minute, crs.Kustomization.Spec.RetryInterval.Duration)
 	assert.Equal(t, []string{"external-secrets-crs"}, plan.Layers[4].DependsOn)
-	testutil.Golden(t, "operator-preset", render(t, plan))
+	testutil.Golden(t, "operator-preset", renderPlan(t, plan))
 }
 
 func TestOperatorWebhookGuard(t *testing.T) {
@@ -154,13 +155,13 @@ func TestOperatorWebhookGuard(t *testing.T) {
 	assert.Equal(t, "ValidatingWebhookConfiguration", ks.HealthChecks[1].Kind)
 	require.Len(t, ks.HealthCheckExprs, 1)
 	assert.Contains(t, ks.HealthCheckExprs[0].Current, "caBundle")
-	testutil.Golden(t, "webhook-guard", render(t, plan))
+	testutil.Golden(t, "webhook-guard", renderPlan(t, plan))
 }
 
 func TestDefaultsAreVisible(t *testing.T) {
 	plan, err := layering.New("s", layering.FromOCI(registry, "v1")).Layer("l").Build()
 	require.NoError(t, err)
-	out := string(render(t, plan))
+	out := string(renderPlan(t, plan))
 	for _, field := range []string{"interval: 10m0s", "retryInterval: 2m0s", "timeout: 5m0s", "prune: true", "wait: true", "deletionPolicy: MirrorPrune", "path: ./l"} {
 		assert.Contains(t, out, field)
 	}
@@ -172,7 +173,7 @@ func TestWriteDir(t *testing.T) {
 	plan, err := layering.New("s", layering.FromOCI(registry, "v1")).Layer("a").Then("b").Build()
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "out")
-	require.NoError(t, plan.WriteDir(dir))
+	require.NoError(t, render.WriteDir(plan, dir))
 	first := testutil.ReadFiles(t, dir)
 	assert.Equal(t, []string{"kustomization.yaml", "layers/a.yaml", "layers/b.yaml", "source.yaml"}, testutil.SortedKeys(first))
 	info, err := os.Stat(dir)
@@ -182,15 +183,15 @@ func TestWriteDir(t *testing.T) {
 	// A new render replaces the previous one whole, byte for byte the same.
 	plan2, err := layering.New("s", layering.FromOCI(registry, "v1")).Layer("a").Build()
 	require.NoError(t, err)
-	require.NoError(t, plan2.WriteDir(dir))
+	require.NoError(t, render.WriteDir(plan2, dir))
 	assert.NotContains(t, testutil.ReadFiles(t, dir), "layers/b.yaml")
-	require.NoError(t, plan.WriteDir(dir))
+	require.NoError(t, render.WriteDir(plan, dir))
 	assert.Equal(t, first, testutil.ReadFiles(t, dir))
 
 	// A directory holding anything else is refused, and left alone.
 	other := t.TempDir()
 	testutil.WriteFiles(t, other, map[string]string{"notes.txt": "mine"})
-	err = plan.WriteDir(other)
+	err = render.WriteDir(plan, other)
 	require.ErrorContains(t, err, "refusing to replace a directory holding notes.txt")
 	assert.Equal(t, map[string]string{"notes.txt": "mine"}, testutil.ReadFiles(t, other))
 	entries, err := os.ReadDir(filepath.Dir(dir))

@@ -9,7 +9,7 @@
 //		Then("operator", layering.Wait(), layering.MarkOperator()).
 //		Then("crs", layering.DependsOnOperator(), layering.RetryInterval(time.Minute)).
 //		Build() // every problem at once, never a panic
-//	err = plan.WriteDir("./flux")
+//	err = render.WriteDir(plan, "./flux")
 //
 // Then makes a layer depend on the previous one, DependsOn on any others,
 // DependsOnOperator on the nearest layer marked with MarkOperator (so custom

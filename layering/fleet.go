@@ -149,6 +149,18 @@ func ExtraLayer(name string, opts ...StepOption) ClusterOption {
 // Name is the fleet's name.
 func (f *Fleet) Name() string { return f.name }
 
+// File is the fleet file the Fleet was read from ("" for one made in Go).
+func (f *Fleet) File() string { return f.file }
+
+// Where is where cluster is declared in the fleet file (its file and
+// line), or the fleet's file and 0 for a cluster it does not declare.
+func (f *Fleet) Where(cluster string) (file string, line int) {
+	if c, err := f.cluster(cluster); err == nil {
+		return c.file, c.line
+	}
+	return f.file, 0
+}
+
 // Clusters are the clusters' names, in declaration order.
 func (f *Fleet) Clusters() []string {
 	names := make([]string, len(f.clusters))
@@ -414,4 +426,61 @@ func (b *Builder) remove(name string) bool {
 		delete(s.readyExpr, name)
 	}
 	return true
+}
+
+// StackDir is the directory of the cluster's stack file (the root its
+// layer paths are relative to) and RenderedPath where the stack renders
+// its Kustomizations in an artifact, relative to that directory.
+func (f *Fleet) StackDir(cluster string) (dir, renderedPath string, err error) {
+	b, err := f.Stack(cluster)
+	if err != nil {
+		return "", "", err
+	}
+	if b.dir == "" {
+		return "", "", errdefs.Kind(ErrInvalidOption, "fleet %q: cluster %q: the stack has no directory (it was not read from a file)", f.name, cluster)
+	}
+	return b.dir, b.stack.renderedPath, nil
+}
+
+// Inputs are the files the fleet reads that must never be pushed: the
+// fleet file and every IaC outputs file of the stack and the clusters
+// (they hold sensitive values). Paths are absolute.
+func (f *Fleet) Inputs() ([]string, error) {
+	var files []string
+	add := func(p string) {
+		if abs, err := filepath.Abs(p); err == nil && !slices.Contains(files, abs) {
+			files = append(files, abs)
+		}
+	}
+	if f.file != "" {
+		add(f.file)
+	}
+	// The stack's own outputs files, the same for every cluster: the stack
+	// is loaded once for them, not once per cluster.
+	if f.stack != nil {
+		if b0, err := f.stack(); err == nil {
+			for _, v := range b0.vars {
+				if v.Outputs != "" && b0.dir != "" {
+					add(filepath.Join(b0.dir, filepath.FromSlash(v.Outputs)))
+				}
+			}
+		}
+	}
+	for _, name := range f.Clusters() {
+		b, err := f.Resolve(name)
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range b.vars {
+			if v.Outputs == "" {
+				continue
+			}
+			p := v.Outputs
+			if !filepath.IsAbs(p) && b.dir != "" {
+				p = filepath.Join(b.dir, filepath.FromSlash(p))
+			}
+			add(p)
+		}
+	}
+	return files, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 const fleetFile = "testdata/fleet/fleet.yaml"
@@ -83,7 +84,7 @@ func TestRenderFleet(t *testing.T) {
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "out")
 	secrets := filepath.Join(t.TempDir(), "secrets")
-	rs, err := layering.RenderFleet(t.Context(), f, out, layering.WithSecretDir(secrets))
+	rs, err := render.Fleet(t.Context(), f, out, render.WithSecretDir(secrets))
 	require.NoError(t, err)
 	require.Len(t, rs, 2)
 	assert.Equal(t, filepath.Join(out, "prod"), rs[1].Dir)
@@ -135,7 +136,7 @@ func TestFleetErrors(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			f, err := layering.LoadFleet(file)
 			if err == nil {
-				_, err = layering.RenderFleet(t.Context(), f, out)
+				_, err = render.Fleet(t.Context(), f, out)
 			}
 			require.Error(t, err)
 			for _, w := range tt.want {

@@ -309,7 +309,10 @@ type File struct {
 // wake/kustomization.yaml and wake/wake.yaml (Provider, Alert and Receiver,
 // which it applies). The bytes
 // depend only on the Plan.
-func (p *Plan) Files() ([]File, error) { return p.files(nil) }
+//
+// Extra files (say the variables' ConfigMaps under vars/) are written
+// after the layers and listed in kustomization.yaml.
+func (p *Plan) Files(extra ...File) ([]File, error) { return p.files(extra) }
 
 // WriteTo writes the rendered files to w as one stream, each file after a
 // "--- <path>" line, in the order of Files.

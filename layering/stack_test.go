@@ -43,7 +43,7 @@ func TestStackFileMatchesBuilder(t *testing.T) {
 		Build()
 	require.NoError(t, err)
 
-	want, got := render(t, goPlan), render(t, filePlan)
+	want, got := renderPlan(t, goPlan), renderPlan(t, filePlan)
 	if diff := cmp.Diff(string(want), string(got)); diff != "" {
 		t.Errorf("stack file and builder differ (-builder +file):\n%s", diff)
 	}
@@ -136,7 +136,7 @@ func TestStackFileRoundTrip(t *testing.T) {
 			require.NoError(t, err, "%s", data)
 			got, err := back.Build()
 			require.NoError(t, err)
-			if diff := cmp.Diff(string(render(t, want)), string(render(t, got))); diff != "" {
+			if diff := cmp.Diff(string(renderPlan(t, want)), string(renderPlan(t, got))); diff != "" {
 				t.Errorf("the written stack builds another plan (-loaded +written):\n%s\nstack file:\n%s", diff, data)
 			}
 		})

@@ -2,6 +2,7 @@ package layering
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -183,6 +184,15 @@ func ReceiverURL(u string) WakeOption {
 		}
 		c.receiverURL = strings.TrimSuffix(u, "/")
 	})
+}
+
+// CheckReceiverURL says what is wrong with u as the URL where
+// notification-controller's webhook receiver is reached, or nil.
+func CheckReceiverURL(u string) error {
+	if msg := checkReceiverURL(u); msg != "" {
+		return errors.New(msg)
+	}
+	return nil
 }
 
 func checkReceiverURL(u string) string {

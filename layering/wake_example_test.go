@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // WriteWake writes a Plan's wake objects to a folder, each file only when
@@ -27,14 +28,14 @@ func ExampleWriteWake() {
 	dir := filepath.Join(tmp, "repo", "clusters", "prod", "wake")
 	secret := filepath.Join(tmp, "wake-secret.yaml")
 	for range 2 {
-		res, err := layering.WriteWake(context.Background(), w, dir, layering.WithSecretFile(secret))
+		res, err := render.WriteWake(context.Background(), w, dir, render.WithSecretFile(secret))
 		if err != nil {
 			fmt.Println(err)
 			return
 		}
 		fmt.Println("changed", res.Changed, "secret changed", res.SecretChanged)
 	}
-	res, err := layering.CheckWake(w, dir)
+	res, err := render.CheckWake(w, dir)
 	if err != nil {
 		fmt.Println(err)
 		return

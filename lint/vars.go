@@ -17,7 +17,7 @@ import (
 )
 
 // WithOutputsFile reads the IaC outputs of the stack's vars entry vars
-// from file instead of the file the entry names, as layering.WithOutputs
+// from file instead of the file the entry names, as render.WithOutputs
 // does for a render. Package review gives both sides of a diff the
 // working tree's outputs file with it. A vars entry the stack does not
 // have is an error of Stack.

@@ -14,6 +14,7 @@ import (
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // fleetFlag is --fleet, the fleet file of render, lint and push.
@@ -25,20 +26,20 @@ func (s *fleetFlag) bind(cmd *cobra.Command) {
 
 // renderFleet is render --fleet: out/<cluster>/ per cluster, each
 // cluster's Secrets in secretDir.
-func renderFleet(ctx context.Context, w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string, verify []layering.RenderOption) error {
+func renderFleet(ctx context.Context, w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string, verify []render.Option) error {
 	f, err := layering.LoadFleet(file)
 	if err != nil {
 		return err
 	}
-	var opts []layering.RenderOption
+	var opts []render.Option
 	if secretDir != "" {
-		opts = append(opts, layering.WithSecretDir(secretDir))
+		opts = append(opts, render.WithSecretDir(secretDir))
 	}
 	if receiverURL != "" {
-		opts = append(opts, layering.WithReceiverURL(receiverURL))
+		opts = append(opts, render.WithReceiverURL(receiverURL))
 	}
 	opts = append(opts, verify...)
-	rs, err := layering.RenderFleet(ctx, f, dir, opts...)
+	rs, err := render.Fleet(ctx, f, dir, opts...)
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // stackFlag is -f, the stack file of render, lint and graph.
@@ -83,13 +83,13 @@ listed, and nothing is written. Prints the files written.`,
   fluxpack render --fleet platform/fleet.yaml --secret-dir ../secrets -d out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var verify []layering.RenderOption
+			var verify []render.Option
 			if verifyKey != "" {
-				verify = append(verify, layering.WithVerifyKey(verifyKey))
+				verify = append(verify, render.WithVerifyKey(verifyKey))
 			}
 			switch {
 			case len(verifyCerts) > 0:
-				verify = append(verify, layering.WithVerifyNotation(verifyPolicy, verifyCerts...))
+				verify = append(verify, render.WithVerifyNotation(verifyPolicy, verifyCerts...))
 			case verifyPolicy != "":
 				return fmt.Errorf("--verify-trust-policy needs --verify-cert")
 			}
@@ -108,18 +108,18 @@ listed, and nothing is written. Prints the files written.`,
 					return err
 				}
 			}
-			var opts []layering.RenderOption
+			var opts []render.Option
 			if outputs != "" {
-				opts = append(opts, layering.WithOutputs(outputs))
+				opts = append(opts, render.WithOutputs(outputs))
 			}
 			if secret != "" {
-				opts = append(opts, layering.WithSecretFile(secret))
+				opts = append(opts, render.WithSecretFile(secret))
 			}
 			if receiverURL != "" {
-				opts = append(opts, layering.WithReceiverURL(receiverURL))
+				opts = append(opts, render.WithReceiverURL(receiverURL))
 			}
 			opts = append(opts, verify...)
-			r, err := layering.RenderFile(cmd.Context(), string(stack), dir, opts...)
+			r, err := render.StackFile(cmd.Context(), string(stack), dir, opts...)
 			if err != nil {
 				return err
 			}

@@ -30,8 +30,10 @@ var tiers = [][]string{
 	{"outputs", "oci/cosign", "oci/notation"},
 	// The engine: what kustomize- and helm-controller apply.
 	{"fluxbuild"},
-	// The model: the builder, the plan and its graph.
+	// The model: the builder, the plan and its graph, stack files.
 	{"layering"},
+	// Rendering a stack to a folder: manifests, Secrets, wake, verify.
+	{"render"},
 	// Beside the engine: which chart a HelmRelease installs; sources
 	// fetched as source-controller fetches them; fleets of stacks.
 	{"charts", "sources", "fleet", "fluxpatch"},

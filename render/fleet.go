@@ -1,21 +1,23 @@
-package layering
+package render
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"slices"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/testhook"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // WithSecretDir writes each cluster's Secrets (sensitive outputs, wake) to
 // dir/<cluster>.secret.yaml, mode 0600, for RenderFleet; dir must lie
 // outside the rendered directory.
-func WithSecretDir(dir string) RenderOption {
+func WithSecretDir(dir string) Option {
 	return funcRender(func(c *renderConfig) error {
 		if dir == "" {
-			return errdefs.Kind(ErrInvalidOption, "WithSecretDir: empty directory name")
+			return errdefs.Kind(layering.ErrInvalidOption, "WithSecretDir: empty directory name")
 		}
 		c.secretDir = dir
 		return nil
@@ -40,18 +42,18 @@ type ClusterRendered struct {
 // before then leaves dir as it was. Directories of clusters no longer in
 // the fleet are left alone. WithOutputs and WithSecretFile are refused
 // (the fleet says each cluster's outputs; the Secrets go to WithSecretDir).
-func RenderFleet(ctx context.Context, f *Fleet, dir string, opts ...RenderOption) ([]ClusterRendered, error) {
+func Fleet(ctx context.Context, f *layering.Fleet, dir string, opts ...Option) ([]ClusterRendered, error) {
 	cfg := &renderConfig{}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errdefs.Kind(ErrInvalidOption, "nil RenderOption")
+			return nil, errdefs.Kind(layering.ErrInvalidOption, "nil Option")
 		}
 		if err := o.applyToRender(cfg); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.outputs != "" || cfg.secretFile != "" {
-		return nil, errdefs.Kind(ErrInvalidOption, "fleet %q: WithOutputs and WithSecretFile are per stack: a fleet names each cluster's outputs, and WithSecretDir takes the Secrets", f.name)
+		return nil, errdefs.Kind(layering.ErrInvalidOption, "fleet %q: WithOutputs and WithSecretFile are per stack: a fleet names each cluster's outputs, and WithSecretDir takes the Secrets", f.Name())
 	}
 	if err := f.Check(); err != nil {
 		return nil, err
@@ -73,15 +75,15 @@ func RenderFleet(ctx context.Context, f *Fleet, dir string, opts ...RenderOption
 		if cfg.secretDir != "" {
 			cc.secretFile = filepath.Join(cfg.secretDir, name+".secret.yaml")
 		}
-		p, err := b.prepare(&cc)
+		p, err := prepare(b, &cc)
 		if err != nil {
-			errs = append(errs, &ClusterError{Cluster: name, File: f.file, Err: err})
+			errs = append(errs, &layering.ClusterError{Cluster: name, File: f.File(), Err: err})
 			continue
 		}
 		jobs = append(jobs, job{name, &cc, p})
 	}
 	if len(errs) > 0 {
-		return nil, joinErrs(errs)
+		return nil, errors.Join(errs...)
 	}
 	testhook.At(ctx, testhook.Prepared)
 	if err := interrupted(ctx, dir); err != nil {
@@ -96,7 +98,7 @@ func RenderFleet(ctx context.Context, f *Fleet, dir string, opts ...RenderOption
 	for _, j := range jobs {
 		st, err := j.prep.stage(filepath.Join(dir, j.name), j.cfg)
 		if err != nil {
-			return nil, &ClusterError{Cluster: j.name, File: f.file, Err: err}
+			return nil, &layering.ClusterError{Cluster: j.name, File: f.File(), Err: err}
 		}
 		staged = append(staged, st)
 	}
@@ -109,7 +111,7 @@ func RenderFleet(ctx context.Context, f *Fleet, dir string, opts ...RenderOption
 		cd := filepath.Join(dir, j.name)
 		r, err := staged[i].commit()
 		if err != nil {
-			return out, &ClusterError{Cluster: j.name, File: f.file, Err: err}
+			return out, &layering.ClusterError{Cluster: j.name, File: f.File(), Err: err}
 		}
 		out = append(out, ClusterRendered{Cluster: j.name, Dir: cd, Rendered: r})
 	}
@@ -119,15 +121,15 @@ func RenderFleet(ctx context.Context, f *Fleet, dir string, opts ...RenderOption
 // RenderCluster renders one cluster of f into dir (which it replaces, as
 // RenderFile does), with its Secrets left out (Rendered.LeftOut,
 // WakeLeftOut say which): what is pushed for the cluster.
-func (f *Fleet) RenderCluster(cluster, dir string) (*Rendered, error) {
+func Cluster(f *layering.Fleet, cluster, dir string) (*Rendered, error) {
 	b, err := f.Stack(cluster)
 	if err != nil {
 		return nil, err
 	}
 	cfg := &renderConfig{}
-	p, err := b.prepare(cfg)
+	p, err := prepare(b, cfg)
 	if err != nil {
-		return nil, &ClusterError{Cluster: cluster, File: f.file, Err: err}
+		return nil, &layering.ClusterError{Cluster: cluster, File: f.File(), Err: err}
 	}
 	return p.write(dir, cfg)
 }
@@ -135,73 +137,16 @@ func (f *Fleet) RenderCluster(cluster, dir string) (*Rendered, error) {
 // ClusterFiles renders one cluster of f in memory: the files RenderCluster
 // would write (paths relative to its directory), with the cluster's
 // Secrets left out, as they are from what is pushed.
-func (f *Fleet) ClusterFiles(cluster string) ([]File, error) {
+func ClusterFiles(f *layering.Fleet, cluster string) ([]layering.File, error) {
 	b, err := f.Resolve(cluster)
 	if err != nil {
 		return nil, err
 	}
 	// prepare builds the stack: its problems are Stack's, named the same.
-	p, err := b.prepare(&renderConfig{})
+	p, err := prepare(b, &renderConfig{})
 	if err != nil {
-		c, _ := f.cluster(cluster)
-		return nil, &ClusterError{Cluster: c.name, File: c.file, Line: c.line, Err: err}
+		file, line := f.Where(cluster)
+		return nil, &layering.ClusterError{Cluster: cluster, File: file, Line: line, Err: err}
 	}
 	return p.files, nil
-}
-
-// StackDir is the directory of the cluster's stack file (the root its
-// layer paths are relative to) and RenderedPath where the stack renders
-// its Kustomizations in an artifact, relative to that directory.
-func (f *Fleet) StackDir(cluster string) (dir, renderedPath string, err error) {
-	b, err := f.Stack(cluster)
-	if err != nil {
-		return "", "", err
-	}
-	if b.dir == "" {
-		return "", "", errdefs.Kind(ErrInvalidOption, "fleet %q: cluster %q: the stack has no directory (it was not read from a file)", f.name, cluster)
-	}
-	return b.dir, b.stack.renderedPath, nil
-}
-
-// Inputs are the files the fleet reads that must never be pushed: the
-// fleet file and every IaC outputs file of the stack and the clusters
-// (they hold sensitive values). Paths are absolute.
-func (f *Fleet) Inputs() ([]string, error) {
-	var files []string
-	add := func(p string) {
-		if abs, err := filepath.Abs(p); err == nil && !slices.Contains(files, abs) {
-			files = append(files, abs)
-		}
-	}
-	if f.file != "" {
-		add(f.file)
-	}
-	// The stack's own outputs files, the same for every cluster: the stack
-	// is loaded once for them, not once per cluster.
-	if f.stack != nil {
-		if b0, err := f.stack(); err == nil {
-			for _, v := range b0.vars {
-				if v.Outputs != "" && b0.dir != "" {
-					add(filepath.Join(b0.dir, filepath.FromSlash(v.Outputs)))
-				}
-			}
-		}
-	}
-	for _, name := range f.Clusters() {
-		b, err := f.Resolve(name)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range b.vars {
-			if v.Outputs == "" {
-				continue
-			}
-			p := v.Outputs
-			if !filepath.IsAbs(p) && b.dir != "" {
-				p = filepath.Join(b.dir, filepath.FromSlash(p))
-			}
-			add(p)
-		}
-	}
-	return files, nil
 }

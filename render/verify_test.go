@@ -1,4 +1,4 @@
-package layering_test
+package render_test
 
 import (
 	"os"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 )
 
 // verifyingStack is renderableStack with source.verify.
@@ -37,7 +38,7 @@ func TestRenderVerify(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	secretFile := filepath.Join(t.TempDir(), "vars.secret.yaml")
 
-	r, err := layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), out, layering.WithSecretFile(secretFile), layering.WithVerifyKey(pub))
+	r, err := render.StackFile(t.Context(), filepath.Join(dir, "stack.yaml"), out, render.WithSecretFile(secretFile), render.WithVerifyKey(pub))
 	require.NoError(t, err)
 	require.NotNil(t, r.Plan.Source)
 	assert.Equal(t, &sourcev1.OCIRepositoryVerification{Provider: "cosign", SecretRef: r.Plan.Source.Spec.Verify.SecretRef}, r.Plan.Source.Spec.Verify)
@@ -70,15 +71,15 @@ func TestRenderVerify(t *testing.T) {
 	}
 
 	// Problems.
-	_, err = layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"), layering.WithVerifyKey(pub))
+	_, err = render.StackFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"), render.WithVerifyKey(pub))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey without WithSecretFile")
-	_, err = layering.RenderFile(t.Context(), filepath.Join(renderableStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
-		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyKey(pub))
+	_, err = render.StackFile(t.Context(), filepath.Join(renderableStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+		render.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), render.WithVerifyKey(pub))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey for a stack without source.verify")
 	garbage := filepath.Join(t.TempDir(), "x.pub")
 	require.NoError(t, os.WriteFile(garbage, []byte("nope"), 0o600))
-	_, err = layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"),
-		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyKey(garbage))
+	_, err = render.StackFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+		render.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), render.WithVerifyKey(garbage))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyKey with no PEM public key")
 	assert.Contains(t, err.Error(), "Secret/flux-system/cosign-pub")
 }
@@ -93,10 +94,10 @@ func TestVerifyOption(t *testing.T) {
 	_, pub := testutil.PKCS8KeyPair(t, t.TempDir(), "k", false)
 	pem, err := os.ReadFile(pub)
 	require.NoError(t, err)
-	s, err := plan.VerifySecret(pem)
+	s, err := render.VerifySecret(plan, pem)
 	require.NoError(t, err)
 	assert.Equal(t, "cosign-pub", s.Name)
-	assert.Equal(t, pem, s.Data[layering.CosignPublicKeyKey])
+	assert.Equal(t, pem, s.Data[render.CosignPublicKeyKey])
 
 	for _, tt := range []struct {
 		name string
@@ -146,15 +147,15 @@ func TestRenderVerifyNotation(t *testing.T) {
 	// The default policy: strict, the source's repository, the Secret's store.
 	out := filepath.Join(t.TempDir(), "out")
 	secretFile := filepath.Join(t.TempDir(), "s.yaml")
-	r, err := layering.RenderFile(t.Context(), p, out, layering.WithSecretFile(secretFile), layering.WithVerifyNotation("", pki.CA))
+	r, err := render.StackFile(t.Context(), p, out, render.WithSecretFile(secretFile), render.WithVerifyNotation("", pki.CA))
 	require.NoError(t, err)
 	assert.Equal(t, "notation", r.Plan.Source.Spec.Verify.Provider)
 	got := secretOf(t, secretFile)
 	assert.Equal(t, "flux-system", got.Namespace)
-	assert.Equal(t, ca, got.Data[layering.NotationCertificateKey])
+	assert.Equal(t, ca, got.Data[render.NotationCertificateKey])
 	assert.JSONEq(t, `{"version": "1.0", "trustPolicies": [{"name": "notation-trust", "registryScopes": ["registry.example.com/platform"],
 		"signatureVerification": {"level": "strict"}, "trustStores": ["ca:notation-trust"], "trustedIdentities": ["*"]}]}`,
-		string(got.Data[layering.NotationTrustPolicyKey]))
+		string(got.Data[render.NotationTrustPolicyKey]))
 	for _, f := range r.Files {
 		data, err := os.ReadFile(filepath.Join(out, f))
 		require.NoError(t, err)
@@ -167,7 +168,7 @@ func TestRenderVerifyNotation(t *testing.T) {
 	policy, err := os.ReadFile(pki.TrustPolicy)
 	require.NoError(t, err)
 	secretFile = filepath.Join(t.TempDir(), "s.yaml")
-	_, err = layering.RenderFile(t.Context(), p, filepath.Join(t.TempDir(), "o"), layering.WithSecretFile(secretFile), layering.WithVerifyNotation(pki.TrustPolicy, bundle))
+	_, err = render.StackFile(t.Context(), p, filepath.Join(t.TempDir(), "o"), render.WithSecretFile(secretFile), render.WithVerifyNotation(pki.TrustPolicy, bundle))
 	require.NoError(t, err)
 	got = secretOf(t, secretFile)
 	assert.Equal(t, map[string][]byte{"trustpolicy.json": policy, "ca-0.crt": ca, "ca-1.crt": otherCA}, got.Data)
@@ -175,21 +176,21 @@ func TestRenderVerifyNotation(t *testing.T) {
 	// Problems.
 	for _, tt := range []struct {
 		name string
-		opts []layering.RenderOption
+		opts []render.Option
 	}{
-		{"no secret file", []layering.RenderOption{layering.WithVerifyNotation("", pki.CA)}},
-		{"a key for a certificate", []layering.RenderOption{layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation("", pki.Key)}},
-		{"not a trust policy", []layering.RenderOption{layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation(pki.CA, pki.CA)}},
-		{"with a cosign key", []layering.RenderOption{layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation("", pki.CA), layering.WithVerifyKey(pki.CA)}},
-		{"no certificate", []layering.RenderOption{layering.WithVerifyNotation("")}},
+		{"no secret file", []render.Option{render.WithVerifyNotation("", pki.CA)}},
+		{"a key for a certificate", []render.Option{render.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), render.WithVerifyNotation("", pki.Key)}},
+		{"not a trust policy", []render.Option{render.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), render.WithVerifyNotation(pki.CA, pki.CA)}},
+		{"with a cosign key", []render.Option{render.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), render.WithVerifyNotation("", pki.CA), render.WithVerifyKey(pki.CA)}},
+		{"no certificate", []render.Option{render.WithVerifyNotation("")}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := layering.RenderFile(t.Context(), p, filepath.Join(t.TempDir(), "o"), tt.opts...)
+			_, err := render.StackFile(t.Context(), p, filepath.Join(t.TempDir(), "o"), tt.opts...)
 			require.ErrorIs(t, err, layering.ErrInvalidOption, "RenderFile with %s", tt.name)
 		})
 	}
-	_, err = layering.RenderFile(t.Context(), filepath.Join(verifyingStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
-		layering.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), layering.WithVerifyNotation("", pki.CA))
+	_, err = render.StackFile(t.Context(), filepath.Join(verifyingStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
+		render.WithSecretFile(filepath.Join(t.TempDir(), "s.yaml")), render.WithVerifyNotation("", pki.CA))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "WithVerifyNotation for a stack verifying with cosign")
 	assert.Contains(t, err.Error(), "provider: notation")
 }
@@ -205,7 +206,7 @@ func TestRenderVerifyKeyless(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 
 	out := filepath.Join(t.TempDir(), "out")
-	_, err = layering.RenderFile(t.Context(), p, out)
+	_, err = render.StackFile(t.Context(), p, out)
 	require.NoError(t, err)
 	src, err := os.ReadFile(filepath.Join(out, "source.yaml"))
 	require.NoError(t, err)
@@ -226,7 +227,7 @@ func TestRenderVerifyKeyless(t *testing.T) {
 			s := strings.Replace(string(data), "  source: {url: oci://registry.example.com/platform, tag: v1}",
 				"  source: {url: oci://registry.example.com/platform, tag: v1, verify: "+tt.verify+"}", 1)
 			require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
-			_, err = layering.RenderFile(t.Context(), p, filepath.Join(t.TempDir(), "out"))
+			_, err = render.StackFile(t.Context(), p, filepath.Join(t.TempDir(), "out"))
 			require.ErrorIs(t, err, layering.ErrInvalidOption, "RenderFile with source.verify %s", tt.verify)
 			assert.Contains(t, err.Error(), tt.want)
 		})
@@ -239,7 +240,7 @@ func TestVerifyKeylessOption(t *testing.T) {
 		Layer("crds").Build()
 	require.NoError(t, err)
 	assert.Equal(t, &sourcev1.OCIRepositoryVerification{Provider: "cosign", MatchOIDCIdentity: []sourcev1.OIDCIdentityMatch{id}}, plan.Source.Spec.Verify)
-	_, err = plan.VerifySecret([]byte("x"))
+	_, err = render.VerifySecret(plan, []byte("x"))
 	require.ErrorIs(t, err, layering.ErrInvalidOption, "a key Secret for a keyless stack")
 
 	for _, tt := range []struct {

@@ -1,4 +1,4 @@
-package layering
+package render
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // renderedEntries are the top-level names WriteDir writes; a directory
@@ -22,20 +23,20 @@ var renderedEntries = []string{"kustomization.yaml", "source.yaml", "layers", "r
 // empty, or hold a previous render, which is replaced whole; anything else
 // in it is refused, so no user file is ever deleted. Files are 0644 and
 // directories 0755 whatever the umask.
-func (p *Plan) WriteDir(dir string, extra ...File) error {
+func WriteDir(p *layering.Plan, dir string, extra ...layering.File) error {
 	for _, f := range extra {
 		if !filepath.IsLocal(filepath.FromSlash(f.Path)) || !strings.HasPrefix(f.Path, "vars/") {
 			return fmt.Errorf("writing %s: extra file %q must be a relative path under vars/", dir, f.Path)
 		}
 	}
-	files, err := p.files(extra)
+	files, err := p.Files(extra...)
 	if err != nil {
 		return err
 	}
 	return writeAtomic(dir, files)
 }
 
-func writeAtomic(dir string, files []File) error {
+func writeAtomic(dir string, files []layering.File) error {
 	st, err := stageFiles(dir, files)
 	if err != nil {
 		return err
@@ -53,7 +54,7 @@ type stagedFiles struct {
 
 // stageFiles writes files to a directory beside dir, once dir is known to
 // be replaceable (checkReplaceable). Nothing is in place until commit.
-func stageFiles(dir string, files []File) (*stagedFiles, error) {
+func stageFiles(dir string, files []layering.File) (*stagedFiles, error) {
 	dir = filepath.Clean(dir)
 	exists, err := checkReplaceable(dir)
 	if err != nil {
@@ -71,7 +72,7 @@ func stageFiles(dir string, files []File) (*stagedFiles, error) {
 	return s, nil
 }
 
-func (s *stagedFiles) fill(files []File) error {
+func (s *stagedFiles) fill(files []layering.File) error {
 	tmp := s.st.Path()
 	for _, f := range files {
 		p := filepath.Join(tmp, filepath.FromSlash(f.Path))

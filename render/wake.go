@@ -1,4 +1,4 @@
-package layering
+package render
 
 import (
 	"bytes"
@@ -13,12 +13,13 @@ import (
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/testhook"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // WakeWritten is what WriteWake wrote, or what CheckWake found stale.
 type WakeWritten struct {
 	// Wake are the objects.
-	Wake *Wake
+	Wake *layering.Wake
 	// Dir is the folder of the wake objects.
 	Dir string
 	// Changed are its files (Wake.Files' paths) that were written because
@@ -47,18 +48,18 @@ func (w *WakeWritten) Stale() bool { return len(w.Changed) > 0 }
 // written beside its place first and renamed into place only once all are:
 // a failure, or ctx's end before then, leaves dir and the secret file as
 // they were.
-func WriteWake(ctx context.Context, w *Wake, dir string, opts ...RenderOption) (*WakeWritten, error) {
+func WriteWake(ctx context.Context, w *layering.Wake, dir string, opts ...Option) (*WakeWritten, error) {
 	cfg := &renderConfig{}
 	for _, o := range opts {
 		if o == nil {
-			return nil, errdefs.Kind(ErrInvalidOption, "nil RenderOption")
+			return nil, errdefs.Kind(layering.ErrInvalidOption, "nil Option")
 		}
 		if err := o.applyToRender(cfg); err != nil {
 			return nil, err
 		}
 	}
 	if cfg.outputs != "" || cfg.secretDir != "" || cfg.verifyKey != "" || cfg.notationCerts != nil {
-		return nil, errdefs.Kind(ErrInvalidOption, "WriteWake takes only WithSecretFile and WithReceiverURL")
+		return nil, errdefs.Kind(layering.ErrInvalidOption, "WriteWake takes only WithSecretFile and WithReceiverURL")
 	}
 	out, files, err := compareWake(w, dir)
 	if err != nil {
@@ -126,14 +127,14 @@ func WriteWake(ctx context.Context, w *Wake, dir string, opts ...RenderOption) (
 // CheckWake compares dir with the wake objects' folder (Wake.Files) and
 // writes nothing: Changed lists the files WriteWake would write. It does
 // not read the Secret.
-func CheckWake(w *Wake, dir string) (*WakeWritten, error) {
+func CheckWake(w *layering.Wake, dir string) (*WakeWritten, error) {
 	out, _, err := compareWake(w, dir)
 	return out, err
 }
 
-func compareWake(w *Wake, dir string) (*WakeWritten, []File, error) {
+func compareWake(w *layering.Wake, dir string) (*WakeWritten, []layering.File, error) {
 	if w == nil {
-		return nil, nil, errdefs.Kind(ErrInvalidOption, "no wake objects: no Kustomization depends on another")
+		return nil, nil, errdefs.Kind(layering.ErrInvalidOption, "no wake objects: no Kustomization depends on another")
 	}
 	files, err := w.Files()
 	if err != nil {
@@ -156,14 +157,14 @@ func compareWake(w *Wake, dir string) (*WakeWritten, []File, error) {
 
 // wakeSecretOnly renders the wake Secret for a secret file that holds it
 // alone, keeping the file's token.
-func wakeSecretOnly(w *Wake, cfg *renderConfig) ([]byte, error) {
+func wakeSecretOnly(w *layering.Wake, cfg *renderConfig) ([]byte, error) {
 	secrets, err := secretsIn(cfg.secretFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", cfg.secretFile, err)
 	}
 	for _, s := range secrets {
 		if s.Kind != "Secret" || s.Name != w.Receiver.Name || s.Namespace != w.Receiver.Namespace {
-			return nil, errdefs.Kind(ErrInvalidOption, "the secret file %s holds %s %s/%s: it must hold the wake Secret alone (Secret/%s/%s)",
+			return nil, errdefs.Kind(layering.ErrInvalidOption, "the secret file %s holds %s %s/%s: it must hold the wake Secret alone (Secret/%s/%s)",
 				cfg.secretFile, s.Kind, s.Namespace, s.Name, w.Receiver.Namespace, w.Receiver.Name)
 		}
 	}

@@ -1,4 +1,4 @@
-package layering_test
+package render_test
 
 import (
 	"os"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/render"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -35,7 +36,7 @@ func TestRenderFileBadStacks(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			_, err := layering.RenderFile(t.Context(), filepath.Join("testdata", "stacks", tt.file), out)
+			_, err := render.StackFile(t.Context(), filepath.Join("testdata", "stacks", tt.file), out)
 			require.ErrorIs(t, err, tt.kind, "RenderFile(%s)", tt.file)
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
@@ -50,12 +51,12 @@ func TestRenderFileBadStacks(t *testing.T) {
 
 func TestRenderFile(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	r, err := layering.RenderFile(t.Context(), "testdata/stacks/external-secrets.yaml", out)
+	r, err := render.StackFile(t.Context(), "testdata/stacks/external-secrets.yaml", out)
 	require.Error(t, err, "its layer paths do not exist next to it")
 	require.Nil(t, r)
 
 	stackDir := renderableStack(t)
-	r, err = layering.RenderFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), out)
+	r, err = render.StackFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), out)
 	require.NoError(t, err)
 	got, err := os.ReadFile(filepath.Join(out, "layers", "crs.yaml"))
 	require.NoError(t, err)
@@ -76,7 +77,7 @@ func TestRenderFileSecret(t *testing.T) {
 	stackDir := renderableStack(t)
 	out := filepath.Join(t.TempDir(), "out")
 	secret := filepath.Join(t.TempDir(), "secrets", "cluster-vars.yaml")
-	r, err := layering.RenderFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), out, layering.WithSecretFile(secret))
+	r, err := render.StackFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), out, render.WithSecretFile(secret))
 	require.NoError(t, err)
 	assert.Equal(t, secret, r.SecretFile)
 	assert.Empty(t, r.LeftOut)
@@ -92,7 +93,7 @@ func TestRenderFileSecret(t *testing.T) {
 	// WithOutputs reads another outputs file for the stack's one vars entry.
 	other := filepath.Join(t.TempDir(), "prod.json")
 	require.NoError(t, os.WriteFile(other, []byte(`{"region": {"sensitive": false, "type": "string", "value": "us-east-1"}}`), 0o644))
-	r, err = layering.RenderFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), out, layering.WithOutputs(other))
+	r, err = render.StackFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), out, render.WithOutputs(other))
 	require.NoError(t, err)
 	assert.Empty(t, r.LeftOut)
 	cm := testutil.ReadFiles(t, out)["vars/configmap-cluster-vars.yaml"]
@@ -103,7 +104,7 @@ func TestRenderFileSecret(t *testing.T) {
 	foreign := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(foreign, "mine.txt"), nil, 0o644))
 	secrets := t.TempDir()
-	_, err = layering.RenderFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), foreign, layering.WithSecretFile(filepath.Join(secrets, "s.yaml")))
+	_, err = render.StackFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), foreign, render.WithSecretFile(filepath.Join(secrets, "s.yaml")))
 	require.ErrorContains(t, err, "refusing to replace")
 	entries, err := os.ReadDir(secrets)
 	require.NoError(t, err)
@@ -115,25 +116,25 @@ func TestRenderFileBadVars(t *testing.T) {
 	stackDir := renderableStack(t)
 	tests := []struct {
 		name string
-		opts func(out string) []layering.RenderOption
+		opts func(out string) []render.Option
 		kind error
 		want string
 	}{
-		{"missing-outputs", func(string) []layering.RenderOption {
-			return []layering.RenderOption{layering.WithOutputs(filepath.Join(stackDir, "nope.json"))}
+		{"missing-outputs", func(string) []render.Option {
+			return []render.Option{render.WithOutputs(filepath.Join(stackDir, "nope.json"))}
 		}, os.ErrNotExist, `rendering vars "cluster-vars": `},
-		{"malformed-outputs", func(string) []layering.RenderOption {
-			return []layering.RenderOption{layering.WithOutputs(filepath.Join(stackDir, "crds", "bad.json"))}
+		{"malformed-outputs", func(string) []render.Option {
+			return []render.Option{render.WithOutputs(filepath.Join(stackDir, "crds", "bad.json"))}
 		}, substitute.ErrMalformed, `bad.json`},
-		{"secret-inside", func(out string) []layering.RenderOption {
-			return []layering.RenderOption{layering.WithSecretFile(filepath.Join(out, "vars", "secret.yaml"))}
+		{"secret-inside", func(out string) []render.Option {
+			return []render.Option{render.WithSecretFile(filepath.Join(out, "vars", "secret.yaml"))}
 		}, layering.ErrInvalidOption, "inside the rendered directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			parent := t.TempDir()
 			out := filepath.Join(parent, "out")
-			_, err := layering.RenderFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), out, tt.opts(out)...)
+			_, err := render.StackFile(t.Context(), filepath.Join(stackDir, "stack.yaml"), out, tt.opts(out)...)
 			require.ErrorIs(t, err, tt.kind)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.NotContains(t, err.Error(), "hunter2")
@@ -150,7 +151,7 @@ func renderableStack(t *testing.T) string {
 	dir := t.TempDir()
 	data, err := os.ReadFile("testdata/stacks/external-secrets.yaml")
 	require.NoError(t, err)
-	writeTree(t, dir, map[string]string{
+	testutil.WriteFiles(t, dir, map[string]string{
 		"stack.yaml":     string(data),
 		"crds/bad.json":  "{not json",
 		"operator/.keep": "",
@@ -190,14 +191,14 @@ spec:
 `
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "infra"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(stack), 0o644))
-	_, err := layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "out"))
+	_, err := render.StackFile(t.Context(), filepath.Join(dir, "stack.yaml"), filepath.Join(t.TempDir(), "out"))
 	require.ErrorIs(t, err, layering.ErrMissingPath)
 	assert.ErrorContains(t, err, `layer "same-source": path "./nowhere" is not a directory`)
 	assert.NotContains(t, err.Error(), `layer "crds"`)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(strings.Replace(stack, "./nowhere", "./infra", 1)), 0o644))
 	out := filepath.Join(t.TempDir(), "out")
-	r, err := layering.RenderFile(t.Context(), filepath.Join(dir, "stack.yaml"), out)
+	r, err := render.StackFile(t.Context(), filepath.Join(dir, "stack.yaml"), out)
 	require.NoError(t, err)
 	for _, l := range r.Plan.Layers {
 		assert.Equal(t, l.Name == "opt-in", l.Kustomization.Spec.Suspend, "layer %s: spec.suspend", l.Name)
