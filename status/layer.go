@@ -239,7 +239,7 @@ func conditions(u *unstructured.Unstructured) map[string]condition {
 		if ts := str(m["lastTransitionTime"]); ts != "" {
 			var t metav1.Time
 			if err := t.UnmarshalQueryParameter(ts); err == nil {
-				c.LastTransitionTime = t.Time
+				c.LastTransitionTime = t.UTC()
 			}
 		}
 		out[c.Type] = c
