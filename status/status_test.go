@@ -254,7 +254,7 @@ func TestTimeline(t *testing.T) {
 	}
 	add(0, "apply", "wait", "apply")
 	add(1, "health", "wait", "ready")
-	add(4, "ready", "wait", "ready")  // b's dependency Ready at 4s
+	add(4, "ready", "wait", "ready")   // b's dependency Ready at 4s
 	add(30, "ready", "apply", "ready") // b polls again at 30s: 26s lost
 	add(32, "ready", "ready", "ready")
 	tl := rec.Timeline()
