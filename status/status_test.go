@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/status"
 )
 
@@ -285,4 +286,20 @@ func TestTimeline(t *testing.T) {
 	for _, u := range regexp.MustCompile(`https?://[^"\s]+`).FindAllString(html, -1) {
 		assert.Equal(t, "http://www.w3.org/2000/svg", u, "the only URL is the SVG namespace")
 	}
+}
+
+func TestWriteText(t *testing.T) {
+	dyn, disc := fakeClients(bootstrap()...)
+	w, err := status.NewFromClients(dyn, disc, status.WithClock(func() time.Time { return t0.Add(time.Minute) }))
+	require.NoError(t, err)
+	snap, err := w.Snapshot(t.Context())
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, snap.WriteText(&b))
+	testutil.Golden(t, "text", b.Bytes())
+
+	snap.Changed = []status.Ref{{Kind: status.KindKustomization, Namespace: "flux-system", Name: "crs"}, {Kind: status.KindKustomization, Namespace: "flux-system", Name: "gone"}}
+	b.Reset()
+	require.NoError(t, snap.WriteChanges(&b))
+	testutil.Golden(t, "changes", b.Bytes())
 }
