@@ -191,8 +191,11 @@ func build(at time.Time, layers, sources []Layer, e Explainer) *Snapshot {
 			}
 		}
 		if l.State == StateFailed {
-			if l.Reason == "BuildFailed" && l.Attempted != "" && l.Attempted == l.SourceRevision {
-				l.Terminal = true
+			switch {
+			case l.Reason == "BuildFailed" && l.Attempted != "" && l.Attempted == l.SourceRevision:
+				l.Terminal = true // the served revision does not build
+			case l.Reason == "ArtifactFailed" && strings.Contains(l.Message, "kustomization path not found"):
+				l.Terminal = true // nor has the path
 			}
 			l.Explanation = explain(e, l.Ref, l.Reason, l.Message)
 		}
