@@ -1,0 +1,236 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/status"
+)
+
+// statusOutput is what `fluxpack status -o json` and `wait -o json` print.
+type statusOutput struct {
+	status.Snapshot
+	Blocking []status.Blocker `json:"blocking"`
+	Done     bool             `json:"done"`
+}
+
+// runFluxpack runs the fluxpack command line and returns its exit code,
+// stdout and stderr (it does not fail the test on a non-zero code).
+func runFluxpack(ctx context.Context, args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(ctx, "e2e", args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// layerFiles are a ConfigMap per layer, and broken's kustomization naming
+// a file that does not exist (kustomize build fails: BuildFailed).
+func layerFiles(names ...string) map[string][]byte {
+	files := map[string][]byte{}
+	for _, l := range names {
+		files[l+"/configmap.yaml"] = fmt.Appendf(nil, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: layer-%s\n  namespace: %s\ndata:\n  layer: %s\n", l, fluxNamespace, l)
+		if l == "broken" {
+			files[l+"/kustomization.yaml"] = []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - configmap.yaml\n  - missing.yaml\n")
+		}
+	}
+	return files
+}
+
+// pushLayers renders the layers with package layering, pushes them as
+// repository name, and returns the revision.
+func pushLayers(t *testing.T, c *Cluster, name string, b *layering.Builder, names ...string) (string, []string) {
+	t.Helper()
+	plan, err := b.Build()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	writeFiles(t, dir, layerFiles(names...))
+	require.NoError(t, plan.WriteDir(filepath.Join(dir, rootPath)))
+	return revision(push(t, c, dir, name)), layerNames(plan)
+}
+
+// TestStatusWait is issue 43's proof of `fluxpack wait` and `status` in real
+// Flux: wait, started before the root objects exist, exits 0 once every
+// layer applied the pushed revision and is Ready (not before: the observer
+// saw them all Ready, and wait's own last snapshot says so); a suspended
+// layer shows as Suspended in status and makes wait exit 1.
+func TestStatusWait(t *testing.T) {
+	t.Parallel()
+	c := StartCluster(t, Fast)
+	kubeconfig := c.path("kubeconfig")
+	rev, layers := pushLayers(t, c, "status-wait", handStack().Layer("a").Then("b").Then("c"), "a", "b", "c")
+
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stdout, stderr := runFluxpack(t.Context(), "wait", "--kubeconfig", kubeconfig, "--revision", rev, "--timeout", reconcileDeadline.String(), "-o", "json")
+		done <- result{code, stdout, stderr}
+	}()
+	obs := c.Observe(rootName)
+	obs.Begin(rev)
+	applyRoot(t, c, "status-wait", rootPath)
+	obs.WaitReady(append([]string{rootName}, layers...)...)
+	r := <-done
+	require.Equal(t, cli.ExitOK, r.code, "fluxpack wait on a clean bootstrap: %s", r.stderr)
+	var out statusOutput
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "wait -o json: %s", r.stdout)
+	assert.True(t, out.Done)
+	require.Len(t, out.Layers, len(layers)+1, "the root and every layer")
+	for _, l := range out.Layers {
+		assert.Equal(t, status.StateReady, l.State, "%s", l.Ref)
+		assert.Equal(t, rev, l.Applied, "%s", l.Ref)
+	}
+	assert.Contains(t, r.stderr, "Kustomization/flux-system/c Ready", "wait's progress on stderr")
+
+	// Suspend c, as `flux suspend ks c` does.
+	var k kustomizev1.Kustomization
+	require.NoError(t, c.Client.Get(t.Context(), client.ObjectKey{Namespace: fluxNamespace, Name: "c"}, &k))
+	patch := client.MergeFrom(k.DeepCopy())
+	k.Spec.Suspend = true
+	require.NoError(t, c.Client.Patch(t.Context(), &k, patch))
+	code, stdout, stderr := runFluxpack(t.Context(), "status", "--kubeconfig", kubeconfig, "-o", "json")
+	require.Equal(t, cli.ExitOK, code, stderr)
+	out = statusOutput{}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out))
+	states := map[string]status.State{}
+	for _, l := range out.Layers {
+		states[l.Name] = l.State
+	}
+	assert.Equal(t, map[string]status.State{rootName: status.StateReady, "a": status.StateReady, "b": status.StateReady, "c": status.StateSuspended}, states)
+	code, _, stderr = runFluxpack(t.Context(), "wait", "--kubeconfig", kubeconfig, "--timeout", reconcileDeadline.String())
+	assert.Equal(t, cli.ExitFinding, code, "wait with a suspended layer: %s", stderr)
+	assert.Contains(t, stderr, "Kustomization/flux-system/c suspended")
+	code, stdout, _ = runFluxpack(t.Context(), "status", "--kubeconfig", kubeconfig)
+	require.Equal(t, cli.ExitOK, code)
+	assert.Regexp(t, `Kustomization/flux-system/c +Suspended`, stdout)
+}
+
+// TestStatusWaitBroken: wait exits 1 on a layer whose kustomization does
+// not build, within 10s of the failure (not at --timeout), naming the layer
+// and the controller's message.
+func TestStatusWaitBroken(t *testing.T) {
+	t.Parallel()
+	c := StartCluster(t, Fast)
+	kubeconfig := c.path("kubeconfig")
+	rev, _ := pushLayers(t, c, "status-broken", handStack().Layer("a").Then("broken"), "a", "broken")
+
+	var mu sync.Mutex
+	var failedAt time.Time
+	c.WatchEach(&kustomizev1.KustomizationList{}, func(_ context.Context, obj client.Object) {
+		k := obj.(*kustomizev1.Kustomization)
+		mu.Lock()
+		defer mu.Unlock()
+		if k.Name == "broken" && failedAt.IsZero() && reconcileFailed(k) {
+			failedAt = time.Now()
+		}
+	})
+	type result struct {
+		code   int
+		stderr string
+		at     time.Time
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, _, stderr := runFluxpack(t.Context(), "wait", "--kubeconfig", kubeconfig, "--revision", rev, "--timeout", reconcileDeadline.String())
+		done <- result{code, stderr, time.Now()}
+	}()
+	applyRoot(t, c, "status-broken", rootPath)
+	r := <-done
+	require.Equal(t, cli.ExitFinding, r.code, "fluxpack wait on a broken layer: %s", r.stderr)
+	assert.Contains(t, r.stderr, "Kustomization/flux-system/broken failed (terminal)")
+	assert.Contains(t, r.stderr, "missing.yaml")
+	mu.Lock()
+	defer mu.Unlock()
+	require.False(t, failedAt.IsZero(), "the test never saw the broken layer fail")
+	took := r.at.Sub(failedAt)
+	t.Logf("wait exited %s after the failure", took.Round(time.Millisecond))
+	assert.Less(t, took, 10*time.Second, "wait did not exit within 10s of the failure")
+}
+
+// TestStatusRacyRepository is R0's racy variant (the custom resources
+// depend on the CRDs, not on the operator serving their webhook) seen by
+// `fluxpack status ENTRY` while the crs layer fails: it names the layer,
+// the webhook's message, webhook-order, and lint's missing dependsOn.
+func TestStatusRacyRepository(t *testing.T) {
+	t.Parallel()
+	var (
+		dir string
+		mu  sync.Mutex
+		got struct {
+			code           int
+			stdout, stderr string
+			ran            bool
+		}
+	)
+	var kubeconfig string
+	c, _, files := startS0(t, Fast, func(k *kustomizev1.Kustomization) bool {
+		if !reconcileFailed(k) {
+			return false
+		}
+		// The webhook stays closed until this returns: status sees the
+		// failure.
+		mu.Lock()
+		defer mu.Unlock()
+		if !got.ran {
+			got.ran = true
+			got.code, got.stdout, got.stderr = runFluxpack(context.WithoutCancel(t.Context()), "status", filepath.Join(dir, repoEntry), "--kubeconfig", kubeconfig,
+				"--root", dir, "--source", "OCIRepository/flux-system/"+rootName+"="+dir, "-o", "json")
+		}
+		return true
+	})
+	kubeconfig = c.path("kubeconfig")
+	dir = t.TempDir()
+	copyTree(t, filepath.Join("testdata", "repos", "platform"), dir)
+	writeFiles(t, dir, map[string][]byte{"infrastructure/operator/webhook.yaml": files["operator/webhook.yaml"]})
+	edit := func(file, from, to string) {
+		p := filepath.Join(dir, repoEntry, file)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.True(t, bytes.Contains(b, []byte(from)), "%s has no %q", file, from)
+		require.NoError(t, os.WriteFile(p, bytes.Replace(b, []byte(from), []byte(to), 1), 0o644))
+	}
+	edit("crs.yaml", "    - name: operator", "    - name: crds")
+	edit("operator.yaml", "    - name: crds", "    - name: namespaces")
+
+	DeployEntry(t, c, "status-racy", dir, repoEntry, []string{"apps", "crds", "crs", "namespaces", "operator"})
+	mu.Lock()
+	defer mu.Unlock()
+	require.True(t, got.ran, "status never ran: crs never failed")
+	require.Equal(t, cli.ExitOK, got.code, "fluxpack status: %s", got.stderr)
+	var out statusOutput
+	require.NoError(t, json.Unmarshal([]byte(got.stdout), &out), "status -o json: %s", got.stdout)
+	var crs *status.Blocker
+	for i := range out.Blocking {
+		if out.Blocking[i].Name == "crs" {
+			crs = &out.Blocking[i]
+		}
+	}
+	require.NotNil(t, crs, "status names no blocking crs layer: %s", got.stdout)
+	assert.Equal(t, status.StateFailed, crs.State)
+	assert.Contains(t, crs.Message, "failed calling webhook")
+	assert.Contains(t, crs.Message, "connection refused")
+	require.NotNil(t, crs.Explanation, "crs's failure has no explanation")
+	assert.Equal(t, "webhook-order", crs.Explanation.Rule)
+	assert.Equal(t, "crs dependsOn operator", crs.Explanation.Edge, "the missing dependsOn lint found")
+	assert.Contains(t, crs.Explanation.Finding, "crs")
+	assert.Contains(t, got.stderr, "linted ")
+	t.Logf("status while crs failed:\n%s", strings.TrimSpace(got.stdout))
+}
