@@ -234,3 +234,127 @@ func TestStatusRacyRepository(t *testing.T) {
 	assert.Contains(t, got.stderr, "linted ")
 	t.Logf("status while crs failed:\n%s", strings.TrimSpace(got.stdout))
 }
+
+// pollGap is the least waiting after every dependency was Ready that
+// counts as a dependency poll in a timeline: stock Flux polls a dependency
+// every 30s, a wake-up arrives within a second or two.
+const pollGap = 5.0 // seconds
+
+// timelineRecorder watches the cluster with package status from now on and
+// records its timeline, as `fluxpack status --timeline` does.
+type timelineRecorder struct {
+	c   *Cluster
+	rec *status.Recorder
+}
+
+func recordTimeline(t *testing.T, c *Cluster) *timelineRecorder {
+	t.Helper()
+	w, err := status.New(c.Config)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
+	snaps, err := w.Watch(ctx)
+	require.NoError(t, err)
+	tr := &timelineRecorder{c: c, rec: status.NewRecorder(time.Now())}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for s := range snaps {
+			tr.rec.Add(s)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return tr
+}
+
+// check waits until the timeline has every layer of d Ready, then checks
+// that its total is the harness's ready time (within 1s), and writes it
+// (HTML and JSON) to $FLUXPACK_E2E_TIMELINES when set; it returns it.
+func (tr *timelineRecorder) check(t *testing.T, d *Deployment, name string) *status.Timeline {
+	t.Helper()
+	var tl *status.Timeline
+	waitFor(t, tr.c, "the timeline to see every layer Ready", reconcileDeadline, func(context.Context) (bool, error) {
+		tl = tr.rec.Timeline()
+		ready := map[string]bool{}
+		for _, l := range tl.Layers {
+			ready[l.Name] = l.Ready >= 0
+		}
+		for _, n := range append([]string{rootName}, d.Names...) {
+			if !ready[n] {
+				return false, fmt.Errorf("%s not Ready in the timeline", n)
+			}
+		}
+		return tl.Complete, nil
+	})
+	end := tl.Start.Add(time.Duration(tl.Total * float64(time.Second)))
+	harness := d.Observer.start.Add(d.Figures.Ready)
+	diff := end.Sub(harness)
+	t.Logf("%s timeline: all Ready %.1fs after its start, %s from the harness's (ready %.1fs); critical path %v; lost to dependency polling %.1fs on it, %.1fs in all",
+		name, tl.Total, diff.Round(time.Millisecond), d.Figures.Ready.Seconds(), tl.CriticalPath, tl.LostOnPath, tl.LostAll)
+	assert.Less(t, diff.Abs(), time.Second, "the timeline's end is not the harness's ready time")
+	if dir := os.Getenv("FLUXPACK_E2E_TIMELINES"); dir != "" {
+		var page bytes.Buffer
+		require.NoError(t, tl.WriteHTML(&page))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".html"), page.Bytes(), 0o644))
+		b, err := json.MarshalIndent(tl, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644))
+	}
+	return tl
+}
+
+// gaps are the layers of tl that waited pollGap or more after every
+// dependency was Ready.
+func gaps(tl *status.Timeline) []string {
+	var out []string
+	for _, l := range tl.Layers {
+		if l.Lost != nil && l.Lost.End-l.Lost.Start >= pollGap {
+			out = append(out, fmt.Sprintf("%s %.1fs", l.Name, l.Lost.End-l.Lost.Start))
+		}
+	}
+	return out
+}
+
+// checkS3Timeline is issue 43's timeline proof on S3: without wake (stock
+// flags) the critical path shows dependency-poll gaps; with wake no layer
+// has one, but for the layers whose dependency was Ready before the wake
+// objects were (their wake-up comes with the wake Kustomization's Ready).
+func checkS3Timeline(t *testing.T, tr *timelineRecorder, d *Deployment, m Mode, layout string) {
+	t.Helper()
+	name := "s3-" + strings.ReplaceAll(layout, " ", "-") + "-" + m.Name
+	tl := tr.check(t, d, name)
+	if layout == "without wake" {
+		var onPath []string
+		critical := map[string]bool{}
+		for _, l := range tl.Layers {
+			critical[l.Name] = l.Critical
+		}
+		for _, g := range gaps(tl) {
+			if critical[strings.Fields(g)[0]] {
+				onPath = append(onPath, g)
+			}
+		}
+		assert.NotEmpty(t, onPath, "S3 without wake: no dependency-poll gap on the critical path %v", tl.CriticalPath)
+		return
+	}
+	// With wake, a layer is woken by its dependency's Ready event, or, for
+	// an event sent before the Receiver was Ready (issue 29), by the wake
+	// Kustomization's own once it is Ready: no gap ends later than that.
+	wake := d.Names[len(d.Names)-1]
+	var wakeReady float64 = -1
+	for _, l := range tl.Layers {
+		if l.Name == wake {
+			wakeReady = l.Ready
+		}
+	}
+	require.GreaterOrEqual(t, wakeReady, 0.0, "the wake Kustomization %s is not in the timeline", wake)
+	for _, l := range tl.Layers {
+		if l.Lost != nil && l.Lost.End-l.Lost.Start >= pollGap {
+			assert.Less(t, l.Lost.End, wakeReady+pollGap, "S3 with wake: %s waited %.1fs after its dependencies were Ready, until %.1fs, past the wake Kustomization's Ready at %.1fs: a dependency poll",
+				l.Name, l.Lost.End-l.Lost.Start, l.Lost.End, wakeReady)
+		}
+	}
+}
