@@ -231,7 +231,7 @@ func TestStatusRacyRepository(t *testing.T) {
 	assert.Equal(t, "webhook-order", crs.Explanation.Rule)
 	assert.Equal(t, "crs dependsOn operator", crs.Explanation.Edge, "the missing dependsOn lint found")
 	assert.Contains(t, crs.Explanation.Finding, "crs")
-	assert.Contains(t, got.stderr, "linted ")
+	assert.Contains(t, got.stderr, "linted the repository")
 	t.Logf("status while crs failed:\n%s", strings.TrimSpace(got.stdout))
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -52,7 +53,7 @@ func (c *clusterFlags) restConfig() (*rest.Config, error) {
 
 // watcher builds the status watcher: the cluster from the flags, and
 // lint's findings on ENTRY (when given) as the explainer.
-func (c *clusterFlags) watcher(ctx context.Context, repo *repoFlags, args []string, log io.Writer) (*status.Watcher, error) {
+func (c *clusterFlags) watcher(ctx context.Context, repo *repoFlags, args []string, log *slog.Logger) (*status.Watcher, error) {
 	cfg, err := c.restConfig()
 	if err != nil {
 		return nil, err
@@ -67,9 +68,7 @@ func (c *clusterFlags) watcher(ctx context.Context, repo *repoFlags, args []stri
 			return nil, err
 		}
 		opts = append(opts, status.WithExplainer(ex))
-		if log != nil {
-			fmt.Fprintf(log, "linted %s: %d finding(s) to explain failures with\n", args[0], len(ex))
-		}
+		log.Info("linted the repository to explain failures with its findings", "entry", args[0], "findings", len(ex))
 	}
 	return status.New(cfg, opts...)
 }
@@ -220,7 +219,7 @@ cannot be read.`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			w, err := cluster.watcher(ctx, &repo, args, cmd.ErrOrStderr())
+			w, err := cluster.watcher(ctx, &repo, args, f.log)
 			if err != nil {
 				return err
 			}

@@ -84,7 +84,7 @@ func TestStatusExplainsWithLint(t *testing.T) {
 	ho := filepath.Join(testutil.RepoRoot(t), "fluxrepo", "testdata", "repos", "helm-operators")
 	stdout, stderr, code := run(t, "status", filepath.Join(ho, "clusters", "naive"), "--root", ho, "--kubeconfig", kubeconfig)
 	require.Equal(t, cli.ExitOK, code, stderr)
-	assert.Contains(t, stderr, "finding(s) to explain failures with")
+	assert.Contains(t, stderr, "linted the repository to explain failures with its findings")
 	for _, want := range []string{
 		"Blocking:\n  Kustomization/flux-system/crs Failed, holding 1 layer(s): flux-system/apps\n",
 		"    message: " + webhookFailure + "\n",

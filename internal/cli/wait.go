@@ -60,7 +60,7 @@ stalled or suspended), 2 an error or --timeout.`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			w, err := cluster.watcher(ctx, &repo, args, cmd.ErrOrStderr())
+			w, err := cluster.watcher(ctx, &repo, args, f.log)
 			if err != nil {
 				return err
 			}
