@@ -15,7 +15,7 @@ import (
 // layers are bold and joined by a line through their Ready moments.
 func (tl *Timeline) WriteHTML(w io.Writer) error {
 	const (
-		labelW = 260
+		labelW = 340
 		plotW  = 900
 		rowH   = 22
 		top    = 40
