@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -149,4 +150,32 @@ func TestWaitInterrupted(t *testing.T) {
 	var stdout, stderr strings.Builder
 	code := cli.Main(ctx, "test", []string{"wait", "--kubeconfig", kubeconfig}, &stdout, &stderr)
 	assert.Equal(t, cli.ExitInterrupted, code, stderr.String())
+}
+
+func TestStatusTimeline(t *testing.T) {
+	_, kubeconfig := startFakeKube(t, readySource(), readyLayer("a"), readyLayer("b", "a"))
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		file, format, want string
+	}{
+		{"tl.html", "", `<g class="bar" data-layer="flux-system/a"`},
+		{"tl.json", "", `"criticalPath": [`},
+		{"tl.out", "html", `<!DOCTYPE html>`},
+	} {
+		t.Run(tt.file, func(t *testing.T) {
+			args := []string{"status", "--kubeconfig", kubeconfig, "--timeline", filepath.Join(dir, tt.file), "--timeout", "1m"}
+			if tt.format != "" {
+				args = append(args, "-o", tt.format)
+			}
+			_, stderr, code := run(t, args...)
+			require.Equal(t, cli.ExitOK, code, stderr)
+			assert.Contains(t, stderr, "every layer was Ready before the recording began")
+			b, err := os.ReadFile(filepath.Join(dir, tt.file))
+			require.NoError(t, err)
+			assert.Contains(t, string(b), tt.want)
+		})
+	}
+	_, stderr, code := run(t, "status", "--kubeconfig", kubeconfig, "-o", "html")
+	assert.Equal(t, cli.ExitError, code)
+	assert.Contains(t, stderr, `"text" or "json"`)
 }
