@@ -68,7 +68,8 @@ func pushLayers(t *testing.T, c *Cluster, name string, b *layering.Builder, name
 // Flux: wait, started before the root objects exist, exits 0 once every
 // layer applied the pushed revision and is Ready (not before: the observer
 // saw them all Ready, and wait's own last snapshot says so); a suspended
-// layer shows as Suspended in status and makes wait exit 1.
+// layer shows as Suspended in status, and makes wait exit 1 when waiting for
+// a revision it has not applied (0 when it has).
 func TestStatusWait(t *testing.T) {
 	t.Parallel()
 	c := StartCluster(t, Fast)
@@ -115,8 +116,13 @@ func TestStatusWait(t *testing.T) {
 		states[l.Name] = l.State
 	}
 	assert.Equal(t, map[string]status.State{rootName: status.StateReady, "a": status.StateReady, "b": status.StateReady, "c": status.StateSuspended}, states)
-	code, _, stderr = runFluxpack(t.Context(), "wait", "--kubeconfig", kubeconfig, "--timeout", reconcileDeadline.String())
-	assert.Equal(t, cli.ExitFinding, code, "wait with a suspended layer: %s", stderr)
+	// c applied the revision before it was suspended: wait is content.
+	code, _, stderr = runFluxpack(t.Context(), "wait", "--kubeconfig", kubeconfig, "--revision", rev, "--timeout", reconcileDeadline.String())
+	assert.Equal(t, cli.ExitOK, code, "wait with a layer suspended at the revision: %s", stderr)
+	// Another revision: c, suspended, will never apply it.
+	other := "sha256:" + strings.Repeat("0", 64)
+	code, _, stderr = runFluxpack(t.Context(), "wait", "--kubeconfig", kubeconfig, "--revision", other, "--timeout", reconcileDeadline.String())
+	assert.Equal(t, cli.ExitFinding, code, "wait for a revision a suspended layer will not apply: %s", stderr)
 	assert.Contains(t, stderr, "Kustomization/flux-system/c suspended")
 	code, stdout, _ = runFluxpack(t.Context(), "status", "--kubeconfig", kubeconfig)
 	require.Equal(t, cli.ExitOK, code)

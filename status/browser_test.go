@@ -131,7 +131,7 @@ func TestTimelineInChromium(t *testing.T) {
 			l.DependsOn = []string{"flux-system/" + names[i-1]}
 		}
 		if state == status.StateReady {
-			l.Applied = rev
+			l.Applied, l.Ready = rev, true
 		}
 		if state == status.StateReconciling {
 			l.Step = status.StepHealthChecking

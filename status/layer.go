@@ -79,6 +79,9 @@ type Layer struct {
 	// AppliedBy is the Kustomization that applied the object
 	// (namespace/name, from kustomize-controller's labels), "" when none.
 	AppliedBy string `json:"appliedBy,omitempty"`
+	// Ready: the Ready condition is True (a suspended layer keeps the
+	// condition of its last reconcile).
+	Ready bool `json:"ready"`
 	// Current: the controller observed the current generation.
 	Current bool `json:"current"`
 	// Explanation is set for a Failed layer whose message a rule explains.
@@ -88,13 +91,14 @@ type Layer struct {
 // Key is namespace/name, how dependsOn names a layer.
 func (r Ref) Key() string { return r.Namespace + "/" + r.Name }
 
-// UpToDate reports whether the layer applied want: its source's current
-// revision when want is "", matched whole or by its digest (a want of
-// sha256:… matches tag@sha256:…). Only Kustomizations and FluxInstances
+// UpToDate reports whether the layer is Ready and applied want: its
+// source's current revision when want is "", matched whole or by its digest
+// (a want of sha256:… matches tag@sha256:…). A suspended layer is up to
+// date when its last reconcile was. Only Kustomizations and FluxInstances
 // report a revision comparable to a source's; other layers are up to date
 // once Ready for their generation.
 func (l *Layer) UpToDate(want string) bool {
-	if l.State != StateReady || !l.Current {
+	if (l.State != StateReady && l.State != StateSuspended) || !l.Ready || !l.Current {
 		return false
 	}
 	if l.Kind != KindKustomization {
@@ -287,6 +291,7 @@ func readObject(u *unstructured.Unstructured) Layer {
 	conds := conditions(u)
 	ready, hasReady := conds["Ready"]
 	l.Reason, l.Message, l.Since = ready.Reason, ready.Message, ready.LastTransitionTime
+	l.Ready = hasReady && ready.Status == "True"
 	suspended, _, _ := unstructured.NestedBool(u.Object, "spec", "suspend")
 	switch {
 	case suspended:

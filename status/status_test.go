@@ -240,7 +240,7 @@ func TestTimeline(t *testing.T) {
 		}
 		switch state {
 		case "ready":
-			l.State, l.Applied = status.StateReady, rev
+			l.State, l.Applied, l.Ready = status.StateReady, rev, true
 		case "apply":
 			l.State, l.Step = status.StateReconciling, status.StepApplying
 		case "health":
