@@ -31,8 +31,9 @@
 //   - SourceNotReady: its source is not Ready or has no artifact
 //     (reason ArtifactFailed while the source is not Ready);
 //   - Failed: Ready=False for any other reason; Layer.Terminal when the
-//     failure will not heal without a change (Stalled=True, or a build
-//     failure of the revision the source serves);
+//     failure will not heal without a change (Stalled=True, a build
+//     failure of the revision the source serves, or its path missing
+//     from it);
 //   - Suspended: spec.suspend is true.
 //
 // The graph is the live objects' spec.dependsOn, so the cluster alone is
@@ -43,6 +44,13 @@
 // that never passes health-check); WithExplainer lets a caller attach more
 // (the finding lint made on the tree the cluster runs, with the missing
 // dependsOn and the fix) without this package knowing lint.
+//
+// Watcher.Wait is what CI needs after a push: it returns once every layer
+// is Ready and every Kustomization applied the revision (Layer.UpToDate),
+// and a *FailedError as soon as a layer fails for good: terminally, with
+// the same message for longer than WithStalled's limit, or suspended
+// without the revision. It sets one timer for the oldest failure's limit
+// instead of polling.
 //
 // A Recorder turns the snapshots of a watch into a Timeline: per layer the
 // spans it spent waiting on dependencies, applying and health-checking, the
