@@ -142,4 +142,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test test-bins fuzz bench build flux-pack release flux-tool flate-tool tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help
+.PHONY: demo test test-bins fuzz bench build flux-pack release flux-tool flate-tool tools e2e-tools e2e chromium browser-test lint lint-tools fmt tidy golden docs all help
