@@ -36,6 +36,8 @@ type obj struct {
 	conds      []map[string]any
 	status     map[string]any
 	labels     map[string]string
+	created    time.Time
+	took       time.Duration // the last reconcile, in status.history
 }
 
 func (o obj) u() *unstructured.Unstructured {
@@ -53,6 +55,9 @@ func (o obj) u() *unstructured.Unstructured {
 	u.SetNamespace("flux-system")
 	u.SetName(o.name)
 	u.SetLabels(o.labels)
+	if !o.created.IsZero() {
+		u.SetCreationTimestamp(metav1.NewTime(o.created))
+	}
 	u.SetResourceVersion(strconv.FormatInt(resourceVersion.Add(1), 10)) // the fake keeps it; a RetryWatcher needs one
 	gen := o.generation
 	if gen == 0 {
@@ -79,6 +84,9 @@ func (o obj) u() *unstructured.Unstructured {
 	}
 	if obs != 0 {
 		st["observedGeneration"] = obs
+	}
+	if o.took > 0 {
+		st["history"] = []any{map[string]any{"digest": "sha256:0", "lastReconciledStatus": "ReconciliationSucceeded", "lastReconciledDuration": o.took.String()}}
 	}
 	if o.conds != nil {
 		var cs []any

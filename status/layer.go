@@ -79,6 +79,12 @@ type Layer struct {
 	// AppliedBy is the Kustomization that applied the object
 	// (namespace/name, from kustomize-controller's labels), "" when none.
 	AppliedBy string `json:"appliedBy,omitempty"`
+	// Created is the object's creationTimestamp; ReconcileDuration is
+	// how long its last successful reconcile of the current content took
+	// (status.history, kustomize-controller ≥ v1.5), 0 when unknown. Both
+	// let Reconstruct draw a timeline after the fact.
+	Created           time.Time     `json:"created,omitzero"`
+	ReconcileDuration time.Duration `json:"reconcileDuration,omitempty"`
 	// Ready: the Ready condition is True (a suspended layer keeps the
 	// condition of its last reconcile).
 	Ready bool `json:"ready"`
@@ -284,6 +290,14 @@ func readObject(u *unstructured.Unstructured) Layer {
 		l.DependsOn = append(l.DependsOn, ns+"/"+str(m["name"]))
 	}
 	l.Source = sourceOf(u)
+	l.Created = u.GetCreationTimestamp().UTC()
+	if hist, _, _ := unstructured.NestedSlice(u.Object, "status", "history"); len(hist) > 0 {
+		if h, ok := hist[0].(map[string]any); ok && str(h["lastReconciledStatus"]) == "ReconciliationSucceeded" {
+			if d, err := time.ParseDuration(str(h["lastReconciledDuration"])); err == nil {
+				l.ReconcileDuration = d
+			}
+		}
+	}
 	if labels := u.GetLabels(); labels["kustomize.toolkit.fluxcd.io/name"] != "" {
 		l.AppliedBy = labels["kustomize.toolkit.fluxcd.io/namespace"] + "/" + labels["kustomize.toolkit.fluxcd.io/name"]
 	}

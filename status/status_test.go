@@ -303,3 +303,30 @@ func TestWriteText(t *testing.T) {
 	require.NoError(t, snap.WriteChanges(&b))
 	testutil.Golden(t, "changes", b.Bytes())
 }
+
+// TestReconstruct draws a finished bootstrap from its objects alone: a
+// waits for b until 30s, though b was Ready at 12s (a 30s poll): 18s lost.
+func TestReconstruct(t *testing.T) {
+	at := func(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+	dyn, disc := fakeClients(source(),
+		obj{kind: status.KindKustomization, name: "b", conds: ready(at(12)), status: applied(), created: at(0), took: 10 * time.Second},
+		obj{kind: status.KindKustomization, name: "a", deps: []string{"b"}, conds: ready(at(33)), status: applied(), created: at(1), took: 3 * time.Second},
+	)
+	w, err := status.NewFromClients(dyn, disc, status.WithClock(func() time.Time { return at(60) }))
+	require.NoError(t, err)
+	snap, err := w.Snapshot(t.Context())
+	require.NoError(t, err)
+	tl := status.Reconstruct(snap)
+	assert.True(t, tl.Complete)
+	assert.Equal(t, t0, tl.Start)
+	assert.InDelta(t, 33, tl.Total, 1e-9)
+	assert.Equal(t, []string{"flux-system/b", "flux-system/a"}, tl.CriticalPath)
+	byName := map[string]status.TimelineLayer{}
+	for _, l := range tl.Layers {
+		byName[l.Name] = l
+	}
+	assert.Equal(t, []status.Span{{Phase: status.PhaseWaiting, Start: 0, End: 2}, {Phase: status.PhaseApplying, Start: 2, End: 12}}, byName["b"].Spans)
+	assert.Equal(t, []status.Span{{Phase: status.PhaseWaiting, Start: 1, End: 30}, {Phase: status.PhaseApplying, Start: 30, End: 33}}, byName["a"].Spans)
+	assert.Equal(t, &status.Span{Phase: status.PhaseWaiting, Start: 12, End: 30}, byName["a"].Lost)
+	assert.InDelta(t, 18, tl.LostOnPath, 1e-9)
+}

@@ -169,6 +169,59 @@ func phaseOf(l Layer) Phase {
 	}
 }
 
+// Reconstruct draws the timeline of a bootstrap that was not recorded, from
+// one snapshot: each Ready layer waited from its creation until its last
+// successful reconcile began (its Ready condition's lastTransitionTime less
+// Layer.ReconcileDuration), then applied (applying and health-checking are
+// not told apart); a layer not Ready is drawn in its state until s.At. The
+// timestamps are whole seconds, and a layer reconciled again since it was
+// first Ready is drawn by its last reconcile's duration: a sketch where a
+// recording (Recorder) is exact. The timeline starts at the first layer's
+// creation.
+func Reconstruct(s *Snapshot) *Timeline {
+	start := s.At
+	for _, l := range s.Layers {
+		if !l.Created.IsZero() && l.Created.Before(start) {
+			start = l.Created
+		}
+	}
+	r := NewRecorder(start)
+	r.last = s.At
+	ready := map[string]float64{}
+	for _, l := range s.Layers { // along the graph: dependencies first
+		t := &track{layer: l, ready: -1, depsReadyAt: -1}
+		r.tracks[l.Ref] = t
+		created := r.seconds(l.Created)
+		if l.UpToDate("") && !l.Since.IsZero() {
+			t.ready = r.seconds(l.Since)
+			began := math.Max(created, t.ready-l.ReconcileDuration.Seconds())
+			if began > created {
+				t.spans = append(t.spans, Span{Phase: PhaseWaiting, Start: created, End: began})
+			}
+			t.spans = append(t.spans, Span{Phase: PhaseApplying, Start: began, End: t.ready})
+			ready[kindKey(l.Kind, l.Key())] = t.ready
+		} else {
+			t.phase, t.since = phaseOf(l), created
+		}
+		if len(l.DependsOn) > 0 {
+			at := -1.0
+			for _, d := range l.DependsOn {
+				dr, ok := ready[kindKey(l.Kind, d)]
+				if !ok {
+					at = -1
+					break
+				}
+				at = math.Max(at, dr)
+			}
+			if at >= 0 {
+				at = math.Max(at, created)
+			}
+			t.depsReadyAt = at
+		}
+	}
+	return r.Timeline()
+}
+
 // Timeline returns what was recorded until now (open spans end at the last
 // snapshot).
 func (r *Recorder) Timeline() *Timeline {

@@ -200,7 +200,10 @@ watches until every layer is Ready (or --timeout, or Ctrl-C) and writes the
 timeline: per layer the time spent waiting on dependencies, applying and
 health-checking, the critical path, and the time lost to dependency polling
 (what fluxpack wake saves); as a self-contained HTML page (-o html, or a
-.html file) or JSON.
+.html file) or JSON. When every layer is already Ready, the timeline is
+reconstructed from the objects instead: each layer's creation, the moment it
+became Ready and its last reconcile's duration (status.history), to the
+second.
 
 Exit 0 (status reports; see fluxpack wait for a verdict), 2 when the cluster
 cannot be read.`,
@@ -268,13 +271,12 @@ func watchStatus(ctx context.Context, w *status.Watcher, stdout, stderr io.Write
 	}
 	var rec *status.Recorder
 	tty := out != "json" && isTerminal(stdout)
-	var last *status.Snapshot
+	var first *status.Snapshot
 	for snap := range snaps {
 		if rec == nil {
-			rec = status.NewRecorder(snap.At)
+			rec, first = status.NewRecorder(snap.At), snap
 		}
 		rec.Add(snap)
-		last = snap
 		if watchF {
 			var err error
 			switch {
@@ -298,17 +300,27 @@ func watchStatus(ctx context.Context, w *status.Watcher, stdout, stderr io.Write
 	}
 	werr := w.Err()
 	if timeline != "" && rec != nil {
-		tl := rec.Timeline()
-		if err := writeTimeline(timeline, out, tl); err != nil {
-			return errors.Join(werr, fmt.Errorf("writing the timeline: %w", err))
-		}
-		fmt.Fprintf(stderr, "timeline written to %s: %.1fs, critical path %s, %.1fs lost to dependency polling on it\n",
-			timeline, tl.Total, strings.Join(tl.CriticalPath, " -> "), tl.LostOnPath)
-		if last != nil && last.Changed == nil && last.Done("") {
-			fmt.Fprintln(stderr, "every layer was Ready before the recording began: run status --timeline (or wait --timeline) while the bootstrap runs")
+		if err := saveTimeline(timeline, out, rec, first, stderr); err != nil {
+			return errors.Join(werr, err)
 		}
 	}
 	return werr
+}
+
+// saveTimeline writes the recorded timeline, or, when every layer was
+// Ready at the first snapshot, the one Reconstruct draws from it.
+func saveTimeline(file string, out statusFormat, rec *status.Recorder, first *status.Snapshot, stderr io.Writer) error {
+	tl := rec.Timeline()
+	if first != nil && first.Done("") {
+		tl = status.Reconstruct(first)
+		fmt.Fprintln(stderr, "every layer was Ready before the recording began: the timeline is reconstructed from the objects' timestamps (whole seconds) and their last reconcile's duration")
+	}
+	if err := writeTimeline(file, out, tl); err != nil {
+		return fmt.Errorf("writing the timeline: %w", err)
+	}
+	fmt.Fprintf(stderr, "timeline written to %s: %.1fs, critical path %s, %.1fs lost to dependency polling on it\n",
+		file, tl.Total, strings.Join(tl.CriticalPath, " -> "), tl.LostOnPath)
+	return nil
 }
 
 func writeJSONLine(w io.Writer, v any) error {

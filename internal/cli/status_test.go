@@ -169,7 +169,7 @@ func TestStatusTimeline(t *testing.T) {
 			}
 			_, stderr, code := run(t, args...)
 			require.Equal(t, cli.ExitOK, code, stderr)
-			assert.Contains(t, stderr, "every layer was Ready before the recording began")
+			assert.Contains(t, stderr, "every layer was Ready before the recording began: the timeline is reconstructed")
 			b, err := os.ReadFile(filepath.Join(dir, tt.file))
 			require.NoError(t, err)
 			assert.Contains(t, string(b), tt.want)

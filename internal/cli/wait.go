@@ -65,10 +65,13 @@ stalled or suspended), 2 an error or --timeout.`,
 				return err
 			}
 			stderr := cmd.ErrOrStderr()
-			var rec *status.Recorder
+			var (
+				rec   *status.Recorder
+				first *status.Snapshot
+			)
 			opts := []status.WaitOption{status.WithProgress(func(s *status.Snapshot) {
 				if rec == nil {
-					rec = status.NewRecorder(s.At)
+					rec, first = status.NewRecorder(s.At), s
 				}
 				rec.Add(s)
 				if s.Changed == nil {
@@ -87,8 +90,8 @@ stalled or suspended), 2 an error or --timeout.`,
 			}
 			snap, werr := w.Wait(ctx, opts...)
 			if timeline != "" && rec != nil {
-				if err := writeTimeline(timeline, out, rec.Timeline()); err != nil {
-					return errors.Join(werr, fmt.Errorf("writing the timeline: %w", err))
+				if err := saveTimeline(timeline, out, rec, first, stderr); err != nil {
+					return errors.Join(werr, err)
 				}
 			}
 			if snap != nil {
