@@ -175,8 +175,9 @@ func phaseOf(l Layer) Phase {
 // Layer.ReconcileDuration), then applied (applying and health-checking are
 // not told apart); a layer not Ready is drawn in its state until s.At. The
 // timestamps are whole seconds, and a layer reconciled again since it was
-// first Ready is drawn by its last reconcile's duration: a sketch where a
-// recording (Recorder) is exact. The timeline starts at the first layer's
+// first Ready (each reconcile turns Ready to Unknown and back) is drawn at
+// its last reconcile: a sketch of a fresh bootstrap, where a recording
+// (Recorder) is exact. The timeline starts at the first layer's
 // creation.
 func Reconstruct(s *Snapshot) *Timeline {
 	start := s.At
