@@ -24,6 +24,8 @@ var (
 	ksGVR  = schema.GroupVersionResource{Group: "kustomize.toolkit.fluxcd.io", Version: "v1", Resource: "kustomizations"}
 	hrGVR  = schema.GroupVersionResource{Group: "helm.toolkit.fluxcd.io", Version: "v2", Resource: "helmreleases"}
 	ociGVR = schema.GroupVersionResource{Group: "source.toolkit.fluxcd.io", Version: "v1", Resource: "ocirepositories"}
+	fiGVR  = schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "fluxinstances"}
+	rsGVR  = schema.GroupVersionResource{Group: "fluxcd.controlplane.io", Version: "v1", Resource: "resourcesets"}
 )
 
 // obj is a Flux object of kind in flux-system.
@@ -48,6 +50,8 @@ func (o obj) u() *unstructured.Unstructured {
 		_ = unstructured.SetNestedMap(u.Object, map[string]any{"kind": "OCIRepository", "name": "platform"}, "spec", "sourceRef")
 	case status.KindHelmRelease:
 		u.SetAPIVersion("helm.toolkit.fluxcd.io/v2")
+	case status.KindFluxInstance, status.KindResourceSet:
+		u.SetAPIVersion("fluxcd.controlplane.io/v1")
 	default:
 		u.SetAPIVersion("source.toolkit.fluxcd.io/v1")
 	}
@@ -128,6 +132,7 @@ func fakeClients(objs ...obj) (*dynamicfake.FakeDynamicClient, *discoveryfake.Fa
 	}
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		ksGVR: "KustomizationList", hrGVR: "HelmReleaseList", ociGVR: "OCIRepositoryList",
+		fiGVR: "FluxInstanceList", rsGVR: "ResourceSetList",
 	}, ro...)
 	disc := &discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{}}
 	disc.Resources = []*metav1.APIResourceList{

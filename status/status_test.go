@@ -330,3 +330,33 @@ func TestReconstruct(t *testing.T) {
 	assert.Equal(t, &status.Span{Phase: status.PhaseWaiting, Start: 12, End: 30}, byName["a"].Lost)
 	assert.InDelta(t, 18, tl.LostOnPath, 1e-9)
 }
+
+// TestFluxOperator: FluxInstance and ResourceSet are layers when the API
+// serves flux-operator's group, and left out when it does not.
+func TestFluxOperator(t *testing.T) {
+	objs := []obj{source(),
+		{kind: status.KindFluxInstance, name: "flux", conds: ready(t0), status: map[string]any{"lastAppliedRevision": "v2.7.0@sha256:abc"}},
+		{kind: status.KindResourceSet, name: "apps", conds: []map[string]any{cond("Ready", "False", "ReconciliationFailed", `namespaces "apps" not found`, t0)}},
+	}
+	dyn, disc := fakeClients(objs...)
+	w, err := status.NewFromClients(dyn, disc)
+	require.NoError(t, err)
+	snap, err := w.Snapshot(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, snap.Layers, "flux-operator's kinds read though the API does not serve them")
+
+	disc.Resources = append(disc.Resources, &metav1.APIResourceList{GroupVersion: "fluxcd.controlplane.io/v1", APIResources: []metav1.APIResource{
+		{Name: "fluxinstances", Kind: "FluxInstance", Namespaced: true}, {Name: "resourcesets", Kind: "ResourceSet", Namespaced: true},
+	}})
+	snap, err = w.Snapshot(t.Context())
+	require.NoError(t, err)
+	var got []string
+	for _, l := range snap.Layers {
+		got = append(got, l.Kind+"/"+l.Name+" "+string(l.State))
+	}
+	assert.Equal(t, []string{"FluxInstance/flux Ready", "ResourceSet/apps Failed"}, got)
+	rs := snap.Layer(status.Ref{Kind: status.KindResourceSet, Namespace: "flux-system", Name: "apps"})
+	require.NotNil(t, rs.Explanation)
+	assert.Equal(t, status.RuleNamespaceOrder, rs.Explanation.Rule)
+	assert.Contains(t, rs.Explanation.Fix, `namespace "apps"`)
+}
