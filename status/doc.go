@@ -15,9 +15,12 @@
 //
 //	w, err := status.New(restConfig, status.WithNamespace("flux-system"))
 //	snap, err := w.Snapshot(ctx)
-//	for _, l := range snap.Blocking() {
-//		fmt.Println(l.Ref, l.State, l.Message, l.Explanation.Rule)
+//	for _, b := range snap.Blocking() { // the failed or stuck layers others wait on
+//		fmt.Println(b.Ref, b.State, b.Message, b.Holds)
 //	}
+//
+//	snaps, err := w.Watch(ctx) // a snapshot per change
+//	_, err = w.Wait(ctx, status.WithRevision(digest), status.WithStalled(time.Minute))
 //
 // States (Layer.State), from the Ready condition, spec.suspend and the
 // source's Ready condition:
