@@ -206,9 +206,11 @@ func TestWaitFails(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			dyn, disc := fakeClients(source(), tt.layer)
-			w, err := status.NewFromClients(dyn, disc)
+			// A second after the failure: only the stalled case is past
+			// its limit.
+			w, err := status.NewFromClients(dyn, disc, status.WithClock(func() time.Time { return t0.Add(time.Second) }))
 			require.NoError(t, err)
-			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a failure bound: Wait answers at once
 			defer cancel()
 			_, err = w.Wait(ctx, tt.opts...)
 			var failed *status.FailedError
