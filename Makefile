@@ -29,7 +29,7 @@ test-bins: ## Build the binaries the tests run into bin/test: the CLI (and its r
 	$(GO) build -o $(TEST_BIN)/ ./hack/testprogress
 	$(GO) run ./hack/release -archive $(TEST_BIN)/fluxpack -o $(TEST_BIN)/flux-pack.tar.gz
 
-test: tools ## Run every unit and integration test (real registry server), with -race
+test: tools chromium ## Run every unit and integration test (real registry server), with -race
 	@echo "test: compiling with -race first, a line per package compiled (a first run takes several minutes; cached packages are silent)"
 	$(GO) build -race -v ./... 2>&1 | sed -u 's/^/test: compiled /'
 	@$(MAKE) --no-print-directory test-bins
@@ -88,11 +88,22 @@ E2E_RUN ?= .
 E2E_PARALLEL ?= 5
 E2E_SUMMARY := $(CURDIR)/.cache/e2e-summary.txt
 
-e2e: e2e-tools test-bins ## Run the seed systems in real Flux (control plane on loopback); prints a summary per case
+e2e: e2e-tools test-bins chromium ## Run the seed systems in real Flux (control plane on loopback); prints a summary per case
 	$(GO) vet -tags e2e ./e2e/
 	rm -f $(E2E_SUMMARY)
 	FLUXPACK_REQUIRE_REAL=1 $(PREBUILT_ENV) FLUXPACK_E2E_SUMMARY=$(E2E_SUMMARY) $(GO) test -tags e2e -count=1 -timeout 40m -parallel $(E2E_PARALLEL) -run '$(E2E_RUN)' ./e2e/
 	@cat $(E2E_SUMMARY)
+
+CHROMIUM ?= /usr/bin/chromium
+
+chromium: ## Install Debian's chromium (apt-get, once), which the timeline page's browser test opens headless
+	@if [ -x "$(CHROMIUM)" ]; then echo "chromium: $(CHROMIUM) is installed"; \
+	else echo "chromium: installing Debian's chromium with apt-get"; \
+	  SUDO=; if [ "$$(id -u)" != 0 ]; then SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium; fi
+
+browser-test: chromium ## Open the timeline page in headless chromium: a screenshot that is not blank, one bar per layer, no request leaving the page
+	FLUXPACK_REQUIRE_REAL=1 FLUXPACK_CHROMIUM=$(CHROMIUM) $(GO) test -count=1 -run TestTimelineInChromium ./status
 
 lint: lint-tools ## Check formatting, go vet, golangci-lint (importas, errorlint, unparam, revive's exported, ...)
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -131,4 +142,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test test-bins fuzz bench build flux-pack release flux-tool flate-tool tools e2e-tools e2e lint lint-tools fmt tidy golden docs all help
+.PHONY: demo test test-bins fuzz bench build flux-pack release flux-tool flate-tool tools e2e-tools e2e chromium browser-test lint lint-tools fmt tidy golden docs all help

@@ -85,8 +85,10 @@ func testS3(t *testing.T, m Mode, layout string, base func() *layering.Builder) 
 		ObjectMeta: metav1.ObjectMeta{Name: "eks-mycluster-0-vars", Namespace: fluxNamespace},
 		Data:       map[string]string{"cluster_name": "mycluster-0", "domain": "priv.cloud.ogenki.io"},
 	})
+	tr := recordTimeline(t, c) // issue 43: the timeline `fluxpack status --timeline` draws
 	d := Deploy(t, c, "s3", filepath.Join("testdata", "s3"), map[string][]byte{"crossplane/ocirepository.yaml": source}, s3Layers(base))
 	d.RequireNoFailures(t)
+	checkS3Timeline(t, tr, d, m, layout)
 	started := opened.Load()
 	require.NotNil(t, started, "the crossplane pod was never gated: the HelmRelease did not wait for it")
 	requireCrossplaneGate(t, c, d, chart, marks, *started)

@@ -51,6 +51,10 @@ func TestExitCodes(t *testing.T) {
 	require.NoError(t, os.CopyFS(wakeRepo, os.DirFS(filepath.Join(root, "fluxrepo", "testdata", "repos", "platform-hierarchy"))))
 	wakeEntry := filepath.Join(wakeRepo, "clusters", "mycluster-0")
 
+	// A fake API server for status and wait (fakekube_test.go).
+	_, kubeReady := startFakeKube(t, readySource(), readyLayer("a"))
+	_, kubeBroken := startFakeKube(t, readySource(), fluxObject("Kustomization", "a", nil, "False", "BuildFailed", "kustomize build failed", map[string]any{"lastAttemptedRevision": fakeRevision}))
+
 	tests := []struct {
 		cmd         string
 		code        int
@@ -105,6 +109,13 @@ func TestExitCodes(t *testing.T) {
 		{"flux-patch", cli.ExitError, []string{"flux-patch", "--requeue-dependency", "500ms"}, false},
 		{"version", cli.ExitOK, []string{"version", "-o", "json"}, false},
 		{"version", cli.ExitError, []string{"version", "extra"}, false},
+		{"status", cli.ExitOK, []string{"status", "--kubeconfig", kubeReady}, false},
+		{"status", cli.ExitError, []string{"status", "--kubeconfig", missing}, false},
+		{"status", cli.ExitInterrupted, []string{"status", "--kubeconfig", kubeReady}, true},
+		{"wait", cli.ExitOK, []string{"wait", "--kubeconfig", kubeReady}, false},
+		{"wait", cli.ExitFinding, []string{"wait", "--kubeconfig", kubeBroken}, false},
+		{"wait", cli.ExitError, []string{"wait", "--kubeconfig", missing}, false},
+		{"wait", cli.ExitInterrupted, []string{"wait", "--kubeconfig", kubeReady}, true},
 		// Serving until interrupted is its job: stopped, it exits 0.
 		{"registry serve", cli.ExitOK, []string{"registry", "serve", "--addr", "127.0.0.1:0"}, true},
 		{"registry serve", cli.ExitError, []string{"registry", "serve", "--addr", "0.0.0.0:0"}, false},

@@ -78,6 +78,7 @@ Exit codes: 0 ok, 1 a finding (diff, lint), 2 an error, 130 interrupted
 		newOutputsCmd(f),
 		newFluxPatchCmd(f), newWakeCmd(f),
 		newRegistryCmd(f),
+		newStatusCmd(f), newWaitCmd(f),
 	)
 	return root
 }

@@ -28,6 +28,7 @@ var budgets = []struct {
 	{"substitute", 420},
 	{"layering", 450},
 	{"sources", 540},
+	{"status", 600}, // issue 43's bound; 492 when set (client-go's dynamic client, discovery and watch tools)
 }
 
 // TestDependencyBudgets fails when a package's dependencies grow past its

@@ -36,7 +36,7 @@ var tiers = [][]string{
 	{"render"},
 	// Beside the engine: which chart a HelmRelease installs; sources
 	// fetched as source-controller fetches them; fleets of stacks.
-	{"charts", "sources", "fleet", "fluxpatch"},
+	{"charts", "sources", "fleet", "fluxpatch", "status"},
 	// Readers of existing trees.
 	{"fluxrepo", "argocd", "bootstrap"},
 	// The checker.

@@ -1,0 +1,328 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
+	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/status"
+)
+
+// clusterFlags say which cluster to read, as kubectl and flux do.
+type clusterFlags struct {
+	kubeconfig string
+	context    string
+	namespace  string
+}
+
+func (c *clusterFlags) bind(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+	fs.StringVar(&c.context, "context", "", "the kubeconfig context (default: its current context)")
+	fs.StringVarP(&c.namespace, "namespace", "n", "", "read this namespace only (default: all namespaces)")
+}
+
+// restConfig loads the kubeconfig as kubectl does.
+func (c *clusterFlags) restConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	if c.kubeconfig != "" {
+		rules.ExplicitPath = c.kubeconfig
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: c.context}).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("loading the kubeconfig: %w", err)
+	}
+	cfg.UserAgent = "fluxpack"
+	return cfg, nil
+}
+
+// watcher builds the status watcher: the cluster from the flags, and
+// lint's findings on ENTRY (when given) as the explainer.
+func (c *clusterFlags) watcher(ctx context.Context, repo *repoFlags, args []string, log *slog.Logger) (*status.Watcher, error) {
+	cfg, err := c.restConfig()
+	if err != nil {
+		return nil, err
+	}
+	var opts []status.Option
+	if c.namespace != "" {
+		opts = append(opts, status.WithNamespace(c.namespace))
+	}
+	if len(args) == 1 {
+		ex, err := lintExplainer(ctx, repo, args[0])
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, status.WithExplainer(ex))
+		log.Info("linted the repository to explain failures with its findings", "entry", args[0], "findings", len(ex))
+	}
+	return status.New(cfg, opts...)
+}
+
+// findingsExplainer explains a failure with lint's finding of the same rule
+// on the same layer.
+type findingsExplainer []lint.Finding
+
+var dependOn = regexp.MustCompile(`depend on "([^"]+)"`)
+
+func (f findingsExplainer) Explain(q status.Query) (status.Explanation, bool) {
+	for _, fi := range f {
+		if fi.Layer != q.Layer.Name || (q.Rule != "" && string(fi.Rule) != q.Rule) {
+			continue
+		}
+		x := status.Explanation{Rule: string(fi.Rule), Finding: fi.Message}
+		if fi.File != "" {
+			x.Finding = fmt.Sprintf("%s:%d: %s", fi.File, fi.Line, fi.Message)
+		}
+		if m := dependOn.FindStringSubmatch(fi.Message); m != nil {
+			x.Edge = fmt.Sprintf("%s dependsOn %s", fi.Layer, m[1])
+			x.Fix = fmt.Sprintf("add %q to spec.dependsOn of layer %q", m[1], fi.Layer)
+			if fi.LayerFile != "" {
+				x.Fix += fmt.Sprintf(" (%s:%d)", fi.LayerFile, fi.LayerLine)
+			}
+		}
+		return x, true
+	}
+	return status.Explanation{}, false
+}
+
+// lintExplainer lints the repository at entry as `fluxpack lint ENTRY`
+// does (its --root, --source and --external) and keeps its findings.
+func lintExplainer(ctx context.Context, repo *repoFlags, entry string) (findingsExplainer, error) {
+	opts, err := repo.options()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := lint.Tree(ctx, entry, opts, append(repo.lintOptions(), lint.WithDiscovery(repo.discovery()))...)
+	if err != nil {
+		return nil, fmt.Errorf("linting %s: %w", entry, err)
+	}
+	return findingsExplainer(rep.Findings), nil
+}
+
+// statusFormat is -o of status and wait: text (default) or json.
+type statusFormat string
+
+func (o *statusFormat) bind(cmd *cobra.Command, html bool) {
+	usage := `output format: text or json`
+	if html {
+		usage = `output format: text or json; for --timeline, json or html (default: from the file's extension)`
+	}
+	cmd.Flags().StringVarP((*string)(o), "output", "o", "", usage)
+}
+
+func (o statusFormat) check(html bool) error {
+	switch o {
+	case "", "text", "json":
+		return nil
+	case "html":
+		if html {
+			return nil
+		}
+	}
+	if html {
+		return formatError(string(o), `"text", "json" or "html" (with --timeline)`)
+	}
+	return formatError(string(o), `"text" or "json"`)
+}
+
+// writeTimeline writes tl to file as html or json (format, else from the
+// extension).
+func writeTimeline(file string, format statusFormat, tl *status.Timeline) error {
+	html := format == "html" || (format != "json" && strings.EqualFold(filepath.Ext(file), ".html"))
+	var b bytes.Buffer
+	var err error
+	if html {
+		err = tl.WriteHTML(&b)
+	} else {
+		err = writeJSON(&b, tl)
+	}
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(file, b.Bytes(), 0o644)
+}
+
+func newStatusCmd(f *rootFlags) *cobra.Command {
+	var (
+		cluster  clusterFlags
+		repo     repoFlags
+		out      statusFormat
+		watchF   bool
+		timeline string
+		timeout  time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "status [ENTRY]",
+		Short: "Show where a Flux bootstrap stands: each layer's state, what it waits on, what blocks the rest",
+		Long: `Status reads the Flux objects of the cluster the kubeconfig names
+($KUBECONFIG, --kubeconfig, --context): every Kustomization and HelmRelease,
+flux-operator's FluxInstance and ResourceSet when the API serves them, and
+their sources. It prints one line per layer along the graph their
+spec.dependsOn make: Ready, Reconciling (applying or health-checking),
+WaitingOn (the dependencies not Ready), SourceNotReady, Failed or
+Suspended; the revision it applied against the one its source serves; since
+when. Then the layers that block the rest (failed, or at the end of a chain
+of waiting layers), each with the controller's message and, when a lint rule
+explains it, the rule and the fix:
+
+  failed calling webhook … connection refused   webhook-order
+  no matches for kind                           crd-order
+  namespaces "x" not found                      namespace-order
+  a health check that never passes              health-check
+
+With ENTRY (the folder of a Flux repository that the cluster runs, as for
+fluxpack lint), status lints the tree first and attaches lint's finding on the
+failing layer: the missing dependsOn and its file and line.
+
+Status reads with one LIST per kind; --watch then watches (one WATCH per
+kind, no polling) and redraws on a terminal, or prints a line per change
+otherwise (with -o json, a JSON snapshot per change). --timeline FILE
+watches until every layer is Ready (or --timeout, or Ctrl-C) and writes the
+timeline: per layer the time spent waiting on dependencies, applying and
+health-checking, the critical path, and the time lost to dependency polling
+(what fluxpack wake saves); as a self-contained HTML page (-o html, or a
+.html file) or JSON. When every layer is already Ready, the timeline is
+reconstructed from the objects instead: each layer's creation, the moment it
+became Ready and its last reconcile's duration (status.history), to the
+second.
+
+Exit 0 (status reports; see fluxpack wait for a verdict), 2 when the cluster
+cannot be read.`,
+		Example: `  fluxpack status
+  fluxpack status clusters/production --context prod
+  fluxpack status --watch
+  fluxpack status --timeline bootstrap.html`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := out.check(timeline != ""); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			w, err := cluster.watcher(ctx, &repo, args, f.log)
+			if err != nil {
+				return err
+			}
+			stdout := cmd.OutOrStdout()
+			if !watchF && timeline == "" {
+				snap, err := w.Snapshot(ctx)
+				if err != nil {
+					return err
+				}
+				if out == "json" {
+					return writeJSON(stdout, statusJSON(snap))
+				}
+				return snap.WriteText(stdout)
+			}
+			return watchStatus(ctx, w, stdout, cmd.ErrOrStderr(), out, watchF, timeline)
+		},
+	}
+	cluster.bind(cmd)
+	repo.bind(cmd)
+	out.bind(cmd, true)
+	cmd.Flags().BoolVarP(&watchF, "watch", "w", false, "watch: redraw on a terminal, a line per change otherwise")
+	cmd.Flags().StringVar(&timeline, "timeline", "", "watch until every layer is Ready and write the bootstrap's timeline to this file (HTML or JSON)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop watching after this long (0: until Ctrl-C, or with --timeline until every layer is Ready)")
+	return cmd
+}
+
+// snapshotJSON is status -o json: the snapshot and its blocking layers.
+type snapshotJSON struct {
+	*status.Snapshot
+	Blocking []status.Blocker `json:"blocking"`
+	Done     bool             `json:"done"`
+}
+
+func statusJSON(s *status.Snapshot) snapshotJSON {
+	return snapshotJSON{Snapshot: s, Blocking: s.Blocking(), Done: s.Done("")}
+}
+
+// watchStatus follows the snapshots of a watch until ctx ends (or, with a
+// timeline, until every layer is Ready).
+func watchStatus(ctx context.Context, w *status.Watcher, stdout, stderr io.Writer, out statusFormat, watchF bool, timeline string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	snaps, err := w.Watch(ctx)
+	if err != nil {
+		return err
+	}
+	var rec *status.Recorder
+	tty := out != "json" && isTerminal(stdout)
+	var first *status.Snapshot
+	for snap := range snaps {
+		if rec == nil {
+			rec, first = status.NewRecorder(snap.At), snap
+		}
+		rec.Add(snap)
+		if watchF {
+			var err error
+			switch {
+			case out == "json":
+				err = writeJSONLine(stdout, statusJSON(snap))
+			case tty:
+				fmt.Fprint(stdout, "\x1b[H\x1b[2J")
+				err = snap.WriteText(stdout)
+			case snap.Changed == nil:
+				err = snap.WriteText(stdout)
+			default:
+				err = snap.WriteChanges(stdout)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		if timeline != "" && snap.Done("") {
+			cancel()
+		}
+	}
+	werr := w.Err()
+	if timeline != "" && rec != nil {
+		if err := saveTimeline(timeline, out, rec, first, stderr); err != nil {
+			return errors.Join(werr, err)
+		}
+	}
+	return werr
+}
+
+// saveTimeline writes the recorded timeline, or, when every layer was
+// Ready at the first snapshot, the one Reconstruct draws from it.
+func saveTimeline(file string, out statusFormat, rec *status.Recorder, first *status.Snapshot, stderr io.Writer) error {
+	tl := rec.Timeline()
+	if first != nil && first.Done("") {
+		tl = status.Reconstruct(first)
+		fmt.Fprintln(stderr, "every layer was Ready before the recording began: the timeline is reconstructed from the objects' timestamps (whole seconds) and their last reconcile's duration")
+	}
+	if err := writeTimeline(file, out, tl); err != nil {
+		return fmt.Errorf("writing the timeline: %w", err)
+	}
+	fmt.Fprintf(stderr, "timeline written to %s: %.1fs, critical path %s, %.1fs lost to dependency polling on it\n",
+		file, tl.Total, strings.Join(tl.CriticalPath, " -> "), tl.LostOnPath)
+	return nil
+}
+
+func writeJSONLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
