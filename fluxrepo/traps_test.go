@@ -248,3 +248,44 @@ func findingLines(fs []lint.Finding) string {
 	}
 	return b.String()
 }
+
+// A layer whose kustomization.yaml lists a missing file is a path finding
+// that names the file relative to the repository, as every finding does,
+// not by the absolute folder it was read from (a temporary one in a diff).
+func TestPathMessageIsRelative(t *testing.T) {
+	root := write(t, map[string]string{
+		".git/HEAD":               "ref: refs/heads/main\n",
+		"clusters/c/apps.yaml":    ks("apps", "./apps", ""),
+		"apps/kustomization.yaml": "resources: [release.yaml]\n",
+	})
+	rep, err := lint.Tree(t.Context(), filepath.Join(root, "clusters/c"), nil)
+	require.NoError(t, err)
+	require.Len(t, rep.Findings, 1, "%v", rep.Findings)
+	f := rep.Findings[0]
+	assert.Equal(t, lint.RulePath, f.Rule)
+	assert.Contains(t, f.Message, "apps/release.yaml")
+	assert.NotContains(t, f.Message, root, "the message names the file by its path in the repository")
+}
+
+// A Kustomization the root applies (a folder without kustomization.yaml,
+// read recursively) and a child Kustomization applies again is one
+// dual-owner finding listing every place, not a graph line per object
+// besides it.
+func TestTwoParentsSaidOnce(t *testing.T) {
+	root := write(t, map[string]string{
+		".git/HEAD":                 "ref: refs/heads/main\n",
+		"clusters/c/apps.yaml":      ks("apps", "./clusters/c/apps", ""),
+		"clusters/c/apps/shop.yaml": ks("shop", "./shop", ""),
+		"clusters/c/apps/blog.yaml": ks("blog", "./blog", ""),
+		"shop/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: shop, namespace: default}\n",
+		"blog/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: blog, namespace: default}\n",
+	})
+	rep, err := lint.Tree(t.Context(), filepath.Join(root, "clusters/c"), nil)
+	require.NoError(t, err)
+	var rules []lint.Rule
+	for _, f := range rep.Findings {
+		rules = append(rules, f.Rule)
+	}
+	require.Equal(t, []lint.Rule{lint.RuleDualOwner}, rules, "%s", findingLines(rep.Findings))
+	assert.Len(t, rep.Findings[0].Places, 2)
+}

@@ -55,6 +55,20 @@ const (
 	RuleMerge          Rule = "merge"               // a hint: layers that could be one Kustomization, saving dependency polling
 )
 
+// Race reports whether a finding of the rule is a race: what fails or
+// races on a first bootstrap only because of the order the layers apply
+// in (a CRD, a webhook, a namespace, a Secret not there yet). The other
+// rules find mistakes that fail whatever the order (a path that does not
+// build, a dependency the platform does not have, a chart that does not
+// render).
+func (r Rule) Race() bool {
+	switch r {
+	case RuleCRDOrder, RuleWebhookOrder, RuleOperatorWait, RuleNamespaceOrder, RuleHelmCRDs, RuleSubstituteFrom, RuleValuesFrom:
+		return true
+	}
+	return false
+}
+
 // Rules lists every rule, in the order lint's help shows them. The slice
 // is the caller's: changing it changes no other caller's list.
 func Rules() []Rule {
@@ -917,7 +931,7 @@ func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 			}
 			err = fe.Err
 		}
-		f.Message = err.Error()
+		f.Message = l.relMessage(ly, err.Error())
 		if l.cfg.repository && l.cfg.inferredRoot && errors.Is(err, fs.ErrNotExist) {
 			if _, gitErr := os.Lstat(filepath.Join(l.root, ".git")); gitErr != nil {
 				f.Message += fmt.Sprintf(" (paths are read from the repository's root, taken to be %s as no .git is at or above the entry point: give the root with --root)", l.root)
@@ -939,6 +953,25 @@ func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 		ly.objects[i] = l.cfg.objects.read(o, &c)
 		ly.objects[i].nameAsApplied(vars, all)
 	}
+}
+
+// relMessage is a build error's message with the absolute paths of ly's
+// source (a folder of the repository, or where lint laid out an artifact)
+// and of the repository's root written relative to them, as findings name
+// files: "lstat flux-modules/x/release.yaml", not a temporary folder.
+func (l *linter) relMessage(ly *lintLayer, msg string) string {
+	var dirs []string
+	if ly.Source != nil && ly.Source.Dir != "" {
+		dirs = append(dirs, absPath(ly.Source.Dir))
+	}
+	dirs = append(dirs, l.root)
+	slices.SortFunc(dirs, func(a, b string) int { return len(b) - len(a) }) // the deepest first
+	for _, d := range dirs {
+		if d != "" && d != string(filepath.Separator) {
+			msg = strings.ReplaceAll(msg, d+string(filepath.Separator), "")
+		}
+	}
+	return msg
 }
 
 // sourceDir is the directory ly's object files are relative to, when it

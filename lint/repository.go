@@ -56,15 +56,36 @@ func Repository(ctx context.Context, repo *fluxrepo.Repository, opts ...Option) 
 	if hints < 0 {
 		hints = len(report.Findings)
 	}
-	report.Findings = slices.Insert(report.Findings, hints, Group(notes(repo.Notes))...)
+	report.Findings = slices.Insert(report.Findings, hints, Group(notes(repo.Notes, dualOwned(report.Findings)))...)
 	return report, nil
 }
 
-// notes are a repository's Notes as findings, errors of their rule.
-func notes(ns []fluxrepo.Note) []Finding {
-	out := make([]Finding, len(ns))
-	for i, n := range ns {
-		out[i] = Finding{Rule: Rule(n.Kind), Severity: SeverityError, Object: n.Object, File: n.File, Line: n.Line, Message: n.Message}
+// dualOwned are the objects the dual-owner findings name: a Kustomization
+// two parents apply is one finding there, with every place, and no note.
+func dualOwned(fs []Finding) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range fs {
+		if f.Rule != RuleDualOwner {
+			continue
+		}
+		out[f.Object] = true
+		for _, p := range f.Places {
+			out[p.Object] = true
+		}
+	}
+	return out
+}
+
+// notes are a repository's Notes as findings, errors of their rule,
+// but for a graph note on an object a dual-owner finding names already
+// (the same problem, said once).
+func notes(ns []fluxrepo.Note, dual map[string]bool) []Finding {
+	var out []Finding
+	for _, n := range ns {
+		if n.Kind == fluxrepo.NoteGraph && dual[n.Object] {
+			continue
+		}
+		out = append(out, Finding{Rule: Rule(n.Kind), Severity: SeverityError, Object: n.Object, File: n.File, Line: n.Line, Message: n.Message})
 	}
 	return out
 }

@@ -85,3 +85,27 @@ func DiffFindings(base, head *lint.Report) FindingsDiff {
 	slices.SortStableFunc(d.Fixed, order)
 	return d
 }
+
+// Heading names what Introduced and Fixed hold: "races" when every one is
+// a race (lint.Rule.Race), "races and other problems" when a path that no
+// longer builds, say, is among them.
+func (d FindingsDiff) Heading() string {
+	for _, f := range slices.Concat(d.Introduced, d.Fixed) {
+		if !f.Rule.Race() {
+			return "races and other problems"
+		}
+	}
+	return "races"
+}
+
+// Tally counts findings as races and other problems.
+func Tally(fs []lint.Finding) (races, others int) {
+	for _, f := range fs {
+		if f.Rule.Race() {
+			races++
+		} else {
+			others++
+		}
+	}
+	return races, others
+}

@@ -1,9 +1,12 @@
 package review_test
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/review"
@@ -32,4 +35,26 @@ func TestDiffFindingsByPlace(t *testing.T) {
 	d = review.DiffFindings(&lint.Report{Findings: []lint.Finding{finding(a)}}, &lint.Report{Findings: []lint.Finding{finding(a, b, c)}})
 	assert.Equal(t, []lint.Finding{finding(b, c)}, d.Introduced, "DiffFindings: two places added are one finding")
 	assert.Empty(t, d.Fixed, "DiffFindings: fixed")
+}
+
+// A path that no longer builds is no race: the report says "other
+// problems" beside the races, and counts them apart.
+func TestFindingsRacesAndOtherProblems(t *testing.T) {
+	race := lint.Finding{Rule: lint.RuleWebhookOrder, Severity: lint.SeverityError, Layer: "crs", Message: "races the webhook"}
+	path := lint.Finding{Rule: lint.RulePath, Severity: lint.SeverityError, Layer: "apps", Message: "lstat apps/x.yaml: no such file or directory"}
+	onlyRaces := review.FindingsDiff{Introduced: []lint.Finding{race}}
+	assert.Equal(t, "races", onlyRaces.Heading())
+	both := review.FindingsDiff{Introduced: []lint.Finding{race, path}}
+	assert.Equal(t, "races and other problems", both.Heading())
+	races, others := review.Tally(both.Introduced)
+	assert.Equal(t, [2]int{1, 1}, [2]int{races, others})
+
+	r := &review.Report{Entry: "clusters/prod", Base: "HEAD~1", Head: "HEAD", Findings: review.FindingsDiff{Introduced: []lint.Finding{path}}}
+	var text strings.Builder
+	require.NoError(t, r.WriteText(&text, review.TextOptions{}))
+	assert.Contains(t, text.String(), "races and other problems: 1 introduced, 0 fixed")
+	var md bytes.Buffer
+	require.NoError(t, review.WriteMarkdown(&md, []*review.Report{r}, review.MarkdownOptions{}))
+	assert.Contains(t, md.String(), "0 introduced, 0 fixed; other problems: 1 introduced, 0 fixed")
+	assert.Contains(t, md.String(), "**Races and other problems**: 1 introduced, 0 fixed")
 }

@@ -76,6 +76,10 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 			bs = fmt.Sprintf("+%d/-%d edges, +%d/-%d layers", len(r.Bootstrap.EdgesAdded), len(r.Bootstrap.EdgesRemoved), len(r.Bootstrap.LayersAdded), len(r.Bootstrap.LayersRemoved))
 		}
 		races := fmt.Sprintf("%d introduced, %d fixed", len(r.Findings.Introduced), len(r.Findings.Fixed))
+		ri, oi := Tally(r.Findings.Introduced)
+		if rf, of := Tally(r.Findings.Fixed); oi+of > 0 {
+			races = fmt.Sprintf("%d introduced, %d fixed; other problems: %d introduced, %d fixed", ri, rf, oi, of)
+		}
 		if f := r.Findings; f.Checked < f.Layers {
 			races += fmt.Sprintf(" (%d of %d layers not checked)", f.Layers-f.Checked, f.Layers)
 		}
@@ -105,7 +109,8 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 			h.WriteString("\n" + mdEscape(strings.ToUpper(r.noChangeLine()[:1])+r.noChangeLine()[1:]) + ".\n")
 		}
 		if f := r.Findings; len(f.Introduced)+len(f.Fixed) > 0 {
-			fmt.Fprintf(&h, "\n**Races**: %d introduced, %d fixed\n\n", len(f.Introduced), len(f.Fixed))
+			heading := f.Heading()
+			fmt.Fprintf(&h, "\n**%s**: %d introduced, %d fixed\n\n", strings.ToUpper(heading[:1])+heading[1:], len(f.Introduced), len(f.Fixed))
 			for _, x := range f.Introduced {
 				fmt.Fprintf(&h, "- :x: %s\n", mdEscape(findingLine(x)))
 				for _, pl := range placeLines(x) {

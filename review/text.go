@@ -214,7 +214,7 @@ func (r *Report) writeFindings(b *strings.Builder, p painter) {
 	if len(f.Introduced)+len(f.Fixed) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n%s: %d introduced, %d fixed\n", p.paint(ansiBold, "races"), len(f.Introduced), len(f.Fixed))
+	fmt.Fprintf(b, "\n%s: %d introduced, %d fixed\n", p.paint(ansiBold, f.Heading()), len(f.Introduced), len(f.Fixed))
 	for _, x := range f.Introduced {
 		fmt.Fprintf(b, "%s %s\n", p.paint(ansiRed, "+"), findingLine(x))
 		for _, pl := range placeLines(x) {

@@ -87,13 +87,14 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if err := writeReports(cmd.OutOrStdout(), out, reps, rf.limit, cmd.Root().Version); err != nil {
 		return err
 	}
-	changed, objects, introduced, fixed, layers, unchecked := 0, 0, 0, 0, 0, 0
+	changed, objects, introduced, others, fixed, layers, unchecked := 0, 0, 0, 0, 0, 0, 0
 	for _, r := range reps {
 		if r.Changed() {
 			changed++
 		}
 		objects += len(r.Objects)
-		introduced += len(r.Findings.Introduced)
+		races, other := review.Tally(r.Findings.Introduced)
+		introduced, others = introduced+races, others+other
 		fixed += len(r.Findings.Fixed)
 		layers += r.Findings.Layers
 		unchecked += max(r.Findings.Layers-r.Findings.Checked, 0)
@@ -102,9 +103,14 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if len(reps) == 1 {
 		names = []string{reps[0].Entry}
 	}
-	summary := fmt.Sprintf("%s: %s changed, %s introduced, %d fixed", strings.Join(names, ", "), count(objects, "object"), count(introduced, "race"), fixed)
+	// A path that no longer builds is no race: said apart.
+	intro := count(introduced, "race")
+	if others > 0 {
+		intro += " and " + count(others, "other problem")
+	}
+	summary := fmt.Sprintf("%s: %s changed, %s introduced, %d fixed", strings.Join(names, ", "), count(objects, "object"), intro, fixed)
 	if len(reps) > 1 {
-		summary = fmt.Sprintf("%d of %d clusters changed: %s, %s introduced, %d fixed", changed, len(reps), count(objects, "object"), count(introduced, "race"), fixed)
+		summary = fmt.Sprintf("%d of %d clusters changed: %s, %s introduced, %d fixed", changed, len(reps), count(objects, "object"), intro, fixed)
 	}
 	if unchecked > 0 {
 		// "0 races introduced" says nothing of the layers lint could not
