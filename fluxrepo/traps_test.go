@@ -289,3 +289,37 @@ func TestTwoParentsSaidOnce(t *testing.T) {
 	require.Equal(t, []lint.Rule{lint.RuleDualOwner}, rules, "%s", findingLines(rep.Findings))
 	assert.Len(t, rep.Findings[0].Places, 2)
 }
+
+// cert-manager's chart installs its CRDs as templates when its values say
+// crds.enabled: true, not from its crds/ folder: the helm-crds finding
+// says so, not "install.crds: Create" (rathix/fleet-infra's shape).
+func TestHelmCRDsFromValues(t *testing.T) {
+	release := func(values string) string {
+		return "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: cert-manager, namespace: flux-system}\n" +
+			"spec:\n  interval: 1h\n  targetNamespace: cert-manager\n  chart:\n    spec:\n      chart: cert-manager\n      sourceRef: {kind: HelmRepository, name: jetstack}\n" + values
+	}
+	for name, tt := range map[string]struct{ values, want string }{
+		"crds.enabled":     {"  values:\n    crds:\n      enabled: true\n", "(values crds.enabled: true; assumed"},
+		"installCRDs":      {"  values:\n    installCRDs: true\n", "(values installCRDs: true; assumed"},
+		"install.crds set": {"  install: {crds: CreateReplace}\n", "(install.crds: CreateReplace; assumed"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := write(t, map[string]string{
+				".git/HEAD":             "ref: refs/heads/main\n",
+				"clusters/c/infra.yaml": ks("infra", "./infra", ""),
+				"infra/release.yaml":    release(tt.values),
+				"infra/issuer.yaml":     "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: {name: letsencrypt}\nspec: {selfSigned: {}}\n",
+			})
+			rep, err := lint.Tree(t.Context(), filepath.Join(root, "clusters/c"), nil)
+			require.NoError(t, err)
+			var msgs []string
+			for _, f := range rep.Findings {
+				if f.Rule == lint.RuleHelmCRDs {
+					msgs = append(msgs, f.Message)
+				}
+			}
+			require.Len(t, msgs, 1, "%s", findingLines(rep.Findings))
+			assert.Contains(t, msgs[0], tt.want)
+		})
+	}
+}

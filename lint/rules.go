@@ -2,6 +2,7 @@ package lint
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 
@@ -100,7 +101,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		}
 		if len(others) == 0 {
 			if hr := l.assumedCRDRelease(ly, o.group()); hr != nil {
-				l.objFinding(RuleHelmCRDs, ly, o, "%s installs the CRDs of %s in this same layer (install.crds: %s; assumed from fluxpack's table of known operators, as lint could not render the chart: %v): %s", hr.ref(), o.group(), hr.helmCRDs, hr.chartErr, deadlock)
+				l.objFinding(RuleHelmCRDs, ly, o, "%s installs the CRDs of %s in this same layer (%s; assumed from fluxpack's table of known operators, as lint could not render the chart: %v): %s", hr.ref(), o.group(), crdsHow(hr), hr.chartErr, deadlock)
 				continue
 			}
 		}
@@ -780,3 +781,23 @@ func (l *linter) objectCluster(ly *lintLayer, o *object) string {
 
 // sameCluster reports whether two layers apply to one cluster.
 func (l *linter) sameCluster(a, b *lintLayer) bool { return l.clusterOf(a) == l.clusterOf(b) }
+
+// crdValues are the values with which the charts of known operators that
+// ship their CRDs as templates (not in the chart's crds/ folder, which
+// install.crds governs) install them.
+var crdValues = map[string][]string{
+	"cert-manager": {"crds.enabled", "installCRDs"},
+}
+
+// crdsHow says how the HelmRelease hr, whose chart lint could not render,
+// installs its CRDs: by a value its chart reads (cert-manager's
+// crds.enabled: true), or by install.crds.
+func crdsHow(hr *object) string {
+	chart := path.Base(yamlutil.Str(hr.Node, "spec", "chart", "spec", "chart"))
+	for _, v := range crdValues[chart] {
+		if yamlutil.Str(hr.Node, append([]string{"spec", "values"}, strings.Split(v, ".")...)...) == "true" {
+			return "values " + v + ": true"
+		}
+	}
+	return "install.crds: " + hr.helmCRDs
+}
