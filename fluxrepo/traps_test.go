@@ -323,3 +323,29 @@ func TestHelmCRDsFromValues(t *testing.T) {
 		})
 	}
 }
+
+// A dependency on a Kustomization that a layer lint could not build would
+// make is said with that layer: the dependency is missing because the
+// layer does not build (piontec/free-oci-kubernetes's shape).
+func TestUnknownDependencyBehindABrokenLayer(t *testing.T) {
+	root := write(t, map[string]string{
+		".git/HEAD":                 "ref: refs/heads/main\n",
+		"clusters/c/system.yaml":    ks("system", "./system", ""),
+		"clusters/c/vpn.yaml":       ks("vpn", "./vpn", "  dependsOn: [{name: system-extra}]\n"),
+		"system/kustomization.yaml": "resources: [extra.yaml, secret.yaml]\n",
+		"system/extra.yaml":         ks("system-extra", "./extra", ""),
+		"vpn/cm.yaml":               "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vpn, namespace: default}\n",
+		"extra/cm.yaml":             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra, namespace: default}\n",
+	})
+	rep, err := lint.Tree(t.Context(), filepath.Join(root, "clusters/c"), nil)
+	require.NoError(t, err)
+	var graph []string
+	for _, f := range rep.Findings {
+		if f.Rule == lint.RuleGraph {
+			graph = append(graph, f.Message)
+		}
+	}
+	require.Len(t, graph, 1, "%s", findingLines(rep.Findings))
+	assert.Contains(t, graph[0], `depends on Kustomization/flux-system/system-extra, which the platform does not have`)
+	assert.Contains(t, graph[0], `unless a layer lint could not read makes it: "system" (does not build, in Flux either)`)
+}

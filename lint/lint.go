@@ -618,11 +618,21 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []fluxbuild.Input, p
 	l.applyBootstrap()
 	l.applyBootstrapDirs(ctx)
 	l.applyBootstrapManifests()
+	// An unknown dependency may be a Kustomization in what lint could not
+	// read: said once the layers are loaded.
+	var deps []error
 	for _, err := range problems {
-		l.graphFinding(err)
+		if errors.Is(err, layering.ErrUnknownDependency) {
+			deps = append(deps, err)
+			continue
+		}
+		l.graphFinding(err, "")
 	}
 	if err := l.load(ctx); err != nil {
 		return nil, err
+	}
+	for _, err := range deps {
+		l.graphFinding(err, l.unreadLayers())
 	}
 	l.chartObjects(ctx)
 	l.index()
@@ -849,10 +859,10 @@ func (l *linter) layerFinding(rule Rule, ly *lintLayer, format string, args ...a
 	l.add(Finding{Rule: rule, Layer: ly.Name, File: ly.File, Line: ly.Line, Message: fmt.Sprintf(format, args...)})
 }
 
-func (l *linter) graphFinding(err error) {
+func (l *linter) graphFinding(err error, more string) {
 	var le *layering.LayerError
 	if errors.As(err, &le) {
-		l.add(Finding{Rule: RuleGraph, Layer: le.Layer, File: le.File, Line: le.Line, Message: le.Err.Error()})
+		l.add(Finding{Rule: RuleGraph, Layer: le.Layer, File: le.File, Line: le.Line, Message: le.Err.Error() + more})
 		return
 	}
 	var fe *layering.FileError
@@ -861,6 +871,29 @@ func (l *linter) graphFinding(err error) {
 		return
 	}
 	l.add(Finding{Rule: RuleGraph, File: l.p.File, Message: err.Error()})
+}
+
+// unreadLayers says which layers lint could not read, which may hold a
+// Kustomization a layer depends on: "" when it read every one.
+func (l *linter) unreadLayers() string {
+	var names []string
+	for _, ly := range l.layers {
+		if !ly.unknown {
+			continue
+		}
+		why := "does not build, in Flux either"
+		switch {
+		case ly.remote != "":
+			why = "names a remote resource lint does not fetch"
+		case ly.Source == nil:
+			why = "its source is not read offline"
+		}
+		names = append(names, fmt.Sprintf("%q (%s)", ly.Name, why))
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", unless a layer lint could not read makes it: %s", strings.Join(names, ", "))
 }
 
 // load builds every layer's manifests, in parallel.
