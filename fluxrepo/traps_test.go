@@ -349,3 +349,32 @@ func TestUnknownDependencyBehindABrokenLayer(t *testing.T) {
 	assert.Contains(t, graph[0], `depends on Kustomization/flux-system/system-extra, which the platform does not have`)
 	assert.Contains(t, graph[0], `unless a layer lint could not read makes it: "system" (does not build, in Flux either)`)
 }
+
+// A layer that applies a custom resource and, beside it, the Kustomization
+// of the operator layer that brings its CRD deadlocks on a new cluster: the
+// finding says so, and that a dependsOn cannot help (the shape of
+// tyriis/home-ops' and gavinmcfall/home-ops' flux-apps).
+func TestCRDFromOwnChildIsADeadlock(t *testing.T) {
+	release := "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: external-secrets, namespace: flux-system}\n" +
+		"spec:\n  interval: 1h\n  chart:\n    spec:\n      chart: external-secrets\n      sourceRef: {kind: HelmRepository, name: eso}\n"
+	root := write(t, map[string]string{
+		".git/HEAD":                     "ref: refs/heads/main\n",
+		"clusters/c/apps.yaml":          ks("apps", "./apps", ""),
+		"apps/eso/ks.yaml":              ks("eso", "./eso", "  wait: true\n"),
+		"apps/shop/externalsecret.yaml": "apiVersion: external-secrets.io/v1\nkind: ExternalSecret\nmetadata: {name: db, namespace: default}\nspec: {secretStoreRef: {kind: ClusterSecretStore, name: vault}}\n",
+		"eso/release.yaml":              release,
+	})
+	rep, err := lint.Tree(t.Context(), filepath.Join(root, "clusters/c"), nil)
+	require.NoError(t, err)
+	var crd []lint.Finding
+	for _, f := range rep.Findings {
+		if f.Rule == lint.RuleCRDOrder {
+			crd = append(crd, f)
+		}
+	}
+	require.Len(t, crd, 1, "%s", findingLines(rep.Findings))
+	assert.Equal(t, "apps", crd[0].Layer)
+	assert.Contains(t, crd[0].Message, `in layer "eso" (assumed from fluxpack's table of known operators`)
+	assert.Contains(t, crd[0].Message, `which this layer applies itself`)
+	assert.Contains(t, crd[0].Message, `a dependsOn cannot help`)
+}

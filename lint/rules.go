@@ -109,8 +109,13 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		case len(others) > 0 && sameRelease != nil:
 			// Not a deadlock: the other layer may bring the CRD first.
 			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on; %s of this layer installs it too, but only once the layer is applied, which its custom resources hold up until the CRD exists", o.Kind, o.group(), names(others), sameRelease.ref())
+		case len(others) > 0 && l.appliedBy(others[0], ly):
+			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %q, which this layer applies itself: %s", o.Kind, o.group(), others[0], childDeadlock(others[0]))
 		case len(others) > 0:
 			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
+		case l.assumedCRDLayer(ly, o.group()) != nil && l.appliedBy(l.assumedCRDLayer(ly, o.group()).Name, ly):
+			other, hr := l.assumedCRDLayer(ly, o.group()), l.assumedCRDRelease(l.assumedCRDLayer(ly, o.group()), o.group())
+			l.objFinding(RuleCRDOrder, ly, o, "the CRDs of %s come from %s in layer %q (assumed from fluxpack's table of known operators, as lint could not render the chart: %v), which this layer applies itself: %s", o.group(), hr.ref(), other.Name, hr.chartErr, childDeadlock(other.Name))
 		case l.assumedCRDLayer(ly, o.group()) != nil:
 			other, hr := l.assumedCRDLayer(ly, o.group()), l.assumedCRDRelease(l.assumedCRDLayer(ly, o.group()), o.group())
 			l.objFinding(RuleCRDOrder, ly, o, "the CRDs of %s come from %s in layer %q (assumed from fluxpack's table of known operators, as lint could not render the chart: %v), which this layer does not depend on: depend on it, or declare the group as existing before Flux (%s)", o.group(), hr.ref(), other.Name, hr.chartErr, l.existingAdvice("existingAPIGroups"))
@@ -124,6 +129,26 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or declare the group as existing before Flux (%s)", o.Kind, o.group(), l.existingAdvice("existingAPIGroups"))
 		}
 	}
+}
+
+// appliedBy reports whether layer child's Kustomization is applied by
+// parent, or by a layer parent applies: parent's custom resources cannot
+// wait for it, since parent's own apply creates it.
+func (l *linter) appliedBy(child string, parent *lintLayer) bool {
+	seen := map[string]bool{}
+	for c := l.byName[child]; c != nil && !seen[c.Name]; c = l.byName[c.Parent] {
+		seen[c.Name] = true
+		if c.Parent == parent.Name {
+			return true
+		}
+	}
+	return false
+}
+
+// childDeadlock says why a custom resource whose CRD a layer's own child
+// brings never applies, and what to do.
+func childDeadlock(child string) string {
+	return fmt.Sprintf("kustomize-controller's dry-run of the custom resource fails (no matches for kind), so this layer applies none of its objects, the Kustomization of %q included, and the CRD never comes: a deadlock on a new cluster, not a race; a dependsOn cannot help, since this layer creates %q: move the custom resource into a layer that depends on %q", child, child, child)
 }
 
 // assumedCRDLayer is a layer other than ly, not applied before it, with a
