@@ -79,20 +79,18 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		order = g.sourceOrder(lines)
 	}
 	origins := !asked && order == nil
-	m, err := g.build(lock, schemas, origins)
+	ress, err := g.build(lock, schemas, origins)
 	if err != nil {
 		return nil, nil, err
 	}
-	ress := m.Resources()
 	var from []sourceObject // where each resource comes from, by the order
 	if order != nil {
 		if from = fromOrder(ress, order, g.kus.NamePrefix, g.kus.NameSuffix); from == nil {
 			// Not what the order foretold: ask kustomize where each came from.
 			origins = true
-			if m, err = g.build(lock, schemas, origins); err != nil {
+			if ress, err = g.build(lock, schemas, origins); err != nil {
 				return nil, nil, err
 			}
-			ress = m.Resources()
 		}
 	}
 	objs := make([]*Object, 0, len(ress))
@@ -142,8 +140,8 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 }
 
 // build runs kustomize on g's kustomization, with origin annotations when
-// origins is set.
-func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
+// origins is set, or takes the build from g's cache (cache.go).
+func (g *generated) build(lock, schemas, origins bool) ([]*resource.Resource, error) {
 	k := g.kus
 	if origins {
 		k.BuildMetadata = append(slices.Clone(k.BuildMetadata), kustypes.OriginAnnotations)
@@ -156,7 +154,12 @@ func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsys := &overlayFS{FileSystem: filesys.MakeFsOnDisk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
+	kfile := filepath.Join(root, filepath.Base(g.kfile))
+	cached := g.cache.entry(g.root, kfile, manifest, schemas, origins, g.log) // nil without a cache
+	if ress, ok := cached.get(); ok {
+		return ress, nil
+	}
+	fsys := &overlayFS{FileSystem: cached.disk(), path: kfile, data: manifest}
 	if lock {
 		if schemas || len(g.deprecated) > 0 {
 			kustomizeMu.Lock()
@@ -184,7 +187,8 @@ func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build of %s: %w", g.relSlash(g.dir), err)
 	}
-	return m, nil
+	cached.put(m.Resources())
+	return m.Resources(), nil
 }
 
 // sourceObject is an object of a file kustomize reads, as the file has it.

@@ -1,0 +1,422 @@
+package fluxbuild
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/resource"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
+)
+
+// WithCache keeps the kustomize builds of Build in dir, across processes,
+// and takes a build from there when its inputs are the same: the
+// kustomization (the directory's own with the Kustomization's fields
+// written into it, or the one Flux generates), the directory's path
+// relative to the source's root, kustomize's version, and the content of
+// every file, directory listing and path kustomize asked about during the
+// build, recorded relative to the source's root and asked again before
+// an entry is taken (so one entry serves a tree and its copy in another
+// place, and a file added where the build looked is seen). Only
+// kustomize's own build is kept: postBuild substitution, the objects'
+// lines and everything else Build does run as before, and a build from
+// the cache returns what the build would (TestCacheMatchesBuild).
+//
+// A build that read outside the source's root, that failed, or whose
+// objects include a Secret with a value that is not SOPS ciphertext (a
+// secretGenerator's, or a Secret written in clear) is not kept: the cache
+// holds no secret. Entries are written atomically, readable by their
+// owner only; an entry that cannot be read is a miss (logged at debug
+// level with WithLogger); entries not used for 30 days are removed, at
+// most once a day. Without WithCache (nor ContextWithCache) nothing is
+// kept.
+func WithCache(dir string) Option {
+	return funcOption(func(c *config) error {
+		abs, err := cacheDirOf(dir)
+		if err != nil {
+			return err
+		}
+		c.cacheDir = abs
+		return nil
+	})
+}
+
+type cacheContextKey struct{}
+
+// ContextWithCache returns ctx with dir as the build cache (WithCache) of
+// every Build and Preview under it that has no WithCache of its own: a
+// command sets it once for the builds of the packages it calls. An empty
+// dir leaves ctx as it is.
+func ContextWithCache(ctx context.Context, dir string) (context.Context, error) {
+	if dir == "" {
+		return ctx, nil
+	}
+	abs, err := cacheDirOf(dir)
+	if err != nil {
+		return ctx, err
+	}
+	return context.WithValue(ctx, cacheContextKey{}, abs), nil
+}
+
+func cacheDirOf(dir string) (string, error) {
+	if dir == "" {
+		return "", errdefs.InvalidOption("WithCache: empty directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", errdefs.InvalidOption("WithCache: %v", err)
+	}
+	return abs, nil
+}
+
+// cacheFor is the build cache of a build under ctx with cfg, or nil.
+func (c *config) cacheFor(ctx context.Context) *buildCache {
+	dir := c.cacheDir
+	if dir == "" {
+		dir, _ = ctx.Value(cacheContextKey{}).(string)
+	}
+	if dir == "" {
+		return nil
+	}
+	v, _ := caches.LoadOrStore(dir, &buildCache{dir: dir})
+	return v.(*buildCache)
+}
+
+// caches are the build caches of the process, by directory.
+var caches sync.Map
+
+// The cache's format: change cacheFormat whenever an entry of the same
+// key would hold something else.
+const (
+	cacheFormat   = "fluxpack-kustomize-1\n"
+	cacheVariants = 8                   // entries kept per key (per kustomization and place)
+	cacheMaxAge   = 30 * 24 * time.Hour // an entry unused this long is removed
+	cachePruneGap = 24 * time.Hour      // how often that is checked
+	cacheTouchGap = 24 * time.Hour      // a hit older than this refreshes its time
+	cachePruned   = "pruned"            // the file whose time says when that was
+)
+
+// buildCache is one cache directory.
+type buildCache struct {
+	dir   string
+	prune sync.Once
+}
+
+// kustomizeVersion names the kustomize the program is built with, for the
+// key: another kustomize may build the same inputs otherwise.
+var kustomizeVersion = sync.OnceValue(func() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	var b strings.Builder
+	for _, d := range bi.Deps {
+		if strings.HasPrefix(d.Path, "sigs.k8s.io/kustomize/") {
+			if d.Replace != nil {
+				d = d.Replace
+			}
+			fmt.Fprintf(&b, "%s@%s %s;", d.Path, d.Version, d.Sum)
+		}
+	}
+	if b.Len() == 0 {
+		return "unknown"
+	}
+	return b.String()
+})
+
+// cacheEntry is the cache of one build: its key, where it would be, and
+// the disk that records what the build reads.
+type cacheEntry struct {
+	c    *buildCache
+	key  string
+	root string // the source's root, symbolic links resolved
+	rec  *recordFS
+	log  *slog.Logger
+}
+
+// entry returns the cache entry of a build of manifest, the kustomization
+// at kfile (absolute, symbolic links resolved), in the source root; nil
+// without a cache or when the build cannot be cached.
+func (c *buildCache) entry(root, kfile string, manifest []byte, schemas, origins bool, log *slog.Logger) *cacheEntry {
+	if c == nil {
+		return nil
+	}
+	c.prune.Do(c.pruneOld)
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil
+	}
+	rel, err := filepath.Rel(real, kfile)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil
+	}
+	h := sha256.New()
+	for _, s := range []string{cacheFormat, kustomizeVersion(), filepath.ToSlash(rel), fmt.Sprint(schemas, origins)} {
+		h.Write(binary.AppendUvarint(nil, uint64(len(s))))
+		h.Write([]byte(s))
+	}
+	h.Write(manifest)
+	return &cacheEntry{c: c, key: fmt.Sprintf("%x", h.Sum(nil)), root: real, log: log}
+}
+
+func (e *cacheEntry) keyDir() string { return filepath.Join(e.c.dir, e.key[:2], e.key[2:]) }
+
+func (e *cacheEntry) debug(msg string, args ...any) {
+	if e.log != nil {
+		e.log.Debug("kustomize cache: "+msg, append([]any{"key", e.key[:16]}, args...)...)
+	}
+}
+
+// disk is the file system the build reads: the disk, recorded.
+func (e *cacheEntry) disk() filesys.FileSystem {
+	if e == nil {
+		return filesys.MakeFsOnDisk()
+	}
+	e.rec = newRecordFS(e.root)
+	return e.rec
+}
+
+// get returns the resources of the newest entry of the key whose reads
+// give the same answers now; false when there is none.
+func (e *cacheEntry) get() ([]*resource.Resource, bool) {
+	if e == nil {
+		return nil, false
+	}
+	des, err := os.ReadDir(e.keyDir())
+	if err != nil {
+		return nil, false
+	}
+	type variant struct {
+		path string
+		mod  time.Time
+	}
+	vs := make([]variant, 0, len(des))
+	for _, d := range des {
+		if strings.HasPrefix(d.Name(), ".") {
+			continue // being written
+		}
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+			vs = append(vs, variant{filepath.Join(e.keyDir(), d.Name()), fi.ModTime()})
+		}
+	}
+	slices.SortFunc(vs, func(a, b variant) int { return b.mod.Compare(a.mod) })
+	for _, v := range vs {
+		data, err := os.ReadFile(v.path)
+		if err != nil {
+			continue
+		}
+		reads, rest, err := decodeEntry(data)
+		if err != nil {
+			e.debug("ignoring an entry that cannot be read", "file", v.path, "err", err)
+			continue
+		}
+		if !replay(e.root, reads) {
+			continue
+		}
+		nodes, err := (&nodeReader{b: rest}).nodes()
+		if err != nil {
+			e.debug("ignoring an entry that cannot be read", "file", v.path, "err", err)
+			continue
+		}
+		ress := make([]*resource.Resource, len(nodes))
+		for i, n := range nodes {
+			ress[i] = &resource.Resource{RNode: *kyaml.NewRNode(n)}
+		}
+		if now := time.Now(); now.Sub(v.mod) > cacheTouchGap {
+			_ = os.Chtimes(v.path, now, now)
+		}
+		return ress, true
+	}
+	return nil, false
+}
+
+// put keeps ress, the resources the build made, with what it read.
+func (e *cacheEntry) put(ress []*resource.Resource) {
+	if e == nil || e.rec == nil {
+		return
+	}
+	reads, why := e.rec.snapshot()
+	if why != "" {
+		e.debug("not kept: the build did "+why, "root", e.root)
+		return
+	}
+	if s := secretValues(ress); s != "" {
+		e.debug("not kept: it holds a Secret's values", "secret", s)
+		return
+	}
+	nodes := make([]*yaml.Node, len(ress))
+	for i, r := range ress {
+		nodes[i] = r.YNode()
+	}
+	head := encodeReads(reads)
+	b, err := appendNodes(slices.Clone(head), nodes)
+	if err != nil {
+		e.debug("not kept: its objects hold "+err.Error(), "root", e.root)
+		return
+	}
+	sum := sha256.Sum256(b)
+	b = append(b, sum[:]...)
+	if err := os.MkdirAll(e.keyDir(), 0o700); err != nil {
+		e.debug("not kept", "err", err)
+		return
+	}
+	name := fmt.Sprintf("%x", sha256.Sum256(head))[:32]
+	if err := atomicfile.WriteFile(filepath.Join(e.keyDir(), name), b, 0o600); err != nil {
+		e.debug("not kept", "err", err)
+		return
+	}
+	e.trim()
+}
+
+// trim removes the oldest entries of the key beyond cacheVariants.
+func (e *cacheEntry) trim() {
+	des, err := os.ReadDir(e.keyDir())
+	if err != nil || len(des) <= cacheVariants {
+		return
+	}
+	type variant struct {
+		path string
+		mod  time.Time
+	}
+	var vs []variant
+	for _, d := range des {
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && !strings.HasPrefix(d.Name(), ".") {
+			vs = append(vs, variant{filepath.Join(e.keyDir(), d.Name()), fi.ModTime()})
+		}
+	}
+	slices.SortFunc(vs, func(a, b variant) int { return b.mod.Compare(a.mod) })
+	for _, v := range vs[min(cacheVariants, len(vs)):] {
+		_ = os.Remove(v.path)
+	}
+}
+
+// pruneOld removes the entries not used for cacheMaxAge, and the
+// directories left empty, when that was not done for cachePruneGap.
+func (c *buildCache) pruneOld() {
+	stamp := filepath.Join(c.dir, cachePruned)
+	now := time.Now()
+	if fi, err := os.Stat(stamp); err == nil && now.Sub(fi.ModTime()) < cachePruneGap {
+		return
+	} else if errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(c.dir); err != nil {
+			return // nothing kept yet
+		}
+	}
+	shards, _ := os.ReadDir(c.dir)
+	for _, s := range shards {
+		if !s.IsDir() {
+			continue
+		}
+		sd := filepath.Join(c.dir, s.Name())
+		keys, _ := os.ReadDir(sd)
+		for _, k := range keys {
+			kd := filepath.Join(sd, k.Name())
+			files, _ := os.ReadDir(kd)
+			left := len(files)
+			for _, f := range files {
+				if fi, err := f.Info(); err == nil && now.Sub(fi.ModTime()) > cacheMaxAge {
+					if os.Remove(filepath.Join(kd, f.Name())) == nil {
+						left--
+					}
+				}
+			}
+			if left == 0 {
+				_ = os.Remove(kd)
+			}
+		}
+		_ = os.Remove(sd) // when empty
+	}
+	_ = atomicfile.WriteFile(stamp, nil, 0o600)
+}
+
+// encodeReads is the head of an entry: the format and the reads.
+func encodeReads(reads []fsRead) []byte {
+	b := []byte(cacheFormat)
+	b = binary.AppendUvarint(b, uint64(len(reads)))
+	for _, r := range reads {
+		b = append(b, r.op)
+		for _, s := range []string{r.rel, r.answer} {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+	}
+	return b
+}
+
+// decodeEntry checks an entry's sum and format and returns its reads and
+// the bytes of its nodes.
+func decodeEntry(data []byte) ([]fsRead, []byte, error) {
+	if len(data) < sha256.Size+len(cacheFormat) {
+		return nil, nil, errors.New("too short")
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	if s := sha256.Sum256(body); !bytes.Equal(s[:], sum) {
+		return nil, nil, errors.New("checksum mismatch")
+	}
+	if !bytes.HasPrefix(body, []byte(cacheFormat)) {
+		return nil, nil, errors.New("another format")
+	}
+	r := &nodeReader{b: body[len(cacheFormat):]}
+	count := r.uvarint()
+	if r.err == nil && count > uint64(len(r.b)) {
+		return nil, nil, errors.New("read count out of range")
+	}
+	reads := make([]fsRead, 0, count)
+	for i := uint64(0); i < count && r.err == nil; i++ {
+		if len(r.b) == 0 {
+			r.err = errors.New("truncated read")
+			break
+		}
+		op := r.b[0]
+		r.b = r.b[1:]
+		reads = append(reads, fsRead{op: op, rel: r.string(), answer: r.string()})
+	}
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	return reads, r.b, nil
+}
+
+// secretValues names the first Secret of ress that holds a value that is
+// not SOPS ciphertext, or is "".
+func secretValues(ress []*resource.Resource) string {
+	for _, r := range ress {
+		if r.GetKind() != "Secret" {
+			continue
+		}
+		n := r.YNode()
+		for _, field := range []string{"data", "stringData"} {
+			m := yamlutil.Field(n, field)
+			if m == nil {
+				continue
+			}
+			if m.Kind != yaml.MappingNode {
+				return r.GetNamespace() + "/" + r.GetName()
+			}
+			for i := 1; i < len(m.Content); i += 2 {
+				v := m.Content[i]
+				if v.Kind != yaml.ScalarNode || v.Value != "" && !strings.HasPrefix(v.Value, "ENC[") {
+					return r.GetNamespace() + "/" + r.GetName()
+				}
+			}
+		}
+	}
+	return ""
+}
