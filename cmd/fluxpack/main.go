@@ -7,10 +7,12 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/startup"
 )
@@ -30,6 +32,11 @@ func main() {
 	// would kill the process after its cleanup, with no exit code).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop() // never runs: os.Exit runs no deferred call, so the handlers stay
+	if cli.ReadsRepositories(os.Args[1:]) {
+		// CLI wiring of the kustomize build cache (issue 40, speed): the
+		// commands that read repositories keep kustomize's builds.
+		ctx = withBuildCache(ctx)
+	}
 	bi, _ := debug.ReadBuildInfo()
 	stopProfile := cpuProfile(os.Getenv("FLUXPACK_CPUPROFILE"))
 	code := cli.MainAs(ctx, cli.NameFor(os.Args[0]), versionFrom(version, bi), os.Args[1:], os.Stdout, os.Stderr)
@@ -96,4 +103,26 @@ func versionFrom(stamped string, bi *debug.BuildInfo) string {
 		v += "-dirty"
 	}
 	return v
+}
+
+// withBuildCache returns ctx with the kustomize build cache of the reading
+// commands (fluxbuild.ContextWithCache): $FLUXPACK_CACHE_DIR, or
+// fluxpack/kustomize in the user's cache directory; none when
+// $FLUXPACK_CACHE_DIR is "off" or there is no cache directory.
+func withBuildCache(ctx context.Context) context.Context {
+	dir := os.Getenv("FLUXPACK_CACHE_DIR")
+	if dir == "off" {
+		return ctx
+	}
+	if dir == "" {
+		base, err := os.UserCacheDir()
+		if err != nil {
+			return ctx
+		}
+		dir = filepath.Join(base, "fluxpack", "kustomize")
+	}
+	if c, err := fluxbuild.ContextWithCache(ctx, dir); err == nil {
+		return c
+	}
+	return ctx
 }
