@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -117,6 +118,9 @@ const (
 type buildCache struct {
 	dir   string
 	prune sync.Once
+	// hits and stores count the builds taken from the cache and kept in
+	// it, for tests.
+	hits, stores atomic.Int64
 }
 
 // kustomizeVersion names the kustomize the program is built with, for the
@@ -239,6 +243,7 @@ func (e *cacheEntry) get() ([]*resource.Resource, bool) {
 		for i, n := range nodes {
 			ress[i] = &resource.Resource{RNode: *kyaml.NewRNode(n)}
 		}
+		e.c.hits.Add(1)
 		if now := time.Now(); now.Sub(v.mod) > cacheTouchGap {
 			_ = os.Chtimes(v.path, now, now)
 		}
@@ -282,6 +287,7 @@ func (e *cacheEntry) put(ress []*resource.Resource) {
 		e.debug("not kept", "err", err)
 		return
 	}
+	e.c.stores.Add(1)
 	e.trim()
 }
 
