@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
+	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -149,63 +149,74 @@ var kustomizeVersion = sync.OnceValue(func() string {
 // the disk that records what the build reads.
 type cacheEntry struct {
 	c    *buildCache
+	g    *generated
 	key  string
 	root string // the source's root, symbolic links resolved
-	rec  *recordFS
-	log  *slog.Logger
 }
 
-// entry returns the cache entry of a build of manifest, the kustomization
-// at kfile (absolute, symbolic links resolved), in the source root; nil
-// without a cache or when the build cannot be cached.
-func (c *buildCache) entry(root, kfile string, manifest []byte, schemas, origins bool, log *slog.Logger) *cacheEntry {
+// entry returns the cache entry of g's kustomize build, or nil without a
+// cache or when the build cannot be cached. The key is what the files do
+// not say: the kustomization with the Kustomization's fields (for a
+// directory without one, the list of its files), where it is in the
+// source, and how Build asks kustomize for the objects' origins.
+func (c *buildCache) entry(g *generated) *cacheEntry {
 	if c == nil {
 		return nil
 	}
 	c.prune.Do(c.pruneOld)
-	real, err := filepath.EvalSymlinks(root)
+	root, err := filepath.EvalSymlinks(g.root)
 	if err != nil {
 		return nil
 	}
-	rel, err := filepath.Rel(real, kfile)
-	if err != nil || !filepath.IsLocal(rel) {
+	dir, err := filepath.EvalSymlinks(g.dir)
+	if err != nil {
+		return nil
+	}
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || !filepath.IsLocal(rel) && rel != "." {
+		return nil
+	}
+	manifest, err := sigyaml.Marshal(&g.kus)
+	if err != nil {
 		return nil
 	}
 	h := sha256.New()
-	for _, s := range []string{cacheFormat, kustomizeVersion(), filepath.ToSlash(rel), fmt.Sprint(schemas, origins)} {
+	for _, s := range []string{cacheFormat, kustomizeVersion(), filepath.ToSlash(rel), g.relSlash(g.dir), filepath.Base(g.kfile),
+		fmt.Sprint(g.found, g.trackOrigins), string(manifest)} {
 		h.Write(binary.AppendUvarint(nil, uint64(len(s))))
 		h.Write([]byte(s))
 	}
-	h.Write(manifest)
-	return &cacheEntry{c: c, key: fmt.Sprintf("%x", h.Sum(nil)), root: real, log: log}
+	e := &cacheEntry{c: c, g: g, key: fmt.Sprintf("%x", h.Sum(nil)), root: root}
+	g.rec = newRecordFS(root)
+	return e
 }
 
 func (e *cacheEntry) keyDir() string { return filepath.Join(e.c.dir, e.key[:2], e.key[2:]) }
 
 func (e *cacheEntry) debug(msg string, args ...any) {
-	if e.log != nil {
-		e.log.Debug("kustomize cache: "+msg, append([]any{"key", e.key[:16]}, args...)...)
+	if e.g.log != nil {
+		e.g.log.Debug("kustomize cache: "+msg, append([]any{"key", e.key[:16]}, args...)...)
 	}
 }
 
-// disk is the file system the build reads: the disk, recorded.
-func (e *cacheEntry) disk() filesys.FileSystem {
-	if e == nil {
-		return filesys.MakeFsOnDisk()
+// disk is the file system kustomize reads: the disk, recorded for the
+// cache when there is one.
+func (g *generated) disk() filesys.FileSystem {
+	if g.rec != nil {
+		return g.rec
 	}
-	e.rec = newRecordFS(e.root)
-	return e.rec
+	return filesys.MakeFsOnDisk()
 }
 
-// get returns the resources of the newest entry of the key whose reads
-// give the same answers now; false when there is none.
-func (e *cacheEntry) get() ([]*resource.Resource, bool) {
+// get returns what g.kustomize returned for the newest entry of the key
+// whose reads give the same answers now; false when there is none.
+func (e *cacheEntry) get() ([]*resource.Resource, []*Object, bool) {
 	if e == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	des, err := os.ReadDir(e.keyDir())
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	type variant struct {
 		path string
@@ -234,46 +245,55 @@ func (e *cacheEntry) get() ([]*resource.Resource, bool) {
 		if !replay(e.root, reads) {
 			continue
 		}
-		nodes, err := (&nodeReader{b: rest}).nodes()
+		ress, objs, deprecated, err := decodeBuild(rest)
 		if err != nil {
 			e.debug("ignoring an entry that cannot be read", "file", v.path, "err", err)
 			continue
 		}
-		ress := make([]*resource.Resource, len(nodes))
-		for i, n := range nodes {
-			ress[i] = &resource.Resource{RNode: *kyaml.NewRNode(n)}
+		for _, d := range deprecated {
+			if e.g.log != nil {
+				e.g.log.Debug("kustomize: "+strings.TrimPrefix(d.warning, "# "), "kustomization", d.file)
+			}
 		}
 		e.c.hits.Add(1)
 		if now := time.Now(); now.Sub(v.mod) > cacheTouchGap {
 			_ = os.Chtimes(v.path, now, now)
 		}
-		return ress, true
+		return ress, objs, true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
-// put keeps ress, the resources the build made, with what it read.
-func (e *cacheEntry) put(ress []*resource.Resource) {
-	if e == nil || e.rec == nil {
+// put keeps what g.kustomize returns (the resources and the objects made
+// of them, which share their nodes) with what the build read, and the
+// warnings about deprecated fields it logged.
+func (e *cacheEntry) put(ress []*resource.Resource, objs []*Object, deprecated []deprecation) {
+	if e == nil {
 		return
 	}
-	reads, why := e.rec.snapshot()
+	reads, why := e.g.rec.snapshot()
 	if why != "" {
 		e.debug("not kept: the build did "+why, "root", e.root)
 		return
+	}
+	if e.g.found {
+		// The objects' lines come from the kustomization file as written
+		// (a generator's entry), which the key holds only as read.
+		rel, ok := e.g.rec.rel(e.g.kfile)
+		if !ok {
+			return
+		}
+		data, err := os.ReadFile(e.g.kfile)
+		reads = append(reads, fsRead{op: opRead, rel: rel, answer: fileAnswer(data, err)})
 	}
 	if s := secretValues(ress); s != "" {
 		e.debug("not kept: it holds a Secret's values", "secret", s)
 		return
 	}
-	nodes := make([]*yaml.Node, len(ress))
-	for i, r := range ress {
-		nodes[i] = r.YNode()
-	}
 	head := encodeReads(reads)
-	b, err := appendNodes(slices.Clone(head), nodes)
+	b, err := appendBuild(slices.Clone(head), ress, objs, deprecated)
 	if err != nil {
-		e.debug("not kept: its objects hold "+err.Error(), "root", e.root)
+		e.debug("not kept: "+err.Error(), "root", e.root)
 		return
 	}
 	sum := sha256.Sum256(b)
@@ -289,6 +309,82 @@ func (e *cacheEntry) put(ress []*resource.Resource) {
 	}
 	e.c.stores.Add(1)
 	e.trim()
+}
+
+// appendBuild appends the objects of a build and their nodes, and the
+// deprecation warnings, to b.
+func appendBuild(b []byte, ress []*resource.Resource, objs []*Object, deprecated []deprecation) ([]byte, error) {
+	if len(ress) != len(objs) {
+		return nil, errors.New("the objects are not the resources")
+	}
+	b = binary.AppendUvarint(b, uint64(len(deprecated)))
+	for _, d := range deprecated {
+		b = appendString(appendString(b, d.file), d.warning)
+	}
+	b = binary.AppendUvarint(b, uint64(len(objs)))
+	var err error
+	for i, o := range objs {
+		if o.Node != ress[i].YNode() || o.IdentityOnly || o.local {
+			return nil, errors.New("an object that is not its resource")
+		}
+		for _, s := range []string{o.APIVersion, o.Kind, o.Namespace, o.Name, o.File} {
+			b = appendString(b, s)
+		}
+		b = binary.AppendVarint(b, int64(o.Line))
+		flags := uint64(0)
+		for bit, f := range []bool{o.Built, o.ScalarLines, o.Dollar} {
+			if f {
+				flags |= 1 << bit
+			}
+		}
+		b = binary.AppendUvarint(b, flags)
+		if b, err = appendNode(b, o.Node, 0); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// decodeBuild reads what appendBuild wrote.
+func decodeBuild(b []byte) ([]*resource.Resource, []*Object, []deprecation, error) {
+	r := &nodeReader{b: b}
+	count := r.uvarint()
+	if r.err == nil && count > uint64(len(r.b)) {
+		return nil, nil, nil, errors.New("warning count out of range")
+	}
+	var deprecated []deprecation
+	for i := uint64(0); i < count && r.err == nil; i++ {
+		deprecated = append(deprecated, deprecation{file: r.string(), warning: r.string()})
+	}
+	count = r.uvarint()
+	if r.err == nil && count > uint64(len(r.b)) {
+		return nil, nil, nil, errors.New("object count out of range")
+	}
+	ress := make([]*resource.Resource, 0, count)
+	objs := make([]*Object, 0, count)
+	for i := uint64(0); i < count && r.err == nil; i++ {
+		o := &Object{APIVersion: r.string(), Kind: r.string(), Namespace: r.string(), Name: r.string(), File: r.string(), Line: r.varint()}
+		flags := r.uvarint()
+		o.Built, o.ScalarLines, o.Dollar = flags&1 != 0, flags&2 != 0, flags&4 != 0
+		o.Node = r.node(0)
+		if r.err != nil {
+			break
+		}
+		ress = append(ress, &resource.Resource{RNode: *kyaml.NewRNode(o.Node)})
+		objs = append(objs, o)
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errors.New("trailing bytes")
+	}
+	if r.err != nil {
+		return nil, nil, nil, r.err
+	}
+	return ress, objs, deprecated, nil
 }
 
 // trim removes the oldest entries of the key beyond cacheVariants.

@@ -195,6 +195,9 @@ func TestCacheSeesChanges(t *testing.T) {
 			require.NoError(t, os.RemoveAll(filepath.Join(root, "app", "sub")))
 			cacheTree(t, root, map[string]string{"app/sub": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: sub-file}\n"})
 		}},
+		{name: "the kustomization file's lines only", ks: app, change: func(t *testing.T, root string) {
+			cacheTree(t, root, map[string]string{"app/kustomization.yaml": "# the generator moves down a line\n" + base["app/kustomization.yaml"]})
+		}},
 		{name: "a new file in a folder Flux lists", ks: plain, change: func(t *testing.T, root string) {
 			cacheTree(t, root, map[string]string{"plain/three.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: three}\n"})
 		}},

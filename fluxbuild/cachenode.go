@@ -3,7 +3,6 @@ package fluxbuild
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -20,18 +19,6 @@ import (
 // errAlias: a node tree with an alias is not kept (kustomize expands
 // anchors as it reads, so a build leaves none).
 var errAlias = errors.New("an alias node")
-
-// appendNodes appends the trees of roots to b.
-func appendNodes(b []byte, roots []*yaml.Node) ([]byte, error) {
-	b = binary.AppendUvarint(b, uint64(len(roots)))
-	var err error
-	for _, n := range roots {
-		if b, err = appendNode(b, n, 0); err != nil {
-			return nil, err
-		}
-	}
-	return b, nil
-}
 
 // maxDepth bounds the nesting a cache entry may hold, so a corrupt entry
 // cannot exhaust the stack; kustomize's own YAML parser stops far sooner.
@@ -65,7 +52,7 @@ func appendNode(b []byte, n *yaml.Node, depth int) ([]byte, error) {
 	return b, nil
 }
 
-// nodeReader reads what appendNodes wrote.
+// nodeReader reads what appendNode wrote.
 type nodeReader struct {
 	b   []byte
 	err error
@@ -109,22 +96,6 @@ func (r *nodeReader) string() string {
 	s := string(r.b[:l])
 	r.b = r.b[l:]
 	return s
-}
-
-// nodes reads the trees appendNodes wrote.
-func (r *nodeReader) nodes() ([]*yaml.Node, error) {
-	count := r.uvarint()
-	if r.err == nil && count > uint64(len(r.b)) {
-		r.err = errors.New("node count out of range")
-	}
-	roots := make([]*yaml.Node, 0, count)
-	for i := uint64(0); i < count && r.err == nil; i++ {
-		roots = append(roots, r.node(0))
-	}
-	if r.err != nil {
-		return nil, fmt.Errorf("reading nodes: %w", r.err)
-	}
-	return roots, nil
 }
 
 func (r *nodeReader) node(depth int) *yaml.Node {

@@ -58,6 +58,10 @@ const originAnnotation = "config.kubernetes.io/origin"
 // takes kustomizeMu for the build (shared unless the build writes
 // kustomize's global state); without, the caller holds it alone.
 func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error) {
+	cached := g.cache.entry(g) // nil without a cache (cache.go)
+	if ress, objs, ok := cached.get(); ok {
+		return ress, objs, nil
+	}
 	var local localInfo
 	if err := checkLocal(g.root, g.dir, &g.kus, g.kfile, map[string]bool{}, &local); err != nil {
 		return nil, nil, err
@@ -136,11 +140,12 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		}
 		objs = append(objs, o)
 	}
+	cached.put(ress, objs, local.deprecated)
 	return ress, objs, nil
 }
 
 // build runs kustomize on g's kustomization, with origin annotations when
-// origins is set, or takes the build from g's cache (cache.go).
+// origins is set.
 func (g *generated) build(lock, schemas, origins bool) ([]*resource.Resource, error) {
 	k := g.kus
 	if origins {
@@ -154,12 +159,7 @@ func (g *generated) build(lock, schemas, origins bool) ([]*resource.Resource, er
 	if err != nil {
 		return nil, err
 	}
-	kfile := filepath.Join(root, filepath.Base(g.kfile))
-	cached := g.cache.entry(g.root, kfile, manifest, schemas, origins, g.log) // nil without a cache
-	if ress, ok := cached.get(); ok {
-		return ress, nil
-	}
-	fsys := &overlayFS{FileSystem: cached.disk(), path: kfile, data: manifest}
+	fsys := &overlayFS{FileSystem: g.disk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
 	if lock {
 		if schemas || len(g.deprecated) > 0 {
 			kustomizeMu.Lock()
@@ -187,7 +187,6 @@ func (g *generated) build(lock, schemas, origins bool) ([]*resource.Resource, er
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build of %s: %w", g.relSlash(g.dir), err)
 	}
-	cached.put(m.Resources())
 	return m.Resources(), nil
 }
 
