@@ -106,22 +106,14 @@ func versionFrom(stamped string, bi *debug.BuildInfo) string {
 }
 
 // withBuildCache returns ctx with the kustomize build cache of the reading
-// commands (fluxbuild.ContextWithCache): $FLUXPACK_CACHE_DIR, or
-// fluxpack/kustomize in the user's cache directory; none when
-// $FLUXPACK_CACHE_DIR is "off" or there is no cache directory.
+// commands (fluxbuild.ContextWithCache) under cli.CacheRoot, or ctx as it
+// is when there is none.
 func withBuildCache(ctx context.Context) context.Context {
-	dir := os.Getenv("FLUXPACK_CACHE_DIR")
-	if dir == "off" {
+	root := cli.CacheRoot()
+	if root == "" {
 		return ctx
 	}
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ctx
-		}
-		dir = filepath.Join(base, "fluxpack", "kustomize")
-	}
-	if c, err := fluxbuild.ContextWithCache(ctx, dir); err == nil {
+	if c, err := fluxbuild.ContextWithCache(ctx, filepath.Join(root, "kustomize")); err == nil {
 		return c
 	}
 	return ctx

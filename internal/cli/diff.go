@@ -239,7 +239,7 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 		if err != nil {
 			return err
 		}
-		top, cleanup, err := review.Extract(ctx, headRoot, rev, "")
+		top, cleanup, err := extractBase(ctx, headRoot, rev) // kept under CacheRoot (cache.go)
 		if err != nil {
 			return err
 		}
