@@ -30,11 +30,13 @@ func CacheRoot() string {
 }
 
 // extractBase writes the base revision diff compares with: kept under
-// CacheRoot, or into a temporary folder removed by cleanup without one.
+// CacheRoot, or into a temporary folder removed by cleanup without one or
+// when it cannot be written there (a read-only home).
 func extractBase(ctx context.Context, headRoot string, rev review.Revision) (top string, cleanup func() error, err error) {
 	if root := CacheRoot(); root != "" {
-		top, err := review.ExtractKept(ctx, headRoot, rev, filepath.Join(root, "revisions"))
-		return top, func() error { return nil }, err
+		if top, err := review.ExtractKept(ctx, headRoot, rev, filepath.Join(root, "revisions")); err == nil {
+			return top, func() error { return nil }, nil
+		}
 	}
 	return review.Extract(ctx, headRoot, rev, "")
 }
