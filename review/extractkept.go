@@ -17,7 +17,7 @@ import (
 
 // How many revisions ExtractKept keeps, and for how long.
 const (
-	keptRevisions = 8                  // the newest used are kept
+	keptRevisions = 4                  // the newest used are kept (a tree each)
 	keptMaxAge    = 7 * 24 * time.Hour // one unused this long is removed
 	keptInUse     = time.Hour          // one used this recently is never removed
 )
@@ -29,7 +29,7 @@ const (
 // once kustomize's builds are cached; fluxbuild.WithCache). The folder is
 // renamed into place whole once written, so a folder there is complete; it
 // must not be written to. The revisions not used for a week are removed,
-// and beyond the eight used last, those not used for an hour.
+// and beyond the four used last, those not used for an hour.
 func ExtractKept(ctx context.Context, dir string, rev Revision, keep string) (top string, err error) {
 	if keep == "" {
 		return "", errors.New("keeping revisions: empty directory")
