@@ -31,7 +31,8 @@ import (
 // and takes a build from there when its inputs are the same: the
 // kustomization (the directory's own with the Kustomization's fields
 // written into it, or the one Flux generates), the directory's path
-// relative to the source's root, kustomize's version, and the content of
+// relative to the source's root, the program (kustomize's version, and
+// fluxpack's own executable: a new one starts afresh), and the content of
 // every file, directory listing and path kustomize asked about during the
 // build, recorded relative to the source's root and asked again before
 // an entry is taken (so one entry serves a tree and its copy in another
@@ -123,14 +124,28 @@ type buildCache struct {
 	hits, stores atomic.Int64
 }
 
-// kustomizeVersion names the kustomize the program is built with, for the
-// key: another kustomize may build the same inputs otherwise.
-var kustomizeVersion = sync.OnceValue(func() string {
+// programVersion names the program, for the key: the kustomize it is
+// built with (another may build the same inputs otherwise), and the
+// program itself, as its executable file (path, size and time: a new
+// build of fluxpack may make other objects of the same build), so an
+// upgrade, or a developer's next build, starts with no entry.
+var programVersion = sync.OnceValue(func() string {
+	var b strings.Builder
+	if exe, err := os.Executable(); err == nil {
+		if fi, err := os.Stat(exe); err == nil {
+			fmt.Fprintf(&b, "%s %d %d;", exe, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
-		return "unknown"
+		return b.String()
 	}
-	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%s;", bi.Main.Path, bi.Main.Version)
+	for _, s := range bi.Settings {
+		if strings.HasPrefix(s.Key, "vcs.") {
+			fmt.Fprintf(&b, "%s=%s;", s.Key, s.Value)
+		}
+	}
 	for _, d := range bi.Deps {
 		if strings.HasPrefix(d.Path, "sigs.k8s.io/kustomize/") {
 			if d.Replace != nil {
@@ -138,9 +153,6 @@ var kustomizeVersion = sync.OnceValue(func() string {
 			}
 			fmt.Fprintf(&b, "%s@%s %s;", d.Path, d.Version, d.Sum)
 		}
-	}
-	if b.Len() == 0 {
-		return "unknown"
 	}
 	return b.String()
 })
@@ -181,7 +193,7 @@ func (c *buildCache) entry(g *generated) *cacheEntry {
 		return nil
 	}
 	h := sha256.New()
-	for _, s := range []string{cacheFormat, kustomizeVersion(), filepath.ToSlash(rel), g.relSlash(g.dir), filepath.Base(g.kfile),
+	for _, s := range []string{cacheFormat, programVersion(), filepath.ToSlash(rel), g.relSlash(g.dir), filepath.Base(g.kfile),
 		fmt.Sprint(g.found, g.trackOrigins), string(manifest)} {
 		h.Write(binary.AppendUvarint(nil, uint64(len(s))))
 		h.Write([]byte(s))
