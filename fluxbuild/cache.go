@@ -36,10 +36,12 @@ import (
 // every file, directory listing and path kustomize asked about during the
 // build, recorded relative to the source's root and asked again before
 // an entry is taken (so one entry serves a tree and its copy in another
-// place, and a file added where the build looked is seen). Only
-// kustomize's own build is kept: postBuild substitution, the objects'
-// lines and everything else Build does run as before, and a build from
-// the cache returns what the build would (TestCacheMatchesBuild).
+// place, and a file added where the build looked is seen). What is kept
+// is the kustomize step of Build: kustomize's objects, node for node,
+// with the files and lines Build gives them (the kustomization file as
+// written is one of the reads). postBuild substitution (Preview) and the
+// directories read without kustomize run as before, and a build from the
+// cache returns what the build would (TestCacheMatchesBuild).
 //
 // A build that read outside the source's root, that failed, or whose
 // objects include a Secret with a value that is not SOPS ciphertext (a
