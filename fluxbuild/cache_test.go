@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -363,4 +364,36 @@ func TestWithCacheValidates(t *testing.T) {
 	ctx, err := ContextWithCache(t.Context(), "")
 	require.NoError(t, err)
 	assert.Nil(t, (&config{}).cacheFor(ctx), "an empty directory: no cache")
+}
+
+// Builds that share a cache at once each give the build's objects, and
+// the race detector (make test runs -race) sees nothing.
+func TestCacheConcurrent(t *testing.T) {
+	root := cacheTree(t, t.TempDir(), map[string]string{
+		"base/kustomization.yaml": cacheKus + "resources: [deploy.yaml]\n",
+		"base/deploy.yaml":        cacheDeploy,
+		"a/kustomization.yaml":    cacheKus + "resources: [../base]\nnamePrefix: a-\n",
+		"b/kustomization.yaml":    cacheKus + "resources: [../base]\nnamePrefix: b-\nconfigMapGenerator: [{name: cfg, literals: [k=v]}]\n",
+	})
+	dir := t.TempDir()
+	var kss []*kustomizev1.Kustomization
+	var want [][]*Object
+	for _, p := range []string{"./a", "./b", "./base"} {
+		ks := &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: p}}
+		objs, err := Build(t.Context(), Source{Dir: root}, ks)
+		require.NoError(t, err)
+		kss, want = append(kss, ks), append(want, objs)
+	}
+	got := make([][]*Object, 8*len(kss))
+	errs := make([]error, len(got))
+	var wg sync.WaitGroup
+	for i := range got {
+		wg.Go(func() { got[i], errs[i] = Build(t.Context(), Source{Dir: root}, kss[i%len(kss)], WithCache(dir)) })
+	}
+	wg.Wait()
+	for i := range got {
+		require.NoError(t, errs[i])
+		assert.Empty(t, cmp.Diff(want[i%len(kss)], got[i], cmp.AllowUnexported(Object{})), "build %d", i)
+	}
+	assert.Positive(t, (&config{cacheDir: dir}).cacheFor(t.Context()).stores.Load())
 }
