@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -20,7 +21,6 @@ import (
 	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
-	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -121,6 +121,7 @@ const (
 type buildCache struct {
 	dir   string
 	prune sync.Once
+	roots sync.Map // source roots, symbolic links resolved
 	// hits and stores count the builds taken from the cache and kept in
 	// it, for tests.
 	hits, stores atomic.Int64
@@ -178,7 +179,7 @@ func (c *buildCache) entry(g *generated) *cacheEntry {
 		return nil
 	}
 	c.prune.Do(c.pruneOld)
-	root, err := filepath.EvalSymlinks(g.root)
+	root, err := c.realRoot(g.root)
 	if err != nil {
 		return nil
 	}
@@ -190,7 +191,7 @@ func (c *buildCache) entry(g *generated) *cacheEntry {
 	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		return nil
 	}
-	manifest, err := sigyaml.Marshal(&g.kus)
+	manifest, err := json.Marshal(&g.kus)
 	if err != nil {
 		return nil
 	}
@@ -203,6 +204,20 @@ func (c *buildCache) entry(g *generated) *cacheEntry {
 	e := &cacheEntry{c: c, g: g, key: fmt.Sprintf("%x", h.Sum(nil)), root: root}
 	g.rec = newRecordFS(root)
 	return e
+}
+
+// realRoot is root with its symbolic links resolved, resolved once: a
+// source's root is the same for all its builds.
+func (c *buildCache) realRoot(root string) (string, error) {
+	if r, ok := c.roots.Load(root); ok {
+		return r.(string), nil
+	}
+	r, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	c.roots.Store(root, r)
+	return r, nil
 }
 
 func (e *cacheEntry) keyDir() string { return filepath.Join(e.c.dir, e.key[:2], e.key[2:]) }

@@ -56,6 +56,9 @@ func appendNode(b []byte, n *yaml.Node, depth int) ([]byte, error) {
 type nodeReader struct {
 	b   []byte
 	err error
+	// short holds the short strings read so far: tags, keys and most
+	// values repeat across a build's objects, and are allocated once.
+	short map[string]string
 }
 
 func (r *nodeReader) uvarint() uint64 {
@@ -93,8 +96,22 @@ func (r *nodeReader) string() string {
 		r.err = errors.New("truncated string")
 		return ""
 	}
-	s := string(r.b[:l])
+	b := r.b[:l]
 	r.b = r.b[l:]
+	if l == 0 {
+		return ""
+	}
+	if l > 32 {
+		return string(b)
+	}
+	if s, ok := r.short[string(b)]; ok {
+		return s
+	}
+	if r.short == nil {
+		r.short = map[string]string{}
+	}
+	s := string(b)
+	r.short[s] = s
 	return s
 }
 
