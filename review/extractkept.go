@@ -28,8 +28,11 @@ const (
 // (writing a repository's files is most of what a one-commit diff costs
 // once kustomize's builds are cached; fluxbuild.WithCache). The folder is
 // renamed into place whole once written, so a folder there is complete; it
-// must not be written to. The revisions not used for a week are removed,
-// and beyond the four used last, those not used for an hour.
+// must not be written to. A kept revision holds the commit's files as
+// they are committed (what the repository's .git already holds, a Secret
+// committed in clear included), and keep is made readable by its owner
+// only. The revisions not used for a week are removed, and beyond the
+// four used last, those not used for an hour.
 func ExtractKept(ctx context.Context, dir string, rev Revision, keep string) (top string, err error) {
 	if keep == "" {
 		return "", errors.New("keeping revisions: empty directory")

@@ -42,6 +42,12 @@ func TestExtractKept(t *testing.T) {
 	entries, err := os.ReadDir(keep)
 	require.NoError(t, err)
 	require.Len(t, entries, 1, "the old revision and the unfinished write are removed")
+	sub := filepath.Join(t.TempDir(), "revisions")
+	_, err = review.ExtractKept(t.Context(), dir, base, sub)
+	require.NoError(t, err)
+	info, err := os.Stat(sub)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm(), "the kept revisions are their owner's only")
 
 	// A later call reads the kept folder and writes nothing: it ends
 	// even with ctx done (a write stops at once), and a file only that
