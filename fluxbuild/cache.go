@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -220,7 +219,10 @@ func (c *buildCache) realRoot(root string) (string, error) {
 	return r, nil
 }
 
-func (e *cacheEntry) keyDir() string { return filepath.Join(e.c.dir, e.key[:2], e.key[2:]) }
+// keyFile is where the entries of the key are: one file, beside every
+// other key's (a lookup opens one file by name; a folder per key would
+// cost a directory to make per build kept).
+func (e *cacheEntry) keyFile() string { return filepath.Join(e.c.dir, e.key) }
 
 func (e *cacheEntry) debug(msg string, args ...any) {
 	if e.g.log != nil {
@@ -243,41 +245,29 @@ func (e *cacheEntry) get() ([]*resource.Resource, []*Object, bool) {
 	if e == nil {
 		return nil, nil, false
 	}
-	des, err := os.ReadDir(e.keyDir())
+	path := e.keyFile()
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, false
 	}
-	type variant struct {
-		path string
-		mod  time.Time
+	variants, err := decodeVariants(data)
+	if err != nil {
+		e.debug("ignoring an entry that cannot be read", "file", path, "err", err)
+		return nil, nil, false
 	}
-	vs := make([]variant, 0, len(des))
-	for _, d := range des {
-		if strings.HasPrefix(d.Name(), ".") {
-			continue // being written
-		}
-		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
-			vs = append(vs, variant{filepath.Join(e.keyDir(), d.Name()), fi.ModTime()})
-		}
-	}
-	slices.SortFunc(vs, func(a, b variant) int { return b.mod.Compare(a.mod) })
-	for _, v := range vs {
-		data, err := os.ReadFile(v.path)
+	for _, v := range variants {
+		reads, err := decodeReads(v.reads)
 		if err != nil {
-			continue
-		}
-		reads, rest, err := decodeEntry(data)
-		if err != nil {
-			e.debug("ignoring an entry that cannot be read", "file", v.path, "err", err)
-			continue
+			e.debug("ignoring an entry that cannot be read", "file", path, "err", err)
+			return nil, nil, false
 		}
 		if !replay(e.root, reads) {
 			continue
 		}
-		ress, objs, deprecated, err := decodeBuild(rest)
+		ress, objs, deprecated, err := decodeBuild(v.build)
 		if err != nil {
-			e.debug("ignoring an entry that cannot be read", "file", v.path, "err", err)
-			continue
+			e.debug("ignoring an entry that cannot be read", "file", path, "err", err)
+			return nil, nil, false
 		}
 		for _, d := range deprecated {
 			if e.g.log != nil {
@@ -285,8 +275,10 @@ func (e *cacheEntry) get() ([]*resource.Resource, []*Object, bool) {
 			}
 		}
 		e.c.hits.Add(1)
-		if now := time.Now(); now.Sub(v.mod) > cacheTouchGap {
-			_ = os.Chtimes(v.path, now, now)
+		if fi, err := os.Stat(path); err == nil {
+			if now := time.Now(); now.Sub(fi.ModTime()) > cacheTouchGap {
+				_ = os.Chtimes(path, now, now) // used: the age pruneOld reads
+			}
 		}
 		return ress, objs, true
 	}
@@ -295,7 +287,9 @@ func (e *cacheEntry) get() ([]*resource.Resource, []*Object, bool) {
 
 // put keeps what g.kustomize returns (the resources and the objects made
 // of them, which share their nodes) with what the build read, and the
-// warnings about deprecated fields it logged.
+// warnings about deprecated fields it logged, as the newest entry of the
+// key; the key keeps cacheVariants entries (a tree and its base revision
+// differ in the files a change touched).
 func (e *cacheEntry) put(ress []*resource.Resource, objs []*Object, deprecated []deprecation) {
 	if e == nil {
 		return
@@ -319,25 +313,79 @@ func (e *cacheEntry) put(ress []*resource.Resource, objs []*Object, deprecated [
 		e.debug("not kept: it holds a Secret's values", "secret", s)
 		return
 	}
-	head := encodeReads(reads)
-	b, err := appendBuild(slices.Clone(head), ress, objs, deprecated)
+	build, err := appendBuild(nil, ress, objs, deprecated)
 	if err != nil {
 		e.debug("not kept: "+err.Error(), "root", e.root)
 		return
 	}
-	sum := sha256.Sum256(b)
-	b = append(b, sum[:]...)
-	if err := os.MkdirAll(e.keyDir(), 0o700); err != nil {
+	variants := []variant{{reads: encodeReads(reads), build: build}}
+	path := e.keyFile()
+	if data, err := os.ReadFile(path); err == nil {
+		if old, err := decodeVariants(data); err == nil {
+			for _, v := range old {
+				if len(variants) < cacheVariants && !bytes.Equal(v.reads, variants[0].reads) {
+					variants = append(variants, v)
+				}
+			}
+		}
+	}
+	if err := os.MkdirAll(e.c.dir, 0o700); err != nil {
 		e.debug("not kept", "err", err)
 		return
 	}
-	name := fmt.Sprintf("%x", sha256.Sum256(head))[:32]
-	if err := atomicfile.WriteFile(filepath.Join(e.keyDir(), name), b, 0o600); err != nil {
+	if err := atomicfile.WriteFile(path, encodeVariants(variants), 0o600); err != nil {
 		e.debug("not kept", "err", err)
 		return
 	}
 	e.c.stores.Add(1)
-	e.trim()
+}
+
+// variant is one entry of a key: what the build read, and what it made.
+type variant struct{ reads, build []byte }
+
+// encodeVariants is the file of a key's entries, newest first, with the
+// format first and a sha256 of the rest last.
+func encodeVariants(vs []variant) []byte {
+	b := []byte(cacheFormat)
+	b = binary.AppendUvarint(b, uint64(len(vs)))
+	for _, v := range vs {
+		b = binary.AppendUvarint(b, uint64(len(v.reads)))
+		b = append(b, v.reads...)
+		b = binary.AppendUvarint(b, uint64(len(v.build)))
+		b = append(b, v.build...)
+	}
+	sum := sha256.Sum256(b)
+	return append(b, sum[:]...)
+}
+
+// decodeVariants checks a key's file and returns its entries.
+func decodeVariants(data []byte) ([]variant, error) {
+	if len(data) < sha256.Size+len(cacheFormat) {
+		return nil, errors.New("too short")
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	if s := sha256.Sum256(body); !bytes.Equal(s[:], sum) {
+		return nil, errors.New("checksum mismatch")
+	}
+	if !bytes.HasPrefix(body, []byte(cacheFormat)) {
+		return nil, errors.New("another format")
+	}
+	r := &nodeReader{b: body[len(cacheFormat):]}
+	count := r.uvarint()
+	if r.err == nil && count > uint64(len(r.b)) {
+		return nil, errors.New("entry count out of range")
+	}
+	vs := make([]variant, 0, count)
+	for i := uint64(0); i < count && r.err == nil; i++ {
+		vs = append(vs, variant{reads: r.bytes(), build: r.bytes()})
+	}
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errors.New("trailing bytes")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return vs, nil
 }
 
 // appendBuild appends the objects of a build and their nodes, and the
@@ -416,113 +464,56 @@ func decodeBuild(b []byte) ([]*resource.Resource, []*Object, []deprecation, erro
 	return ress, objs, deprecated, nil
 }
 
-// trim removes the oldest entries of the key beyond cacheVariants.
-func (e *cacheEntry) trim() {
-	des, err := os.ReadDir(e.keyDir())
-	if err != nil || len(des) <= cacheVariants {
-		return
-	}
-	type variant struct {
-		path string
-		mod  time.Time
-	}
-	var vs []variant
-	for _, d := range des {
-		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && !strings.HasPrefix(d.Name(), ".") {
-			vs = append(vs, variant{filepath.Join(e.keyDir(), d.Name()), fi.ModTime()})
-		}
-	}
-	slices.SortFunc(vs, func(a, b variant) int { return b.mod.Compare(a.mod) })
-	for _, v := range vs[min(cacheVariants, len(vs)):] {
-		_ = os.Remove(v.path)
-	}
-}
-
-// pruneOld removes the entries not used for cacheMaxAge, and the
-// directories left empty, when that was not done for cachePruneGap.
+// pruneOld removes the keys not used for cacheMaxAge, when that was not
+// done for cachePruneGap.
 func (c *buildCache) pruneOld() {
 	stamp := filepath.Join(c.dir, cachePruned)
 	now := time.Now()
 	if fi, err := os.Stat(stamp); err == nil && now.Sub(fi.ModTime()) < cachePruneGap {
 		return
-	} else if errors.Is(err, os.ErrNotExist) {
-		if _, err := os.Stat(c.dir); err != nil {
-			return // nothing kept yet
-		}
 	}
-	shards, _ := os.ReadDir(c.dir)
-	for _, s := range shards {
-		if !s.IsDir() {
-			continue
+	des, err := os.ReadDir(c.dir)
+	if err != nil {
+		return // nothing kept yet
+	}
+	for _, d := range des {
+		if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() && d.Name() != cachePruned && now.Sub(fi.ModTime()) > cacheMaxAge {
+			_ = os.Remove(filepath.Join(c.dir, d.Name()))
 		}
-		sd := filepath.Join(c.dir, s.Name())
-		keys, _ := os.ReadDir(sd)
-		for _, k := range keys {
-			kd := filepath.Join(sd, k.Name())
-			files, _ := os.ReadDir(kd)
-			left := len(files)
-			for _, f := range files {
-				if fi, err := f.Info(); err == nil && now.Sub(fi.ModTime()) > cacheMaxAge {
-					if os.Remove(filepath.Join(kd, f.Name())) == nil {
-						left--
-					}
-				}
-			}
-			if left == 0 {
-				_ = os.Remove(kd)
-			}
-		}
-		_ = os.Remove(sd) // when empty
 	}
 	_ = atomicfile.WriteFile(stamp, nil, 0o600)
 }
 
-// encodeReads is the head of an entry: the format and the reads.
+// encodeReads is what a build read, as an entry keeps it.
 func encodeReads(reads []fsRead) []byte {
-	b := []byte(cacheFormat)
-	b = binary.AppendUvarint(b, uint64(len(reads)))
+	b := binary.AppendUvarint(nil, uint64(len(reads)))
 	for _, r := range reads {
 		b = append(b, r.op)
-		for _, s := range []string{r.rel, r.answer} {
-			b = binary.AppendUvarint(b, uint64(len(s)))
-			b = append(b, s...)
-		}
+		b = appendString(appendString(b, r.rel), r.answer)
 	}
 	return b
 }
 
-// decodeEntry checks an entry's sum and format and returns its reads and
-// the bytes of its nodes.
-func decodeEntry(data []byte) ([]fsRead, []byte, error) {
-	if len(data) < sha256.Size+len(cacheFormat) {
-		return nil, nil, errors.New("too short")
-	}
-	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
-	if s := sha256.Sum256(body); !bytes.Equal(s[:], sum) {
-		return nil, nil, errors.New("checksum mismatch")
-	}
-	if !bytes.HasPrefix(body, []byte(cacheFormat)) {
-		return nil, nil, errors.New("another format")
-	}
-	r := &nodeReader{b: body[len(cacheFormat):]}
+// decodeReads reads what encodeReads wrote.
+func decodeReads(b []byte) ([]fsRead, error) {
+	r := &nodeReader{b: b}
 	count := r.uvarint()
 	if r.err == nil && count > uint64(len(r.b)) {
-		return nil, nil, errors.New("read count out of range")
+		return nil, errors.New("read count out of range")
 	}
 	reads := make([]fsRead, 0, count)
 	for i := uint64(0); i < count && r.err == nil; i++ {
 		if len(r.b) == 0 {
-			r.err = errors.New("truncated read")
-			break
+			return nil, errors.New("truncated read")
 		}
 		op := r.b[0]
 		r.b = r.b[1:]
 		reads = append(reads, fsRead{op: op, rel: r.string(), answer: r.string()})
 	}
-	if r.err != nil {
-		return nil, nil, r.err
+	if r.err == nil && len(r.b) != 0 {
+		r.err = errors.New("trailing bytes")
 	}
-	return reads, r.b, nil
+	return reads, r.err
 }
 
 // secretValues names the first Secret of ress that holds a value that is

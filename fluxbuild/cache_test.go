@@ -3,6 +3,7 @@ package fluxbuild
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -396,4 +397,44 @@ func TestCacheConcurrent(t *testing.T) {
 		assert.Empty(t, cmp.Diff(want[i%len(kss)], got[i], cmp.AllowUnexported(Object{})), "build %d", i)
 	}
 	assert.Positive(t, (&config{cacheDir: dir}).cacheFor(t.Context()).stores.Load())
+}
+
+// A key keeps an entry for each content its files had (a change's base
+// and head): both sides of a diff are taken from the cache, run after
+// run, and a key keeps at most cacheVariants of them.
+func TestCacheKeepsBothSides(t *testing.T) {
+	files := func(tag int) map[string]string {
+		return map[string]string{
+			"app/kustomization.yaml": cacheKus + "resources: [deploy.yaml]\nnamePrefix: p-\n",
+			"app/deploy.yaml":        strings.Replace(cacheDeploy, "web:1", fmt.Sprintf("web:%d", tag), 1),
+		}
+	}
+	ks := &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "./app"}}
+	dir := t.TempDir()
+	c := (&config{cacheDir: dir}).cacheFor(t.Context())
+	var roots []string
+	for tag := range cacheVariants + 2 {
+		roots = append(roots, cacheTree(t, t.TempDir(), files(tag)))
+	}
+	for range 2 {
+		for _, root := range roots[:2] {
+			_, err := Build(t.Context(), Source{Dir: root}, ks, WithCache(dir))
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, int64(2), c.stores.Load(), "each side kept once")
+	assert.Equal(t, int64(2), c.hits.Load(), "each side taken on the second run")
+	for _, root := range roots {
+		_, err := Build(t.Context(), Source{Dir: root}, ks, WithCache(dir))
+		require.NoError(t, err)
+	}
+	hits := c.hits.Load()
+	for _, root := range roots[len(roots)-cacheVariants:] {
+		_, err := Build(t.Context(), Source{Dir: root}, ks, WithCache(dir))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, hits+cacheVariants, c.hits.Load(), "the newest entries are kept")
+	_, err := Build(t.Context(), Source{Dir: roots[0]}, ks, WithCache(dir))
+	require.NoError(t, err)
+	assert.Equal(t, hits+cacheVariants, c.hits.Load(), "beyond cacheVariants the oldest goes")
 }

@@ -115,6 +115,21 @@ func (r *nodeReader) string() string {
 	return s
 }
 
+// bytes reads a length and that many bytes.
+func (r *nodeReader) bytes() []byte {
+	l := r.uvarint()
+	if r.err != nil {
+		return nil
+	}
+	if l > uint64(len(r.b)) {
+		r.err = errors.New("truncated bytes")
+		return nil
+	}
+	b := r.b[:l]
+	r.b = r.b[l:]
+	return b
+}
+
 func (r *nodeReader) node(depth int) *yaml.Node {
 	if depth > maxDepth {
 		r.err = errors.New("nodes nested too deep")
