@@ -302,8 +302,13 @@ func (e *cacheEntry) put(ress []*resource.Resource, objs []*Object, deprecated [
 	if e.g.found {
 		// The objects' lines come from the kustomization file as written
 		// (a generator's entry), which the key holds only as read.
-		rel, ok := e.g.rec.rel(e.g.kfile)
+		dir, err := filepath.EvalSymlinks(filepath.Dir(e.g.kfile))
+		if err != nil {
+			return
+		}
+		rel, ok := e.g.rec.rel(filepath.Join(dir, filepath.Base(e.g.kfile)))
 		if !ok {
+			e.debug("not kept: the kustomization file is outside the source", "root", e.root)
 			return
 		}
 		data, err := os.ReadFile(e.g.kfile)

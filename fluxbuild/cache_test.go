@@ -438,3 +438,26 @@ func TestCacheKeepsBothSides(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, hits+cacheVariants, c.hits.Load(), "beyond cacheVariants the oldest goes")
 }
+
+// A source reached through a symbolic link (a temporary folder on macOS)
+// is cached as the folder it leads to.
+func TestCacheThroughLink(t *testing.T) {
+	real := cacheTree(t, t.TempDir(), map[string]string{
+		"app/kustomization.yaml": cacheKus + "resources: [deploy.yaml]\nnamePrefix: p-\n",
+		"app/deploy.yaml":        cacheDeploy,
+	})
+	link := filepath.Join(t.TempDir(), "source")
+	require.NoError(t, os.Symlink(real, link))
+	ks := &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "./app"}}
+	dir := t.TempDir()
+	want, err := Build(t.Context(), Source{Dir: link}, ks)
+	require.NoError(t, err)
+	for range 2 {
+		got, err := Build(t.Context(), Source{Dir: link}, ks, WithCache(dir))
+		require.NoError(t, err)
+		assert.Empty(t, cmp.Diff(want, got, cmp.AllowUnexported(Object{})))
+	}
+	c := (&config{cacheDir: dir}).cacheFor(t.Context())
+	assert.Equal(t, int64(1), c.stores.Load())
+	assert.Equal(t, int64(1), c.hits.Load())
+}
