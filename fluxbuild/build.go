@@ -144,7 +144,7 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 		return nil, err
 	}
 	if !g.plain {
-		g.log = cfg.log
+		g.log, g.cache = cfg.log, cfg.cacheFor(ctx)
 		ress, objs, err := g.kustomize(!preview)
 		if err != nil {
 			return nil, err

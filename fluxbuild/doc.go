@@ -26,7 +26,13 @@
 // name.
 //
 // Build takes options (Option): WithLogger logs, as warnings, the symbolic
-// links it leaves out because Flux leaves them out too.
+// links it leaves out because Flux leaves them out too. WithCache keeps
+// kustomize's builds in a folder across processes (ContextWithCache for
+// every Build and Preview under a context): an entry is keyed by the
+// kustomization and its place in the source, and taken only when every
+// file, listing and path the build read gives the same answer again, so a
+// base revision's tree and the working tree share their entries. It keeps
+// no Secret value and writes nothing without it.
 //
 // Preview adds what the controller does after the build (postBuild
 // substitution, its labels, commonMetadata; package substitute) and prints

@@ -130,3 +130,53 @@ func ExampleRenderRelease() {
 	// ValidatingWebhookConfiguration/operator-secrets-operator-validate (secrets-operator/templates/webhook.yaml)
 	// manifest: token: REDACTED
 }
+
+// WithCache keeps kustomize's builds in a folder: the second Build of the
+// same kustomization takes them from there, after checking that every
+// file the first one read is as it was. A change to one of them gives
+// the new build.
+func ExampleWithCache() {
+	src, err := os.MkdirTemp("", "source")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(src)
+	cache, err := os.MkdirTemp("", "cache")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(cache)
+	write := func(name, data string) {
+		p := filepath.Join(src, "app", name)
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		_ = os.WriteFile(p, []byte(data), 0o644)
+	}
+	write("kustomization.yaml", "resources: [config.yaml]\nnamePrefix: web-\n")
+	write("config.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: info\n")
+	ks := &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "./app"}}
+	build := func() {
+		objs, err := fluxbuild.Build(context.Background(), fluxbuild.Source{Dir: src}, ks, fluxbuild.WithCache(cache))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		for _, o := range objs {
+			var cm struct{ Data map[string]string }
+			if err := o.Node.Decode(&cm); err != nil {
+				fmt.Println(err)
+				return
+			}
+			fmt.Println(o, o.File, o.Line, "level:", cm.Data["level"])
+		}
+	}
+	build() // kept
+	build() // taken from the cache
+	write("config.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  level: debug\n")
+	build() // built again
+	// Output:
+	// ConfigMap/web-settings app/config.yaml 1 level: info
+	// ConfigMap/web-settings app/config.yaml 1 level: info
+	// ConfigMap/web-settings app/config.yaml 1 level: debug
+}

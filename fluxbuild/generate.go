@@ -56,6 +56,8 @@ type generated struct {
 	// the kustomizations of this build) at debug level.
 	log        *slog.Logger
 	deprecated []deprecation
+	cache      *buildCache // kustomize's builds, kept (WithCache), or nil
+	rec        *recordFS   // the disk, recording what kustomize reads for the cache, or nil
 	// trackOrigins makes kustomize ask for origin annotations even where
 	// the order of the objects tells where each comes from (for tests that
 	// hold the two together).

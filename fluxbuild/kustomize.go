@@ -58,6 +58,10 @@ const originAnnotation = "config.kubernetes.io/origin"
 // takes kustomizeMu for the build (shared unless the build writes
 // kustomize's global state); without, the caller holds it alone.
 func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error) {
+	cached := g.cache.entry(g) // nil without a cache (cache.go)
+	if ress, objs, ok := cached.get(); ok {
+		return ress, objs, nil
+	}
 	var local localInfo
 	if err := checkLocal(g.root, g.dir, &g.kus, g.kfile, map[string]bool{}, &local); err != nil {
 		return nil, nil, err
@@ -79,20 +83,18 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		order = g.sourceOrder(lines)
 	}
 	origins := !asked && order == nil
-	m, err := g.build(lock, schemas, origins)
+	ress, err := g.build(lock, schemas, origins)
 	if err != nil {
 		return nil, nil, err
 	}
-	ress := m.Resources()
 	var from []sourceObject // where each resource comes from, by the order
 	if order != nil {
 		if from = fromOrder(ress, order, g.kus.NamePrefix, g.kus.NameSuffix); from == nil {
 			// Not what the order foretold: ask kustomize where each came from.
 			origins = true
-			if m, err = g.build(lock, schemas, origins); err != nil {
+			if ress, err = g.build(lock, schemas, origins); err != nil {
 				return nil, nil, err
 			}
-			ress = m.Resources()
 		}
 	}
 	objs := make([]*Object, 0, len(ress))
@@ -138,12 +140,13 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		}
 		objs = append(objs, o)
 	}
+	cached.put(ress, objs, local.deprecated)
 	return ress, objs, nil
 }
 
 // build runs kustomize on g's kustomization, with origin annotations when
 // origins is set.
-func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
+func (g *generated) build(lock, schemas, origins bool) ([]*resource.Resource, error) {
 	k := g.kus
 	if origins {
 		k.BuildMetadata = append(slices.Clone(k.BuildMetadata), kustypes.OriginAnnotations)
@@ -156,7 +159,7 @@ func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	fsys := &overlayFS{FileSystem: filesys.MakeFsOnDisk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
+	fsys := &overlayFS{FileSystem: g.disk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
 	if lock {
 		if schemas || len(g.deprecated) > 0 {
 			kustomizeMu.Lock()
@@ -184,7 +187,7 @@ func (g *generated) build(lock, schemas, origins bool) (resmap.ResMap, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kustomize build of %s: %w", g.relSlash(g.dir), err)
 	}
-	return m, nil
+	return m.Resources(), nil
 }
 
 // sourceObject is an object of a file kustomize reads, as the file has it.

@@ -18,6 +18,8 @@ type config struct {
 	log *slog.Logger // what a build leaves out that Flux leaves out too, or nil
 	// needs, when set, says which objects are read whole (WithIdentityOnly).
 	needs func(apiVersion, kind string) bool
+	// cacheDir, when set, keeps kustomize's builds there (WithCache).
+	cacheDir string
 }
 
 type funcOption func(*config) error

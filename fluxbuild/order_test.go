@@ -105,7 +105,7 @@ func TestOrderMatchesOrigins(t *testing.T) {
 				if ordered && !trackOrigins {
 					// Whether the build matches the order, or asks again.
 					if m, err := g.build(true, false, false); err == nil {
-						assert.Equal(t, tt.matches, fromOrder(m.Resources(), order, g.kus.NamePrefix, g.kus.NameSuffix) != nil, "the build matches the order")
+						assert.Equal(t, tt.matches, fromOrder(m, order, g.kus.NamePrefix, g.kus.NameSuffix) != nil, "the build matches the order")
 					}
 				}
 				g.trackOrigins = trackOrigins

@@ -21,15 +21,19 @@ import (
 //
 //   - fluxpack: `fluxpack diff kubernetes/flux/cluster --base HEAD~1`
 //     (changed-only; races and the bootstrap order included), built as
-//     the release is;
+//     the release is, its cache (FLUXPACK_CACHE_DIR: kustomize's builds
+//     and the base revision) kept across runs; fluxpack-cold gives it a
+//     new one every run;
 //   - flate: `flate diff ks --path kubernetes --path-orig BASE/kubernetes`
 //     (home-operations/flate, the peer hack/tools.sh builds: make
 //     flate-tool), the base checked out beside, as its Action does. flate
 //     keeps a render cache on disk: flate-cold gives it a new one every
 //     run (a CI runner without a cache), flate-warm keeps one across runs
 //     (a laptop, or a CI cache restored);
-//   - fluxpack-all: the same diff with --all (every producer rendered);
-//   - fluxpack-unread: a change to the README only, which no layer reads.
+//   - fluxpack-all: the same diff with --all (every producer rendered),
+//     cache kept, and fluxpack-all-cold, a new cache every run;
+//   - fluxpack-unread: a change to the README only, which no layer reads,
+//     cache kept, and fluxpack-unread-cold, a new cache every run.
 //
 // Every fluxpack run must report the one image change (or, unread, no
 // change). CPU-ms/op is the children's user plus system time.
@@ -68,30 +72,35 @@ func BenchmarkDiffBesideFlate(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	warm := b.TempDir()
+	warm, fluxpackWarm := b.TempDir(), b.TempDir()
+	kept := func() string { return fluxpackWarm }
+	cold := func() string { return b.TempDir() }
 	diff := []string{bins["fluxpack"], "diff", h.Entry, "--base", "HEAD~1"}
+	unreadDiff := []string{bins["fluxpack"], "diff", h.Entry, "--base", "HEAD"}
+	const flateCache, fluxpackCache = "FLATE_CACHE_DIR", "FLUXPACK_CACHE_DIR"
 	cases := []struct {
-		name   string
-		dir    string
-		args   []string
-		cache  func() string // flate's cache folder for a run
-		stdout string        // what a run must print
+		name     string
+		dir      string
+		args     []string
+		cacheEnv string
+		cache    func() string // the cache folder for a run
+		stdout   string        // what a run must print
 	}{
-		{name: "fluxpack", dir: dir, args: diff, stdout: "image.tag: 1.606.0"},
+		{name: "fluxpack", dir: dir, args: diff, cacheEnv: fluxpackCache, cache: kept, stdout: "image.tag: 1.606.0"},
+		{name: "fluxpack-cold", dir: dir, args: diff, cacheEnv: fluxpackCache, cache: cold, stdout: "image.tag: 1.606.0"},
 		{name: "flate-warm", dir: dir, args: []string{flate, "diff", "ks", "--path", "kubernetes", "--path-orig", filepath.Join(base, "kubernetes"), "--no-progress"},
-			cache: func() string { return warm }, stdout: "2.606.0"},
+			cacheEnv: flateCache, cache: func() string { return warm }, stdout: "2.606.0"},
 		{name: "flate-cold", dir: dir, args: []string{flate, "diff", "ks", "--path", "kubernetes", "--path-orig", filepath.Join(base, "kubernetes"), "--no-progress"},
-			cache: func() string { return b.TempDir() }, stdout: "2.606.0"},
-		{name: "fluxpack-all", dir: dir, args: append(diff, "--all"), stdout: "image.tag: 1.606.0"},
-		{name: "fluxpack-unread", dir: unread, args: []string{bins["fluxpack"], "diff", h.Entry, "--base", "HEAD"}, stdout: "no layer reads what changed"},
+			cacheEnv: flateCache, cache: cold, stdout: "2.606.0"},
+		{name: "fluxpack-all", dir: dir, args: append(diff, "--all"), cacheEnv: fluxpackCache, cache: kept, stdout: "image.tag: 1.606.0"},
+		{name: "fluxpack-all-cold", dir: dir, args: append(diff, "--all"), cacheEnv: fluxpackCache, cache: cold, stdout: "image.tag: 1.606.0"},
+		{name: "fluxpack-unread", dir: unread, args: unreadDiff, cacheEnv: fluxpackCache, cache: kept, stdout: "no layer reads what changed"},
+		{name: "fluxpack-unread-cold", dir: unread, args: unreadDiff, cacheEnv: fluxpackCache, cache: cold, stdout: "no layer reads what changed"},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
 			run := func() time.Duration {
-				env := os.Environ()
-				if tc.cache != nil {
-					env = append(env, "FLATE_CACHE_DIR="+tc.cache())
-				}
+				env := append(os.Environ(), tc.cacheEnv+"="+tc.cache())
 				cmd := exec.Command(tc.args[0], tc.args[1:]...)
 				cmd.Dir, cmd.Env = tc.dir, env
 				var stdout, stderr bytes.Buffer
@@ -107,7 +116,7 @@ func BenchmarkDiffBesideFlate(b *testing.B) {
 				}
 				return cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 			}
-			run() // flate-warm fills its cache; the others read the files once
+			run() // the warm ones fill their caches; the others read the files once
 			var cpu time.Duration
 			for b.Loop() {
 				cpu += run()

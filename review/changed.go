@@ -232,6 +232,7 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 	reads := func(kind, ns, name string) bool {
 		return defined[objKey{kind, ns, name}] || ns == "" && defined[objKey{kind, "", name}]
 	}
+	refs := map[string]*folderRefs{} // what each folder's kustomization files name, read once
 	for i, l := range repo.Plan.Layers {
 		if out[l.Name] {
 			continue
@@ -268,7 +269,7 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 			continue
 		}
 		start := filepath.Join(v.Dir, filepath.FromSlash(ks.Spec.Path))
-		dirs, files := inputDirs(v, start, ks.Spec.Components, in.Objects)
+		dirs, files := inputDirs(v, start, ks.Spec.Components, in.Objects, refs)
 		var chartDirs []string // in the repository: a chart's source is read as it is
 		for _, o := range in.Objects {
 			if o.Kind == "HelmRelease" && o.Node != nil {
@@ -352,7 +353,7 @@ func releaseReads(o *fluxbuild.Object, ns string, reads func(kind, ns, name stri
 // from, and those the kustomization files there name, followed) and the
 // files (those the kustomization files name, and the kustomization files
 // themselves).
-func inputDirs(v *fluxrepo.View, start string, components []string, objs []*fluxbuild.Object) (dirs, files []string) {
+func inputDirs(v *fluxrepo.View, start string, components []string, objs []*fluxbuild.Object, refs map[string]*folderRefs) (dirs, files []string) {
 	seen := map[string]bool{}
 	var visit func(d string)
 	visit = func(d string) {
@@ -362,30 +363,19 @@ func inputDirs(v *fluxrepo.View, start string, components []string, objs []*flux
 		}
 		seen[d] = true
 		dirs = append(dirs, d)
-		for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-			k := filepath.Join(d, name)
-			data, err := os.ReadFile(k)
-			if err != nil {
-				continue
+		r := refs[d]
+		if r == nil {
+			r = readFolderRefs(d)
+			refs[d] = r
+		}
+		for _, t := range r.files {
+			if !seen[t] {
+				seen[t] = true
+				files = append(files, t)
 			}
-			files = append(files, k)
-			for _, ref := range namedPaths(data) {
-				if strings.Contains(ref, "://") || path.IsAbs(ref) {
-					continue
-				}
-				t := filepath.Join(d, filepath.FromSlash(ref))
-				fi, err := os.Stat(t)
-				switch {
-				case err != nil:
-				case fi.IsDir():
-					visit(t)
-				default:
-					if !seen[t] {
-						seen[t] = true
-						files = append(files, t)
-					}
-				}
-			}
+		}
+		for _, t := range r.dirs {
+			visit(t)
 		}
 	}
 	visit(start)
@@ -402,6 +392,42 @@ func inputDirs(v *fluxrepo.View, start string, components []string, objs []*flux
 		}
 	}
 	return dirs, files
+}
+
+// folderRefs is what the kustomization files of a folder name that
+// exists, in their order: the files (the kustomization files first) and
+// the folders.
+type folderRefs struct {
+	files, dirs []string
+}
+
+// readFolderRefs reads the kustomization files of the folder d for what
+// inputDirs follows: many layers share a folder (a component), read once.
+func readFolderRefs(d string) *folderRefs {
+	r := &folderRefs{}
+	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		k := filepath.Join(d, name)
+		data, err := os.ReadFile(k)
+		if err != nil {
+			continue
+		}
+		r.files = append(r.files, k)
+		for _, ref := range namedPaths(data) {
+			if strings.Contains(ref, "://") || path.IsAbs(ref) {
+				continue
+			}
+			t := filepath.Join(d, filepath.FromSlash(ref))
+			fi, err := os.Stat(t)
+			switch {
+			case err != nil:
+			case fi.IsDir():
+				r.dirs = append(r.dirs, filepath.Clean(t))
+			default:
+				r.files = append(r.files, t)
+			}
+		}
+	}
+	return r
 }
 
 // namedPaths returns every string of a kustomization file that may name a

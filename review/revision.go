@@ -18,6 +18,7 @@ type revisionConfig struct {
 	root      string
 	discovery lint.Discovery
 	noDisc    bool
+	keep      string // WithKeptRevisions
 }
 
 type revisionOption func(*revisionConfig) error
@@ -47,6 +48,20 @@ func WithDiscovery(d lint.Discovery) RevisionOption {
 // WithoutDiscovery lints both sides with the lint options given only.
 func WithoutDiscovery() RevisionOption {
 	return revisionOption(func(c *revisionConfig) error { c.noDisc = true; return nil })
+}
+
+// WithKeptRevisions keeps the base revisions read from Git in dir
+// (ExtractKept), so that the next comparison with the same revision reads
+// none again; a revision that cannot be kept there is written to a
+// temporary folder, as without the option.
+func WithKeptRevisions(dir string) RevisionOption {
+	return revisionOption(func(c *revisionConfig) error {
+		if dir == "" {
+			return errdefs.InvalidOption("WithKeptRevisions: empty")
+		}
+		c.keep = dir
+		return nil
+	})
 }
 
 // CompareRevision says what the working tree of the Git repository holding
@@ -95,7 +110,33 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	if err != nil {
 		return nil, err
 	}
-	top, cleanup, err := Extract(ctx, headRoot, r, "")
+	// The names first: the caller's WithNames, if any, wins.
+	opts = slices.Concat([]Option{WithNames(r.String(), "working tree")}, opts)
+	cfg := &config{}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errdefs.InvalidOption("nil Option")
+		}
+		if err := o.apply(cfg); err != nil {
+			return nil, err
+		}
+	}
+	if !cfg.all {
+		// A change no layer reads is told from Git's objects, before any
+		// revision is written.
+		files, err := ChangedSince(headRoot, r)
+		if err != nil {
+			return nil, err
+		}
+		none, err := unread(headRoot, files)
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", cfg.head, err)
+		}
+		if none {
+			return &Report{Base: cfg.base, Head: cfg.head, Entry: filepath.ToSlash(rel), Files: files, Unread: true}, nil
+		}
+	}
+	top, cleanup, err := extract(ctx, headRoot, r, rc.keep)
 	if err != nil {
 		return nil, err
 	}
@@ -107,8 +148,6 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 			baseRoot = filepath.Join(top, sub)
 		}
 	}
-	// The names first: the caller's WithNames, if any, wins.
-	opts = slices.Concat([]Option{WithNames(r.String(), "working tree")}, opts)
 	if !rc.noDisc {
 		config, found, err := lint.Discover(headRoot, entry, rc.discovery)
 		if err != nil {
@@ -119,4 +158,15 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 		opts = slices.Concat([]Option{WithLintOptions(config...)}, opts, []Option{WithLintOptions(found...)})
 	}
 	return Compare(ctx, baseRoot, headRoot, filepath.ToSlash(rel), opts...)
+}
+
+// extract writes rev's tree: kept in keep (ExtractKept) when given and it
+// can be, else into a temporary folder cleanup removes.
+func extract(ctx context.Context, dir string, rev Revision, keep string) (top string, cleanup func() error, err error) {
+	if keep != "" {
+		if top, err := ExtractKept(ctx, dir, rev, keep); err == nil {
+			return top, func() error { return nil }, nil
+		}
+	}
+	return Extract(ctx, dir, rev, "")
 }

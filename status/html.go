@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"sync"
 )
 
 // WriteHTML writes the timeline as one self-contained HTML page: inline
@@ -70,7 +71,7 @@ func (tl *Timeline) WriteHTML(w io.Writer) error {
 		ticks = append(ticks, tick{X: x(s), Label: fmt.Sprintf("%gs", s)})
 	}
 	height := top + len(rows)*rowH + 30
-	return pageTemplate.Execute(w, map[string]any{
+	return pageTemplate().Execute(w, map[string]any{
 		"TL": tl, "Rows": rows, "Ticks": ticks, "Width": labelW + plotW + 20, "Height": height,
 		"PlotTop": top - 6, "PlotBottom": height - 24, "Path": strings.Join(path, " "),
 		"Total": fmt.Sprintf("%.1f", tl.Total), "LostOnPath": fmt.Sprintf("%.1f", tl.LostOnPath), "LostAll": fmt.Sprintf("%.1f", tl.LostAll),
@@ -88,7 +89,9 @@ func tickStep(total float64) float64 {
 	return 7200
 }
 
-var pageTemplate = template.Must(template.New("timeline").Parse(`<!DOCTYPE html>
+// pageTemplate is parsed on first use, not at init.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("timeline").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -128,3 +131,4 @@ circle.ready { fill: #2e9e4f; }
 </body>
 </html>
 `))
+})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,17 +161,26 @@ const (
 	RuleHealthCheck    = "health-check"
 )
 
+// namespaceNotFound and rulePatterns are compiled on first use: an init
+// that compiles them would cost every command of the CLI.
 var (
-	namespaceNotFound = regexp.MustCompile(`namespaces "([^"]+)" not found`)
-	rulePatterns      = []struct {
-		rule string
-		re   *regexp.Regexp
-	}{
-		{RuleWebhookOrder, regexp.MustCompile(`failed calling webhook|no endpoints available for service|failed to call webhook`)},
-		{RuleCRDOrder, regexp.MustCompile(`no matches for kind|ensure CRDs are installed first|the server could not find the requested resource`)},
-		{RuleNamespaceOrder, namespaceNotFound},
-		{RuleHealthCheck, regexp.MustCompile(`(?i)health check failed|timeout waiting for|context deadline exceeded.*health|HealthCheckFailed`)},
-	}
+	namespaceNotFound = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`namespaces "([^"]+)" not found`) })
+	rulePatterns      = sync.OnceValue(func() []rulePattern {
+		return []rulePattern{
+			{RuleWebhookOrder, regexp.MustCompile(`failed calling webhook|no endpoints available for service|failed to call webhook`)},
+			{RuleCRDOrder, regexp.MustCompile(`no matches for kind|ensure CRDs are installed first|the server could not find the requested resource`)},
+			{RuleNamespaceOrder, namespaceNotFound()},
+			{RuleHealthCheck, regexp.MustCompile(`(?i)health check failed|timeout waiting for|context deadline exceeded.*health|HealthCheckFailed`)},
+		}
+	})
+)
+
+type rulePattern struct {
+	rule string
+	re   *regexp.Regexp
+}
+
+var (
 	fixes = map[string]string{
 		RuleWebhookOrder:   "make the layer depend on the layer that runs the webhook's operator, and have that layer wait for it (wait: true or a health check on its Deployment)",
 		RuleCRDOrder:       "make the layer depend on the layer that applies the CRD",
@@ -182,7 +192,7 @@ var (
 // Classify maps a controller message (and Ready reason) to the lint rule
 // that explains such a failure, or "" when none does.
 func Classify(reason, message string) string {
-	for _, p := range rulePatterns {
+	for _, p := range rulePatterns() {
 		if p.re.MatchString(message) {
 			return p.rule
 		}
@@ -199,7 +209,7 @@ func explain(e Explainer, ref Ref, reason, message string) *Explanation {
 	var out *Explanation
 	if rule != "" {
 		out = &Explanation{Rule: rule, Fix: fixes[rule]}
-		if m := namespaceNotFound.FindStringSubmatch(message); m != nil && rule == RuleNamespaceOrder {
+		if m := namespaceNotFound().FindStringSubmatch(message); m != nil && rule == RuleNamespaceOrder {
 			out.Fix = fmt.Sprintf("make the layer depend on the layer that creates namespace %q, or create it in this layer", m[1])
 		}
 	}

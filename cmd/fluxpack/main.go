@@ -7,10 +7,12 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/cli"
 	"github.com/fluxpack/fluxpack/internal/startup"
 )
@@ -30,6 +32,11 @@ func main() {
 	// would kill the process after its cleanup, with no exit code).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop() // never runs: os.Exit runs no deferred call, so the handlers stay
+	if cli.ReadsRepositories(os.Args[1:]) {
+		// The commands that read repositories keep kustomize's builds
+		// (fluxbuild.ContextWithCache) under cli.CacheRoot.
+		ctx = withBuildCache(ctx)
+	}
 	bi, _ := debug.ReadBuildInfo()
 	stopProfile := cpuProfile(os.Getenv("FLUXPACK_CPUPROFILE"))
 	code := cli.MainAs(ctx, cli.NameFor(os.Args[0]), versionFrom(version, bi), os.Args[1:], os.Stdout, os.Stderr)
@@ -96,4 +103,18 @@ func versionFrom(stamped string, bi *debug.BuildInfo) string {
 		v += "-dirty"
 	}
 	return v
+}
+
+// withBuildCache returns ctx with the kustomize build cache of the reading
+// commands (fluxbuild.ContextWithCache) under cli.CacheRoot, or ctx as it
+// is when there is none.
+func withBuildCache(ctx context.Context) context.Context {
+	root := cli.CacheRoot()
+	if root == "" {
+		return ctx
+	}
+	if c, err := fluxbuild.ContextWithCache(ctx, filepath.Join(root, "kustomize")); err == nil {
+		return c
+	}
+	return ctx
 }

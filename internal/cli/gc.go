@@ -37,6 +37,14 @@ func GC(args []string) (percent int, limit int64, ok bool) {
 	return readingGCPercent, readingMemoryGiB << 30, true
 }
 
+// ReadsRepositories reports whether the command args name reads whole
+// repositories (the commands GC tunes); the main package gives them the
+// kustomize build cache (fluxbuild.ContextWithCache).
+func ReadsRepositories(args []string) bool {
+	cmd, _, err := NewRoot("").Find(args)
+	return err == nil && cmd.Annotations[readingAnnotation] != ""
+}
+
 // readsRepositories marks commands whose collector GC tunes.
 func readsRepositories(cmds ...*cobra.Command) []*cobra.Command {
 	for _, c := range cmds {

@@ -70,6 +70,9 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 		// The library call: the base revision read from Git, what the
 		// repository says for lint found as lint.Tree finds it.
 		ropts := []review.RevisionOption{review.WithDiscovery(repo.discovery())}
+		if root := CacheRoot(); root != "" {
+			ropts = append(ropts, review.WithKeptRevisions(filepath.Join(root, "revisions")))
+		}
 		if repo.root != "" {
 			ropts = append(ropts, review.WithRoot(repo.root))
 		}
@@ -189,7 +192,7 @@ func compareDirs(ctx context.Context, kind int, headRoot string, rels, abs []str
 		if err != nil {
 			return nil, err
 		}
-		top, cleanup, err := review.Extract(ctx, headRoot, rev, "")
+		top, cleanup, err := extractBase(ctx, headRoot, rev) // kept under CacheRoot (cache.go)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,73 @@
+package review_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/review"
+)
+
+// ExtractKept writes a revision once and gives the same folder, with the
+// revision's files, to every later call; old revisions are removed.
+func TestExtractKept(t *testing.T) {
+	dir, _ := gitFixture(t, "vars", true)
+	base, err := review.Resolve(dir, "HEAD~1")
+	require.NoError(t, err)
+	head, err := review.Resolve(dir, "HEAD")
+	require.NoError(t, err)
+	keep := t.TempDir()
+
+	// Revisions unused for over a week, and the folder of a write that
+	// never ended, are removed when a revision is written.
+	old := time.Now().Add(-8 * 24 * time.Hour)
+	for _, name := range []string{"0123456789abcdef0123456789abcdef01234567", ".tmp-123"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(keep, name), 0o700))
+		require.NoError(t, os.Chtimes(filepath.Join(keep, name), old, old))
+	}
+
+	top, err := review.ExtractKept(t.Context(), dir, base, keep)
+	require.NoError(t, err)
+	want, cleanup, err := review.Extract(t.Context(), dir, base, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cleanup() })
+	files, err := review.ChangedFiles(want, top)
+	require.NoError(t, err)
+	assert.Empty(t, files, "the kept revision holds what Extract writes")
+	entries, err := os.ReadDir(keep)
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "the old revision and the unfinished write are removed")
+	sub := filepath.Join(t.TempDir(), "revisions")
+	_, err = review.ExtractKept(t.Context(), dir, base, sub)
+	require.NoError(t, err)
+	info, err := os.Stat(sub)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm(), "the kept revisions are their owner's only")
+
+	// A later call reads the kept folder and writes nothing: it ends
+	// even with ctx done (a write stops at once), and a file only that
+	// folder holds is still there.
+	marker := filepath.Join(top, "kept-marker")
+	require.NoError(t, os.WriteFile(marker, nil, 0o644))
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	again, err := review.ExtractKept(done, dir, base, keep)
+	require.NoError(t, err, "the revision is not written again")
+	assert.Equal(t, top, again)
+	assert.FileExists(t, marker)
+
+	other, err := review.ExtractKept(t.Context(), dir, head, keep)
+	require.NoError(t, err)
+	assert.NotEqual(t, top, other, "another tree has its own folder")
+	files, err = review.ChangedFiles(other, dir)
+	require.NoError(t, err)
+	assert.Empty(t, files, "HEAD's tree is the working tree")
+
+	_, err = review.ExtractKept(t.Context(), dir, base, "")
+	require.Error(t, err)
+}
