@@ -34,7 +34,7 @@
 //     on"), contradicting options. Problems of one layer are *LayerError.
 //   - Output is deterministic byte for byte and marshalled as
 //     `flux ... --export` does (sigs.k8s.io/yaml, no status, no
-//     creationTimestamp). WriteDir writes it atomically: kustomization.yaml,
+//     creationTimestamp). render.WriteDir writes it atomically: kustomization.yaml,
 //     source.yaml, layers/<layer>.yaml, releases/<layer>/helmrelease.yaml.
 //   - Kustomizations can only depend on Kustomizations, so a HelmRelease
 //     layer is a Kustomization (wait: true) applying the HelmRelease from
@@ -43,9 +43,9 @@
 //
 // Verify sets the OCIRepository's spec.verify (stack file: source.verify),
 // so source-controller refuses an artifact that is not signed with the key
-// before any layer applies it; Plan.VerifySecret (RenderFile:
+// before any layer applies it; render.VerifySecret (render.StackFile:
 // WithVerifyKey) renders the Secret holding the cosign public key as
-// cosign.pub, Plan.NotationVerifySecret (WithVerifyNotation) the one
+// cosign.pub, render.NotationVerifySecret (WithVerifyNotation) the one
 // holding notation's trustpolicy.json and CA certificates (ca.crt), for the
 // secret file, never the rendered directory. VerifyKeyless (stack file:
 // source.verify.matchOIDCIdentity, without secretRef) makes it verify
@@ -62,7 +62,7 @@
 // cluster edits a copy of the stack's Builder (its steps, its vars
 // entries), which would otherwise have to become public API that no caller
 // of the builder should use; package fleet pushes and promotes what
-// RenderFleet and ClusterFiles render, and package lint lints each
+// render.Fleet and render.ClusterFiles render, and package lint lints each
 // cluster (lint.Fleet).
 //
 // This package is the model: it reads files but never touches the network,

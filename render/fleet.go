@@ -12,7 +12,7 @@ import (
 )
 
 // WithSecretDir writes each cluster's Secrets (sensitive outputs, wake) to
-// dir/<cluster>.secret.yaml, mode 0600, for RenderFleet; dir must lie
+// dir/<cluster>.secret.yaml, mode 0600, for Fleet; dir must lie
 // outside the rendered directory.
 func WithSecretDir(dir string) Option {
 	return funcRender(func(c *renderConfig) error {
@@ -24,15 +24,15 @@ func WithSecretDir(dir string) Option {
 	})
 }
 
-// ClusterRendered is what RenderFleet wrote for one cluster.
+// ClusterRendered is what Fleet wrote for one cluster.
 type ClusterRendered struct {
 	Cluster string
-	// Dir is dir/<cluster>, as RenderFile writes a stack's output.
+	// Dir is dir/<cluster>, as StackFile writes a stack's output.
 	Dir string
 	*Rendered
 }
 
-// RenderFleet renders every cluster of f to dir/<cluster>/ as RenderFile
+// Fleet renders every cluster of f to dir/<cluster>/ as StackFile
 // renders a stack (its own OCIRepository, vars ConfigMap and wake objects),
 // with each cluster's Secrets in WithSecretDir's dir. Every cluster is
 // rendered in memory first: a problem in any of them is an error naming the
@@ -118,8 +118,8 @@ func Fleet(ctx context.Context, f *layering.Fleet, dir string, opts ...Option) (
 	return out, nil
 }
 
-// RenderCluster renders one cluster of f into dir (which it replaces, as
-// RenderFile does), with its Secrets left out (Rendered.LeftOut,
+// Cluster renders one cluster of f into dir (which it replaces, as
+// StackFile does), with its Secrets left out (Rendered.LeftOut,
 // WakeLeftOut say which): what is pushed for the cluster.
 func Cluster(f *layering.Fleet, cluster, dir string) (*Rendered, error) {
 	b, err := f.Stack(cluster)
@@ -134,7 +134,7 @@ func Cluster(f *layering.Fleet, cluster, dir string) (*Rendered, error) {
 	return p.write(dir, cfg)
 }
 
-// ClusterFiles renders one cluster of f in memory: the files RenderCluster
+// ClusterFiles renders one cluster of f in memory: the files Cluster
 // would write (paths relative to its directory), with the cluster's
 // Secrets left out, as they are from what is pushed.
 func ClusterFiles(f *layering.Fleet, cluster string) ([]layering.File, error) {

@@ -16,15 +16,15 @@ import (
 	"github.com/fluxpack/fluxpack/outputs"
 )
 
-// Option configures RenderFile. Only this package implements it;
-// an option given a value it cannot use makes RenderFile fail.
+// Option configures StackFile. Only this package implements it;
+// an option given a value it cannot use makes StackFile fail.
 type Option interface{ applyToRender(*renderConfig) error }
 
 type renderConfig struct {
 	outputs     string
 	secretFile  string
 	receiverURL string
-	secretDir   string // RenderFleet's
+	secretDir   string // Fleet's
 	verifyKey   string
 	// WithVerifyNotation's.
 	notationPolicy string
@@ -75,7 +75,7 @@ func WithReceiverURL(u string) Option {
 	})
 }
 
-// Rendered is what RenderFile wrote.
+// Rendered is what StackFile wrote.
 type Rendered struct {
 	Plan *layering.Plan
 	// Files are the files written, relative to the directory, in order.
@@ -91,8 +91,8 @@ type Rendered struct {
 	WakeLeftOut bool
 }
 
-// RenderFile reads a stack file, builds it, checks that every layer's path
-// exists next to the file, and writes the result to dir (Plan.WriteDir).
+// StackFile reads a stack file, builds it, checks that every layer's path
+// exists next to the file, and writes the result to dir (WriteDir).
 // For each vars entry with an IaC outputs file, package substitute renders
 // the ConfigMap of its plain outputs to vars/configmap-<name>.yaml (listed
 // in kustomization.yaml, so the root Kustomization applies it with the

@@ -37,7 +37,7 @@ func TestRenderFileBadStacks(t *testing.T) {
 		t.Run(tt.file, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			_, err := render.StackFile(t.Context(), filepath.Join("testdata", "stacks", tt.file), out)
-			require.ErrorIs(t, err, tt.kind, "RenderFile(%s)", tt.file)
+			require.ErrorIs(t, err, tt.kind, "StackFile(%s)", tt.file)
 			for _, w := range tt.want {
 				assert.Contains(t, err.Error(), w)
 			}

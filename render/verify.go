@@ -61,7 +61,7 @@ func WithVerifyKey(file string) Option {
 	})
 }
 
-// verifySecret renders the verification Secret for RenderFile.
+// verifySecret renders the verification Secret for StackFile.
 func verifySecret(p *layering.Plan, cfg *renderConfig) ([]byte, error) {
 	key, err := os.ReadFile(cfg.verifyKey)
 	if err != nil {
@@ -214,7 +214,7 @@ func WithVerifyNotation(trustPolicyFile string, certFiles ...string) Option {
 	})
 }
 
-// notationSecret renders the notation verification Secret for RenderFile.
+// notationSecret renders the notation verification Secret for StackFile.
 func notationSecret(p *layering.Plan, cfg *renderConfig) ([]byte, error) {
 	var policy []byte
 	if cfg.notationPolicy != "" {

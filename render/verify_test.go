@@ -186,7 +186,7 @@ func TestRenderVerifyNotation(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := render.StackFile(t.Context(), p, filepath.Join(t.TempDir(), "o"), tt.opts...)
-			require.ErrorIs(t, err, layering.ErrInvalidOption, "RenderFile with %s", tt.name)
+			require.ErrorIs(t, err, layering.ErrInvalidOption, "StackFile with %s", tt.name)
 		})
 	}
 	_, err = render.StackFile(t.Context(), filepath.Join(verifyingStack(t), "stack.yaml"), filepath.Join(t.TempDir(), "o"),
@@ -228,7 +228,7 @@ func TestRenderVerifyKeyless(t *testing.T) {
 				"  source: {url: oci://registry.example.com/platform, tag: v1, verify: "+tt.verify+"}", 1)
 			require.NoError(t, os.WriteFile(p, []byte(s), 0o644))
 			_, err = render.StackFile(t.Context(), p, filepath.Join(t.TempDir(), "out"))
-			require.ErrorIs(t, err, layering.ErrInvalidOption, "RenderFile with source.verify %s", tt.verify)
+			require.ErrorIs(t, err, layering.ErrInvalidOption, "StackFile with source.verify %s", tt.verify)
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}

@@ -44,7 +44,7 @@ func (w *WakeWritten) Stale() bool { return len(w.Changed) > 0 }
 // WithSecretFile writes the wake Secret there (0600, outside dir): with the
 // token the file holds already, so the Receiver's URL stays, or a new
 // random one; the file must hold nothing else. WithReceiverURL sets the
-// Secret's receiver URL. Other RenderOptions are refused. Every file is
+// Secret's receiver URL. Other Options are refused. Every file is
 // written beside its place first and renamed into place only once all are:
 // a failure, or ctx's end before then, leaves dir and the secret file as
 // they were.
