@@ -42,8 +42,14 @@ func (f *Finder) Render(ctx context.Context, hr *helmv2.HelmRelease, env Env, op
 	if err != nil {
 		return nil, "", err
 	}
-	rel, err := fluxbuild.RenderRelease(ctx, hr, chartPath, append([]fluxbuild.ReleaseOption{fluxbuild.WithValuesFrom(valuesSources(hr, env)...)}, opts...)...)
+	rel, err := RenderAt(ctx, hr, chartPath, env, opts...)
 	return rel, chartPath, err
+}
+
+// RenderAt renders what helm-controller installs for hr from the chart at
+// chartPath, its valuesFrom served by env's ConfigMaps and Secrets.
+func RenderAt(ctx context.Context, hr *helmv2.HelmRelease, chartPath string, env Env, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, error) {
+	return fluxbuild.RenderRelease(ctx, hr, chartPath, append([]fluxbuild.ReleaseOption{fluxbuild.WithValuesFrom(valuesSources(hr, env)...)}, opts...)...)
 }
 
 // valuesSources are env's ConfigMaps and Secrets that hr's valuesFrom
@@ -71,18 +77,62 @@ func valuesSources(hr *helmv2.HelmRelease, env Env) []runtime.Object {
 // registry with the WithFetcher fetcher. A chart it cannot have is an
 // error wrapping ErrUnavailable.
 func (f *Finder) Path(ctx context.Context, hr *helmv2.HelmRelease, env Env) (string, error) {
+	s := chartSpec{namespace: hr.Namespace}
+	if r := hr.Spec.ChartRef; r != nil {
+		s.ref, s.refKind, s.refNamespace, s.refName = true, r.Kind, r.Namespace, r.Name
+	}
+	if c := hr.Spec.Chart; c != nil {
+		s.template, s.chart, s.version = true, c.Spec.Chart, c.Spec.Version
+		if c.Spec.SourceRef != nil {
+			s.kind, s.sourceNamespace, s.name = c.Spec.SourceRef.Kind, c.Spec.SourceRef.Namespace, c.Spec.SourceRef.Name
+		}
+	}
+	return f.path(ctx, s, env)
+}
+
+// NodePath is Path of the HelmRelease o, in namespace (ReleaseNamespace),
+// read from its node without decoding it: a chart that cannot be had costs
+// no decoding.
+func (f *Finder) NodePath(ctx context.Context, o *fluxbuild.Object, namespace string, env Env) (string, error) {
+	spec := yamlutil.Field(o.Node, "spec")
+	s := chartSpec{namespace: namespace}
+	if r := yamlutil.Field(spec, "chartRef"); r != nil {
+		s.ref, s.refKind, s.refNamespace, s.refName = true, yamlutil.Str(r, "kind"), yamlutil.Str(r, "namespace"), yamlutil.Str(r, "name")
+	}
+	if c := yamlutil.Field(spec, "chart"); c != nil {
+		cs := yamlutil.Field(c, "spec")
+		s.template, s.chart, s.version = true, yamlutil.Str(cs, "chart"), yamlutil.Str(cs, "version")
+		s.kind, s.sourceNamespace, s.name = yamlutil.Str(cs, "sourceRef", "kind"), yamlutil.Str(cs, "sourceRef", "namespace"), yamlutil.Str(cs, "sourceRef", "name")
+	}
+	return f.path(ctx, s, env)
+}
+
+// chartSpec is what a HelmRelease says of where its chart is.
+type chartSpec struct {
+	namespace string // the release's
+	// spec.chartRef
+	ref                            bool
+	refKind, refNamespace, refName string
+	// spec.chart.spec
+	template                    bool
+	chart, version              string
+	kind, sourceNamespace, name string
+}
+
+// path finds the chart s names (Path).
+func (f *Finder) path(ctx context.Context, s chartSpec, env Env) (string, error) {
 	if f == nil {
 		f = &Finder{}
 	}
 	name, version := "", ""
 	switch {
-	case hr.Spec.ChartRef != nil:
-		ref := hr.Spec.ChartRef
-		src := env.Object(ref.Kind, namespaceOr(ref.Namespace, hr.Namespace), ref.Name)
+	case s.ref:
+		ns := namespaceOr(s.refNamespace, s.namespace)
+		src := env.Object(s.refKind, ns, s.refName)
 		if src == nil {
-			return "", fmt.Errorf("%w: spec.chartRef %s/%s/%s: no layer creates it", ErrUnavailable, ref.Kind, namespaceOr(ref.Namespace, hr.Namespace), ref.Name)
+			return "", fmt.Errorf("%w: spec.chartRef %s/%s/%s: no layer creates it", ErrUnavailable, s.refKind, ns, s.refName)
 		}
-		switch ref.Kind {
+		switch s.refKind {
 		case sourcev1.OCIRepositoryKind:
 			u := yamlutil.Str(src.Node, "spec", "url")
 			name = path.Base(u)
@@ -106,9 +156,8 @@ func (f *Finder) Path(ctx context.Context, hr *helmv2.HelmRelease, env Env) (str
 			return f.fromTemplate(ctx, env, yamlutil.Str(src.Node, "spec", "chart"), yamlutil.Str(src.Node, "spec", "version"),
 				yamlutil.Str(src.Node, "spec", "sourceRef", "kind"), src.Namespace, yamlutil.Str(src.Node, "spec", "sourceRef", "name"))
 		}
-	case hr.Spec.Chart != nil:
-		s := hr.Spec.Chart.Spec
-		return f.fromTemplate(ctx, env, s.Chart, s.Version, s.SourceRef.Kind, namespaceOr(s.SourceRef.Namespace, hr.Namespace), s.SourceRef.Name)
+	case s.template:
+		return f.fromTemplate(ctx, env, s.chart, s.version, s.kind, namespaceOr(s.sourceNamespace, s.namespace), s.name)
 	default:
 		return "", errors.New("neither spec.chart nor spec.chartRef is set")
 	}

@@ -3,9 +3,12 @@ package charts_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	sigyaml "sigs.k8s.io/yaml"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	"github.com/stretchr/testify/assert"
@@ -131,5 +134,50 @@ func TestOptionsValidate(t *testing.T) {
 			_, err := charts.New(opt)
 			require.ErrorIs(t, err, charts.ErrInvalidOption)
 		})
+	}
+}
+
+// NodePath, which reads the HelmRelease's node, finds what Path finds in
+// the decoded HelmRelease, chart or error, for every shape of TestPath.
+func TestNodePathIsPath(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "podinfo"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "podinfo", "Chart.yaml"), []byte("name: podinfo\n"), 0o644))
+	e := env{
+		"HelmRepository/flux-system/oci":  object(t, "HelmRepository", "flux-system", "oci", "spec: {type: oci, url: oci://ghcr.io/charts}"),
+		"HelmRepository/flux-system/http": object(t, "HelmRepository", "flux-system", "http", "spec: {url: https://charts.example.com}"),
+		"OCIRepository/apps/podinfo":      object(t, "OCIRepository", "apps", "podinfo", "spec: {url: oci://ghcr.io/stefanprodan/charts/podinfo, ref: {tag: 6.7.0}}"),
+		"GitRepository/flux-system/repo":  {Kind: "GitRepository", Namespace: "flux-system", Name: "repo", File: "/src/repo"},
+	}
+	withRef := func(kind, ns, name string) *helmv2.HelmRelease {
+		hr := &helmv2.HelmRelease{}
+		hr.Namespace, hr.Name = "apps", "r"
+		hr.Spec.ChartRef = &helmv2.CrossNamespaceSourceReference{Kind: kind, Namespace: ns, Name: name}
+		return hr
+	}
+	releases := []*helmv2.HelmRelease{
+		release("HelmRepository", "http", "podinfo", "6.0.0"),
+		release("HelmRepository", "oci", "podinfo", "6.0.0"),
+		release("HelmRepository", "oci", "podinfo", "6.x"),
+		release("GitRepository", "repo", "./charts/app", ""),
+		release("GitRepository", "elsewhere", "./charts/app", ""),
+		withRef("OCIRepository", "", "podinfo"),
+		withRef("OCIRepository", "apps", "missing"),
+		{},
+	}
+	for _, opts := range [][]charts.Option{nil, {charts.WithDirs(dir)}, {charts.WithFetcher(&fetcher{path: "/cache/c.tgz"})}} {
+		f, err := charts.New(opts...)
+		require.NoError(t, err)
+		for i, hr := range releases {
+			data, err := sigyaml.Marshal(hr)
+			require.NoError(t, err)
+			var n yaml.Node
+			require.NoError(t, yaml.Unmarshal(data, &n))
+			o := &fluxbuild.Object{Kind: "HelmRelease", Node: n.Content[0]}
+			want, wantErr := f.Path(t.Context(), hr, e)
+			got, gotErr := f.NodePath(t.Context(), o, hr.Namespace, e)
+			assert.Equal(t, want, got, "release %d", i)
+			assert.Equal(t, fmt.Sprint(wantErr), fmt.Sprint(gotErr), "release %d", i)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
 
@@ -33,17 +34,27 @@ func IsRelease(o *fluxbuild.Object) bool {
 	return o.Kind == helmv2.HelmReleaseKind && o.Group() == helmv2.GroupVersion.Group
 }
 
-// Decode decodes the HelmRelease o applied by layer l: its namespace, when
-// it has none, is the layer's targetNamespace or the Kustomization's.
+// Decode decodes the HelmRelease o applied by layer l, in its namespace
+// (ReleaseNamespace).
 func Decode(o *fluxbuild.Object, l *layering.Layer) (*helmv2.HelmRelease, error) {
 	var hr helmv2.HelmRelease
 	if err := decodeNode(o.Node, &hr); err != nil {
 		return nil, fmt.Errorf("%s: %w", o, err)
 	}
-	if hr.Namespace == "" && l.Kustomization != nil {
-		hr.Namespace = namespaceOr(l.Kustomization.Spec.TargetNamespace, l.Kustomization.Namespace)
-	}
+	hr.Namespace = ReleaseNamespace(o, l)
 	return &hr, nil
+}
+
+// ReleaseNamespace is the namespace of the HelmRelease o applied by layer
+// l: its own, or the layer's targetNamespace, or the Kustomization's.
+func ReleaseNamespace(o *fluxbuild.Object, l *layering.Layer) string {
+	if ns := yamlutil.Str(o.Node, "metadata", "namespace"); ns != "" {
+		return ns
+	}
+	if l.Kustomization != nil {
+		return namespaceOr(l.Kustomization.Spec.TargetNamespace, l.Kustomization.Namespace)
+	}
+	return ""
 }
 
 // Releases renders every HelmRelease that the layers of p for which want

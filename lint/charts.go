@@ -149,11 +149,19 @@ func (l *linter) renderChart(ctx context.Context, ly *lintLayer, o *object) ([]*
 // release renders the chart of the HelmRelease o of layer ly with the
 // ConfigMaps and Secrets of every layer, and says where the chart was.
 func (l *linter) release(ctx context.Context, ly *lintLayer, o *object, opts ...fluxbuild.ReleaseOption) (*fluxbuild.Release, string, error) {
+	// The chart first, from the node: most charts cannot be had offline,
+	// and decoding a HelmRelease costs more than finding that out.
+	env := lintEnv{l}
+	chartPath, err := l.cfg.finder.NodePath(ctx, o.Object, charts.ReleaseNamespace(o.Object, ly.Layer), env)
+	if err != nil {
+		return nil, "", err
+	}
 	hr, err := charts.Decode(o.Object, ly.Layer)
 	if err != nil {
 		return nil, "", err
 	}
-	return l.cfg.finder.Render(ctx, hr, lintEnv{l}, opts...)
+	rel, err := charts.RenderAt(ctx, hr, chartPath, env, opts...)
+	return rel, chartPath, err
 }
 
 // loadForReleases loads a Plan's layers as lint does, to render their
