@@ -566,10 +566,11 @@ func Plan(ctx context.Context, p *layering.Plan, inputs []fluxbuild.Input, root 
 	if err != nil {
 		return nil, fmt.Errorf("linting %s: %w", root, err)
 	}
-	return lintPlan(ctx, p, inputs, p.Problems(), abs, append(opts, funcLint(func(c *config) error {
+	// A new slice: the caller's opts may be shared by lints running at once.
+	return lintPlan(ctx, p, inputs, p.Problems(), abs, slices.Concat(opts, []Option{funcLint(func(c *config) error {
 		c.repository = true
 		return nil
-	})))
+	})}))
 }
 
 // WithInferredRoot says the repository's root was found, not given (no
