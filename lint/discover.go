@@ -29,7 +29,7 @@ type Discovery struct {
 // its own), files applied with kubectl, namespaces created. Give the
 // caller's own options after the configuration's and before the
 // bootstrap's: Tree does.
-func Discover(root, entry string, d Discovery) (config, found []Option, err error) {
+func Discover(root, entry string, d Discovery) (conf, found []Option, err error) {
 	file := d.ConfigFile
 	if file == "" {
 		file = filepath.Join(root, ConfigFile)
@@ -42,12 +42,12 @@ func Discover(root, entry string, d Discovery) (config, found []Option, err erro
 		if err != nil {
 			return nil, nil, err
 		}
-		if config, err = c.Options(); err != nil {
+		if conf, err = c.Options(); err != nil {
 			return nil, nil, err
 		}
 	}
 	if d.NoBootstrap {
-		return config, nil, nil
+		return conf, nil, nil
 	}
 	if !d.Helmfiles {
 		if fs := bootstrap.Helmfiles(root, entry); len(fs) > 0 {
@@ -65,7 +65,7 @@ func Discover(root, entry string, d Discovery) (config, found []Option, err erro
 	if ns := bootstrap.Namespaces(root, entry); len(ns) > 0 {
 		found = append(found, WithBootstrapNamespaces(ns...))
 	}
-	return config, found, nil
+	return conf, found, nil
 }
 
 // WithDiscovery says what Tree looks for in the repository (Discover).

@@ -492,11 +492,11 @@ func File(ctx context.Context, path string, opts ...Option) (*Report, error) {
 		return nil, err
 	}
 	if !cfg.noDiscovery {
-		config, _, err := Discover(filepath.Dir(path), "", Discovery{ConfigFile: cfg.discovery.ConfigFile, NoBootstrap: true})
+		conf, _, err := Discover(filepath.Dir(path), "", Discovery{ConfigFile: cfg.discovery.ConfigFile, NoBootstrap: true})
 		if err != nil {
 			return nil, err
 		}
-		opts = slices.Concat(config, opts)
+		opts = slices.Concat(conf, opts)
 	}
 	return Stack(ctx, b, "", opts...)
 }

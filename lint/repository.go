@@ -25,11 +25,11 @@ func Tree(ctx context.Context, entry string, read []fluxrepo.Option, opts ...Opt
 		d := cfg.discovery
 		d.Helmfiles = d.Helmfiles || len(cfg.bootstrap) > 0
 		d.BootstrapKustomizations = d.BootstrapKustomizations || len(cfg.bootstrapDirs) > 0
-		config, found, err := Discover(repo.Root, entry, d)
+		conf, found, err := Discover(repo.Root, entry, d)
 		if err != nil {
 			return nil, err
 		}
-		opts = slices.Concat(config, opts, found)
+		opts = slices.Concat(conf, opts, found)
 	}
 	return Repository(ctx, repo, opts...)
 }

@@ -68,9 +68,12 @@ func WithKeptRevisions(dir string) RevisionOption {
 // entry (a path, as given on a command line) changes against rev (a
 // commit, branch or tag; "" is the default base, DefaultBase): Compare of
 // the tree at rev, read from the repository's objects into a temporary
-// folder that is removed before it returns, and the working tree, with
-// what the repository says for lint (lint.Discover on the working tree)
-// before opts' lint options, as `fluxpack diff ENTRY --base REV` does.
+// folder that is removed before it returns (or kept, WithKeptRevisions),
+// and the working tree, with what the repository says for lint
+// (lint.Discover on the working tree) before opts' lint options, as
+// `fluxpack diff ENTRY --base REV` does. Changed-only (no WithAll), a
+// change no layer reads is told from Git's objects, and no revision is
+// written (Report.Unread).
 func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOption, opts ...Option) (*Report, error) {
 	rc := &revisionConfig{}
 	for _, o := range ropts {
@@ -149,13 +152,13 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 		}
 	}
 	if !rc.noDisc {
-		config, found, err := lint.Discover(headRoot, entry, rc.discovery)
+		conf, found, err := lint.Discover(headRoot, entry, rc.discovery)
 		if err != nil {
 			return nil, err
 		}
 		// The repository's configuration before the caller's lint
 		// options, the bootstrap step after them, as lint.Tree orders them.
-		opts = slices.Concat([]Option{WithLintOptions(config...)}, opts, []Option{WithLintOptions(found...)})
+		opts = slices.Concat([]Option{WithLintOptions(conf...)}, opts, []Option{WithLintOptions(found...)})
 	}
 	return Compare(ctx, baseRoot, headRoot, filepath.ToSlash(rel), opts...)
 }
