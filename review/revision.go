@@ -139,18 +139,11 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 			return &Report{Base: cfg.base, Head: cfg.head, Entry: filepath.ToSlash(rel), Files: files, Unread: true}, nil
 		}
 	}
-	top, cleanup, err := extract(ctx, headRoot, r, rc.keep)
+	baseRoot, cleanup, err := Base(ctx, headRoot, r, rc.keep)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = cleanup() }()
-	baseRoot := top
-	// Extract writes the Git repository's top; the root may be below it.
-	if gitTop, err := Top(headRoot); err == nil {
-		if sub, err := filepath.Rel(gitTop, headRoot); err == nil && sub != "." {
-			baseRoot = filepath.Join(top, sub)
-		}
-	}
 	if !rc.noDisc {
 		conf, found, err := lint.Discover(headRoot, entry, rc.discovery)
 		if err != nil {
@@ -163,13 +156,25 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	return Compare(ctx, baseRoot, headRoot, filepath.ToSlash(rel), opts...)
 }
 
-// extract writes rev's tree: kept in keep (ExtractKept) when given and it
-// can be, else into a temporary folder cleanup removes.
-func extract(ctx context.Context, dir string, rev Revision, keep string) (top string, cleanup func() error, err error) {
+// Base writes rev's tree to compare the working tree at headRoot with:
+// kept in keep (ExtractKept) when given and it can be, else into a
+// temporary folder cleanup removes. root is headRoot's place in it:
+// Extract writes the Git repository's top, and headRoot may be below it.
+func Base(ctx context.Context, headRoot string, rev Revision, keep string) (root string, cleanup func() error, err error) {
+	top, cleanup := "", func() error { return nil }
 	if keep != "" {
-		if top, err := ExtractKept(ctx, dir, rev, keep); err == nil {
-			return top, func() error { return nil }, nil
+		top, err = ExtractKept(ctx, headRoot, rev, keep)
+	}
+	if keep == "" || err != nil { // not kept: a temporary folder
+		if top, cleanup, err = Extract(ctx, headRoot, rev, ""); err != nil {
+			return "", nil, err
 		}
 	}
-	return Extract(ctx, dir, rev, "")
+	root = top
+	if gitTop, err := Top(headRoot); err == nil {
+		if sub, err := filepath.Rel(gitTop, headRoot); err == nil && sub != "." {
+			root = filepath.Join(top, sub)
+		}
+	}
+	return root, cleanup, nil
 }

@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"path/filepath"
-
-	"github.com/fluxpack/fluxpack/review"
 )
 
 // CacheRoot is where the reading commands keep what they can reuse from
@@ -29,14 +26,11 @@ func CacheRoot() string {
 	return dir
 }
 
-// extractBase writes the base revision diff compares with: kept under
-// CacheRoot, or into a temporary folder removed by cleanup without one or
-// when it cannot be written there (a read-only home).
-func extractBase(ctx context.Context, headRoot string, rev review.Revision) (top string, cleanup func() error, err error) {
+// keptRevisions is where diff keeps the base revisions it reads from Git
+// (review.ExtractKept), or "" without a cache.
+func keptRevisions() string {
 	if root := CacheRoot(); root != "" {
-		if top, err := review.ExtractKept(ctx, headRoot, rev, filepath.Join(root, "revisions")); err == nil {
-			return top, func() error { return nil }, nil
-		}
+		return filepath.Join(root, "revisions")
 	}
-	return review.Extract(ctx, headRoot, rev, "")
+	return ""
 }

@@ -70,8 +70,8 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 		// The library call: the base revision read from Git, what the
 		// repository says for lint found as lint.Tree finds it.
 		ropts := []review.RevisionOption{review.WithDiscovery(repo.discovery())}
-		if root := CacheRoot(); root != "" {
-			ropts = append(ropts, review.WithKeptRevisions(filepath.Join(root, "revisions")))
+		if keep := keptRevisions(); keep != "" {
+			ropts = append(ropts, review.WithKeptRevisions(keep))
 		}
 		if repo.root != "" {
 			ropts = append(ropts, review.WithRoot(repo.root))
@@ -192,19 +192,12 @@ func compareDirs(ctx context.Context, kind int, headRoot string, rels, abs []str
 		if err != nil {
 			return nil, err
 		}
-		top, cleanup, err := extractBase(ctx, headRoot, rev) // kept under CacheRoot (cache.go)
+		root, cleanup, err := review.Base(ctx, headRoot, rev, keptRevisions())
 		if err != nil {
 			return nil, err
 		}
 		defer func() { _ = cleanup() }()
-		baseRoot, baseName, headName = top, rev.String(), "working tree"
-		// Extract writes the repository's top; the root may be below it
-		// (--root).
-		if gitTop, err := review.Top(headRoot); err == nil {
-			if sub, err := filepath.Rel(gitTop, headRoot); err == nil && sub != "." {
-				baseRoot = filepath.Join(top, sub)
-			}
-		}
+		baseRoot, baseName, headName = root, rev.String(), "working tree"
 	}
 	var lintOpts []lint.Option
 	var err error
