@@ -1,6 +1,7 @@
 package review
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,8 +19,8 @@ import (
 func (c ObjectChange) Unified() string {
 	name := c.Producer + "/" + c.ID.String()
 	from, to := "a/"+name, "b/"+name
-	if c.BaseProducer != "" {
-		from = "a/" + c.BaseProducer + "/" + c.ID.String()
+	if c.BaseProducer != "" || c.BaseID != nil {
+		from = "a/" + cmp.Or(c.BaseProducer, c.Producer) + "/" + c.baseID().String()
 	}
 	switch c.Action {
 	case Added:
@@ -160,7 +161,7 @@ func WriteMarkdown(w io.Writer, reports []*Report, opts MarkdownOptions) error {
 		sections = append(sections, h.String())
 		for _, c := range r.Objects {
 			sections = append(sections, fmt.Sprintf("\n<details><summary>%s <code>%s</code> (%s)%s</summary>\n\n```diff\n%s```\n\n</details>\n",
-				mark(c.Action), c.ID, mdEscape(producerNote(c)), summaryField(c), strings.ReplaceAll(c.Unified(), "```", "`\u200b``")))
+				mark(c.Action), c.title(), mdEscape(producerNote(c)), summaryField(c), strings.ReplaceAll(c.Unified(), "```", "`\u200b``")))
 		}
 	}
 	left := 0

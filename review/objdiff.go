@@ -60,6 +60,11 @@ type ObjectChange struct {
 	// it before the change.
 	Producer     string `json:"producer"`
 	BaseProducer string `json:"baseProducer,omitempty"`
+	// BaseID is the object before the change when its name changed: a
+	// ConfigMap or Secret of a kustomize generator, whose name carries a
+	// hash of its content, is matched with the one it replaces
+	// (values-5fbk9c7h2m for values-2k8mh6tgd4) and its content diffed.
+	BaseID *ObjectID `json:"baseId,omitempty"`
 	// Fields are the differences of a changed object, in path order.
 	Fields []FieldChange `json:"fields,omitempty"`
 	// Secret is true for a Secret: its values never appear in Fields,
@@ -80,15 +85,18 @@ var DefaultStripAttrs = []string{"helm.sh/chart", "checksum/*"}
 // (containers, env, volumes, volumeMounts, ports, items), tried in order.
 var listKeys = []string{"name", "mountPath", "containerPort", "port", "key", "devicePath"}
 
+// objectKey matches an object of one side with the other's.
+type objectKey struct {
+	id  ObjectID
+	dup string // producer, for an ID two producers apply on one side
+}
+
 // DiffObjects compares the objects of two sides, matched by ID (and by
 // producer when an ID repeats on a side), and returns what changed,
 // sorted by ID. Labels and annotations matching strip (path.Match
 // patterns, such as DefaultStripAttrs) are left out first.
 func DiffObjects(base, head []Object, strip []string) []ObjectChange {
-	type key struct {
-		id  ObjectID
-		dup string // producer, for an ID two producers apply on one side
-	}
+	type key = objectKey
 	index := func(objs []Object) (map[key]Object, []key) {
 		count := map[ObjectID]int{}
 		for _, o := range objs {
@@ -110,11 +118,15 @@ func DiffObjects(base, head []Object, strip []string) []ObjectChange {
 	}
 	bm, bkeys := index(base)
 	hm, hkeys := index(head)
+	renamed := generatedRenames(bm, bkeys, hm, hkeys)
 	var out []ObjectChange
 	for _, k := range hkeys {
 		h := hm[k]
 		hv := stripped(h.Value, strip)
 		b, ok := bm[k]
+		if bk, r := renamed[k]; r {
+			b, ok = bm[bk], true
+		}
 		if !ok {
 			out = append(out, ObjectChange{ID: k.id, Action: Added, Producer: h.Producer, Secret: h.isSecret(), After: toYAML(maskObject(redact(hv, h.isSecret(), nil), nil, false))})
 			continue
@@ -136,10 +148,18 @@ func DiffObjects(base, head []Object, strip []string) []ObjectChange {
 		if b.Producer != h.Producer {
 			c.BaseProducer = b.Producer
 		}
+		if b.ID != h.ID {
+			baseID := b.ID
+			c.BaseID = &baseID
+		}
 		out = append(out, c)
 	}
+	gone := map[key]bool{}
+	for _, bk := range renamed {
+		gone[bk] = true
+	}
 	for _, k := range bkeys {
-		if _, ok := hm[k]; ok {
+		if _, ok := hm[k]; ok || gone[k] {
 			continue
 		}
 		b := bm[k]
@@ -152,6 +172,56 @@ func DiffObjects(base, head []Object, strip []string) []ObjectChange {
 		return strings.Compare(a.Producer, b.Producer)
 	})
 	return out
+}
+
+// generatedHash is the suffix kustomize's configMapGenerator and
+// secretGenerator append to a name: "-" and ten characters of the
+// content's hash, with 0, 1, 3, a and e written g, h, k, m and t.
+var generatedHash = regexp.MustCompile(`^(.+)-[2456789bcdfghkmt]{10}$`)
+
+// generatedStem is name without its generator hash, and whether it had
+// one.
+func generatedStem(name string) (string, bool) {
+	m := generatedHash.FindStringSubmatch(name)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// generatedRenames pairs the head's unmatched ConfigMaps and Secrets
+// with hashed names with the base's unmatched one of the same kind,
+// namespace and name stem, where the stem names exactly one on each
+// side: a generator whose content changed. Keys are the head's.
+func generatedRenames(bm map[objectKey]Object, bkeys []objectKey, hm map[objectKey]Object, hkeys []objectKey) map[objectKey]objectKey {
+	type stem struct {
+		kind, namespace, name string
+	}
+	stems := func(keys []objectKey, other map[objectKey]Object) map[stem][]objectKey {
+		out := map[stem][]objectKey{}
+		for _, k := range keys {
+			if _, matched := other[k]; matched {
+				continue
+			}
+			i := k.id
+			if i.Group != "" || (i.Kind != "ConfigMap" && i.Kind != "Secret") {
+				continue
+			}
+			if s, ok := generatedStem(i.Name); ok {
+				st := stem{i.Kind, i.Namespace, s}
+				out[st] = append(out[st], k)
+			}
+		}
+		return out
+	}
+	bs, hs := stems(bkeys, hm), stems(hkeys, bm)
+	renamed := map[objectKey]objectKey{}
+	for st, hk := range hs {
+		if bk := bs[st]; len(bk) == 1 && len(hk) == 1 {
+			renamed[hk[0]] = bk[0]
+		}
+	}
+	return renamed
 }
 
 var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
@@ -271,13 +341,23 @@ func diffList(p string, a, b []any, secret bool, out *[]FieldChange) {
 	}
 	name := func(e any) string { return fmt.Sprint(e.(map[string]any)[k]) }
 	at := func(e any) string { return fmt.Sprintf("%s[%s=%s]", p, k, name(e)) }
-	inA := map[string]any{}
-	for _, e := range a {
-		inA[name(e)] = e
-	}
 	inB := map[string]any{}
 	for _, e := range b {
 		inB[name(e)] = e
+	}
+	// An entry naming a generated ConfigMap or Secret (valuesFrom,
+	// envFrom, volumes) follows its rename: it is the head's entry.
+	renamed := renamedEntries(a, b, name, inB)
+	base := name
+	name = func(e any) string {
+		if r, ok := renamed[base(e)]; ok {
+			return r
+		}
+		return base(e)
+	}
+	inA := map[string]any{}
+	for _, e := range a {
+		inA[name(e)] = e
 	}
 	var orderA, orderB []string
 	for _, e := range a {
@@ -306,6 +386,37 @@ func diffList(p string, a, b []any, secret bool, out *[]FieldChange) {
 			addField(out, secret, FieldChange{Path: at(e), Op: FieldRemoved, Before: e})
 		}
 	}
+}
+
+// renamedEntries maps the base's entry names a list lost to the head's
+// it gained where both carry a generator hash on one stem, one each.
+func renamedEntries(a, b []any, name func(any) string, inB map[string]any) map[string]string {
+	inA := map[string]bool{}
+	lost := map[string][]string{}
+	for _, e := range a {
+		n := name(e)
+		inA[n] = true
+		if _, kept := inB[n]; !kept {
+			if s, ok := generatedStem(n); ok {
+				lost[s] = append(lost[s], n)
+			}
+		}
+	}
+	gained := map[string][]string{}
+	for _, e := range b {
+		if n := name(e); !inA[n] {
+			if s, ok := generatedStem(n); ok {
+				gained[s] = append(gained[s], n)
+			}
+		}
+	}
+	out := map[string]string{}
+	for s, g := range gained {
+		if l := lost[s]; len(l) == 1 && len(g) == 1 {
+			out[l[0]] = g[0]
+		}
+	}
+	return out
 }
 
 // maxLCSCells bounds the table of an unkeyed list's LCS: past it (two

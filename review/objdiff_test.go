@@ -335,3 +335,62 @@ func TestFolderObjects(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+func TestGeneratedRenameIsOneChange(t *testing.T) {
+	const producer = "Kustomization/flux-system/apps"
+	cm := func(name, values string) Object {
+		return obj(t, producer, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: "+name+", namespace: apps}\ndata: {values.yaml: \""+values+"\"}\n")
+	}
+	hr := func(valuesName string) Object {
+		return obj(t, producer, "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: web, namespace: apps}\n"+
+			"spec:\n  valuesFrom:\n    - {kind: ConfigMap, name: "+valuesName+"}\n    - {kind: Secret, name: web-secret}\n")
+	}
+	lines := func(cs []ObjectChange) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, string(c.Action)+" "+c.title())
+			for _, f := range c.Fields {
+				out = append(out, fmt.Sprintf("  %s %s %v -> %v", f.Path, f.Op, f.Before, f.After))
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		base, head []Object
+		want       []string
+	}{{
+		name: "a generator's new hash is its content's change",
+		base: []Object{cm("web-values-2k8mh6tgd4", "replicas: 1"), hr("web-values-2k8mh6tgd4")},
+		head: []Object{cm("web-values-5fbk9c7h2m", "replicas: 2"), hr("web-values-5fbk9c7h2m")},
+		want: []string{
+			"changed ConfigMap/apps/web-values-5fbk9c7h2m (was web-values-2k8mh6tgd4)",
+			`  data["values.yaml"] changed replicas: 1 -> replicas: 2`,
+			"  metadata.name changed web-values-2k8mh6tgd4 -> web-values-5fbk9c7h2m",
+			"changed HelmRelease.helm.toolkit.fluxcd.io/apps/web",
+			"  spec.valuesFrom[name=web-values-5fbk9c7h2m].name changed web-values-2k8mh6tgd4 -> web-values-5fbk9c7h2m",
+		},
+	}, {
+		name: "names without a generator's hash are other objects",
+		base: []Object{cm("web-values-aaaaaaaaaa", "replicas: 1")},
+		head: []Object{cm("web-values-bbbbbbbbbb", "replicas: 1")},
+		want: []string{"removed ConfigMap/apps/web-values-aaaaaaaaaa", "added ConfigMap/apps/web-values-bbbbbbbbbb"},
+	}, {
+		name: "two on one stem are not guessed at",
+		base: []Object{cm("web-values-2k8mh6tgd4", "a: 1")},
+		head: []Object{cm("web-values-5fbk9c7h2m", "a: 2"), cm("web-values-9dh5cg8b7k", "a: 3")},
+		want: []string{"removed ConfigMap/apps/web-values-2k8mh6tgd4", "added ConfigMap/apps/web-values-5fbk9c7h2m", "added ConfigMap/apps/web-values-9dh5cg8b7k"},
+	}, {
+		name: "a generator kept by both sides stays unmatched with another",
+		base: []Object{cm("web-values-2k8mh6tgd4", "a: 1")},
+		head: []Object{cm("web-values-2k8mh6tgd4", "a: 1"), cm("web-values-5fbk9c7h2m", "a: 2")},
+		want: []string{"added ConfigMap/apps/web-values-5fbk9c7h2m"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if d := cmp.Diff(tt.want, lines(DiffObjects(tt.base, tt.head, nil))); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}

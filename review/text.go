@@ -83,7 +83,7 @@ func (r *Report) WriteText(w io.Writer, opts TextOptions) error {
 	if len(r.Objects) > 0 {
 		fmt.Fprintf(&b, "\n%s: %s\n", p.paint(ansiBold, "objects"), objectCounts(r.Objects))
 		for _, c := range r.Objects {
-			fmt.Fprintf(&b, "%s %s  (%s)\n", p.action(c.Action, mark(c.Action)), c.ID, producerNote(c))
+			fmt.Fprintf(&b, "%s %s  (%s)\n", p.action(c.Action, mark(c.Action)), c.title(), producerNote(c))
 			for _, f := range c.Fields {
 				writeField(&b, p, f)
 			}
@@ -115,7 +115,7 @@ func WriteObjectChanges(w io.Writer, cs []ObjectChange, opts TextOptions) error 
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s\n", p.paint(ansiBold, "objects"), objectCounts(cs))
 	for _, c := range cs {
-		fmt.Fprintf(&b, "%s %s  (%s)\n", p.action(c.Action, mark(c.Action)), c.ID, producerNote(c))
+		fmt.Fprintf(&b, "%s %s  (%s)\n", p.action(c.Action, mark(c.Action)), c.title(), producerNote(c))
 		for _, f := range c.Fields {
 			writeField(&b, p, f)
 		}
@@ -293,6 +293,23 @@ func objectCounts(cs []ObjectChange) string {
 		n[c.Action]++
 	}
 	return fmt.Sprintf("%d added, %d changed, %d removed", n[Added], n[Changed], n[Removed])
+}
+
+// title is the object's ID, and the name it had when a generator's hash
+// renamed it: "ConfigMap/apps/values-5fbk9c7h2m (was values-2k8mh6tgd4)".
+func (c ObjectChange) title() string {
+	if c.BaseID == nil || *c.BaseID == c.ID {
+		return c.ID.String()
+	}
+	return c.ID.String() + " (was " + c.BaseID.Name + ")"
+}
+
+// baseID is the object's ID before the change.
+func (c ObjectChange) baseID() ObjectID {
+	if c.BaseID != nil {
+		return *c.BaseID
+	}
+	return c.ID
 }
 
 func producerNote(c ObjectChange) string {
