@@ -3,6 +3,8 @@ package fluxrepo
 import (
 	"fmt"
 	"strings"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
 // NoteKind is the kind of a problem of a tree, named as the lint rule that
@@ -34,11 +36,7 @@ type Note struct {
 func (n Note) String() string {
 	var b strings.Builder
 	if n.File != "" {
-		b.WriteString(n.File)
-		if n.Line > 0 {
-			fmt.Fprintf(&b, ":%d", n.Line)
-		}
-		b.WriteString(": ")
+		b.WriteString(errdefs.Place(n.File, n.Line) + ": ")
 	}
 	if n.Object != "" {
 		b.WriteString(n.Object + ": ")

@@ -49,6 +49,12 @@ func (r *FleetReport) Failing() int {
 	return n
 }
 
+// Summary is the report in one line: "2 findings in 3 clusters (and 1
+// hint)", the shared findings counted once.
+func (r *FleetReport) Summary() string {
+	return findingsIn(r.Failing(), r.Findings()-r.Failing(), fmt.Sprintf("%d cluster%s", len(r.Clusters), plural(len(r.Clusters), "", "s")))
+}
+
 // Fleet lints every cluster's resolved stack as Stack lints a stack. A
 // fleet that cannot be resolved (an unknown layer to disable, a bad
 // artifact URL) is an error; what Lint finds in a cluster's stack is

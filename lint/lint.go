@@ -229,19 +229,14 @@ func Group(findings []Finding) []Finding {
 func (f Finding) String() string {
 	var b strings.Builder
 	if f.File != "" {
-		b.WriteString(f.File)
-		if f.Line > 0 {
-			fmt.Fprintf(&b, ":%d", f.Line)
-		}
-		b.WriteString(": ")
+		b.WriteString(errdefs.Place(f.File, f.Line) + ": ")
 	}
 	if f.Layer != "" {
 		fmt.Fprintf(&b, "layer %q", f.Layer)
-		switch {
-		case f.LayerFile != "" && f.LayerLine > 0:
-			fmt.Fprintf(&b, " (%s:%d)", f.LayerFile, f.LayerLine)
-		case f.LayerFile != "": // a folder: the entry point of a tree with no root Kustomization
-			fmt.Fprintf(&b, " (%s)", f.LayerFile)
+		// A folder without a line: the entry point of a tree with no
+		// root Kustomization.
+		if f.LayerFile != "" {
+			fmt.Fprintf(&b, " (%s)", errdefs.Place(f.LayerFile, f.LayerLine))
 		}
 		b.WriteString(": ")
 	}
@@ -346,19 +341,8 @@ func (c Coverage) Reasons() []string {
 // platform lint checked fully, with what would let it check the rest.
 func (r *Report) Summary() string {
 	var b strings.Builder
-	n, hints := r.Failing(), len(r.Findings)-r.Failing()
-	switch n {
-	case 0:
-		b.WriteString("no findings")
-	case 1:
-		b.WriteString("1 finding")
-	default:
-		fmt.Fprintf(&b, "%d findings", n)
-	}
-	fmt.Fprintf(&b, " in %d layer%s, %d object%s", r.Layers, plural(r.Layers, "", "s"), r.Objects, plural(r.Objects, "", "s"))
-	if hints > 0 {
-		fmt.Fprintf(&b, " (and %d hint%s)", hints, plural(hints, "", "s"))
-	}
+	b.WriteString(findingsIn(r.Failing(), len(r.Findings)-r.Failing(),
+		fmt.Sprintf("%d layer%s, %d object%s", r.Layers, plural(r.Layers, "", "s"), r.Objects, plural(r.Objects, "", "s"))))
 	if len(r.Suppressed) > 0 {
 		fmt.Fprintf(&b, "; %d suppressed by the configuration", len(r.Suppressed))
 	}
@@ -374,6 +358,19 @@ func (r *Report) Summary() string {
 		}
 	}
 	return b.String()
+}
+
+// findingsIn is "N findings in WHERE (and M hints)".
+func findingsIn(failing, hints int, where string) string {
+	s := "no findings"
+	if failing > 0 {
+		s = fmt.Sprintf("%d finding%s", failing, plural(failing, "", "s"))
+	}
+	s += " in " + where
+	if hints > 0 {
+		s += fmt.Sprintf(" (and %d hint%s)", hints, plural(hints, "", "s"))
+	}
+	return s
 }
 
 // Failing counts the findings that fail lint (Finding.Fails).

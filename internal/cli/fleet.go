@@ -74,13 +74,7 @@ func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []lint.Opti
 	if err != nil {
 		return err
 	}
-	if out == "json" {
-		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
-			return err
-		}
-	} else {
-		var b strings.Builder
-		color := useColor(cmd.OutOrStdout())
+	return writeLint(cmd, out, rep, rep.Summary(), rep.Failing(), func(b *strings.Builder, color bool) {
 		for _, fd := range rep.Shared {
 			b.WriteString(findingLine("all clusters: ", fd, color))
 		}
@@ -89,34 +83,7 @@ func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []lint.Opti
 				b.WriteString(findingLine("cluster "+c.Cluster+": ", fd, color))
 			}
 		}
-		if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
-			return err
-		}
-	}
-	// One summary line on stderr, findings or not, as lint of a stack.
-	hints := rep.Findings() - rep.Failing()
-	n := rep.Failing()
-	var msg string
-	switch n {
-	case 0:
-		msg = "no findings"
-	case 1:
-		msg = "1 finding"
-	default:
-		msg = fmt.Sprintf("%d findings", n)
-	}
-	msg += fmt.Sprintf(" in %d clusters", len(rep.Clusters))
-	switch {
-	case hints == 1:
-		msg += " (and 1 hint)"
-	case hints > 1:
-		msg += fmt.Sprintf(" (and %d hints)", hints)
-	}
-	if n > 0 {
-		return &FindingError{Msg: msg}
-	}
-	_, err = fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+msg)
-	return err
+	})
 }
 
 // pushFleet is push --fleet: a line per cluster (or JSON), exit 0 when

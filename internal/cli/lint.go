@@ -148,13 +148,7 @@ hints, 1 findings, 2 an input that cannot be read.`,
 					return err
 				}
 			}
-			if out == "json" {
-				if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
-					return err
-				}
-			} else {
-				var b strings.Builder
-				color := useColor(cmd.OutOrStdout())
+			return writeLint(cmd, out, rep, rep.Summary(), rep.Failing(), func(b *strings.Builder, color bool) {
 				for _, fd := range rep.Findings {
 					b.WriteString(findingLine("", fd, color))
 				}
@@ -169,17 +163,7 @@ hints, 1 findings, 2 an input that cannot be read.`,
 						b.WriteString("not checked (" + c.Cause + "): " + why + "\n")
 					}
 				}
-				if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
-					return err
-				}
-			}
-			// One summary line on stderr, findings or not: what was
-			// found, and how much of the platform lint could check.
-			if rep.Failing() > 0 {
-				return &FindingError{Msg: rep.Summary()}
-			}
-			_, err = fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+rep.Summary())
-			return err
+			})
 		},
 	}
 	stack.bind(cmd)
@@ -189,4 +173,26 @@ hints, 1 findings, 2 an input that cannot be read.`,
 	charts.bind(cmd)
 	out.bind(cmd)
 	return cmd
+}
+
+// writeLint prints a lint report: as JSON with -o json, else the lines
+// text writes; then one summary line on stderr, findings or not (a
+// FindingError, exit 1, when a finding fails lint).
+func writeLint(cmd *cobra.Command, out outputFlag, rep any, summary string, failing int, text func(b *strings.Builder, color bool)) error {
+	if out == "json" {
+		if err := writeJSON(cmd.OutOrStdout(), rep); err != nil {
+			return err
+		}
+	} else {
+		var b strings.Builder
+		text(&b, useColor(cmd.OutOrStdout()))
+		if _, err := fmt.Fprint(cmd.OutOrStdout(), b.String()); err != nil {
+			return err
+		}
+	}
+	if failing > 0 {
+		return &FindingError{Msg: summary}
+	}
+	_, err := fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+summary)
+	return err
 }

@@ -17,11 +17,15 @@ type FileError struct {
 	Err  error
 }
 
-func (e *FileError) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+func (e *FileError) Error() string { return fmt.Sprintf("%s: %v", Place(e.Path, e.Line), e.Err) }
+
+// Place names where something is as compilers and linters do: "file:line",
+// "file" when the line is unknown (0), "" without a file.
+func Place(file string, line int) string {
+	if file != "" && line > 0 {
+		return fmt.Sprintf("%s:%d", file, line)
 	}
-	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+	return file
 }
 
 func (e *FileError) Unwrap() error { return e.Err }
