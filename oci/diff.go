@@ -56,15 +56,8 @@ func Diff(ctx context.Context, dir, url string, opts ...DiffOption) (*DiffResult
 // Diff compares the artifact dir would make with what ref's tag holds, as
 // the package-level Diff describes.
 func (c *Client) Diff(ctx context.Context, dir string, ref Ref, opts ...DiffOption) (*DiffResult, error) {
-	o, err := collect(c, opts, func(x DiffOption, o *options) error { return x.applyDiff(o) })
-	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", dir, ref, err)
-	}
-	res, err := guard(ctx, func() (*DiffResult, error) { return diff(ctx, dir, ref, o) })
-	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", dir, ref, err)
-	}
-	return res, nil
+	return run(ctx, c, fmt.Sprintf("comparing %s with %s", dir, ref), opts, DiffOption.applyDiff, nil,
+		func(o *options) (*DiffResult, error) { return diff(ctx, dir, ref, o) })
 }
 
 // fileSum is what Diff compares of one archive entry.

@@ -54,18 +54,14 @@ func List(ctx context.Context, url string, opts ...ListOption) ([]TagInfo, error
 // List returns the tags of ref's repository, as the package-level List
 // describes. ref names a repository: a tag or digest is refused.
 func (c *Client) List(ctx context.Context, ref Ref, opts ...ListOption) ([]TagInfo, error) {
-	o, err := collect(c, opts, func(x ListOption, o *options) error { return x.applyList(o) })
-	if err == nil && (ref.tag != "" || ref.digest != "") {
-		err = fmt.Errorf("parsing repository %q: want oci://HOST/REPOSITORY, without tag or digest", ref.String())
+	check := func(*options) error {
+		if ref.tag != "" || ref.digest != "" {
+			return fmt.Errorf("parsing repository %q: want oci://HOST/REPOSITORY, without tag or digest", ref.String())
+		}
+		return nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", ref, err)
-	}
-	infos, err := guard(ctx, func() ([]TagInfo, error) { return list(ctx, ref.at(o).repo, o) })
-	if err != nil {
-		return nil, fmt.Errorf("listing %s: %w", ref, err)
-	}
-	return infos, nil
+	return run(ctx, c, fmt.Sprintf("listing %s", ref), opts, ListOption.applyList, check,
+		func(o *options) ([]TagInfo, error) { return list(ctx, ref.at(o).repo, o) })
 }
 
 func list(ctx context.Context, repo name.Repository, o *options) ([]TagInfo, error) {

@@ -387,14 +387,13 @@ func (c *Client) PushTree(ctx context.Context, t *Tree, ref Ref, opts ...PushOpt
 	if t == nil {
 		return nil, fmt.Errorf("pushing to %s: %w: nil Tree", ref, ErrInvalidOption)
 	}
-	o, err := collect(c, opts, func(x PushOption, o *options) error { return x.applyPush(o) })
-	if err == nil && (o.ignorePaths != nil || o.allowSecrets) {
-		err = fmt.Errorf("%w: WithIgnorePaths and WithAllowSecrets apply when the tree is read: give them to ReadTree", ErrInvalidOption)
+	check := func(o *options) error {
+		if o.ignorePaths != nil || o.allowSecrets {
+			return fmt.Errorf("%w: WithIgnorePaths and WithAllowSecrets apply when the tree is read: give them to ReadTree", ErrInvalidOption)
+		}
+		return nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", t.display, ref, err)
-	}
-	res, err := guard(ctx, func() (*Result, error) {
+	return run(ctx, c, fmt.Sprintf("pushing %s to %s", t.display, ref), opts, PushOption.applyPush, check, func(o *options) (*Result, error) {
 		tag, err := ref.at(o).tagRef()
 		if err != nil {
 			return nil, err
@@ -404,8 +403,4 @@ func (c *Client) PushTree(ctx context.Context, t *Tree, ref Ref, opts ...PushOpt
 		}
 		return pushTree(ctx, t.t, t.display, tag, o)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", t.display, ref, err)
-	}
-	return res, nil
 }

@@ -42,20 +42,15 @@ func Promote(ctx context.Context, from, to string, opts ...PromoteOption) (*Resu
 // Promote points the tag of to at the artifact from names, as the
 // package-level Promote describes. to must have a tag.
 func (c *Client) Promote(ctx context.Context, from, to Ref, opts ...PromoteOption) (*Result, error) {
-	o, err := collect(c, opts, func(x PromoteOption, o *options) error { return x.applyPromote(o) })
-	if err == nil && to.tag == "" {
-		err = fmt.Errorf("%w: %s: promote moves a tag: give oci://HOST/REPOSITORY:TAG", ErrInvalidOption, to)
+	check := func(*options) error {
+		if to.tag == "" {
+			return fmt.Errorf("%w: %s: promote moves a tag: give oci://HOST/REPOSITORY:TAG", ErrInvalidOption, to)
+		}
+		return nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("promoting %s to %s: %w", from, to, err)
-	}
-	res, err := guard(ctx, func() (*Result, error) {
+	return run(ctx, c, fmt.Sprintf("promoting %s to %s", from, to), opts, PromoteOption.applyPromote, check, func(o *options) (*Result, error) {
 		return promote(ctx, from.at(o).Reference(), to.at(o).Reference().(name.Tag), o)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("promoting %s to %s: %w", from, to, err)
-	}
-	return res, nil
 }
 
 func promote(ctx context.Context, src name.Reference, dst name.Tag, o *options) (*Result, error) {

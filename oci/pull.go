@@ -63,15 +63,8 @@ func (c *Client) Pull(ctx context.Context, ref Ref, dir string, opts ...PullOpti
 	if dir == "" {
 		return nil, fmt.Errorf("pulling %s: no directory to extract into", ref)
 	}
-	o, err := collect(c, opts, func(x PullOption, o *options) error { return x.applyPull(o) })
-	if err != nil {
-		return nil, fmt.Errorf("pulling %s into %s: %w", ref, dir, err)
-	}
-	md, err := guard(ctx, func() (*Metadata, error) { return pull(ctx, ref, dir, o) })
-	if err != nil {
-		return nil, fmt.Errorf("pulling %s into %s: %w", ref, dir, err)
-	}
-	return md, nil
+	return run(ctx, c, fmt.Sprintf("pulling %s into %s", ref, dir), opts, PullOption.applyPull, nil,
+		func(o *options) (*Metadata, error) { return pull(ctx, ref, dir, o) })
 }
 
 func pull(ctx context.Context, r Ref, dir string, o *options) (*Metadata, error) {

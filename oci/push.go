@@ -95,15 +95,8 @@ func Push(ctx context.Context, dir, url string, opts ...PushOption) (*Result, er
 // Push archives dir as a Flux artifact and pushes it to ref's tag ("latest"
 // when ref has none), as the package-level Push describes.
 func (c *Client) Push(ctx context.Context, dir string, ref Ref, opts ...PushOption) (*Result, error) {
-	o, err := collect(c, opts, func(x PushOption, o *options) error { return x.applyPush(o) })
-	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", dir, ref, err)
-	}
-	res, err := guard(ctx, func() (*Result, error) { return push(ctx, dir, ref, o) })
-	if err != nil {
-		return nil, fmt.Errorf("pushing %s to %s: %w", dir, ref, err)
-	}
-	return res, nil
+	return run(ctx, c, fmt.Sprintf("pushing %s to %s", dir, ref), opts, PushOption.applyPush, nil,
+		func(o *options) (*Result, error) { return push(ctx, dir, ref, o) })
 }
 
 func push(ctx context.Context, dir string, ref Ref, o *options) (*Result, error) {

@@ -75,12 +75,8 @@ func Describe(ctx context.Context, url string, opts ...ListOption) (*TagInfo, er
 
 // Describe reads what r names, as the package-level Describe describes.
 func (c *Client) Describe(ctx context.Context, r Ref, opts ...ListOption) (*TagInfo, error) {
-	o, err := collect(c, opts, func(x ListOption, o *options) error { return x.applyList(o) })
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", r, err)
-	}
-	ref := r.at(o).Reference()
-	info, err := guard(ctx, func() (*TagInfo, error) {
+	return run(ctx, c, fmt.Sprintf("reading %s", r), opts, ListOption.applyList, nil, func(o *options) (*TagInfo, error) {
+		ref := r.at(o).Reference()
 		desc, err := remote.Get(ref, o.remoteOptions(ctx)...)
 		if isNotFound(err) {
 			return nil, ErrNoArtifact
@@ -98,10 +94,6 @@ func (c *Client) Describe(ctx context.Context, r Ref, opts ...ListOption) (*TagI
 		}
 		return info, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", r, err)
-	}
-	return info, nil
 }
 
 // revisionTagWritten reports whether the extra tag is the revision tag of

@@ -146,18 +146,14 @@ func Verify(ctx context.Context, url string, opts ...VerifyOption) (*VerifyResul
 // Verify checks the signatures of the artifact ref names, as the
 // package-level Verify describes.
 func (c *Client) Verify(ctx context.Context, ref Ref, opts ...VerifyOption) (*VerifyResult, error) {
-	o, err := collect(c, opts, func(x VerifyOption, o *options) error { return x.applyVerify(o) })
-	if err == nil && o.verifier == nil {
-		err = fmt.Errorf("%w: %w", ErrInvalidOption, ErrNoVerifier)
+	check := func(o *options) error {
+		if o.verifier == nil {
+			return fmt.Errorf("%w: %w", ErrInvalidOption, ErrNoVerifier)
+		}
+		return nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("verifying %s: %w", ref, err)
-	}
-	res, err := guard(ctx, func() (*VerifyResult, error) { return verify(ctx, ref.at(o).Reference(), o) })
-	if err != nil {
-		return nil, fmt.Errorf("verifying %s: %w", ref, err)
-	}
-	return res, nil
+	return run(ctx, c, fmt.Sprintf("verifying %s", ref), opts, VerifyOption.applyVerify, check,
+		func(o *options) (*VerifyResult, error) { return verify(ctx, ref.at(o).Reference(), o) })
 }
 
 func verify(ctx context.Context, ref name.Reference, o *options) (*VerifyResult, error) {

@@ -188,6 +188,25 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // makes fails at once, so fn writes nothing after guard returns; guard
 // waits up to guardGrace for it to end, so that its cleanup (temporary
 // files, partial directories) is done when guard returns.
+// run is every Client call: the options collected and checked together
+// (check may be nil), then fn under guard; every error is prefixed with
+// what ("pushing DIR to REF").
+func run[O, R any](ctx context.Context, c *Client, what string, opts []O, apply func(O, *options) error, check func(*options) error, fn func(*options) (R, error)) (R, error) {
+	var res R
+	o, err := collect(c, opts, apply)
+	if err == nil && check != nil {
+		err = check(o)
+	}
+	if err == nil {
+		res, err = guard(ctx, func() (R, error) { return fn(o) })
+	}
+	if err != nil {
+		var zero R
+		return zero, fmt.Errorf("%s: %w", what, err)
+	}
+	return res, nil
+}
+
 func guard[T any](ctx context.Context, fn func() (T, error)) (T, error) {
 	type result struct {
 		v   T
