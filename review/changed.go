@@ -44,33 +44,46 @@ func changedFiles(base, head string, baseRules, headRules *gitRules) ([]string, 
 	if err := cmp.Or(be, he); err != nil {
 		return nil, err
 	}
+	return changedPaths(h, b, func(e, o treeEntry) (bool, bool) {
+		return o.link != e.link || o.regular != e.regular || o.exec != e.exec || o.size != e.size, e.regular
+	}, func(p string) (bool, error) {
+		rel := filepath.FromSlash(p)
+		eq, err := inputfile.Equal(filepath.Join(base, rel), filepath.Join(head, rel))
+		return !eq, err
+	})
+}
+
+// changedPaths lists, sorted, the paths one side has and the other lacks,
+// those differ says differ, and those differ asks to compare whose
+// content differs (compared in parallel).
+func changedPaths[B any](head map[string]treeEntry, base map[string]B, differ func(treeEntry, B) (differs, compare bool), contentDiffers func(p string) (bool, error)) ([]string, error) {
 	var out, same []string // same: files whose content is to compare
-	for p, e := range h {
-		o, ok := b[p]
-		switch {
-		case !ok || o.link != e.link || o.regular != e.regular || o.exec != e.exec || o.size != e.size:
+	for p, e := range head {
+		b, ok := base[p]
+		if !ok {
 			out = append(out, p)
-		case e.regular:
+			continue
+		}
+		switch d, c := differ(e, b); {
+		case d:
+			out = append(out, p)
+		case c:
 			same = append(same, p)
 		}
 	}
-	for p := range b {
-		if _, ok := h[p]; !ok {
+	for p := range base {
+		if _, ok := head[p]; !ok {
 			out = append(out, p)
 		}
 	}
-	differ := make([]bool, len(same))
+	differs := make([]bool, len(same))
 	errs := make([]error, len(same))
-	parallel.For(len(same), func(i int) {
-		rel := filepath.FromSlash(same[i])
-		eq, err := inputfile.Equal(filepath.Join(base, rel), filepath.Join(head, rel))
-		differ[i], errs[i] = !eq, err
-	})
+	parallel.For(len(same), func(i int) { differs[i], errs[i] = contentDiffers(same[i]) })
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	for i, p := range same {
-		if differ[i] {
+		if differs[i] {
 			out = append(out, p)
 		}
 	}

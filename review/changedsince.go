@@ -6,14 +6,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-
-	"github.com/fluxpack/fluxpack/internal/parallel"
 )
 
 // ChangedSince returns what ChangedFiles returns for the tree Extract
@@ -85,41 +82,16 @@ func ChangedSince(head string, rev Revision) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out, same []string // same: files whose content is to compare
-	for p, e := range h {
-		b, ok := base[p]
-		switch {
-		case !ok, e.link != "" != (b.mode == filemode.Symlink), e.regular && e.exec != (b.mode == filemode.Executable):
-			out = append(out, p)
-		default:
-			same = append(same, p)
+	return changedPaths(h, base, func(e treeEntry, b blob) (bool, bool) {
+		return e.link != "" != (b.mode == filemode.Symlink) || e.regular && e.exec != (b.mode == filemode.Executable), true
+	}, func(p string) (bool, error) {
+		data := []byte(h[p].link)
+		if h[p].link == "" {
+			var err error
+			if data, err = os.ReadFile(filepath.Join(head, filepath.FromSlash(p))); err != nil {
+				return false, err
+			}
 		}
-	}
-	for p := range base {
-		if _, ok := h[p]; !ok {
-			out = append(out, p)
-		}
-	}
-	differ := make([]bool, len(same))
-	errs := make([]error, len(same))
-	parallel.For(len(same), func(i int) {
-		p := same[i]
-		var data []byte
-		if e := h[p]; e.link != "" {
-			data = []byte(e.link)
-		} else if data, errs[i] = os.ReadFile(filepath.Join(head, filepath.FromSlash(p))); errs[i] != nil {
-			return
-		}
-		differ[i] = plumbing.ComputeHash(plumbing.BlobObject, data) != base[p].hash
+		return plumbing.ComputeHash(plumbing.BlobObject, data) != base[p].hash, nil
 	})
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	for i, p := range same {
-		if differ[i] {
-			out = append(out, p)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
 }
