@@ -28,6 +28,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // Rule names a lint rule in a Finding.
@@ -76,20 +77,22 @@ func Rules() []Rule {
 		RuleCRDPrune, RuleHelmCRDs, RuleChart, RuleValuesFrom, RuleHealthCheck, RuleSubstituteFrom, RuleNoPostBuild, RuleVariables, RuleDualOwner, RuleCrossNamespace, RuleMerge}
 }
 
-// Severity says what a Finding means for lint's verdict.
-type Severity string
+// Severity says what a Finding means for lint's verdict: the one
+// severity of fluxpack's checks (substitute's static checks grade theirs
+// with it too).
+type Severity = substitute.Severity
 
 // Severities. Errors and warnings fail lint (fluxpack lint exits 1); hints
 // do not.
 const (
 	// SeverityError: the platform races, or Flux fails a layer.
-	SeverityError Severity = "error"
+	SeverityError = substitute.SeverityError
 	// SeverityWarning: Flux applies something other than what was meant
 	// (a variable retyped, say). It fails lint as an error does.
-	SeverityWarning Severity = "warning"
+	SeverityWarning = substitute.SeverityWarning
 	// SeverityHint: nothing is wrong, but the platform could do better
 	// (RuleMerge). It does not fail lint.
-	SeverityHint Severity = "hint"
+	SeverityHint = substitute.SeverityHint
 )
 
 // Finding is one problem (or hint) Lint found. File and Line are where it
