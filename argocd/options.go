@@ -23,13 +23,7 @@ func (f funcOption) applyToImport(c *config) error { return f(c) }
 // folder its Applications' source.path values are relative to (default:
 // the nearest directory above the Applications' folder that holds .git).
 func WithRoot(dir string) Option {
-	return funcOption(func(c *config) error {
-		if dir == "" {
-			return errdefs.InvalidOption("WithRoot: empty directory")
-		}
-		c.root = dir
-		return nil
-	})
+	return funcOption(errdefs.NonEmpty("WithRoot", "directory", dir, func(c *config) *string { return &c.root }))
 }
 
 // WithStackFile says where Import's stack file will be written. When it is
@@ -41,11 +35,5 @@ func WithRoot(dir string) Option {
 // the file is outside the repository, or no root is known, they stay so
 // and a Difference says it.
 func WithStackFile(path string) Option {
-	return funcOption(func(c *config) error {
-		if path == "" {
-			return errdefs.InvalidOption("WithStackFile: empty path")
-		}
-		c.stackFile = path
-		return nil
-	})
+	return funcOption(errdefs.NonEmpty("WithStackFile", "path", path, func(c *config) *string { return &c.stackFile }))
 }

@@ -131,13 +131,7 @@ func (f funcOption) applyToRead(c *config) error { return f(c) }
 // directory above the entry point that holds .git, or the entry point's
 // own directory).
 func WithRoot(dir string) Option {
-	return funcOption(func(c *config) error {
-		if dir == "" {
-			return errdefs.InvalidOption("WithRoot: empty directory")
-		}
-		c.root = dir
-		return nil
-	})
+	return funcOption(errdefs.NonEmpty("WithRoot", "directory", dir, func(c *config) *string { return &c.root }))
 }
 
 // WithStackFile says where Import's stack file will be written. When it
@@ -148,13 +142,7 @@ func WithRoot(dir string) Option {
 // Without it, or outside the repository (a Difference says so), the paths
 // are relative to the repository's root. Read ignores it.
 func WithStackFile(path string) Option {
-	return funcOption(func(c *config) error {
-		if path == "" {
-			return errdefs.InvalidOption("WithStackFile: empty path")
-		}
-		c.stackFile = path
-		return nil
-	})
+	return funcOption(errdefs.NonEmpty("WithStackFile", "path", path, func(c *config) *string { return &c.stackFile }))
 }
 
 // WithSource maps a Flux source to a local directory: the files of its

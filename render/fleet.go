@@ -15,13 +15,7 @@ import (
 // dir/<cluster>.secret.yaml, mode 0600, for Fleet; dir must lie
 // outside the rendered directory.
 func WithSecretDir(dir string) Option {
-	return funcRender(func(c *renderConfig) error {
-		if dir == "" {
-			return errdefs.Kind(layering.ErrInvalidOption, "WithSecretDir: empty directory name")
-		}
-		c.secretDir = dir
-		return nil
-	})
+	return funcRender(errdefs.NonEmpty("WithSecretDir", "directory name", dir, func(c *renderConfig) *string { return &c.secretDir }))
 }
 
 // ClusterRendered is what Fleet wrote for one cluster.

@@ -39,13 +39,7 @@ func (f funcRender) applyToRender(c *renderConfig) error { return f(c) }
 // instead of the file the stack names (the stack must have exactly one
 // vars entry).
 func WithOutputs(file string) Option {
-	return funcRender(func(c *renderConfig) error {
-		if file == "" {
-			return errdefs.Kind(layering.ErrInvalidOption, "WithOutputs: empty file name")
-		}
-		c.outputs = file
-		return nil
-	})
+	return funcRender(errdefs.NonEmpty("WithOutputs", "file name", file, func(c *renderConfig) *string { return &c.outputs }))
 }
 
 // WithSecretFile writes the vars Secrets (the sensitive IaC outputs) to
@@ -53,13 +47,7 @@ func WithOutputs(file string) Option {
 // rendered directory is meant to be pushed, and a plaintext Secret must not
 // be. Without it sensitive outputs are left out (Rendered.LeftOut).
 func WithSecretFile(file string) Option {
-	return funcRender(func(c *renderConfig) error {
-		if file == "" {
-			return errdefs.Kind(layering.ErrInvalidOption, "WithSecretFile: empty file name")
-		}
-		c.secretFile = file
-		return nil
-	})
+	return funcRender(errdefs.NonEmpty("WithSecretFile", "file name", file, func(c *renderConfig) *string { return &c.secretFile }))
 }
 
 // WithReceiverURL sets where notification-controller reaches its webhook

@@ -52,13 +52,7 @@ func VerifySecret(p *layering.Plan, publicKey []byte) (*corev1.Secret, error) {
 // file (PEM, cosign.pub) to WithSecretFile's file, beside the vars
 // Secrets: it stays out of the pushed directory.
 func WithVerifyKey(file string) Option {
-	return funcRender(func(c *renderConfig) error {
-		if file == "" {
-			return errdefs.Kind(layering.ErrInvalidOption, "WithVerifyKey: empty file name")
-		}
-		c.verifyKey = file
-		return nil
-	})
+	return funcRender(errdefs.NonEmpty("WithVerifyKey", "file name", file, func(c *renderConfig) *string { return &c.verifyKey }))
 }
 
 // verifySecret renders the verification Secret for StackFile.

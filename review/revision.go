@@ -29,13 +29,7 @@ func (f revisionOption) applyToRevision(c *revisionConfig) error { return f(c) }
 // top (a Flux repository in a monorepo's folder): entry and the changed
 // files are read from there, on both sides.
 func WithRoot(dir string) RevisionOption {
-	return revisionOption(func(c *revisionConfig) error {
-		if dir == "" {
-			return errdefs.InvalidOption("WithRoot: empty")
-		}
-		c.root = dir
-		return nil
-	})
+	return revisionOption(errdefs.NonEmpty("WithRoot", "directory", dir, func(c *revisionConfig) *string { return &c.root }))
 }
 
 // WithDiscovery says what CompareRevision looks for in the repository
@@ -55,13 +49,7 @@ func WithoutDiscovery() RevisionOption {
 // none again; a revision that cannot be kept there is written to a
 // temporary folder, as without the option.
 func WithKeptRevisions(dir string) RevisionOption {
-	return revisionOption(func(c *revisionConfig) error {
-		if dir == "" {
-			return errdefs.InvalidOption("WithKeptRevisions: empty")
-		}
-		c.keep = dir
-		return nil
-	})
+	return revisionOption(errdefs.NonEmpty("WithKeptRevisions", "directory", dir, func(c *revisionConfig) *string { return &c.keep }))
 }
 
 // CompareRevision says what the working tree of the Git repository holding

@@ -65,6 +65,19 @@ func InvalidOption(format string, args ...any) error {
 	return &kindError{kind: ErrInvalidOption, msg: fmt.Sprintf(format, args...)}
 }
 
+// NonEmpty is the body of an option that stores one string which may not
+// be empty (a file, a folder): it refuses "" with ErrInvalidOption
+// ("OPTION: empty WHAT"), else stores v where field points.
+func NonEmpty[C any](option, what, v string, field func(*C) *string) func(*C) error {
+	return func(c *C) error {
+		if v == "" {
+			return InvalidOption("%s: empty %s", option, what)
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
 // Kind returns an error with the message format gives that errors.Is
 // matches against kind, without repeating kind's text.
 func Kind(kind error, format string, args ...any) error {

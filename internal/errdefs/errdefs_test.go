@@ -82,3 +82,21 @@ func TestInvalidOptionIsOneSentinel(t *testing.T) {
 		})
 	}
 }
+
+func TestNonEmpty(t *testing.T) {
+	type config struct{ dir string }
+	field := func(c *config) *string { return &c.dir }
+	var c config
+	err := errdefs.NonEmpty("WithDir", "directory", "", field)(&c)
+	require.ErrorIs(t, err, errdefs.ErrInvalidOption)
+	require.EqualError(t, err, "WithDir: empty directory")
+	require.Empty(t, c.dir)
+	require.NoError(t, errdefs.NonEmpty("WithDir", "directory", "out", field)(&c))
+	require.Equal(t, "out", c.dir)
+}
+
+func TestPlace(t *testing.T) {
+	require.Equal(t, "a.yaml:3", errdefs.Place("a.yaml", 3))
+	require.Equal(t, "a.yaml", errdefs.Place("a.yaml", 0))
+	require.Empty(t, errdefs.Place("", 3))
+}
