@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/status"
@@ -361,4 +364,52 @@ func TestFluxOperator(t *testing.T) {
 	require.NotNil(t, rs.Explanation)
 	assert.Equal(t, status.RuleNamespaceOrder, rs.Explanation.Rule)
 	assert.Contains(t, rs.Explanation.Fix, `namespace "apps"`)
+}
+
+// TestWatchRelistsAfterExpiry: a watch resumed from a compacted resource
+// version (410) lists the kind again and goes on from there, instead of
+// ending the watch.
+func TestWatchRelistsAfterExpiry(t *testing.T) {
+	objs := []obj{source(),
+		{kind: status.KindKustomization, name: "a", conds: ready(t0), status: applied()},
+		{kind: status.KindKustomization, name: "b", deps: []string{"a"}, conds: []map[string]any{cond("Ready", "False", "DependencyNotReady", "dependency 'flux-system/a' is not ready", t0)}},
+	}
+	dyn, disc := fakeClients(objs...)
+	watches := make(chan *watch.FakeWatcher, 4)
+	dyn.PrependWatchReactor("kustomizations", func(clienttesting.Action) (bool, watch.Interface, error) {
+		fw := watch.NewFakeWithChanSize(4, false)
+		watches <- fw
+		return true, fw, nil
+	})
+	w, err := status.NewFromClients(dyn, disc)
+	require.NoError(t, err)
+	snaps, err := w.Watch(t.Context())
+	require.NoError(t, err)
+	state := func(s *status.Snapshot, name string) status.State {
+		for _, l := range s.Layers {
+			if l.Name == name {
+				return l.State
+			}
+		}
+		return ""
+	}
+	require.Equal(t, status.StateWaitingOn, state(<-snaps, "b"))
+	first := <-watches
+	// b becomes Ready while the watch is down: only a new LIST sees it.
+	b := objs[2]
+	b.conds, b.status = ready(t0.Add(time.Second)), applied()
+	_, err = dyn.Resource(ksGVR).Namespace("flux-system").Update(t.Context(), b.u(), metav1.UpdateOptions{})
+	require.NoError(t, err)
+	first.Error(&metav1.Status{Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired, Message: "too old resource version: 1 (5)"})
+	snap, ok := <-snaps
+	require.True(t, ok, "the watch ended on a 410: %v", w.Err())
+	assert.Equal(t, status.StateReady, state(snap, "b"), "the LIST after the 410 sees b Ready")
+	// And the kind is watched again from the new list.
+	second := <-watches
+	a := objs[1]
+	a.suspend = true
+	second.Modify(a.u())
+	snap, ok = <-snaps
+	require.True(t, ok, "the watch after the relist: %v", w.Err())
+	assert.Equal(t, status.StateSuspended, state(snap, "a"))
 }

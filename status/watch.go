@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
@@ -238,6 +241,28 @@ func (s *store) remove(k kind, u *unstructured.Unstructured) Ref {
 	return ref
 }
 
+// replace makes the objects of kind k those of a new list, and returns
+// what changed: every object listed, and those no longer there.
+func (s *store) replace(k kind, items []unstructured.Unstructured, at time.Time) []Ref {
+	keep := map[Ref]bool{}
+	var changed []Ref
+	for i := range items {
+		ref := s.put(k, &items[i], at, false)
+		keep[ref] = true
+		changed = append(changed, ref)
+	}
+	for _, m := range []map[Ref]Layer{s.layers, s.sources} {
+		for ref := range m {
+			if ref.Kind == k.kind && !keep[ref] {
+				delete(m, ref)
+				delete(s.failing, ref)
+				changed = append(changed, ref)
+			}
+		}
+	}
+	return changed
+}
+
 func (s *store) snapshot(at time.Time, e Explainer, changed []Ref) *Snapshot {
 	layers := make([]Layer, 0, len(s.layers))
 	for _, l := range s.layers {
@@ -290,18 +315,23 @@ func (w *Watcher) Snapshot(ctx context.Context) (*Snapshot, error) {
 	return s.snapshot(w.opts.now(), w.opts.explainer, nil), nil
 }
 
-// event is one watch event, with its kind and when it arrived.
+// event is one watch event, with its kind and when it arrived; or, after
+// the API server said the watch's resource version is gone (410), the
+// kind's objects listed anew; or why watching the kind ended.
 type event struct {
-	k  kind
-	ev watch.Event
-	at time.Time
+	k    kind
+	ev   watch.Event
+	list []unstructured.Unstructured
+	err  error
+	at   time.Time
 }
 
 // Watch reads the cluster as Snapshot does, then watches every kind (one
 // WATCH each, resumed from the LIST's resource version, and again after a
-// dropped connection) and sends a snapshot after each change: the first is
-// the LIST's. The channel is closed when ctx is done or a watch fails; Err
-// then says why (nil for ctx).
+// dropped connection; listed again, then watched from there, when the
+// API server has compacted that version away) and sends a snapshot after
+// each change: the first is the LIST's. The channel is closed when ctx is
+// done or a watch fails; Err then says why (nil for ctx).
 func (w *Watcher) Watch(ctx context.Context) (<-chan *Snapshot, error) {
 	kinds, err := w.discover()
 	if err != nil {
@@ -330,17 +360,7 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan *Snapshot, error) {
 			return nil, fmt.Errorf("watching %s: %w", k.gvr.GroupResource(), err)
 		}
 		watchers = append(watchers, rw)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ev := range rw.ResultChan() {
-				select {
-				case events <- event{k: k, ev: ev, at: w.opts.now()}:
-				case <-ctx.Done():
-					return
-				}
-			}
-		}()
+		wg.Go(func() { w.follow(ctx, k, rw, lw, events) })
 	}
 	go func() {
 		wg.Wait()
@@ -381,6 +401,16 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan *Snapshot, error) {
 				w.setErr(errors.New("the watches ended"))
 				return
 			}
+			if e.err != nil {
+				w.setErr(fmt.Errorf("watching %s: %w", e.k.gvr.GroupResource(), e.err))
+				return
+			}
+			if e.list != nil {
+				if !send(s.snapshot(e.at, w.opts.explainer, s.replace(e.k, e.list, e.at))) {
+					return
+				}
+				continue
+			}
 			switch e.ev.Type {
 			case watch.Error:
 				w.setErr(fmt.Errorf("watching %s: %w", e.k.gvr.GroupResource(), errorOf(e.ev.Object)))
@@ -406,6 +436,49 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan *Snapshot, error) {
 	return out, nil
 }
 
+// follow passes rw's events on until it ends. When the API server says
+// the resource version it resumes from is gone (410: compacted while the
+// connection was down), the kind is listed again (the objects sent as one
+// event) and watched from the list's version; any other error ends it.
+func (w *Watcher) follow(ctx context.Context, k kind, rw *watchtools.RetryWatcher, lw cache.WatcherWithContext, events chan<- event) {
+	deliver := func(e event) bool {
+		select {
+		case events <- e:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		gone := false
+		for ev := range rw.ResultChan() {
+			if ev.Type == watch.Error && expired(ev.Object) {
+				gone = true
+				continue // the RetryWatcher ends after it
+			}
+			if !deliver(event{k: k, ev: ev, at: w.opts.now()}) {
+				rw.Stop()
+				return
+			}
+		}
+		if !gone || ctx.Err() != nil {
+			return
+		}
+		list, err := w.resource(k).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			deliver(event{k: k, err: fmt.Errorf("listing again after the watch expired: %w", err)})
+			return
+		}
+		if !deliver(event{k: k, list: list.Items, at: w.opts.now()}) {
+			return
+		}
+		if rw, err = watchtools.NewRetryWatcherWithContext(ctx, list.GetResourceVersion(), lw); err != nil {
+			deliver(event{k: k, err: err})
+			return
+		}
+	}
+}
+
 // Err is why the last Watch's channel closed early (nil when its context
 // ended it).
 func (w *Watcher) Err() error {
@@ -418,6 +491,13 @@ func (w *Watcher) setErr(err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.err = err
+}
+
+// expired reports whether a watch error is the API server's 410: the
+// resource version to resume from is compacted away.
+func expired(obj runtime.Object) bool {
+	var st *apierrors.StatusError
+	return errors.As(apierrors.FromObject(obj), &st) && st.ErrStatus.Code == http.StatusGone
 }
 
 func errorOf(obj any) error {
