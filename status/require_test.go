@@ -1,0 +1,48 @@
+package status_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/status"
+)
+
+func TestRequire(t *testing.T) {
+	const digest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const other = "sha256:2222222222222222222222222222222222222222222222222222222222222222"
+	a := obj{kind: status.KindKustomization, name: "a", conds: ready(t0), status: applied()}
+	for _, tt := range []struct {
+		name  string
+		objs  []obj
+		want  string
+		error string // "" when Ready on want
+	}{
+		{"ready on the digest", []obj{source(), a, {kind: status.KindKustomization, name: "b", deps: []string{"a"}, conds: ready(t0), status: applied()}}, digest, ""},
+		{"ready on the whole revision", []obj{source(), a}, rev, ""},
+		{"ready on another revision", []obj{source(), a}, other,
+			"not Ready on " + other + ": Kustomization/flux-system/a Ready, applied " + rev + ": Applied revision: " + rev},
+		{"failing", []obj{source(), a,
+			{kind: status.KindKustomization, name: "b", deps: []string{"a"}, conds: []map[string]any{cond("Ready", "False", "ReconciliationFailed", webhookMsg, t0)}},
+			{kind: status.KindKustomization, name: "c", deps: []string{"b"}, conds: []map[string]any{cond("Ready", "False", "DependencyNotReady", "dependency 'flux-system/b' is not ready", t0)}},
+		}, digest, "not Ready on " + digest + ": Kustomization/flux-system/b Failed: " + webhookMsg + " [webhook-order]"},
+		{"no layer", []obj{source()}, digest, "not Ready on " + digest + ": the cluster has no layer"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dyn, disc := fakeClients(tt.objs...)
+			w, err := status.NewFromClients(dyn, disc)
+			require.NoError(t, err)
+			snap, err := w.Require(t.Context(), tt.want)
+			require.NotNil(t, snap, "Require(%s) returns the snapshot it read", tt.want)
+			if tt.error == "" {
+				require.NoError(t, err, "Require(%s)", tt.want)
+				return
+			}
+			var nr *status.NotReadyError
+			require.ErrorAs(t, err, &nr, "Require(%s)", tt.want)
+			assert.Equal(t, tt.error, err.Error())
+			assert.Equal(t, tt.want, nr.Revision)
+		})
+	}
+}
