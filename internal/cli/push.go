@@ -14,6 +14,7 @@ import (
 	"github.com/fluxpack/fluxpack/oci"
 	"github.com/fluxpack/fluxpack/oci/cosign"
 	"github.com/fluxpack/fluxpack/oci/notation"
+	"github.com/fluxpack/fluxpack/status"
 )
 
 func newPushCmd(f *rootFlags) *cobra.Command {
@@ -34,6 +35,8 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		key          string
 		cert         string
 		keyless      keylessFlags
+		wait         bool
+		wf           waitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "push (DIR oci://HOST/REPOSITORY:TAG | --fleet FLEET)",
@@ -121,6 +124,12 @@ when none failed.`,
 			if fleetFile != "" && (len(tags) > 0 || force) {
 				return fmt.Errorf("--tag and --force are for one artifact, not --fleet")
 			}
+			if err := wf.check(cmd, wait); err != nil {
+				return err
+			}
+			if wait && fleetFile != "" {
+				return fmt.Errorf("--wait is for one artifact, not --fleet: wait for each cluster with fluxpack wait --context")
+			}
 			ann, err := parseKeyValues("annotation", annotations)
 			if err != nil {
 				return err
@@ -200,6 +209,14 @@ when none failed.`,
 			if dir := treeCacheDir(); dir != "" && !noTreeCache {
 				opts = append(opts, oci.WithTreeCache(dir))
 			}
+			var watcher *status.Watcher
+			if wait {
+				// The kubeconfig is read before the push: a cluster that
+				// cannot be reached fails the command before anything moves.
+				if watcher, err = wf.cluster.watcher(ctx, nil, nil, f.log); err != nil {
+					return err
+				}
+			}
 
 			res, err := oci.Push(ctx, args[0], args[1], opts...)
 			if err != nil {
@@ -216,10 +233,14 @@ when none failed.`,
 				}
 			}
 			if out == "json" {
-				return writeJSON(cmd.OutOrStdout(), res)
+				err = writeJSON(cmd.OutOrStdout(), res)
+			} else {
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), res.Ref())
 			}
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), res.Ref())
-			return err
+			if err != nil || watcher == nil {
+				return err
+			}
+			return wf.run(ctx, watcher, waitRun{revision: res.Digest, timeout: reg.timeout, stdout: cmd.ErrOrStderr(), stderr: cmd.ErrOrStderr()})
 		},
 	}
 	reg.bind(cmd)
@@ -239,6 +260,8 @@ when none failed.`,
 	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key), or for cosign a KMS key SCHEME://KEY (awskms, gcpkms, azurekms, hashivault, else a plugin sigstore-kms-SCHEME on $PATH); for notation a PEM file")
 	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
 	keyless.bind(cmd)
+	fs.BoolVar(&wait, "wait", false, "then wait until every layer of the cluster is Ready and applied the pushed artifact, as fluxpack wait does")
+	wf.bind(cmd)
 	return cmd
 }
 

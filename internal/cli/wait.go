@@ -90,6 +90,20 @@ func (wf *waitFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().DurationVar(&wf.stalled, "stalled", status.DefaultStalled, "give up on a layer failing with the same error for this long")
 }
 
+// check refuses the cluster flags without --wait (push and promote read
+// no cluster otherwise).
+func (wf *waitFlags) check(cmd *cobra.Command, wait bool) error {
+	if wait {
+		return nil
+	}
+	for _, name := range []string{"kubeconfig", "context", "namespace", "stalled"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s is for --wait", name)
+		}
+	}
+	return nil
+}
+
 // waitRun is one wait: for what, and where its output goes.
 type waitRun struct {
 	// revision is what every Kustomization must apply ("": what its

@@ -1,0 +1,78 @@
+package cli_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/cli"
+	"github.com/fluxpack/fluxpack/internal/testutil"
+)
+
+// layerAt is a Kustomization Ready at revision; sourceAt the OCIRepository
+// serving it.
+func layerAt(name, revision string, deps ...string) map[string]any {
+	return fluxObject("Kustomization", name, deps, "True", "ReconciliationSucceeded", "Applied revision: "+revision,
+		map[string]any{"lastAppliedRevision": revision, "lastAttemptedRevision": revision})
+}
+
+func sourceAt(revision string) map[string]any {
+	return fluxObject("OCIRepository", "platform", nil, "True", "Succeeded", "stored artifact", map[string]any{"artifact": map[string]any{"revision": revision}})
+}
+
+// TestPushWait: push --wait exits as wait does, for the digest it pushed:
+// 0 once the cluster runs it, 2 at --timeout while the cluster runs
+// another, 1 when a layer failed for good.
+func TestPushWait(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, tree)
+	url := "oci://" + reg.Host + "/platform:main"
+	meta := []string{"--source", "https://example.com/platform.git", "--revision", "main@sha1:1111"}
+	stdout, stderr, code := run(t, append([]string{"push", dir, url, "-o", "json"}, meta...)...)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	var res struct{ Digest string }
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	pushed := "main@" + res.Digest
+
+	for _, tt := range []struct {
+		name    string
+		objects []map[string]any
+		args    []string
+		code    int
+		stderr  string
+	}{
+		{"applied", []map[string]any{sourceAt(pushed), layerAt("a", pushed), layerAt("b", pushed, "a")}, nil, cli.ExitOK, "2 layers: 2 Ready"},
+		{"another revision", []map[string]any{sourceAt(fakeRevision), layerAt("a", fakeRevision)}, []string{"--timeout", "2s"}, cli.ExitError,
+			"not every layer Ready within --timeout 2s"},
+		{"failed", []map[string]any{sourceAt(pushed), layerAt("a", fakeRevision),
+			fluxObject("Kustomization", "b", []string{"a"}, "False", "BuildFailed", "kustomize build failed: missing.yaml", map[string]any{"lastAttemptedRevision": pushed})},
+			nil, cli.ExitFinding, "Kustomization/flux-system/b failed (terminal): kustomize build failed: missing.yaml"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, kubeconfig := startFakeKube(t, tt.objects...)
+			args := append([]string{"push", dir, url, "--wait", "--kubeconfig", kubeconfig}, meta...)
+			stdout, stderr, code := run(t, append(args, tt.args...)...)
+			assert.Equal(t, tt.code, code, "fluxpack push --wait %v: stdout:\n%s\nstderr:\n%s", tt.args, stdout, stderr)
+			assert.Equal(t, reg.Host+"/platform@"+res.Digest+"\n", stdout, "stdout holds the push's result alone")
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		stderr string
+	}{
+		{"cluster flags need --wait", []string{"push", dir, url, "--context", "prod"}, "--context is for --wait"},
+		{"not with --fleet", []string{"push", "--fleet", "fleet.yaml", "--wait"}, "--wait is for one artifact, not --fleet"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := run(t, tt.args...)
+			assert.Equal(t, cli.ExitError, code, stderr)
+			assert.Contains(t, stderr, tt.stderr)
+		})
+	}
+}
