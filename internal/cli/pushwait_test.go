@@ -38,21 +38,19 @@ func TestPushWait(t *testing.T) {
 	pushed := "main@" + res.Digest
 
 	for _, tt := range []struct {
-		name    string
-		objects []map[string]any
-		args    []string
-		code    int
-		stderr  string
+		name, stderr string
+		code         int
+		cluster      []map[string]any
+		args         []string
 	}{
-		{"applied", []map[string]any{sourceAt(pushed), layerAt("a", pushed), layerAt("b", pushed, "a")}, nil, cli.ExitOK, "2 layers: 2 Ready"},
-		{"another revision", []map[string]any{sourceAt(fakeRevision), layerAt("a", fakeRevision)}, []string{"--timeout", "2s"}, cli.ExitError,
-			"not every layer Ready within --timeout 2s"},
-		{"failed", []map[string]any{sourceAt(pushed), layerAt("a", fakeRevision),
-			fluxObject("Kustomization", "b", []string{"a"}, "False", "BuildFailed", "kustomize build failed: missing.yaml", map[string]any{"lastAttemptedRevision": pushed})},
-			nil, cli.ExitFinding, "Kustomization/flux-system/b failed (terminal): kustomize build failed: missing.yaml"},
+		{"applied", "2 layers: 2 Ready", cli.ExitOK, []map[string]any{sourceAt(pushed), layerAt("a", pushed), layerAt("b", pushed, "a")}, nil},
+		{"another revision", "not every layer Ready within --timeout 2s", cli.ExitError,
+			[]map[string]any{sourceAt(fakeRevision), layerAt("a", fakeRevision)}, []string{"--timeout", "2s"}},
+		{"failed", "Kustomization/flux-system/b failed (terminal): kustomize build failed: missing.yaml", cli.ExitFinding, []map[string]any{sourceAt(pushed), layerAt("a", fakeRevision),
+			fluxObject("Kustomization", "b", []string{"a"}, "False", "BuildFailed", "kustomize build failed: missing.yaml", map[string]any{"lastAttemptedRevision": pushed})}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, kubeconfig := startFakeKube(t, tt.objects...)
+			_, kubeconfig := startFakeKube(t, tt.cluster...)
 			args := append([]string{"push", dir, url, "--wait", "--kubeconfig", kubeconfig}, meta...)
 			stdout, stderr, code := run(t, append(args, tt.args...)...)
 			assert.Equal(t, tt.code, code, "fluxpack push --wait %v: stdout:\n%s\nstderr:\n%s", tt.args, stdout, stderr)
