@@ -1,6 +1,7 @@
 package status_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,4 +46,37 @@ func TestRequire(t *testing.T) {
 			assert.Equal(t, tt.want, nr.Revision)
 		})
 	}
+}
+
+// TestPlan: WithPlan lays the cluster out along the plan: a planned layer
+// the cluster lacks is Missing, blocks the layers waiting on it, and keeps
+// the snapshot from being done; layers beyond the plan stay.
+func TestPlan(t *testing.T) {
+	dyn, disc := fakeClients(source(),
+		obj{kind: status.KindKustomization, name: "root", conds: ready(t0), status: applied()},
+		obj{kind: status.KindKustomization, name: "a", conds: ready(t0), status: applied()},
+		obj{kind: status.KindKustomization, name: "c", deps: []string{"b"}, conds: []map[string]any{cond("Ready", "False", "DependencyNotReady", "dependency 'flux-system/b' is not ready", t0)}},
+	)
+	ks := func(name string, deps ...string) status.Planned {
+		return status.Planned{Ref: status.Ref{Kind: status.KindKustomization, Namespace: "flux-system", Name: name}, DependsOn: deps}
+	}
+	w, err := status.NewFromClients(dyn, disc, status.WithPlan(ks("a"), ks("b", "flux-system/a"), ks("c", "flux-system/b"), ks("d", "flux-system/a")))
+	require.NoError(t, err)
+	snap, err := w.Snapshot(t.Context())
+	require.NoError(t, err)
+	var states []string
+	for _, l := range snap.Layers {
+		states = append(states, l.Name+" "+string(l.State))
+	}
+	assert.Equal(t, []string{"a Ready", "b Missing", "c WaitingOn", "d Missing", "root Ready"}, states, "the layers along the plan's graph")
+	var blocking []string
+	for _, b := range snap.Blocking() {
+		blocking = append(blocking, b.Name+" "+strings.Join(b.Holds, ","))
+		assert.True(t, b.Missing, "%s", b.Ref)
+	}
+	assert.Equal(t, []string{"b flux-system/c", "d "}, blocking)
+	assert.False(t, snap.Done(""))
+
+	_, err = status.NewFromClients(dyn, disc, status.WithPlan(status.Planned{Ref: status.Ref{Name: "x"}}))
+	assert.ErrorContains(t, err, "planned layer //x: want a kind, a namespace and a name")
 }
