@@ -39,12 +39,13 @@ type PromoteOptions struct {
 	Push []Option
 	// RequireReady, when set, is asked before anything is pushed or
 	// moved whether the cluster promoted from runs the artifact its tag
-	// holds: it gets that artifact's digest, and returns nil when every
-	// layer of that cluster applied it and is Ready (package status's
-	// Watcher.Require). Any error refuses the promotion: Promote returns
-	// it wrapped, having moved nothing. So only a revision the cluster
+	// holds: it gets that artifact's URL (the fleet's, oci://host/repository:tag)
+	// and digest, and returns nil when every layer of that cluster applied
+	// it and is Ready (package status's Watcher.Require with
+	// WithArtifact). Any error refuses the promotion: Promote returns it
+	// wrapped, having moved nothing. So only a revision the cluster
 	// promoted from runs, healthy, reaches the next.
-	RequireReady func(ctx context.Context, digest string) error
+	RequireReady func(ctx context.Context, url, digest string) error
 }
 
 // Promote points cluster's tag at cluster's own artifact of the source
@@ -74,7 +75,7 @@ func Promote(ctx context.Context, f *layering.Fleet, cluster, from string, opts 
 		return nil, fmt.Errorf("promoting cluster %q from %q: %s records no source revision (push the fleet from a Git checkout, or with WithRevision): %w", cluster, from, oci.RedactURL(src), ErrNoRevision)
 	}
 	if opts.RequireReady != nil {
-		if err := opts.RequireReady(ctx, info.Digest); err != nil {
+		if err := opts.RequireReady(ctx, src, info.Digest); err != nil {
 			return nil, fmt.Errorf("promoting cluster %q from %q: cluster %q does not run %s@%s (revision %s) Ready, nothing moved: %w",
 				cluster, from, from, oci.RedactURL(src), info.Digest, info.Revision, err)
 		}

@@ -30,8 +30,8 @@ func TestPromoteRequireReady(t *testing.T) {
 	notReady := errors.New("Kustomization/flux-system/apps Failed: boom")
 	var asked []string
 	opts := fleet.PromoteOptions{Read: []oci.ListOption{oci.WithInsecure()}, Promote: []oci.PromoteOption{oci.WithInsecure()},
-		RequireReady: func(_ context.Context, digest string) error {
-			asked = append(asked, digest)
+		RequireReady: func(_ context.Context, url, digest string) error {
+			asked = append(asked, url+"@"+digest)
 			return notReady
 		}}
 	reg.Reset()
@@ -39,13 +39,13 @@ func TestPromoteRequireReady(t *testing.T) {
 	require.ErrorIs(t, err, notReady, "Promote while staging is not Ready")
 	assert.ErrorContains(t, err, `cluster "staging" does not run`)
 	assert.ErrorContains(t, err, "nothing moved")
-	assert.Equal(t, []string{staging.Digest}, asked, "RequireReady is asked about staging's artifact")
+	assert.Equal(t, []string{stagingURL + "@" + staging.Digest}, asked, "RequireReady is asked about staging's artifact")
 	for _, req := range reg.Requests() {
 		assert.False(t, strings.HasPrefix(req, "PUT "), "a refused promotion wrote %s", req)
 	}
 
-	opts.RequireReady = func(_ context.Context, digest string) error {
-		asked = append(asked, digest)
+	opts.RequireReady = func(_ context.Context, url, digest string) error {
+		asked = append(asked, url+"@"+digest)
 		return nil
 	}
 	res, err := fleet.Promote(t.Context(), f, "prod", "staging", opts)

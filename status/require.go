@@ -49,20 +49,26 @@ func (e *NotReadyError) Error() string {
 	return fmt.Sprintf("not Ready on %s: %s", rev, strings.Join(parts, "; "))
 }
 
-// Require reports whether every layer applied want and is Ready (Done):
-// nil if so, else a *NotReadyError naming the layers that block the rest
-// or, when none blocks, those that have not applied want (still on an
-// older revision, or reconciling it). want is as for WithRevision; "" is
-// the revision each source serves now.
-func (s *Snapshot) Require(want string) error {
-	if s.Done(want) {
+// Require reports whether every layer applied the revision opts name
+// (WithRevision, WithArtifact; by default the one each source serves)
+// and is Ready: nil if so, else a *NotReadyError naming the layers that
+// block the rest or, when none blocks, those that have not applied it
+// (still on an older revision, or reconciling it). Options other than
+// those two are ignored.
+func (s *Snapshot) Require(opts ...WaitOption) error {
+	o, err := collect(opts)
+	if err != nil {
+		return fmt.Errorf("configuring the check: %w", err)
+	}
+	want := o.wants(s)
+	if done(s, want) {
 		return nil
 	}
-	e := &NotReadyError{Revision: want, Snapshot: s, Layers: s.Blocking()}
+	e := &NotReadyError{Revision: o.revision, Snapshot: s, Layers: s.Blocking()}
 	if len(e.Layers) == 0 {
-		for _, l := range s.Layers {
-			if !l.UpToDate(want) {
-				e.Layers = append(e.Layers, Blocker{Layer: l})
+		for i := range s.Layers {
+			if !s.Layers[i].UpToDate(want(&s.Layers[i])) {
+				e.Layers = append(e.Layers, Blocker{Layer: s.Layers[i]})
 			}
 		}
 	}
@@ -70,13 +76,13 @@ func (s *Snapshot) Require(want string) error {
 }
 
 // Require reads the cluster once (Snapshot) and checks that every layer
-// applied want and is Ready (Snapshot.Require). It does not wait: it is
-// the question a promotion asks of the cluster promoted from, where Wait
-// is the one a push asks of the cluster it deploys to.
-func (w *Watcher) Require(ctx context.Context, want string) (*Snapshot, error) {
+// applied the revision and is Ready (Snapshot.Require). It does not wait:
+// it is the question a promotion asks of the cluster promoted from, where
+// Wait is the one a push asks of the cluster it deploys to.
+func (w *Watcher) Require(ctx context.Context, opts ...WaitOption) (*Snapshot, error) {
 	snap, err := w.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return snap, snap.Require(want)
+	return snap, snap.Require(opts...)
 }

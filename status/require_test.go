@@ -34,7 +34,7 @@ func TestRequire(t *testing.T) {
 			dyn, disc := fakeClients(tt.objs...)
 			w, err := status.NewFromClients(dyn, disc)
 			require.NoError(t, err)
-			snap, err := w.Require(t.Context(), tt.want)
+			snap, err := w.Require(t.Context(), status.WithRevision(tt.want))
 			require.NotNil(t, snap, "Require(%s) returns the snapshot it read", tt.want)
 			if tt.error == "" {
 				require.NoError(t, err, "Require(%s)", tt.want)
@@ -79,4 +79,48 @@ func TestPlan(t *testing.T) {
 
 	_, err = status.NewFromClients(dyn, disc, status.WithPlan(status.Planned{Ref: status.Ref{Name: "x"}}))
 	assert.ErrorContains(t, err, "planned layer //x: want a kind, a namespace and a name")
+}
+
+// TestRequireArtifact: with WithArtifact only the Kustomizations reading
+// the pushed repository must apply its digest; the others (a flux-system
+// Kustomization on Git) their own source's revision. When none reads it,
+// every Kustomization must, as with WithRevision.
+func TestRequireArtifact(t *testing.T) {
+	const digest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	const gitRev = "main@sha1:abc"
+	platform := source()
+	platform.spec = map[string]any{"url": "oci://registry.example.com/platform"}
+	git := obj{kind: status.KindOCIRepository, name: "flux-system", conds: ready(t0), spec: map[string]any{"url": "oci://registry.example.com/bootstrap"},
+		status: map[string]any{"artifact": map[string]any{"revision": gitRev}}}
+	root := obj{kind: status.KindKustomization, name: "flux-system", conds: ready(t0),
+		spec:   map[string]any{"sourceRef": map[string]any{"kind": "OCIRepository", "name": "flux-system"}},
+		status: map[string]any{"lastAppliedRevision": gitRev}}
+	a := obj{kind: status.KindKustomization, name: "a", conds: ready(t0), status: applied()}
+	dyn, disc := fakeClients(platform, git, root, a)
+	w, err := status.NewFromClients(dyn, disc)
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name, url string
+		ready     bool
+	}{
+		{"the layers reading the repository", "oci://registry.example.com/platform:main", true},
+		{"a tag and digest after it", "oci://registry.example.com/platform:main@" + digest, true},
+		{"no layer reads it: every one must", "oci://localhost:5000/platform:main", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := w.Require(t.Context(), status.WithArtifact(tt.url, digest))
+			if tt.ready {
+				require.NoError(t, err, "Require(WithArtifact(%s))", tt.url)
+				return
+			}
+			var nr *status.NotReadyError
+			require.ErrorAs(t, err, &nr)
+			assert.ErrorContains(t, err, "Kustomization/flux-system/flux-system Ready, applied "+gitRev)
+		})
+	}
+	_, err = w.Require(t.Context(), status.WithRevision(digest))
+	assert.ErrorContains(t, err, "Kustomization/flux-system/flux-system Ready, applied "+gitRev, "WithRevision asks it of every Kustomization")
+	_, err = w.Require(t.Context(), status.WithArtifact("platform", ""))
+	assert.ErrorContains(t, err, `artifact "platform": want oci://host/repository`)
+	assert.ErrorContains(t, err, `artifact "platform": empty digest`)
 }

@@ -58,9 +58,10 @@ as for verify, the artifact must verify first, as source-controller will
 check it, else nothing moves. Into another repository the artifact is
 copied with its signatures (cosign's and notation's), the tag last. When the tag already holds the artifact nothing is written.
 
---wait then waits, as fluxpack wait --revision does, until every layer of the
-promoted cluster is Ready and every Kustomization applied the promoted
-artifact (matched by its digest): the cluster is the kubeconfig's --context,
+--wait then waits, as push --wait does, until every layer of the promoted
+cluster is Ready and every Kustomization reading the promoted repository
+applied the promoted artifact (matched by its digest): the cluster is the
+kubeconfig's --context,
 with --fleet by default the context named as the cluster when the kubeconfig
 has one. It gives up as wait does (--stalled; --timeout bounds the promotion
 and the wait together); progress and the final status go to stderr, stdout
@@ -69,9 +70,9 @@ holds the promotion's result alone.
 With --fleet, --require-ready promotes only a revision the cluster promoted
 from runs: before anything moves, it reads that cluster (--from-context, by
 default the kubeconfig context named as the --from cluster; a fleet file
-names no context) once, and refuses unless every layer there applied the
-artifact --from's tag holds and is Ready, naming the layer that blocks and
-its message. It does not wait: run fluxpack wait on that cluster first to
+names no context) once, and refuses unless every layer there is Ready and
+every Kustomization reading --from's repository applied the artifact its tag
+holds, naming the layer that blocks and its message. It does not wait: run fluxpack wait on that cluster first to
 wait for it.
 
 Exit 0 promoted (and with --wait, every layer Ready with the artifact), 1
@@ -168,8 +169,8 @@ whether the tag moved.`,
 					if err != nil {
 						return err
 					}
-					po.RequireReady = func(ctx context.Context, digest string) error {
-						_, err := w.Require(ctx, digest)
+					po.RequireReady = func(ctx context.Context, url, digest string) error {
+						_, err := w.Require(ctx, status.WithArtifact(url, digest))
 						return err
 					}
 				}
@@ -200,7 +201,7 @@ whether the tag moved.`,
 			if err != nil || target == nil {
 				return err
 			}
-			return wf.run(ctx, target, waitRun{revision: res.Digest, timeout: reg.timeout, stdout: cmd.ErrOrStderr(), stderr: cmd.ErrOrStderr()})
+			return wf.run(ctx, target, waitRun{artifact: to, revision: res.Digest, timeout: reg.timeout, stdout: cmd.ErrOrStderr(), stderr: cmd.ErrOrStderr()})
 		},
 	}
 	reg.bind(cmd)

@@ -108,8 +108,24 @@ cluster's URL, --jobs clusters at a time; each is skipped when its tag holds
 the same content. One line per cluster: "CLUSTER pushed|unchanged
 host/repository@sha256:…" or "CLUSTER failed: why" (JSON with -o json); one
 cluster's failure does not stop the others, and the exit code is 0 only
-when none failed.`,
+when none failed.
+
+--wait then waits, as fluxpack wait does, until every layer of the cluster
+the kubeconfig names (--kubeconfig, --context) is Ready and every
+Kustomization whose OCIRepository reads the pushed repository applied the
+pushed artifact: the revision the OCIRepository reports, TAG@sha256:DIGEST,
+matched by the digest, so one that follows another tag of the same artifact
+counts. The other Kustomizations (a flux-system Kustomization on Git, say)
+must be Ready on what their own source serves; when none reads the
+repository (the cluster names the registry by another host), every
+Kustomization must apply the digest. It gives up as wait does (--stalled;
+--timeout bounds the push and the wait together). Progress and the final
+status go to stderr; stdout holds the push's result alone. Exit codes as
+wait's: 0 every layer Ready with the artifact, 1 a layer failed for good, 2
+an error or --timeout. --wait is for one artifact, not --fleet (wait for
+each cluster with fluxpack wait --context).`,
 		Example: `  fluxpack push ./platform oci://ghcr.io/acme/platform:$(git rev-parse --short HEAD) --tag latest
+  fluxpack push ./platform oci://ghcr.io/acme/platform:main --wait --context staging --timeout 15m
   fluxpack push --fleet platform/fleet.yaml --jobs 8 -o json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if fleetFile != "" {
@@ -240,7 +256,7 @@ when none failed.`,
 			if err != nil || watcher == nil {
 				return err
 			}
-			return wf.run(ctx, watcher, waitRun{revision: res.Digest, timeout: reg.timeout, stdout: cmd.ErrOrStderr(), stderr: cmd.ErrOrStderr()})
+			return wf.run(ctx, watcher, waitRun{artifact: args[1], revision: res.Digest, timeout: reg.timeout, stdout: cmd.ErrOrStderr(), stderr: cmd.ErrOrStderr()})
 		},
 	}
 	reg.bind(cmd)

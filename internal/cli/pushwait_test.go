@@ -74,3 +74,30 @@ func TestPushWait(t *testing.T) {
 		})
 	}
 }
+
+// TestPushWaitOtherSource: push --wait asks the pushed digest only of the
+// Kustomizations reading the pushed repository; a flux-system
+// Kustomization on another source must only be Ready on it.
+func TestPushWaitOtherSource(t *testing.T) {
+	reg := testutil.NewRegistry(t)
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, tree)
+	url := "oci://" + reg.Host + "/platform:main"
+	meta := []string{"--source", "https://example.com/platform.git", "--revision", "main@sha1:1111"}
+	stdout, stderr, code := run(t, append([]string{"push", dir, url, "-o", "json"}, meta...)...)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	var res struct{ Digest string }
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	pushed := "main@" + res.Digest
+
+	platform := sourceAt(pushed)
+	platform["spec"].(map[string]any)["url"] = "oci://" + reg.Host + "/platform"
+	git := fluxObject("OCIRepository", "flux-system", nil, "True", "Succeeded", "stored artifact", map[string]any{"artifact": map[string]any{"revision": fakeRevision}})
+	git["spec"].(map[string]any)["url"] = "oci://" + reg.Host + "/bootstrap"
+	root := layerAt("flux-system", fakeRevision)
+	root["spec"].(map[string]any)["sourceRef"] = map[string]any{"kind": "OCIRepository", "name": "flux-system"}
+	_, kubeconfig := startFakeKube(t, platform, git, root, layerAt("a", pushed))
+	_, stderr, code = run(t, append([]string{"push", dir, url, "--wait", "--kubeconfig", kubeconfig, "--timeout", "1m"}, meta...)...)
+	assert.Equal(t, cli.ExitOK, code, "push --wait with flux-system on another source: %s", stderr)
+	assert.Contains(t, stderr, "2 layers: 2 Ready")
+}

@@ -107,8 +107,10 @@ func (wf *waitFlags) check(cmd *cobra.Command, wait bool) error {
 // waitRun is one wait: for what, and where its output goes.
 type waitRun struct {
 	// revision is what every Kustomization must apply ("": what its
-	// source serves).
+	// source serves); with artifact (the oci:// URL it was pushed to),
+	// only the Kustomizations reading that repository (status.WithArtifact).
 	revision string
+	artifact string
 	// timeout is the deadline ctx holds, for the message when it passes.
 	timeout  time.Duration
 	out      statusFormat
@@ -139,7 +141,10 @@ func (wf *waitFlags) run(ctx context.Context, w *status.Watcher, r waitRun) erro
 		}
 		_ = s.WriteChanges(r.stderr)
 	})}
-	if r.revision != "" {
+	switch {
+	case r.artifact != "":
+		opts = append(opts, status.WithArtifact(r.artifact, r.revision))
+	case r.revision != "":
 		opts = append(opts, status.WithRevision(r.revision))
 	}
 	if wf.stalled > 0 {
