@@ -22,20 +22,32 @@ func sourceAt(revision string) map[string]any {
 	return fluxObject("OCIRepository", "platform", nil, "True", "Succeeded", "stored artifact", map[string]any{"artifact": map[string]any{"revision": revision}})
 }
 
+// pushedTree is tree pushed once to a registry of its own, tag main.
+type pushedTree struct {
+	reg      *testutil.Registry
+	dir, url string
+	meta     []string
+	res      struct{ Digest string }
+}
+
+// pushOnce pushes tree and returns what a push --wait of it again needs.
+func pushOnce(t *testing.T) pushedTree {
+	t.Helper()
+	p := pushedTree{reg: testutil.NewRegistry(t), dir: t.TempDir(), meta: []string{"--source", "https://example.com/platform.git", "--revision", "main@sha1:1111"}}
+	testutil.WriteFiles(t, p.dir, tree)
+	p.url = "oci://" + p.reg.Host + "/platform:main"
+	stdout, stderr, code := run(t, append([]string{"push", p.dir, p.url, "-o", "json"}, p.meta...)...)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	require.NoError(t, json.Unmarshal([]byte(stdout), &p.res))
+	return p
+}
+
 // TestPushWait: push --wait exits as wait does, for the digest it pushed:
 // 0 once the cluster runs it, 2 at --timeout while the cluster runs
 // another, 1 when a layer failed for good.
 func TestPushWait(t *testing.T) {
-	reg := testutil.NewRegistry(t)
-	dir := t.TempDir()
-	testutil.WriteFiles(t, dir, tree)
-	url := "oci://" + reg.Host + "/platform:main"
-	meta := []string{"--source", "https://example.com/platform.git", "--revision", "main@sha1:1111"}
-	stdout, stderr, code := run(t, append([]string{"push", dir, url, "-o", "json"}, meta...)...)
-	require.Equal(t, cli.ExitOK, code, stderr)
-	var res struct{ Digest string }
-	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
-	pushed := "main@" + res.Digest
+	p := pushOnce(t)
+	reg, dir, url, meta, res, pushed := p.reg, p.dir, p.url, p.meta, p.res, "main@"+p.res.Digest
 
 	for _, tt := range []struct {
 		name, stderr string
@@ -79,16 +91,8 @@ func TestPushWait(t *testing.T) {
 // Kustomizations reading the pushed repository; a flux-system
 // Kustomization on another source must only be Ready on it.
 func TestPushWaitOtherSource(t *testing.T) {
-	reg := testutil.NewRegistry(t)
-	dir := t.TempDir()
-	testutil.WriteFiles(t, dir, tree)
-	url := "oci://" + reg.Host + "/platform:main"
-	meta := []string{"--source", "https://example.com/platform.git", "--revision", "main@sha1:1111"}
-	stdout, stderr, code := run(t, append([]string{"push", dir, url, "-o", "json"}, meta...)...)
-	require.Equal(t, cli.ExitOK, code, stderr)
-	var res struct{ Digest string }
-	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
-	pushed := "main@" + res.Digest
+	p := pushOnce(t)
+	reg, dir, url, meta, pushed := p.reg, p.dir, p.url, p.meta, "main@"+p.res.Digest
 
 	platform := sourceAt(pushed)
 	platform["spec"].(map[string]any)["url"] = "oci://" + reg.Host + "/platform"
@@ -97,7 +101,7 @@ func TestPushWaitOtherSource(t *testing.T) {
 	root := layerAt("flux-system", fakeRevision)
 	root["spec"].(map[string]any)["sourceRef"] = map[string]any{"kind": "OCIRepository", "name": "flux-system"}
 	_, kubeconfig := startFakeKube(t, platform, git, root, layerAt("a", pushed))
-	_, stderr, code = run(t, append([]string{"push", dir, url, "--wait", "--kubeconfig", kubeconfig, "--timeout", "1m"}, meta...)...)
+	_, stderr, code := run(t, append([]string{"push", dir, url, "--wait", "--kubeconfig", kubeconfig, "--timeout", "1m"}, meta...)...)
 	assert.Equal(t, cli.ExitOK, code, "push --wait with flux-system on another source: %s", stderr)
 	assert.Contains(t, stderr, "2 layers: 2 Ready")
 }
