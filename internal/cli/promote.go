@@ -60,20 +60,19 @@ copied with its signatures (cosign's and notation's), the tag last. When the tag
 
 --wait then waits, as push --wait does, until every layer of the promoted
 cluster is Ready and every Kustomization reading the promoted repository
-applied the promoted artifact (matched by its digest): the cluster is the
-kubeconfig's --context,
-with --fleet by default the context named as the cluster when the kubeconfig
-has one. It gives up as wait does (--stalled; --timeout bounds the promotion
-and the wait together); progress and the final status go to stderr, stdout
-holds the promotion's result alone.
+applied the promoted artifact (matched by its digest). The cluster is the
+kubeconfig's --context; with --fleet, by default the context named as the
+cluster when the kubeconfig has one. It gives up as wait does (--stalled;
+--timeout bounds the promotion and the wait together); progress and the
+final status go to stderr, stdout holds the promotion's result alone.
 
 With --fleet, --require-ready promotes only a revision the cluster promoted
-from runs: before anything moves, it reads that cluster (--from-context, by
-default the kubeconfig context named as the --from cluster; a fleet file
-names no context) once, and refuses unless every layer there is Ready and
-every Kustomization reading --from's repository applied the artifact its tag
-holds, naming the layer that blocks and its message. It does not wait: run fluxpack wait on that cluster first to
-wait for it.
+from runs: before anything moves, it reads that cluster once (--from-context,
+by default the kubeconfig context named as the --from cluster; a fleet file
+names no context) and refuses unless every layer there is Ready and every
+Kustomization reading --from's repository applied the artifact its tag
+holds, naming the layer that blocks and its message. It does not wait: run
+fluxpack wait on that cluster first to wait for it.
 
 Exit 0 promoted (and with --wait, every layer Ready with the artifact), 1
 the artifact does not verify, --require-ready refused, or a layer failed for
@@ -98,7 +97,7 @@ whether the tag moved.`,
 				return fmt.Errorf("--render is for --fleet: a cluster's artifact of a revision is rendered from the fleet's stack")
 			}
 			if mustBeReady && fleetFile == "" {
-				return fmt.Errorf("--require-ready is for --fleet: it reads the cluster of the --from cluster")
+				return fmt.Errorf("--require-ready is for --fleet: it reads the cluster of the fleet's --from cluster")
 			}
 			if fromContext != "" && !mustBeReady {
 				return fmt.Errorf("--from-context is for --require-ready")
