@@ -37,6 +37,15 @@ type PromoteOptions struct {
 	// Push are the options of Render's push, as Push takes them
 	// (WithPushOptions: registry, retries; WithTreeOptions; WithLogger).
 	Push []Option
+	// RequireReady, when set, is asked before anything is pushed or
+	// moved whether the cluster promoted from runs the artifact its tag
+	// holds: it gets that artifact's URL (the fleet's, oci://host/repository:tag)
+	// and digest, and returns nil when every layer of that cluster applied
+	// it and is Ready (package status's Watcher.Require with
+	// WithArtifact). Any error refuses the promotion: Promote returns it
+	// wrapped, having moved nothing. So only a revision the cluster
+	// promoted from runs, healthy, reaches the next.
+	RequireReady func(ctx context.Context, url, digest string) error
 }
 
 // Promote points cluster's tag at cluster's own artifact of the source
@@ -46,7 +55,9 @@ type PromoteOptions struct {
 // cluster. Push tags every cluster's artifact with its revision
 // (oci.RevisionTag); when cluster has no artifact of that revision,
 // Promote says so (ErrNoRevision) and moves nothing, or with
-// PromoteOptions.Render makes it from the checkout first.
+// PromoteOptions.Render makes it from the checkout first. With
+// PromoteOptions.RequireReady, it first asks whether cluster from runs its
+// artifact, Ready, and moves nothing when not.
 func Promote(ctx context.Context, f *layering.Fleet, cluster, from string, opts PromoteOptions) (*oci.Result, error) {
 	to, err := f.Artifact(cluster)
 	if err != nil {
@@ -62,6 +73,12 @@ func Promote(ctx context.Context, f *layering.Fleet, cluster, from string, opts 
 	}
 	if info.Revision == "" {
 		return nil, fmt.Errorf("promoting cluster %q from %q: %s records no source revision (push the fleet from a Git checkout, or with WithRevision): %w", cluster, from, oci.RedactURL(src), ErrNoRevision)
+	}
+	if opts.RequireReady != nil {
+		if err := opts.RequireReady(ctx, src, info.Digest); err != nil {
+			return nil, fmt.Errorf("promoting cluster %q from %q: cluster %q does not run %s@%s (revision %s) Ready, nothing moved: %w",
+				cluster, from, from, oci.RedactURL(src), info.Digest, info.Revision, err)
+		}
 	}
 	tag, ok := urlTag(to)
 	if !ok {

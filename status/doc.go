@@ -55,6 +55,15 @@
 // without the revision. It sets one timer for the oldest failure's limit
 // instead of polling.
 //
+// Snapshot.Require (and Watcher.Require, one read) is the same verdict
+// without waiting: nil when every layer applied the revision and is Ready,
+// else a *NotReadyError naming the blocking layers, or the layers still on
+// another revision; a promotion asks it of the cluster promoted from.
+//
+// WithPlan lays the cluster out along a plan (a stack file's layers): a
+// planned layer the cluster lacks is in the snapshot as Missing, and
+// blocks.
+//
 // A Recorder turns the snapshots of a watch into a Timeline: per layer the
 // spans it spent waiting on dependencies, applying and health-checking, the
 // critical path, and the time lost to dependency polling (a layer still

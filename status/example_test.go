@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -40,4 +41,24 @@ func Example() {
 	// apps       WaitingOn flux-system/crs,flux-system/operator
 	// blocking: crs (Failed), holding [flux-system/apps] [webhook-order]
 	// blocking: operator (Reconciling), holding [flux-system/apps]
+}
+
+// Before promoting what a cluster runs, ask it once: the same bootstrap is
+// not Ready on the artifact, and the error names what blocks it.
+func ExampleWatcher_Require() {
+	dyn, disc := fakeClients(bootstrap()...) // in a program: status.New(restConfig)
+	w, err := status.NewFromClients(dyn, disc)
+	if err != nil {
+		panic(err)
+	}
+	_, err = w.Require(context.Background(), status.WithArtifact("oci://registry.example.com/platform:main", "sha256:1111111111111111111111111111111111111111111111111111111111111111"))
+	var nr *status.NotReadyError
+	if errors.As(err, &nr) {
+		for _, b := range nr.Layers {
+			fmt.Println(b.Ref, b.State)
+		}
+	}
+	// Output:
+	// Kustomization/flux-system/crs Failed
+	// Kustomization/flux-system/operator Reconciling
 }

@@ -39,7 +39,8 @@ type obj struct {
 	status     map[string]any
 	labels     map[string]string
 	created    time.Time
-	took       time.Duration // the last reconcile, in status.history
+	took       time.Duration  // the last reconcile, in status.history
+	spec       map[string]any // more spec fields (over a Kustomization's sourceRef)
 }
 
 func (o obj) u() *unstructured.Unstructured {
@@ -68,6 +69,9 @@ func (o obj) u() *unstructured.Unstructured {
 		gen = 1
 	}
 	u.SetGeneration(gen)
+	for k, v := range o.spec {
+		_ = unstructured.SetNestedField(u.Object, runtime.DeepCopyJSONValue(v), "spec", k)
+	}
 	if o.suspend {
 		_ = unstructured.SetNestedField(u.Object, true, "spec", "suspend")
 	}

@@ -77,6 +77,9 @@ type Layer struct {
 	// status.artifact.revision.
 	Source         *Ref   `json:"source,omitempty"`
 	SourceRevision string `json:"sourceRevision,omitempty"`
+	// URL is a source's spec.url (oci://host/repository for an
+	// OCIRepository); "" for a layer.
+	URL string `json:"url,omitempty"`
 	// AppliedBy is the Kustomization that applied the object
 	// (namespace/name, from kustomize-controller's labels), "" when none.
 	AppliedBy string `json:"appliedBy,omitempty"`
@@ -283,6 +286,9 @@ func readObject(u *unstructured.Unstructured) Layer {
 	l.Attempted, _, _ = unstructured.NestedString(u.Object, "status", "lastAttemptedRevision")
 	if l.Kind == KindHelmRelease && l.Applied == "" {
 		l.Applied = l.Attempted
+	}
+	if l.Kind != KindKustomization && l.Kind != KindHelmRelease {
+		l.URL, _, _ = unstructured.NestedString(u.Object, "spec", "url")
 	}
 	if rev, ok, _ := unstructured.NestedString(u.Object, "status", "artifact", "revision"); ok {
 		l.SourceRevision = rev // a source's own revision

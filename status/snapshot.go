@@ -29,7 +29,8 @@ type Blocker struct {
 	// Holds are the layers waiting on it, directly or through others
 	// (namespace/name).
 	Holds []string `json:"holds,omitempty"`
-	// Missing: the layer does not exist, but others depend on it.
+	// Missing: the layer does not exist, but others depend on it, or
+	// the plan (WithPlan) has it.
 	Missing bool `json:"missing,omitempty"`
 }
 
@@ -43,7 +44,8 @@ func (s *Snapshot) Layer(ref Ref) *Layer {
 	return nil
 }
 
-// Blocking returns the layers that block the rest: every Failed layer, and
+// Blocking returns the layers that block the rest: every Failed layer,
+// every layer of the plan the cluster lacks (Missing), and
 // at the end of each chain of waiting layers the one not Ready that is not
 // itself waiting (Reconciling, Suspended, SourceNotReady, Failed, or
 // missing), each with the layers it holds. Layers merely waiting are not
@@ -96,8 +98,8 @@ func (s *Snapshot) Blocking() []Blocker {
 	for i := range s.Layers {
 		l := &s.Layers[i]
 		kk := kindKey(l.Kind, l.Key())
-		if h, ok := holds[kk]; ok || l.State == StateFailed {
-			out = append(out, Blocker{Layer: *l, Holds: sortedKeys(h)})
+		if h, ok := holds[kk]; ok || l.State == StateFailed || l.State == StateMissing {
+			out = append(out, Blocker{Layer: *l, Holds: sortedKeys(h), Missing: l.State == StateMissing})
 		}
 	}
 	for kk, ref := range missing {

@@ -13,8 +13,11 @@ type WaitOption func(*waitOptions) error
 
 type waitOptions struct {
 	revision string
-	stalled  time.Duration
-	progress func(*Snapshot)
+	// repository limits revision to the Kustomizations whose
+	// OCIRepository reads it (WithArtifact): host/path.
+	repository string
+	stalled    time.Duration
+	progress   func(*Snapshot)
 }
 
 // DefaultStalled is how long the same error may last before Wait gives
@@ -33,6 +36,97 @@ func WithRevision(rev string) WaitOption {
 		o.revision = rev
 		return nil
 	}
+}
+
+// WithArtifact is the artifact pushed to url (oci://host/repository, a
+// tag or digest after it ignored) with digest (sha256:…): every
+// Kustomization whose OCIRepository reads that repository must have
+// applied it, and the others the revision their own source serves (a
+// cluster bootstrapped from Git keeps its flux-system Kustomization on
+// the GitRepository). When no Kustomization reads the repository (the
+// cluster names the registry by another host, say), every Kustomization
+// must have applied digest, as with WithRevision.
+func WithArtifact(url, digest string) WaitOption {
+	return func(o *waitOptions) error {
+		repo := repositoryOf(url)
+		var errs []error
+		if repo == "" || !strings.Contains(repo, "/") {
+			errs = append(errs, fmt.Errorf("artifact %q: want oci://host/repository", url))
+		}
+		if strings.TrimSpace(digest) == "" {
+			errs = append(errs, fmt.Errorf("artifact %q: empty digest", url))
+		}
+		o.repository, o.revision = repo, digest
+		return errors.Join(errs...)
+	}
+}
+
+// repositoryOf is host/path of an oci:// URL, without its tag or digest.
+func repositoryOf(url string) string {
+	r := strings.TrimPrefix(url, "oci://")
+	if i := strings.Index(r, "@"); i >= 0 {
+		r = r[:i]
+	}
+	if i := strings.LastIndex(r, ":"); i > strings.LastIndex(r, "/") {
+		r = r[:i]
+	}
+	return strings.TrimSuffix(r, "/")
+}
+
+// wants returns what each layer of s must have applied (see
+// Layer.UpToDate).
+func (o waitOptions) wants(s *Snapshot) func(*Layer) string {
+	all := func(*Layer) string { return o.revision }
+	if o.repository == "" {
+		return all
+	}
+	reads := map[Ref]bool{}
+	for _, src := range s.Sources {
+		if src.Kind == KindOCIRepository && repositoryOf(src.URL) == o.repository {
+			reads[src.Ref] = true
+		}
+	}
+	some := false
+	for _, l := range s.Layers {
+		if l.Kind == KindKustomization && l.Source != nil && reads[*l.Source] {
+			some = true
+			break
+		}
+	}
+	if !some {
+		return all
+	}
+	return func(l *Layer) string {
+		if l.Source != nil && reads[*l.Source] {
+			return o.revision
+		}
+		return ""
+	}
+}
+
+// done is Snapshot.Done with what each layer must have applied.
+func done(s *Snapshot, want func(*Layer) string) bool {
+	if len(s.Layers) == 0 {
+		return false
+	}
+	for i := range s.Layers {
+		if !s.Layers[i].UpToDate(want(&s.Layers[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// collect applies opts over the defaults.
+func collect(opts []WaitOption) (waitOptions, error) {
+	o := waitOptions{stalled: DefaultStalled}
+	var errs []error
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return o, errors.Join(errs...)
 }
 
 // WithStalled sets how long the same failure may last before Wait gives
@@ -96,15 +190,9 @@ func (e *FailedError) Error() string {
 // (*FailedError), or ctx ends (its error, with the last snapshot's
 // blocking layers).
 func (w *Watcher) Wait(ctx context.Context, opts ...WaitOption) (*Snapshot, error) {
-	o := waitOptions{stalled: DefaultStalled}
-	var errs []error
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("configuring wait: %w", errors.Join(errs...))
+	o, err := collect(opts)
+	if err != nil {
+		return nil, fmt.Errorf("configuring wait: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -138,7 +226,7 @@ func (w *Watcher) Wait(ctx context.Context, opts ...WaitOption) (*Snapshot, erro
 		if last == nil {
 			continue
 		}
-		if last.Done(o.revision) {
+		if done(last, o.wants(last)) {
 			return last, nil
 		}
 		failed, next := stalled(last, o, w.opts.now())
@@ -157,9 +245,10 @@ func (w *Watcher) Wait(ctx context.Context, opts ...WaitOption) (*Snapshot, erro
 func stalled(s *Snapshot, o waitOptions, now time.Time) ([]Blocker, time.Duration) {
 	var out []Blocker
 	var next time.Duration
+	want := o.wants(s)
 	for _, l := range s.Layers {
 		switch {
-		case l.State == StateSuspended && !l.UpToDate(o.revision):
+		case l.State == StateSuspended && !l.UpToDate(want(&l)):
 			out = append(out, Blocker{Layer: l})
 		case l.State == StateFailed && l.Terminal:
 			out = append(out, Blocker{Layer: l})

@@ -29,6 +29,7 @@ type options struct {
 	namespace string
 	explainer Explainer
 	now       func() time.Time
+	plan      []Planned
 }
 
 // WithNamespace reads one namespace only (default: all).
@@ -190,6 +191,7 @@ func (w *Watcher) resource(k kind) dynamic.ResourceInterface {
 type store struct {
 	layers, sources map[Ref]Layer
 	failing         map[Ref]failure
+	plan            []Planned
 }
 
 type failure struct {
@@ -197,8 +199,8 @@ type failure struct {
 	since   time.Time
 }
 
-func newStore() *store {
-	return &store{layers: map[Ref]Layer{}, sources: map[Ref]Layer{}, failing: map[Ref]failure{}}
+func newStore(plan []Planned) *store {
+	return &store{layers: map[Ref]Layer{}, sources: map[Ref]Layer{}, failing: map[Ref]failure{}, plan: plan}
 }
 
 // put records u as seen at now; first says it comes from the first LIST,
@@ -268,6 +270,7 @@ func (s *store) snapshot(at time.Time, e Explainer, changed []Ref) *Snapshot {
 	for _, l := range s.layers {
 		layers = append(layers, l)
 	}
+	layers = append(layers, missing(s.plan, s.layers)...)
 	sources := make([]Layer, 0, len(s.sources))
 	for _, l := range s.sources {
 		sources = append(sources, l)
@@ -308,7 +311,7 @@ func (w *Watcher) Snapshot(ctx context.Context) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := newStore()
+	s := newStore(w.opts.plan)
 	if _, err := w.list(ctx, kinds, s); err != nil {
 		return nil, err
 	}
@@ -337,7 +340,7 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan *Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := newStore()
+	s := newStore(w.opts.plan)
 	rvs, err := w.list(ctx, kinds, s)
 	if err != nil {
 		return nil, err

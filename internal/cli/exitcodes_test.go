@@ -78,6 +78,7 @@ func TestExitCodes(t *testing.T) {
 		{"diff", cli.ExitInterrupted, []string{"diff", dir, url + ":signed"}, true},
 		{"push", cli.ExitOK, append([]string{"push", dir, url + ":v1"}, meta...), false},
 		{"push", cli.ExitError, []string{"push", missing, url + ":v1"}, false},
+		{"push", cli.ExitFinding, append([]string{"push", dir, url + ":v1", "--wait", "--kubeconfig", kubeBroken}, meta...), false},
 		{"push", cli.ExitInterrupted, []string{"push", dir, url + ":v2"}, true},
 		{"pull", cli.ExitOK, []string{"pull", url + ":signed", "-d", filepath.Join(t.TempDir(), "out")}, false},
 		{"pull", cli.ExitError, []string{"pull", url + ":nope", "-d", filepath.Join(t.TempDir(), "out")}, false},

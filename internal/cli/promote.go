@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/status"
 )
 
 func newPromoteCmd(f *rootFlags) *cobra.Command {
@@ -23,6 +25,10 @@ func newPromoteCmd(f *rootFlags) *cobra.Command {
 		fleetFile   fleetFlag
 		render      bool
 		other       bool
+		wait        bool
+		wf          waitFlags
+		mustBeReady bool
+		fromContext string
 	)
 	cmd := &cobra.Command{
 		Use:   "promote (oci://HOST/REPOSITORY:TAG | --fleet FLEET CLUSTER [--render]) --from SOURCE",
@@ -52,12 +58,33 @@ as for verify, the artifact must verify first, as source-controller will
 check it, else nothing moves. Into another repository the artifact is
 copied with its signatures (cosign's and notation's), the tag last. When the tag already holds the artifact nothing is written.
 
+--wait then waits, as push --wait does, until every layer of the promoted
+cluster is Ready and every Kustomization reading the promoted repository
+applied the promoted artifact (matched by its digest). The cluster is the
+kubeconfig's --context; with --fleet, by default the context named as the
+cluster when the kubeconfig has one. It gives up as wait does (--stalled;
+--timeout bounds the promotion and the wait together); progress and the
+final status go to stderr, stdout holds the promotion's result alone.
+
+With --fleet, --require-ready promotes only a revision the cluster promoted
+from runs: before anything moves, it reads that cluster once (--from-context,
+by default the kubeconfig context named as the --from cluster; a fleet file
+names no context) and refuses unless every layer there is Ready and every
+Kustomization reading --from's repository applied the artifact its tag
+holds, naming the layer that blocks and its message. It does not wait: run
+fluxpack wait on that cluster first to wait for it.
+
+Exit 0 promoted (and with --wait, every layer Ready with the artifact), 1
+the artifact does not verify, --require-ready refused, or a layer failed for
+good while waiting, 2 an error or --timeout.
+
 Prints host/repository:tag@sha256:… (or JSON with -o json); the log says
 whether the tag moved.`,
 		Example: `  fluxpack promote oci://ghcr.io/acme/platform:prod --from staging --key cosign.pub
   fluxpack promote oci://ghcr.io/acme/platform/prod:main --from oci://ghcr.io/acme/platform/staging:main
   fluxpack promote --fleet platform/fleet.yaml prod --from staging
-  fluxpack promote --fleet platform/fleet.yaml prod --from staging --render`,
+  fluxpack promote --fleet platform/fleet.yaml prod --from staging --render
+  fluxpack promote --fleet platform/fleet.yaml prod --from staging --require-ready --from-context kind-staging --wait --context kind-prod`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -68,6 +95,15 @@ whether the tag moved.`,
 			}
 			if render && fleetFile == "" {
 				return fmt.Errorf("--render is for --fleet: a cluster's artifact of a revision is rendered from the fleet's stack")
+			}
+			if mustBeReady && fleetFile == "" {
+				return fmt.Errorf("--require-ready is for --fleet: it reads the cluster of the fleet's --from cluster")
+			}
+			if fromContext != "" && !mustBeReady {
+				return fmt.Errorf("--from-context is for --require-ready")
+			}
+			if err := wf.check(cmd, wait || mustBeReady); err != nil {
+				return err
 			}
 			to, src := args[0], from
 			var fl *layering.Fleet
@@ -103,18 +139,49 @@ whether the tag moved.`,
 			}
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
+			// The clusters are reached before anything moves: a kubeconfig
+			// that does not name them fails the command first.
+			var target *status.Watcher
+			if wait {
+				c := wf.cluster
+				if fl != nil && !cmd.Flags().Changed("context") {
+					if c, err = c.forFleetCluster(args[0], "", "context", true); err != nil {
+						return err
+					}
+				}
+				if target, err = c.watcher(ctx, nil, nil, f.log); err != nil {
+					return err
+				}
+			}
 			var res *oci.Result
 			if fl != nil {
 				po := fleet.PromoteOptions{Read: reg.listOptions(f.log), Promote: opts, Render: render}
 				if render {
 					po.Push = []fleet.Option{fleet.WithPushOptions(reg.pushOptions(f.log)...), fleet.WithLogger(f.log)}
 				}
+				if mustBeReady {
+					c, err := wf.cluster.forFleetCluster(from, fromContext, "from-context", false)
+					if err != nil {
+						return err
+					}
+					w, err := c.watcher(ctx, nil, nil, f.log)
+					if err != nil {
+						return err
+					}
+					po.RequireReady = func(ctx context.Context, url, digest string) error {
+						_, err := w.Require(ctx, status.WithArtifact(url, digest))
+						return err
+					}
+				}
 				res, err = fleet.Promote(ctx, fl, args[0], from, po)
 			} else {
 				res, err = oci.Promote(ctx, src, to, opts...)
 			}
-			if errors.Is(err, oci.ErrNotVerified) {
-				// A failed check, as verify reports it: exit 1, nothing moved.
+			var notReady *status.NotReadyError
+			if errors.Is(err, oci.ErrNotVerified) || errors.As(err, &notReady) {
+				// A failed check, as verify reports it, or the cluster
+				// promoted from not Ready on its artifact: exit 1, nothing
+				// moved.
 				return &FindingError{Msg: err.Error()}
 			}
 			if err != nil {
@@ -126,10 +193,14 @@ whether the tag moved.`,
 				f.log.Info("unchanged: the tag already holds the artifact", "to", oci.RedactURL(to), "digest", res.Digest)
 			}
 			if out == "json" {
-				return writeJSON(cmd.OutOrStdout(), res)
+				err = writeJSON(cmd.OutOrStdout(), res)
+			} else {
+				_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s:%s@%s\n", res.Repository, res.Tag, res.Digest)
 			}
-			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s:%s@%s\n", res.Repository, res.Tag, res.Digest)
-			return err
+			if err != nil || target == nil {
+				return err
+			}
+			return wf.run(ctx, target, waitRun{artifact: to, revision: res.Digest, timeout: reg.timeout, stdout: cmd.ErrOrStderr(), stderr: cmd.ErrOrStderr()})
 		},
 	}
 	reg.bind(cmd)
@@ -142,5 +213,9 @@ whether the tag moved.`,
 	cmd.Flags().BoolVar(&other, "other-cluster", false, "move a tag that serves one cluster of a fleet to an artifact fleet push rendered for another (its variables and source), which is refused otherwise")
 	cmd.Flags().BoolVar(&render, "render", false, "with --fleet: when the cluster has no artifact of the revision, render and push it from the checkout, which must be at that revision")
 	identity.bind(cmd)
+	cmd.Flags().BoolVar(&wait, "wait", false, "then wait until every layer of the promoted cluster is Ready and applied the promoted artifact, as fluxpack wait does")
+	cmd.Flags().BoolVar(&mustBeReady, "require-ready", false, "with --fleet: promote only if every layer of the --from cluster applied the artifact its tag holds and is Ready")
+	cmd.Flags().StringVar(&fromContext, "from-context", "", "for --require-ready: the kubeconfig context of the --from cluster (default: the context named as that cluster)")
+	wf.bind(cmd)
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fluxpack/fluxpack/oci"
 	"github.com/fluxpack/fluxpack/oci/cosign"
 	"github.com/fluxpack/fluxpack/oci/notation"
+	"github.com/fluxpack/fluxpack/status"
 )
 
 func newPushCmd(f *rootFlags) *cobra.Command {
@@ -34,6 +35,8 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		key          string
 		cert         string
 		keyless      keylessFlags
+		wait         bool
+		wf           waitFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "push (DIR oci://HOST/REPOSITORY:TAG | --fleet FLEET)",
@@ -105,8 +108,24 @@ cluster's URL, --jobs clusters at a time; each is skipped when its tag holds
 the same content. One line per cluster: "CLUSTER pushed|unchanged
 host/repository@sha256:…" or "CLUSTER failed: why" (JSON with -o json); one
 cluster's failure does not stop the others, and the exit code is 0 only
-when none failed.`,
+when none failed.
+
+--wait then waits, as fluxpack wait does, until every layer of the cluster
+the kubeconfig names (--kubeconfig, --context) is Ready and every
+Kustomization whose OCIRepository reads the pushed repository applied the
+pushed artifact: the revision the OCIRepository reports, TAG@sha256:DIGEST,
+matched by the digest, so one that follows another tag of the same artifact
+counts. The other Kustomizations (a flux-system Kustomization on Git, say)
+must be Ready on what their own source serves; when none reads the
+repository (the cluster names the registry by another host), every
+Kustomization must apply the digest. It gives up as wait does (--stalled;
+--timeout bounds the push and the wait together). Progress and the final
+status go to stderr; stdout holds the push's result alone. Exit codes as
+wait's: 0 every layer Ready with the artifact, 1 a layer failed for good, 2
+an error or --timeout. --wait is for one artifact, not --fleet (wait for
+each cluster with fluxpack wait --context).`,
 		Example: `  fluxpack push ./platform oci://ghcr.io/acme/platform:$(git rev-parse --short HEAD) --tag latest
+  fluxpack push ./platform oci://ghcr.io/acme/platform:main --wait --context staging --timeout 15m
   fluxpack push --fleet platform/fleet.yaml --jobs 8 -o json`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if fleetFile != "" {
@@ -120,6 +139,12 @@ when none failed.`,
 			}
 			if fleetFile != "" && (len(tags) > 0 || force) {
 				return fmt.Errorf("--tag and --force are for one artifact, not --fleet")
+			}
+			if err := wf.check(cmd, wait); err != nil {
+				return err
+			}
+			if wait && fleetFile != "" {
+				return fmt.Errorf("--wait is for one artifact, not --fleet: wait for each cluster with fluxpack wait --context")
 			}
 			ann, err := parseKeyValues("annotation", annotations)
 			if err != nil {
@@ -200,6 +225,14 @@ when none failed.`,
 			if dir := treeCacheDir(); dir != "" && !noTreeCache {
 				opts = append(opts, oci.WithTreeCache(dir))
 			}
+			var watcher *status.Watcher
+			if wait {
+				// The kubeconfig is read before the push: a cluster that
+				// cannot be reached fails the command before anything moves.
+				if watcher, err = wf.cluster.watcher(ctx, nil, nil, f.log); err != nil {
+					return err
+				}
+			}
 
 			res, err := oci.Push(ctx, args[0], args[1], opts...)
 			if err != nil {
@@ -216,10 +249,14 @@ when none failed.`,
 				}
 			}
 			if out == "json" {
-				return writeJSON(cmd.OutOrStdout(), res)
+				err = writeJSON(cmd.OutOrStdout(), res)
+			} else {
+				_, err = fmt.Fprintln(cmd.OutOrStdout(), res.Ref())
 			}
-			_, err = fmt.Fprintln(cmd.OutOrStdout(), res.Ref())
-			return err
+			if err != nil || watcher == nil {
+				return err
+			}
+			return wf.run(ctx, watcher, waitRun{artifact: args[1], revision: res.Digest, timeout: reg.timeout, stdout: cmd.ErrOrStderr(), stderr: cmd.ErrOrStderr()})
 		},
 	}
 	reg.bind(cmd)
@@ -239,6 +276,8 @@ when none failed.`,
 	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key), or for cosign a KMS key SCHEME://KEY (awskms, gcpkms, azurekms, hashivault, else a plugin sigstore-kms-SCHEME on $PATH); for notation a PEM file")
 	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
 	keyless.bind(cmd)
+	fs.BoolVar(&wait, "wait", false, "then wait until every layer of the cluster is Ready and applied the pushed artifact, as fluxpack wait does")
+	wf.bind(cmd)
 	return cmd
 }
 

@@ -68,9 +68,10 @@ func newStatusCmd(f *rootFlags) *cobra.Command {
 		watchF   bool
 		timeline string
 		timeout  time.Duration
+		target   stackTarget
 	)
 	cmd := &cobra.Command{
-		Use:   "status [ENTRY]",
+		Use:   "status [ENTRY | -f STACK | --fleet FLEET --cluster NAME]",
 		Short: "Show where a Flux bootstrap stands: each layer's state, what it waits on, what blocks the rest",
 		Long: `Status reads the Flux objects of the cluster the kubeconfig names
 ($KUBECONFIG, --kubeconfig, --context): every Kustomization and HelmRelease,
@@ -108,11 +109,16 @@ Exit 0 (status reports; see fluxpack wait for a verdict), 2 when the cluster
 cannot be read.`,
 		Example: `  fluxpack status
   fluxpack status clusters/production --context prod
+  fluxpack status -f platform/stack.yaml
+  fluxpack status --fleet platform/fleet.yaml --cluster prod
   fluxpack status --watch
   fluxpack status --timeline bootstrap.html`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(timeline != ""); err != nil {
+				return err
+			}
+			if err := target.check(args); err != nil {
 				return err
 			}
 			ctx := cmd.Context()
@@ -121,7 +127,13 @@ cannot be read.`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			w, err := cluster.watcher(ctx, &repo, args, f.log)
+			var w *status.Watcher
+			var err error
+			if target.set() {
+				w, err = target.watcher(ctx, cluster, &repo, f.log)
+			} else {
+				w, err = cluster.watcher(ctx, &repo, args, f.log)
+			}
 			if err != nil {
 				return err
 			}
@@ -145,6 +157,9 @@ cannot be read.`,
 	cmd.Flags().BoolVarP(&watchF, "watch", "w", false, "watch: redraw on a terminal, a line per change otherwise")
 	cmd.Flags().StringVar(&timeline, "timeline", "", "watch until every layer is Ready and write the bootstrap's timeline to this file (HTML or JSON)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 0, "stop watching after this long (0: until Ctrl-C, or with --timeline until every layer is Ready)")
+	target.stack.bind(cmd)
+	cmd.Flags().StringVar((*string)(&target.fleet), "fleet", "", "fleet file (apiVersion fluxpack.dev/v1alpha1, kind Fleet): lay the cluster out along its --cluster's stack")
+	cmd.Flags().StringVar(&target.cluster, "cluster", "", "with --fleet: the cluster of the fleet file the kubeconfig reaches")
 	return cmd
 }
 

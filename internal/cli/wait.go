@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,11 +14,10 @@ import (
 
 func newWaitCmd(f *rootFlags) *cobra.Command {
 	var (
-		cluster  clusterFlags
+		wf       waitFlags
 		repo     repoFlags
 		out      statusFormat
 		revision string
-		stalled  time.Duration
 		timeout  time.Duration
 		timeline string
 	)
@@ -42,7 +42,8 @@ finding on the tree too).
 
 Progress goes to stderr, a line per change; the final status to stdout
 (text, or -o json). --timeline FILE writes the bootstrap's timeline as
-fluxpack status --timeline does.
+fluxpack status --timeline does. fluxpack push --wait and promote --wait
+wait the same way for the artifact they pushed or promoted.
 
 Exit 0 every layer Ready with the revision, 1 a layer failed (terminal,
 stalled or suspended), 2 an error or --timeout.`,
@@ -60,67 +61,118 @@ stalled or suspended), 2 an error or --timeout.`,
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			w, err := cluster.watcher(ctx, &repo, args, f.log)
+			w, err := wf.cluster.watcher(ctx, &repo, args, f.log)
 			if err != nil {
 				return err
 			}
-			stderr := cmd.ErrOrStderr()
-			var (
-				rec   *status.Recorder
-				first *status.Snapshot
-			)
-			opts := []status.WaitOption{status.WithProgress(func(s *status.Snapshot) {
-				if rec == nil {
-					rec, first = status.NewRecorder(s.At), s
-				}
-				rec.Add(s)
-				if s.Changed == nil {
-					c := s.Counts()
-					fmt.Fprintf(stderr, "%d layers: %d Ready, %d Reconciling, %d WaitingOn, %d Failed, %d SourceNotReady, %d Suspended\n",
-						len(s.Layers), c[status.StateReady], c[status.StateReconciling], c[status.StateWaitingOn], c[status.StateFailed], c[status.StateSourceNotReady], c[status.StateSuspended])
-					return
-				}
-				_ = s.WriteChanges(stderr)
-			})}
-			if revision != "" {
-				opts = append(opts, status.WithRevision(revision))
-			}
-			if stalled > 0 {
-				opts = append(opts, status.WithStalled(stalled))
-			}
-			snap, werr := w.Wait(ctx, opts...)
-			if timeline != "" && rec != nil {
-				if err := saveTimeline(timeline, out, rec, first, stderr); err != nil {
-					return errors.Join(werr, err)
-				}
-			}
-			if snap != nil {
-				var err error
-				if out == "json" {
-					err = writeJSON(cmd.OutOrStdout(), statusJSON(snap))
-				} else {
-					err = snap.WriteText(cmd.OutOrStdout())
-				}
-				if err != nil {
-					return err
-				}
-			}
-			var failed *status.FailedError
-			if errors.As(werr, &failed) {
-				return &FindingError{Msg: failed.Error()}
-			}
-			if errors.Is(werr, context.DeadlineExceeded) {
-				return fmt.Errorf("not every layer Ready within --timeout %s: %w", timeout, werr)
-			}
-			return werr
+			return wf.run(ctx, w, waitRun{revision: revision, timeout: timeout, out: out, timeline: timeline, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()})
 		},
 	}
-	cluster.bind(cmd)
+	wf.bind(cmd)
 	repo.bind(cmd)
 	out.bind(cmd, true)
 	cmd.Flags().StringVar(&revision, "revision", "", "the revision every Kustomization must apply: tag@sha256:digest or sha256:digest (default: the one its source serves)")
-	cmd.Flags().DurationVar(&stalled, "stalled", status.DefaultStalled, "give up on a layer failing with the same error for this long")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Minute, "give up after this long (exit 2)")
 	cmd.Flags().StringVar(&timeline, "timeline", "", "also write the bootstrap's timeline to this file (HTML or JSON)")
 	return cmd
+}
+
+// waitFlags are the flags wait, push --wait and promote --wait share: the
+// cluster (--kubeconfig, --context, --namespace) and --stalled. --timeout
+// is each command's own (push and promote already have one).
+type waitFlags struct {
+	cluster clusterFlags
+	stalled time.Duration
+}
+
+func (wf *waitFlags) bind(cmd *cobra.Command) {
+	wf.cluster.bind(cmd)
+	cmd.Flags().DurationVar(&wf.stalled, "stalled", status.DefaultStalled, "give up on a layer failing with the same error for this long")
+}
+
+// check refuses the cluster flags without --wait (push and promote read
+// no cluster otherwise).
+func (wf *waitFlags) check(cmd *cobra.Command, wait bool) error {
+	if wait {
+		return nil
+	}
+	for _, name := range []string{"kubeconfig", "context", "namespace", "stalled"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s is for --wait", name)
+		}
+	}
+	return nil
+}
+
+// waitRun is one wait: for what, and where its output goes.
+type waitRun struct {
+	// revision is what every Kustomization must apply ("": what its
+	// source serves); with artifact (the oci:// URL it was pushed to),
+	// only the Kustomizations reading that repository (status.WithArtifact).
+	revision string
+	artifact string
+	// timeout is the deadline ctx holds, for the message when it passes.
+	timeout  time.Duration
+	out      statusFormat
+	timeline string
+	// stdout gets the final status; stderr the progress.
+	stdout, stderr io.Writer
+}
+
+// run waits with w until every layer applied r.revision and is Ready
+// (status.Watcher.Wait), printing progress and the final status; a layer
+// that failed for good is a *FindingError (exit 1), the deadline an error
+// (exit 2).
+func (wf *waitFlags) run(ctx context.Context, w *status.Watcher, r waitRun) error {
+	var (
+		rec   *status.Recorder
+		first *status.Snapshot
+	)
+	opts := []status.WaitOption{status.WithProgress(func(s *status.Snapshot) {
+		if rec == nil {
+			rec, first = status.NewRecorder(s.At), s
+		}
+		rec.Add(s)
+		if s.Changed == nil {
+			c := s.Counts()
+			fmt.Fprintf(r.stderr, "%d layers: %d Ready, %d Reconciling, %d WaitingOn, %d Failed, %d SourceNotReady, %d Suspended\n",
+				len(s.Layers), c[status.StateReady], c[status.StateReconciling], c[status.StateWaitingOn], c[status.StateFailed], c[status.StateSourceNotReady], c[status.StateSuspended])
+			return
+		}
+		_ = s.WriteChanges(r.stderr)
+	})}
+	switch {
+	case r.artifact != "":
+		opts = append(opts, status.WithArtifact(r.artifact, r.revision))
+	case r.revision != "":
+		opts = append(opts, status.WithRevision(r.revision))
+	}
+	if wf.stalled > 0 {
+		opts = append(opts, status.WithStalled(wf.stalled))
+	}
+	snap, werr := w.Wait(ctx, opts...)
+	if r.timeline != "" && rec != nil {
+		if err := saveTimeline(r.timeline, r.out, rec, first, r.stderr); err != nil {
+			return errors.Join(werr, err)
+		}
+	}
+	if snap != nil {
+		var err error
+		if r.out == "json" {
+			err = writeJSON(r.stdout, statusJSON(snap))
+		} else {
+			err = snap.WriteText(r.stdout)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	var failed *status.FailedError
+	if errors.As(werr, &failed) {
+		return &FindingError{Msg: failed.Error()}
+	}
+	if errors.Is(werr, context.DeadlineExceeded) {
+		return fmt.Errorf("not every layer Ready within --timeout %s: %w", r.timeout, werr)
+	}
+	return werr
 }
