@@ -12,8 +12,6 @@ import (
 
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/oci"
-	"github.com/fluxpack/fluxpack/oci/cosign"
-	"github.com/fluxpack/fluxpack/oci/notation"
 	"github.com/fluxpack/fluxpack/status"
 )
 
@@ -30,11 +28,8 @@ func newPushCmd(f *rootFlags) *cobra.Command {
 		force        bool
 		noTreeCache  bool
 		fleetFile    fleetFlag
+		signing      signFlags
 		jobs         int
-		sign         string
-		key          string
-		cert         string
-		keyless      keylessFlags
 		wait         bool
 		wf           waitFlags
 	)
@@ -167,46 +162,12 @@ each cluster with fluxpack wait --context).`,
 			if force {
 				opts = append(opts, oci.WithForce())
 			}
-			if keyless.set() && sign != "cosign" {
-				return fmt.Errorf("--keyless, --identity-token, --fulcio-url and --rekor-url are for --sign cosign")
+			signer, err := signing.signer()
+			if err != nil {
+				return err
 			}
-			switch {
-			case sign == "cosign" && cert != "":
-				return fmt.Errorf("--cert is for --sign notation")
-			case sign == "cosign" && keyless.keyless && key != "":
-				return fmt.Errorf("--keyless and --key exclude each other")
-			case sign == "cosign" && keyless.keyless:
-				k, err := keyless.options()
-				if err != nil {
-					return err
-				}
-				s, err := cosign.NewKeylessSigner(k)
-				if err != nil {
-					return keylessFlagError(err)
-				}
-				opts = append(opts, oci.WithSigner(s))
-			case sign == "cosign" && keyless.set():
-				return fmt.Errorf("--identity-token, --fulcio-url and --rekor-url need --keyless")
-			case sign == "cosign" && key != "":
-				s, err := cosign.NewKeySigner(key, []byte(os.Getenv("COSIGN_PASSWORD")))
-				if err != nil {
-					return fmt.Errorf("--key: %w (is $COSIGN_PASSWORD right?)", err)
-				}
-				opts = append(opts, oci.WithSigner(s))
-			case sign == "cosign":
-				return fmt.Errorf("--sign cosign needs --key, or --keyless")
-			case sign == "notation" && key != "" && cert != "":
-				s, err := notation.NewKeySigner(key, cert)
-				if err != nil {
-					return fmt.Errorf("--key, --cert: %w", err)
-				}
-				opts = append(opts, oci.WithSigner(s))
-			case sign == "notation":
-				return fmt.Errorf("--sign notation needs --key and --cert")
-			case sign != "":
-				return fmt.Errorf("invalid --sign %q: want cosign or notation", sign)
-			case key != "" || cert != "":
-				return fmt.Errorf("--key and --cert need --sign")
+			if signer != nil {
+				opts = append(opts, oci.WithSigner(signer))
 			}
 			if isTerminal(cmd.ErrOrStderr()) && fleetFile == "" {
 				opts = append(opts, oci.WithProgress(func(p oci.Progress) {
@@ -272,10 +233,7 @@ each cluster with fluxpack wait --context).`,
 	fs.BoolVar(&noTreeCache, "no-tree-cache", false, "read and hash every file, even if the tree cache says none changed since the last push")
 	fleetFile.bind(cmd)
 	fs.IntVar(&jobs, "jobs", fleet.DefaultJobs, "with --fleet: clusters rendered and pushed at once")
-	fs.StringVar(&sign, "sign", "", `sign the artifact: "cosign" (with --key or --keyless) or "notation" (with --key and --cert)`)
-	fs.StringVar(&key, "key", "", "private key for --sign: a file or env://VAR (cosign's encrypted format with $COSIGN_PASSWORD, or a plain PEM key), or for cosign a KMS key SCHEME://KEY (awskms, gcpkms, azurekms, hashivault, else a plugin sigstore-kms-SCHEME on $PATH); for notation a PEM file")
-	fs.StringVar(&cert, "cert", "", "for --sign notation: the PEM certificate chain of --key, leaf first")
-	keyless.bind(cmd)
+	signing.bind(cmd)
 	fs.BoolVar(&wait, "wait", false, "then wait until every layer of the cluster is Ready and applied the pushed artifact, as fluxpack wait does")
 	wf.bind(cmd)
 	return cmd
