@@ -22,6 +22,9 @@ type fakeKube struct {
 	mu       sync.Mutex
 	objects  map[string][]map[string]any // resource -> items
 	requests []string
+	// modified are sent, as MODIFIED events, on each watch of
+	// Kustomizations as it starts.
+	modified []map[string]any
 }
 
 // startFakeKube serves objects (each a Kustomization or an OCIRepository)
@@ -104,6 +107,14 @@ func (fk *fakeKube) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if watching {
 			w.WriteHeader(http.StatusOK)
+			if res == "kustomizations" {
+				fk.mu.Lock()
+				events := fk.modified
+				fk.mu.Unlock()
+				for _, o := range events {
+					reply(map[string]any{"type": "MODIFIED", "object": o})
+				}
+			}
 			w.(http.Flusher).Flush()
 			<-r.Context().Done()
 			return

@@ -132,3 +132,27 @@ func TestColourRule(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusWatchRedraws: status --watch on a terminal clears the screen
+// and draws the whole status again on each change; into a file or a
+// pipe it prints the first status, then a line per change.
+func TestStatusWatchRedraws(t *testing.T) {
+	fk, kubeconfig := startFakeKube(t, racyCluster()...)
+	crs := fluxObject("Kustomization", "crs", nil, "True", "ReconciliationSucceeded", "Applied revision: "+fakeRevision, map[string]any{"lastAppliedRevision": fakeRevision, "lastAttemptedRevision": fakeRevision})
+	crs["metadata"].(map[string]any)["resourceVersion"] = "8"
+	fk.modified = []map[string]any{crs}
+	args := []string{"status", "--kubeconfig", kubeconfig, "--watch", "--timeout", "2s"}
+
+	out, code := onTerminal(t, args...)
+	require.Equal(t, cli.ExitOK, code)
+	screens := strings.Split(out, "\x1b[H\x1b[2J")
+	require.Len(t, screens, 3, "two screens, each after a clear: %q", out)
+	assert.Contains(t, screens[1], "Blocking:", "the first screen: crs fails")
+	assert.Contains(t, screens[2], "crs", "the second screen is the whole status again")
+	assert.NotContains(t, screens[2], "Blocking:", "crs is Ready on the second screen")
+
+	stdout, stderr, code := run(t, args...)
+	require.Equal(t, cli.ExitOK, code, stderr)
+	assert.NotContains(t, stdout, "\x1b[", "no escapes into a pipe")
+	assert.Equal(t, 1, strings.Count(stdout, "Blocking:"), "the first status in full, then changes alone: %q", stdout)
+}
