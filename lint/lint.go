@@ -122,6 +122,11 @@ type Finding struct {
 	Places []Place `json:"places,omitempty"`
 	// Merge is what a RuleMerge hint proposes, nil for other rules.
 	Merge *Merge `json:"merge,omitempty"`
+	// DependOn is the missing edge of an ordering finding: the layers
+	// that make what this layer needs (a CRD, a webhook, a namespace, a
+	// Secret, a health-checked object), one of which it must depend on;
+	// the first is the one to add. Nil for other findings.
+	DependOn []string `json:"dependOn,omitempty"`
 }
 
 // Place is one place where a Finding's problem is: the object, and its
@@ -846,7 +851,12 @@ func (l *linter) rel(file string) string {
 }
 
 func (l *linter) objFinding(rule Rule, ly *lintLayer, o *object, format string, args ...any) {
-	f := Finding{Rule: rule, Layer: ly.Name, Object: o.ref(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
+	l.objEdge(rule, ly, o, nil, format, args...)
+}
+
+// objEdge is objFinding for a missing edge: ly must depend on one of deps.
+func (l *linter) objEdge(rule Rule, ly *lintLayer, o *object, deps []string, format string, args ...any) {
+	f := Finding{DependOn: deps, Rule: rule, Layer: ly.Name, Object: o.ref(), File: o.File, Line: o.Line, Message: fmt.Sprintf(format, args...)}
 	if o.release != nil {
 		f.Message += fmt.Sprintf(" (in the chart %s installs)", o.release.ref())
 	}
@@ -857,7 +867,13 @@ func (l *linter) objFinding(rule Rule, ly *lintLayer, o *object, format string, 
 }
 
 func (l *linter) layerFinding(rule Rule, ly *lintLayer, format string, args ...any) {
-	l.add(Finding{Rule: rule, Layer: ly.Name, File: ly.File, Line: ly.Line, Message: fmt.Sprintf(format, args...)})
+	l.layerEdge(rule, ly, nil, format, args...)
+}
+
+// layerEdge is layerFinding for a missing edge: ly must depend on one of
+// deps.
+func (l *linter) layerEdge(rule Rule, ly *lintLayer, deps []string, format string, args ...any) {
+	l.add(Finding{Rule: rule, Layer: ly.Name, File: ly.File, Line: ly.Line, Message: fmt.Sprintf(format, args...), DependOn: deps})
 }
 
 func (l *linter) graphFinding(err error, more string) {

@@ -36,7 +36,7 @@ func (l *linter) checkReleases(ly *lintLayer) {
 			switch {
 			case makers[ly.Name] || l.anyApplied(ly, makers):
 			case len(makers) > 0:
-				l.objFinding(RuleValuesFrom, ly, o, "valuesFrom %s/%s/%s is created by layer %s%s, which this layer does not depend on: helm-controller fails the release until it exists; depend on it", kind, ns, name, names(sortedKeys(makers)), assumed)
+				l.objEdge(RuleValuesFrom, ly, o, sortedKeys(makers), "valuesFrom %s/%s/%s is created by layer %s%s, which this layer does not depend on: helm-controller fails the release until it exists; depend on it", kind, ns, name, names(sortedKeys(makers)), assumed)
 			case len(l.unreadCauses()) > 0:
 				// A layer lint could not read may make it: Coverage says
 				// which layers were not read.

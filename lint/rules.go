@@ -108,14 +108,14 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		switch elsewhere := l.crdReleasesElsewhere(ly); {
 		case len(others) > 0 && sameRelease != nil:
 			// Not a deadlock: the other layer may bring the CRD first.
-			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on; %s of this layer installs it too, but only once the layer is applied, which its custom resources hold up until the CRD exists", o.Kind, o.group(), names(others), sameRelease.ref())
+			l.objEdge(RuleCRDOrder, ly, o, others, "the CRD of %s (%s) is in layer %s, which this layer does not depend on; %s of this layer installs it too, but only once the layer is applied, which its custom resources hold up until the CRD exists", o.Kind, o.group(), names(others), sameRelease.ref())
 		case len(others) > 0 && l.appliedBy(others[0], ly):
 			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %q, which this layer applies itself: %s", o.Kind, o.group(), others[0], childDeadlock(others[0]))
 		case len(others) > 0:
-			l.objFinding(RuleCRDOrder, ly, o, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
+			l.objEdge(RuleCRDOrder, ly, o, others, "the CRD of %s (%s) is in layer %s, which this layer does not depend on", o.Kind, o.group(), names(others))
 		case l.assumedCRDLayer(ly, o.group()) != nil && l.appliedBy(l.assumedCRDLayer(ly, o.group()).Name, ly):
 			other, hr := l.assumedCRDLayer(ly, o.group()), l.assumedCRDRelease(l.assumedCRDLayer(ly, o.group()), o.group())
-			l.objFinding(RuleCRDOrder, ly, o, "the CRDs of %s come from %s in layer %q (assumed from fluxpack's table of known operators, as lint could not render the chart: %v), which this layer applies itself: %s", o.group(), hr.ref(), other.Name, hr.chartErr, childDeadlock(other.Name))
+			l.objEdge(RuleCRDOrder, ly, o, []string{other.Name}, "the CRDs of %s come from %s in layer %q (assumed from fluxpack's table of known operators, as lint could not render the chart: %v), which this layer applies itself: %s", o.group(), hr.ref(), other.Name, hr.chartErr, childDeadlock(other.Name))
 		case l.assumedCRDLayer(ly, o.group()) != nil:
 			other, hr := l.assumedCRDLayer(ly, o.group()), l.assumedCRDRelease(l.assumedCRDLayer(ly, o.group()), o.group())
 			l.objFinding(RuleCRDOrder, ly, o, "the CRDs of %s come from %s in layer %q (assumed from fluxpack's table of known operators, as lint could not render the chart: %v), which this layer does not depend on: depend on it, or declare the group as existing before Flux (%s)", o.group(), hr.ref(), other.Name, hr.chartErr, l.existingAdvice("existingAPIGroups"))
@@ -333,7 +333,7 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			if spec := &op.Kustomization.Spec; !spec.Wait && len(spec.HealthChecks) == 0 {
 				wait = fmt.Sprintf(", and give %q wait: true or health checks on its workload, or it is Ready before its webhook serves", op.Name)
 			}
-			l.objFinding(RuleWebhookOrder, ly, o, "operator layer %q serves the admission webhook of %s %s%s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs%s", op.Name, o.group(), resource, why, op.Name, wait)
+			l.objEdge(RuleWebhookOrder, ly, o, []string{op.Name}, "operator layer %q serves the admission webhook of %s %s%s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs%s", op.Name, o.group(), resource, why, op.Name, wait)
 		}
 	}
 }
@@ -464,7 +464,7 @@ func (l *linter) checkNamespaces(ly *lintLayer) {
 		h := missing[key]
 		for _, o := range h.objs {
 			if len(h.creators) > 0 {
-				l.objFinding(RuleNamespaceOrder, ly, o, "namespace %q is created by layer %s, which this layer does not depend on", h.ns, names(h.creators))
+				l.objEdge(RuleNamespaceOrder, ly, o, h.creators, "namespace %q is created by layer %s, which this layer does not depend on", h.ns, names(h.creators))
 			} else if !l.unknownAncestor(ly) {
 				l.objFinding(RuleNamespaceOrder, ly, o, "no layer creates namespace %q: add a Namespace to a layer this one depends on, or declare it as existing before Flux (%s)", h.ns, l.existingAdvice("existingNamespaces"))
 			}
@@ -579,7 +579,7 @@ func (l *linter) checkHealthChecks(ly *lintLayer) {
 		switch {
 		case slices.Contains(makers, ly.Name) || slices.ContainsFunc(makers, func(m string) bool { return l.isApplied(ly, m) }):
 		case len(makers) > 0:
-			l.layerFinding(RuleHealthCheck, ly, "health check %s/%s/%s: the object is created by layer %s, which this layer does not depend on: the check races that layer; depend on it", hc.Kind, ns, hc.Name, names(makers))
+			l.layerEdge(RuleHealthCheck, ly, makers, "health check %s/%s/%s: the object is created by layer %s, which this layer does not depend on: the check races that layer; depend on it", hc.Kind, ns, hc.Name, names(makers))
 		default:
 			ref := objectRef(hc.Kind, ns, hc.Name)
 			l.missingObject(ly, group, hc.Kind, ref, func(near, assumed string) {

@@ -336,7 +336,7 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 			case self:
 				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by this same layer%s: Flux reads the variables before it applies the layer, so the first reconcile fails; move it to a layer this one depends on", key, assumed)
 			case len(makers) > 0:
-				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by layer %q%s, which this layer does not depend on: Flux fails the layer until it exists; depend on %q", key, makers[0], assumed, makers[0])
+				l.layerEdge(RuleSubstituteFrom, ly, makers, "substituteFrom %s is created by layer %q%s, which this layer does not depend on: Flux fails the layer until it exists; depend on %q", key, makers[0], assumed, makers[0])
 			}
 			for _, s := range srcs {
 				for _, k := range s.keys {

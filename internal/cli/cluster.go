@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"regexp"
 
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/status"
 )
@@ -68,8 +68,6 @@ func (c *clusterFlags) watcher(ctx context.Context, repo *repoFlags, args []stri
 // on the same layer.
 type findingsExplainer []lint.Finding
 
-var dependOn = regexp.MustCompile(`depend on "([^"]+)"`)
-
 func (f findingsExplainer) Explain(q status.Query) (status.Explanation, bool) {
 	for _, fi := range f {
 		if fi.Layer != q.Layer.Name || (q.Rule != "" && string(fi.Rule) != q.Rule) {
@@ -77,13 +75,14 @@ func (f findingsExplainer) Explain(q status.Query) (status.Explanation, bool) {
 		}
 		x := status.Explanation{Rule: string(fi.Rule), Finding: fi.Message}
 		if fi.File != "" {
-			x.Finding = fmt.Sprintf("%s:%d: %s", fi.File, fi.Line, fi.Message)
+			x.Finding = errdefs.Place(fi.File, fi.Line) + ": " + fi.Message
 		}
-		if m := dependOn.FindStringSubmatch(fi.Message); m != nil {
-			x.Edge = fmt.Sprintf("%s dependsOn %s", fi.Layer, m[1])
-			x.Fix = fmt.Sprintf("add %q to spec.dependsOn of layer %q", m[1], fi.Layer)
+		if len(fi.DependOn) > 0 {
+			d := fi.DependOn[0]
+			x.Edge = fmt.Sprintf("%s dependsOn %s", fi.Layer, d)
+			x.Fix = fmt.Sprintf("add %q to spec.dependsOn of layer %q", d, fi.Layer)
 			if fi.LayerFile != "" {
-				x.Fix += fmt.Sprintf(" (%s:%d)", fi.LayerFile, fi.LayerLine)
+				x.Fix += " (" + errdefs.Place(fi.LayerFile, fi.LayerLine) + ")"
 			}
 		}
 		return x, true
