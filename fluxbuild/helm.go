@@ -76,14 +76,9 @@ func (f funcRelease) applyToRelease(c *releaseConfig) error { return f(c) }
 func WithValuesFrom(objs ...runtime.Object) ReleaseOption {
 	return funcRelease(func(c *releaseConfig) error {
 		for _, obj := range objs {
-			var kind string
 			o, _ := obj.(client.Object)
-			switch obj.(type) {
-			case *corev1.ConfigMap:
-				kind = "ConfigMap"
-			case *corev1.Secret:
-				kind = "Secret"
-			default:
+			kind := valuesKind(obj)
+			if kind == "" {
 				return errdefs.InvalidOption("WithValuesFrom: %T: want a *ConfigMap or a *Secret", obj)
 			}
 			key := client.ObjectKey{Namespace: kind}
@@ -265,19 +260,26 @@ func manifestObjects(manifest []byte) ([]*Object, error) {
 
 // valuesReader serves chartutil the ConfigMaps and Secrets WithValuesFrom
 // gave; chartutil only ever gets them.
+// valuesKind is the kind of a valuesFrom object, "" for a kind that
+// holds no values.
+func valuesKind(obj any) string {
+	switch obj.(type) {
+	case *corev1.ConfigMap:
+		return "ConfigMap"
+	case *corev1.Secret:
+		return "Secret"
+	}
+	return ""
+}
+
 type valuesReader struct {
 	client.Client
 	cfg *releaseConfig
 }
 
 func (r *valuesReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
-	var kind string
-	switch obj.(type) {
-	case *corev1.ConfigMap:
-		kind = "ConfigMap"
-	case *corev1.Secret:
-		kind = "Secret"
-	default:
+	kind := valuesKind(obj)
+	if kind == "" {
 		return fmt.Errorf("reading %T %s: only ConfigMaps and Secrets hold values", obj, key)
 	}
 	src, ok := r.cfg.sources[client.ObjectKey{Namespace: kind}][key.Namespace+"/"+key.Name]

@@ -37,14 +37,9 @@ type ClusterRendered struct {
 // the fleet are left alone. WithOutputs and WithSecretFile are refused
 // (the fleet says each cluster's outputs; the Secrets go to WithSecretDir).
 func Fleet(ctx context.Context, f *layering.Fleet, dir string, opts ...Option) ([]ClusterRendered, error) {
-	cfg := &renderConfig{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(layering.ErrInvalidOption, "nil Option")
-		}
-		if err := o.applyToRender(cfg); err != nil {
-			return nil, err
-		}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.outputs != "" || cfg.secretFile != "" {
 		return nil, errdefs.Kind(layering.ErrInvalidOption, "fleet %q: WithOutputs and WithSecretFile are per stack: a fleet names each cluster's outputs, and WithSecretDir takes the Secrets", f.Name())

@@ -31,6 +31,20 @@ type renderConfig struct {
 	notationCerts  []string
 }
 
+// newConfig applies opts, refusing a nil one.
+func newConfig(opts []Option) (*renderConfig, error) {
+	cfg := &renderConfig{}
+	for _, o := range opts {
+		if o == nil {
+			return nil, errdefs.Kind(layering.ErrInvalidOption, "nil Option")
+		}
+		if err := o.applyToRender(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
 type funcRender func(*renderConfig) error
 
 func (f funcRender) applyToRender(c *renderConfig) error { return f(c) }
@@ -95,14 +109,9 @@ type Rendered struct {
 // dir and the secret file are renamed into place: an interrupted render
 // leaves them as they were, and no temporary file.
 func StackFile(ctx context.Context, path, dir string, opts ...Option) (*Rendered, error) {
-	cfg := &renderConfig{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(layering.ErrInvalidOption, "nil Option")
-		}
-		if err := o.applyToRender(cfg); err != nil {
-			return nil, err
-		}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	b, err := layering.LoadStack(path)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/fluxpack/fluxpack/layering"
@@ -140,33 +141,28 @@ func DiffBootstrap(base, head *layering.Plan) Bootstrap {
 
 func diffBootstrap(base, head *planView) Bootstrap {
 	var b Bootstrap
-	bl, hl := base.layers(), head.layers()
-	for l := range hl {
-		if !bl[l] {
-			b.LayersAdded = append(b.LayersAdded, l)
-		}
-	}
-	for l := range bl {
-		if !hl[l] {
-			b.LayersRemoved = append(b.LayersRemoved, l)
-		}
-	}
-	be, he := base.edges(), head.edges()
-	for e := range he {
-		if !be[e] {
-			b.EdgesAdded = append(b.EdgesAdded, e)
-		}
-	}
-	for e := range be {
-		if !he[e] {
-			b.EdgesRemoved = append(b.EdgesRemoved, e)
-		}
-	}
-	slices.Sort(b.LayersAdded)
-	slices.Sort(b.LayersRemoved)
-	byEdge := func(x, y Edge) int { return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.To, y.To)) }
-	slices.SortFunc(b.EdgesAdded, byEdge)
-	slices.SortFunc(b.EdgesRemoved, byEdge)
+	b.LayersAdded, b.LayersRemoved = setChanges(base.layers(), head.layers(), strings.Compare)
+	b.EdgesAdded, b.EdgesRemoved = setChanges(base.edges(), head.edges(), func(x, y Edge) int {
+		return cmp.Or(cmp.Compare(x.From, y.From), cmp.Compare(x.To, y.To))
+	})
 	b.Before, b.After = base.path(), head.path()
 	return b
+}
+
+// setChanges lists, sorted, what head has that base lacks and what base
+// has that head lacks.
+func setChanges[T comparable](base, head map[T]bool, compare func(a, b T) int) (added, removed []T) {
+	for x := range head {
+		if !base[x] {
+			added = append(added, x)
+		}
+	}
+	for x := range base {
+		if !head[x] {
+			removed = append(removed, x)
+		}
+	}
+	slices.SortFunc(added, compare)
+	slices.SortFunc(removed, compare)
+	return added, removed
 }
