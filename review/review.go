@@ -105,6 +105,16 @@ type config struct {
 	base, head string
 	// baseRoot and headRoot are the folders compared.
 	baseRoot, headRoot string
+	// changed are the files that differ, when the caller knows them
+	// (CompareRevision, from Git's objects): Compare does not walk the
+	// two folders again.
+	changed *[]string
+}
+
+// withChangedFiles gives Compare the changed files CompareRevision read
+// from Git's objects.
+func withChangedFiles(files []string) Option {
+	return optionFunc(func(c *config) error { c.changed = &files; return nil })
 }
 
 type optionFunc func(*config) error
@@ -176,7 +186,9 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	} else {
 		// Changed-only, a change no layer can read is said before
 		// anything is read.
-		if files, err = ChangedFiles(baseRoot, headRoot); err != nil {
+		if cfg.changed != nil {
+			files = *cfg.changed
+		} else if files, err = ChangedFiles(baseRoot, headRoot); err != nil {
 			return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
 		}
 		none, err := unread(headRoot, files)

@@ -114,11 +114,12 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	}
 	if !cfg.all {
 		// A change no layer reads is told from Git's objects, before any
-		// revision is written.
+		// revision is written; Compare takes the files from here.
 		files, err := ChangedSince(headRoot, r)
 		if err != nil {
 			return nil, err
 		}
+		opts = append(opts, withChangedFiles(files))
 		none, err := unread(headRoot, files)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", cfg.head, err)
