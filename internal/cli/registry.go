@@ -97,10 +97,16 @@ func (r *registryFlags) verifyOptions(log *slog.Logger) []oci.VerifyOption {
 }
 
 func (r *registryFlags) context(ctx context.Context) (context.Context, context.CancelFunc) {
-	if r.timeout <= 0 {
+	return timeoutContext(ctx, r.timeout)
+}
+
+// timeoutContext is ctx bounded by a --timeout flag's value; 0 or less is
+// no bound.
+func timeoutContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
 		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(ctx, r.timeout)
+	return context.WithTimeout(ctx, timeout)
 }
 
 // outputFlag is -o for commands that print plain text or JSON.

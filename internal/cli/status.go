@@ -121,12 +121,8 @@ cannot be read.`,
 			if err := target.check(args); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
+			ctx, cancel := timeoutContext(cmd.Context(), timeout)
+			defer cancel()
 			var w *status.Watcher
 			var err error
 			if target.set() {

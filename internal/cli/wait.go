@@ -55,12 +55,8 @@ stalled or suspended), 2 an error or --timeout.`,
 			if err := out.check(timeline != ""); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			if timeout > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
-				defer cancel()
-			}
+			ctx, cancel := timeoutContext(cmd.Context(), timeout)
+			defer cancel()
 			w, err := wf.cluster.watcher(ctx, &repo, args, f.log)
 			if err != nil {
 				return err
