@@ -316,8 +316,28 @@ func table(layers map[string]*layer) string {
 	slices.SortFunc(ls, func(a, b *layer) int { return a.ReadySeq - b.ReadySeq })
 	var b strings.Builder
 	for _, l := range ls {
-		fmt.Fprintf(&b, "    %-16s ready %6.1fs  own %5.1fs  failed %d  warnings %d  dependsOn %v\n",
-			l.Name, l.Ready.Seconds(), l.Own().Seconds(), l.Failures, l.Warnings, l.DependsOn)
+		fmt.Fprintf(&b, "    %-16s ready %6.1fs  own %5.1fs  waited %5.1fs  failed %d  warnings %d  dependsOn %v\n",
+			l.Name, l.Ready.Seconds(), l.Own().Seconds(), waited(layers, l).Seconds(), l.Failures, l.Warnings, l.DependsOn)
 	}
 	return b.String()
+}
+
+// waited is how long a layer started after the last of its dependencies
+// (the root for a layer without dependsOn) was Ready: time no controller
+// spent on it, which a dependency poll, a lost wake-up or a queue costs.
+func waited(layers map[string]*layer, l *layer) time.Duration {
+	deps := l.DependsOn
+	if len(deps) == 0 && l.Name != rootName {
+		deps = []string{rootName}
+	}
+	var last time.Duration
+	for _, d := range deps {
+		if dl := layers[d]; dl != nil && dl.Ready > last {
+			last = dl.Ready
+		}
+	}
+	if len(deps) == 0 || l.Started < last {
+		return 0
+	}
+	return l.Started - last
 }

@@ -154,7 +154,6 @@ func ExamplePlan_WakeFor() {
 	// kustomization.yaml
 	// wake.yaml
 	// objects/kustomization.yaml
-	// objects/wake.yaml
 	// GitRepository ./clusters/prod/wake/objects
 	// wakes Kustomization team-a/apps
 }

@@ -305,9 +305,9 @@ type File struct {
 // Files returns the rendered files in a fixed order: kustomization.yaml,
 // source.yaml (when the stack has its own OCIRepository), layers/<layer>.yaml
 // for each layer, releases/<layer>/helmrelease.yaml for HelmRelease layers
-// and, when the Plan has Wake objects, wake.yaml (their Kustomization) and
-// wake/kustomization.yaml and wake/wake.yaml (Provider, Alert and Receiver,
-// which it applies). The bytes
+// and, when the Plan has Wake objects, wake.yaml (Provider, Alert, Receiver
+// and the wake Kustomization, applied with the layers) and
+// wake/kustomization.yaml (the wake Kustomization's folder, empty). The bytes
 // depend only on the Plan.
 //
 // Extra files (say the variables' ConfigMaps under vars/) are written
@@ -364,7 +364,8 @@ func (p *Plan) files(extra []File) ([]File, error) {
 		}
 	}
 	if w := p.Wake; w != nil {
-		// wake.yaml is the wake Kustomization, which applies wake/.
+		// wake.yaml holds the wake objects, applied with the layers; the
+		// wake Kustomization reconciles the empty wake/.
 		wf, err := w.files("wake")
 		if err != nil {
 			return nil, err
