@@ -226,8 +226,9 @@ func DeployEntry(t *testing.T, c *Cluster, name, dir, entry string, layers []str
 	d.Layers = obs.Report()
 	AssertOrder(t, d.Layers)
 	d.Figures = Summarise(d.Layers, rootName)
-	t.Logf("%s: ready %.1fs, critical path %.1fs %v, failed %d, warnings %d\n%s", name,
-		d.Figures.Ready.Seconds(), d.Figures.CriticalPath.Seconds(), d.Figures.Path, d.Figures.Failed, d.Figures.Warnings, table(d.Layers))
+	t.Logf("%s: ready %.1fs, critical path %.1fs %v, failed %d, warnings %d, root source ready %.1fs\n%s", name,
+		d.Figures.Ready.Seconds(), d.Figures.CriticalPath.Seconds(), d.Figures.Path, d.Figures.Failed, d.Figures.Warnings,
+		obs.SourceReady().Seconds(), table(d.Layers))
 	return d
 }
 
@@ -357,9 +358,10 @@ type figuresRecord struct {
 	Path         []string `json:"path"`
 	Failed       int      `json:"failed"`
 	Warnings     int      `json:"warnings"`
-	// RootStarted is when the root Kustomization started (its source
-	// fetched); Waited is the time each layer waited after its
-	// dependencies were Ready, by layer.
+	// SourceReady is when the root OCIRepository had its artifact,
+	// RootStarted when the root Kustomization started; Waited is the time
+	// each layer waited after its dependencies were Ready, by layer.
+	SourceReady float64            `json:"sourceReady"`
 	RootStarted float64            `json:"rootStarted"`
 	Waited      map[string]float64 `json:"waited"`
 }
@@ -377,6 +379,7 @@ func appendFigures(title string, d *Deployment) error {
 	if r := d.Layers[rootName]; r != nil {
 		rec.RootStarted = r.Started.Seconds()
 	}
+	rec.SourceReady = d.Observer.SourceReady().Seconds()
 	for _, l := range d.Layers {
 		rec.Waited[l.Name] = waited(d.Layers, l).Seconds()
 	}

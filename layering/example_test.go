@@ -36,6 +36,8 @@ func Example() {
 	// apiVersion: kustomize.toolkit.fluxcd.io/v1
 	// kind: Kustomization
 	// metadata:
+	//   finalizers:
+	//   - finalizers.fluxcd.io
 	//   name: crs
 	//   namespace: flux-system
 	// spec:

@@ -127,7 +127,7 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		}
 		p.Source = &sourcev1.OCIRepository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
-			ObjectMeta: metav1.ObjectMeta{Name: st.name, Namespace: st.namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: st.name, Namespace: st.namespace, Finalizers: st.finalizers()},
 			Spec:       spec,
 		}
 	}
@@ -252,10 +252,29 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 	}
 	l.Kustomization = &kustomizev1.Kustomization{
 		TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: st.namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: st.namespace, Finalizers: st.finalizers()},
 		Spec:       spec,
 	}
 	return l
+}
+
+// FluxFinalizer is the finalizer every Flux controller puts on the objects
+// it reconciles (kustomize-, helm-, source- and notification-controller
+// alike). A controller that finds it missing adds it and requeues the
+// object, which then waits --min-retry-delay (750ms in stock Flux) before
+// its first reconcile: on a fresh cluster, the first layers, each
+// HelmRelease a layer applies and the Receiver of wake start that much
+// later. So the objects a stack renders carry it already; the controller
+// removes it once it has finalised the object, as always.
+const FluxFinalizer = "finalizers.fluxcd.io"
+
+// finalizers are the finalizers of the objects a stack renders: none with
+// FluxDefaults, which renders a repository's objects as they were.
+func (st *stack) finalizers() []string {
+	if st.fluxDefaults {
+		return nil
+	}
+	return []string{FluxFinalizer}
 }
 
 // Remediation retries of emitted HelmReleases: a failed install or upgrade
@@ -291,7 +310,7 @@ func (b *Builder) emitRelease(s *step, interval, timeout metav1.Duration) *helmv
 	}
 	return &helmv2.HelmRelease{
 		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: b.stack.namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: b.stack.namespace, Finalizers: b.stack.finalizers()},
 		Spec:       spec,
 	}
 }

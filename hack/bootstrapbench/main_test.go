@@ -18,11 +18,11 @@ func TestTable(t *testing.T) {
 	write := func(name, data string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
 	}
-	write("figures-2.jsonl", `{"layout":"S0 fluxpack","mode":"stock","ready":24,"criticalPath":19,"failed":0,"rootStarted":1.5}
+	write("figures-2.jsonl", `{"layout":"S0 fluxpack","mode":"stock","ready":24,"criticalPath":19,"failed":0,"sourceReady":0.9,"rootStarted":1.5}
 {"layout":"S0 fluxpack","mode":"fast","ready":21,"criticalPath":19,"failed":1}
 {"layout":"S4 fluxpack","mode":"stock","ready":19,"criticalPath":17,"failed":0,"rootStarted":1}
 `)
-	write("figures-1.jsonl", `{"layout":"S0 fluxpack","mode":"stock","ready":21,"criticalPath":20,"failed":0,"rootStarted":0.5}
+	write("figures-1.jsonl", `{"layout":"S0 fluxpack","mode":"stock","ready":21,"criticalPath":20,"failed":0,"sourceReady":0.3,"rootStarted":0.5}
 {"layout":"S0 fluxpack","mode":"fast","ready":20,"criticalPath":19,"failed":0}
 
 {"layout":"S4 fluxpack","mode":"stock","ready":18,"criticalPath":17,"failed":0,"rootStarted":1}
@@ -46,10 +46,11 @@ func TestTable(t *testing.T) {
 	}
 	// S0: walls 21 then 24, worst 24, CP median 19.5, 24/19.5 = 1.23
 	// (missed), max own 24/19 = 1.26, fast median 20.5, 24/20.5 = 1.17,
-	// root start median 1.0, one failed reconcile (a fast run's).
-	assert.Equal(t, []string{"S0", "fluxpack", "21.0", "24.0", "24.0", "19.5", "1.23", "MISSED", "1.26", "20.5", "1.17", "ok", "1.0", "1"}, strings.Fields(s0))
+	// source Ready median 0.6, root start median 1.0, one failed
+	// reconcile (a fast run's).
+	assert.Equal(t, []string{"S0", "fluxpack", "21.0", "24.0", "24.0", "19.5", "1.23", "MISSED", "1.26", "20.5", "1.17", "ok", "0.6", "1.0", "1"}, strings.Fields(s0))
 	// S4 has no fast run.
-	assert.Equal(t, []string{"S4", "fluxpack", "18.0", "19.0", "19.0", "17.0", "1.12", "ok", "1.12", "-", "-", "1.0", "0"}, strings.Fields(s4))
+	assert.Equal(t, []string{"S4", "fluxpack", "18.0", "19.0", "19.0", "17.0", "1.12", "ok", "1.12", "-", "-", "0.0", "1.0", "0"}, strings.Fields(s4))
 	assert.Contains(t, b.String(), "run 1: 00:10:00 up 1 day,  load average: 1.00, 2.00, 3.00  →  00:11:00 up 1 day,  load average: 4.00, 2.00, 3.00")
 	assert.Contains(t, b.String(), "run 2: \n")
 
