@@ -94,6 +94,14 @@ e2e: e2e-tools test-bins chromium ## Run the seed systems in real Flux (control 
 	FLUXPACK_REQUIRE_REAL=1 $(PREBUILT_ENV) FLUXPACK_E2E_SUMMARY=$(E2E_SUMMARY) $(GO) test -tags e2e -count=1 -timeout 40m -parallel $(E2E_PARALLEL) -run '$(E2E_RUN)' ./e2e/
 	@cat $(E2E_SUMMARY)
 
+# RUNS fresh clusters per layout (S0, S0 Helm, S1, S1 Helm, S3, S4, R0), stock
+# and fast flags; BOOTSTRAP_PARALLEL clusters at once. Not a test: it prints a table.
+RUNS ?= 10
+BOOTSTRAP_PARALLEL ?= 2
+
+bootstrap-bench: e2e-tools test-bins ## Bootstrap every e2e layout on RUNS fresh clusters (default 10); print wall times, critical path, ratios, load (issue 44)
+	RUNS=$(RUNS) PARALLEL=$(BOOTSTRAP_PARALLEL) FLUXPACK_TEST_BIN=$(TEST_BIN) hack/bootstrap-bench.sh
+
 CHROMIUM ?= /usr/bin/chromium
 
 chromium: ## Install Debian's chromium (apt-get, once), which the timeline page's browser test opens headless
@@ -142,4 +150,4 @@ all: lint test ## Lint and test
 help: ## Show this help
 	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
-.PHONY: demo test test-bins fuzz bench build flux-pack release flux-tool flate-tool tools e2e-tools e2e chromium browser-test lint lint-tools fmt tidy golden docs all help
+.PHONY: demo test test-bins fuzz bench bootstrap-bench build flux-pack release flux-tool flate-tool tools e2e-tools e2e chromium browser-test lint lint-tools fmt tidy golden docs all help

@@ -226,8 +226,9 @@ func DeployEntry(t *testing.T, c *Cluster, name, dir, entry string, layers []str
 	d.Layers = obs.Report()
 	AssertOrder(t, d.Layers)
 	d.Figures = Summarise(d.Layers, rootName)
-	t.Logf("%s: ready %.1fs, critical path %.1fs %v, failed %d, warnings %d\n%s", name,
-		d.Figures.Ready.Seconds(), d.Figures.CriticalPath.Seconds(), d.Figures.Path, d.Figures.Failed, d.Figures.Warnings, table(d.Layers))
+	t.Logf("%s: ready %.1fs, critical path %.1fs %v, failed %d, warnings %d, root source ready %.1fs\n%s", name,
+		d.Figures.Ready.Seconds(), d.Figures.CriticalPath.Seconds(), d.Figures.Path, d.Figures.Failed, d.Figures.Warnings,
+		obs.SourceReady().Seconds(), table(d.Layers))
 	return d
 }
 
@@ -342,6 +343,61 @@ func recordRun(title string, d *Deployment, note string) {
 	summary.runs[title][d.c.Mode.Name] = run{d.Figures, note}
 	summary.Unlock()
 	recordTable(title+" ("+d.c.Mode.Name+" flags)", d)
+	if err := appendFigures(title, d); err != nil {
+		d.c.t.Errorf("recording the figures of %s: %v", title, err)
+	}
+}
+
+// figuresRecord is one line of $FLUXPACK_E2E_FIGURES: a layout's run in
+// one Mode, in seconds, for hack/bootstrapbench.
+type figuresRecord struct {
+	Layout       string   `json:"layout"`
+	Mode         string   `json:"mode"`
+	Ready        float64  `json:"ready"`
+	CriticalPath float64  `json:"criticalPath"`
+	Path         []string `json:"path"`
+	Failed       int      `json:"failed"`
+	Warnings     int      `json:"warnings"`
+	// SourceReady is when the root OCIRepository had its artifact,
+	// RootStarted when the root Kustomization started; Waited is the time
+	// each layer waited after its dependencies were Ready, by layer.
+	SourceReady float64            `json:"sourceReady"`
+	RootStarted float64            `json:"rootStarted"`
+	Waited      map[string]float64 `json:"waited"`
+}
+
+// appendFigures appends the figures of one layout's run to the file
+// $FLUXPACK_E2E_FIGURES names, as a JSON line (nothing when it is unset).
+func appendFigures(title string, d *Deployment) error {
+	p := os.Getenv("FLUXPACK_E2E_FIGURES")
+	if p == "" {
+		return nil
+	}
+	rec := figuresRecord{Layout: title, Mode: d.c.Mode.Name, Ready: d.Figures.Ready.Seconds(),
+		CriticalPath: d.Figures.CriticalPath.Seconds(), Path: d.Figures.Path, Failed: d.Figures.Failed,
+		Warnings: d.Figures.Warnings, Waited: map[string]float64{}}
+	if r := d.Layers[rootName]; r != nil {
+		rec.RootStarted = r.Started.Seconds()
+	}
+	rec.SourceReady = d.Observer.SourceReady().Seconds()
+	for _, l := range d.Layers {
+		rec.Waited[l.Name] = waited(d.Layers, l).Seconds()
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	summary.Lock()
+	defer summary.Unlock()
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // runLine is the summary line of one layout: each Mode's figures, stock
@@ -367,6 +423,17 @@ func runLine(runs map[string]run, goal bool) string {
 	}
 	st, okS := runs[Stock.Name]
 	fa, okF := runs[Fast.Name]
+	// Wall time over the critical path: the time no controller spent
+	// working on the chain that finished last (issue 44).
+	var overCP []string
+	for _, m := range modes {
+		if r, ok := runs[m.Name]; ok && r.Figures.CriticalPath > 0 {
+			overCP = append(overCP, fmt.Sprintf("%s %.2f", m.Name, r.Figures.Ready.Seconds()/r.Figures.CriticalPath.Seconds()))
+		}
+	}
+	if len(overCP) > 0 {
+		parts = append(parts, "wall/critical path "+strings.Join(overCP, ", "))
+	}
 	if okS && okF && fa.Figures.Ready > 0 {
 		ratio := st.Figures.Ready.Seconds() / fa.Figures.Ready.Seconds()
 		if !goal {

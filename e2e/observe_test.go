@@ -13,6 +13,7 @@ import (
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/fluxcd/pkg/apis/meta"
+	sourcev1 "github.com/fluxcd/source-controller/api/v1"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -70,6 +71,9 @@ type Observer struct {
 	seq     int
 	layers  map[string]*layer
 	werr    error
+	// sourceReady is when the root OCIRepository was first seen Ready
+	// with the expected revision (0 until then).
+	sourceReady time.Duration
 }
 
 // Observe starts watching; call Begin before applying the root objects. root
@@ -98,7 +102,26 @@ func (c *Cluster) Observe(root string) *Observer {
 		w.Stop()
 		<-done
 	})
+	c.WatchEach(&sourcev1.OCIRepositoryList{}, func(_ context.Context, obj client.Object) {
+		r := obj.(*sourcev1.OCIRepository)
+		if r.Namespace != fluxNamespace || r.Name != root || r.Status.Artifact == nil || !apimeta.IsStatusConditionTrue(r.Status.Conditions, meta.ReadyCondition) {
+			return
+		}
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		if o.sourceReady == 0 && r.Status.Artifact.Revision == o.revision {
+			o.sourceReady = time.Since(o.start)
+		}
+	})
 	return o
+}
+
+// SourceReady is when the root OCIRepository was first seen Ready with
+// the expected revision, from Begin (0 if not yet).
+func (o *Observer) SourceReady() time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.sourceReady
 }
 
 // Begin makes now the start of the measured time, forgets what was seen, and
@@ -108,6 +131,7 @@ func (o *Observer) Begin(revision string) {
 	defer o.mu.Unlock()
 	o.start, o.revision = time.Now(), revision
 	o.layers = map[string]*layer{}
+	o.sourceReady = 0
 }
 
 func (o *Observer) handle(ev watch.Event) {
@@ -316,8 +340,28 @@ func table(layers map[string]*layer) string {
 	slices.SortFunc(ls, func(a, b *layer) int { return a.ReadySeq - b.ReadySeq })
 	var b strings.Builder
 	for _, l := range ls {
-		fmt.Fprintf(&b, "    %-16s ready %6.1fs  own %5.1fs  failed %d  warnings %d  dependsOn %v\n",
-			l.Name, l.Ready.Seconds(), l.Own().Seconds(), l.Failures, l.Warnings, l.DependsOn)
+		fmt.Fprintf(&b, "    %-16s ready %6.1fs  own %5.1fs  waited %5.1fs  failed %d  warnings %d  dependsOn %v\n",
+			l.Name, l.Ready.Seconds(), l.Own().Seconds(), waited(layers, l).Seconds(), l.Failures, l.Warnings, l.DependsOn)
 	}
 	return b.String()
+}
+
+// waited is how long a layer started after the last of its dependencies
+// (the root for a layer without dependsOn) was Ready: time no controller
+// spent on it, which a dependency poll, a lost wake-up or a queue costs.
+func waited(layers map[string]*layer, l *layer) time.Duration {
+	deps := l.DependsOn
+	if len(deps) == 0 && l.Name != rootName {
+		deps = []string{rootName}
+	}
+	var last time.Duration
+	for _, d := range deps {
+		if dl := layers[d]; dl != nil && dl.Ready > last {
+			last = dl.Ready
+		}
+	}
+	if len(deps) == 0 || l.Started < last {
+		return 0
+	}
+	return l.Started - last
 }

@@ -42,7 +42,7 @@ func ExampleWake() {
 	}
 	fmt.Println("stale:", res.Stale())
 	// Output:
-	// wrote [kustomization.yaml wake.yaml objects/kustomization.yaml objects/wake.yaml] and the Secret fixed-wake
+	// wrote [kustomization.yaml wake.yaml objects/kustomization.yaml] and the Secret fixed-wake
 	// wakes Kustomization crds
 	// wakes Kustomization operator
 	// wakes Kustomization crs

@@ -32,7 +32,7 @@ func copyRepo(t *testing.T, repo string) string {
 func wakeFolder(t *testing.T, dir string) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	for _, p := range []string{"kustomization.yaml", "wake.yaml", "objects/kustomization.yaml", "objects/wake.yaml"} {
+	for _, p := range []string{"kustomization.yaml", "wake.yaml", "objects/kustomization.yaml"} {
 		data, err := os.ReadFile(filepath.Join(dir, p))
 		require.NoError(t, err)
 		b.WriteString("--- " + p + "\n")
@@ -45,7 +45,7 @@ func wakeFolder(t *testing.T, dir string) []byte {
 // Secret outside the repository, nothing written when run again, the
 // token kept; the folder, once in the tree, is read back as the wake
 // Kustomization, which changes nothing; a changed dependsOn makes --check
-// stale and rewrites objects/wake.yaml alone, with the same token.
+// stale and rewrites wake.yaml alone, with the same token.
 func TestWakeFixtures(t *testing.T) {
 	for _, f := range fixtures {
 		if strings.HasSuffix(f.name, "-undeclared") {
@@ -61,7 +61,7 @@ func TestWakeFixtures(t *testing.T) {
 
 			res, err := fluxrepo.Wake(t.Context(), entry, cfg, opts...)
 			require.NoError(t, err)
-			assert.Equal(t, []string{"kustomization.yaml", "wake.yaml", "objects/kustomization.yaml", "objects/wake.yaml"}, res.Changed)
+			assert.Equal(t, []string{"kustomization.yaml", "wake.yaml", "objects/kustomization.yaml"}, res.Changed)
 			assert.True(t, res.SecretChanged)
 			testutil.Golden(t, f.name+"-wake", wakeFolder(t, dir))
 
@@ -119,10 +119,10 @@ func TestWakeFixtures(t *testing.T) {
 				require.ErrorIs(t, err, fluxrepo.ErrInvalidOption, "the only edge is gone: nothing to wake")
 				return
 			}
-			assert.Equal(t, []string{"objects/wake.yaml"}, st.Changed, "check after %s changed", changed)
+			assert.Equal(t, []string{"wake.yaml"}, st.Changed, "check after %s changed", changed)
 			res, err = fluxrepo.Wake(t.Context(), entry, cfg, opts...)
 			require.NoError(t, err)
-			assert.Equal(t, []string{"objects/wake.yaml"}, res.Changed)
+			assert.Equal(t, []string{"wake.yaml"}, res.Changed)
 			assert.False(t, res.SecretChanged)
 			assert.Equal(t, token, string(readSecret(t, secretFile).Data["token"]), "the token changed")
 		})

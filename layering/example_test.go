@@ -36,6 +36,8 @@ func Example() {
 	// apiVersion: kustomize.toolkit.fluxcd.io/v1
 	// kind: Kustomization
 	// metadata:
+	//   finalizers:
+	//   - finalizers.fluxcd.io
 	//   name: crs
 	//   namespace: flux-system
 	// spec:
@@ -154,7 +156,6 @@ func ExamplePlan_WakeFor() {
 	// kustomization.yaml
 	// wake.yaml
 	// objects/kustomization.yaml
-	// objects/wake.yaml
 	// GitRepository ./clusters/prod/wake/objects
 	// wakes Kustomization team-a/apps
 }

@@ -127,7 +127,7 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		}
 		p.Source = &sourcev1.OCIRepository{
 			TypeMeta:   metav1.TypeMeta{APIVersion: sourcev1.GroupVersion.String(), Kind: sourcev1.OCIRepositoryKind},
-			ObjectMeta: metav1.ObjectMeta{Name: st.name, Namespace: st.namespace},
+			ObjectMeta: metav1.ObjectMeta{Name: st.name, Namespace: st.namespace, Finalizers: st.finalizers()},
 			Spec:       spec,
 		}
 	}
@@ -252,10 +252,29 @@ func (b *Builder) emitLayer(n *node, srcRef kustomizev1.CrossNamespaceSourceRefe
 	}
 	l.Kustomization = &kustomizev1.Kustomization{
 		TypeMeta:   metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: st.namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: st.namespace, Finalizers: st.finalizers()},
 		Spec:       spec,
 	}
 	return l
+}
+
+// FluxFinalizer is the finalizer every Flux controller puts on the objects
+// it reconciles (kustomize-, helm-, source- and notification-controller
+// alike). A controller that finds it missing adds it and requeues the
+// object, which then waits --min-retry-delay (750ms in stock Flux) before
+// its first reconcile: on a fresh cluster, the first layers, each
+// HelmRelease a layer applies and the Receiver of wake start that much
+// later. So the objects a stack renders carry it already; the controller
+// removes it once it has finalised the object, as always.
+const FluxFinalizer = "finalizers.fluxcd.io"
+
+// finalizers are the finalizers of the objects a stack renders: none with
+// FluxDefaults, which renders a repository's objects as they were.
+func (st *stack) finalizers() []string {
+	if st.fluxDefaults {
+		return nil
+	}
+	return []string{FluxFinalizer}
 }
 
 // Remediation retries of emitted HelmReleases: a failed install or upgrade
@@ -291,7 +310,7 @@ func (b *Builder) emitRelease(s *step, interval, timeout metav1.Duration) *helmv
 	}
 	return &helmv2.HelmRelease{
 		TypeMeta:   metav1.TypeMeta{APIVersion: helmv2.GroupVersion.String(), Kind: helmv2.HelmReleaseKind},
-		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: b.stack.namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: s.name, Namespace: b.stack.namespace, Finalizers: b.stack.finalizers()},
 		Spec:       spec,
 	}
 }
@@ -305,9 +324,9 @@ type File struct {
 // Files returns the rendered files in a fixed order: kustomization.yaml,
 // source.yaml (when the stack has its own OCIRepository), layers/<layer>.yaml
 // for each layer, releases/<layer>/helmrelease.yaml for HelmRelease layers
-// and, when the Plan has Wake objects, wake.yaml (their Kustomization) and
-// wake/kustomization.yaml and wake/wake.yaml (Provider, Alert and Receiver,
-// which it applies). The bytes
+// and, when the Plan has Wake objects, wake.yaml (Provider, Alert, Receiver
+// and the wake Kustomization, applied with the layers) and
+// wake/kustomization.yaml (the wake Kustomization's folder, empty). The bytes
 // depend only on the Plan.
 //
 // Extra files (say the variables' ConfigMaps under vars/) are written
@@ -364,7 +383,8 @@ func (p *Plan) files(extra []File) ([]File, error) {
 		}
 	}
 	if w := p.Wake; w != nil {
-		// wake.yaml is the wake Kustomization, which applies wake/.
+		// wake.yaml holds the wake objects, applied with the layers; the
+		// wake Kustomization reconciles the empty wake/.
 		wf, err := w.files("wake")
 		if err != nil {
 			return nil, err

@@ -47,14 +47,17 @@ const wakeMessage = "^Reconciliation finished in "
 // exists or before it has made the Receiver Ready (the Receiver answers
 // 404 until then), and nothing sends it again: the first layers of a
 // bootstrap can report before the objects that would forward their events.
-// So the objects are applied by a Kustomization of their own
-// (Kustomization), Ready only once notification-controller has made the
-// Receiver Ready (healthCheckExprs on its Ready condition), and whose own
-// "Reconciliation finished" event requests a reconcile of every layer that
-// depends on another: whatever was lost before the Receiver was ready is
-// made up for the moment it is. No layer depends on it, so a missing
-// Secret or notification-controller only leaves the layers polling, as
-// without Wake.
+// So the objects are applied together with the layers' Kustomizations (by
+// the Kustomization that applies those), and notification-controller makes
+// the Receiver Ready while the first layers reconcile; and a Kustomization
+// of their own (Kustomization), which applies nothing, is Ready only once
+// notification-controller has made the Receiver Ready (healthCheckExprs on
+// its Ready condition), and its own "Reconciliation finished" event
+// requests a reconcile of every layer that depends on another: whatever was
+// lost before the Receiver was ready is made up within one health-check
+// poll (5s) of it being ready. No layer depends on it, so a missing Secret
+// or notification-controller only leaves the layers polling, as without
+// Wake.
 //
 // The objects hold no secret: the token and the Receiver's URL (which holds
 // a digest of the token) are in the Secret that Secret returns, applied
@@ -63,7 +66,7 @@ type Wake struct {
 	// ReceiverURL is where notification-controller reaches its own webhook
 	// receiver; DefaultReceiverURL unless the stack says otherwise.
 	ReceiverURL string
-	// Kustomization applies Provider, Alert and Receiver from its path.
+	// Kustomization health-checks the Receiver; its path holds nothing.
 	Kustomization *kustomizev1.Kustomization
 	Provider      *notifyv1beta3.Provider
 	Alert         *notifyv1beta3.Alert
@@ -80,8 +83,8 @@ type WakeTarget struct {
 	// layers in other namespaces, as notification-controller allows unless
 	// it runs with --no-cross-namespace-refs.
 	Namespace string
-	// SourceRef and Path are where the wake Kustomization reads Provider,
-	// Alert and Receiver: a folder of the repository's source (such as
+	// SourceRef and Path are the folder the wake Kustomization reconciles,
+	// which applies nothing (Files' objects/, such as
 	// ./clusters/prod/wake/objects of GitRepository flux-system).
 	SourceRef kustomizev1.CrossNamespaceSourceReference
 	Path      string
@@ -389,7 +392,7 @@ func (p *Plan) emitWake(t WakeTarget) *Wake {
 		celString(t.Namespace+"/"+t.Name), strings.Join(entries, ", "))
 	ks := &kustomizev1.Kustomization{
 		TypeMeta: metav1.TypeMeta{APIVersion: kustomizev1.GroupVersion.String(), Kind: kustomizev1.KustomizationKind},
-		ObjectMeta: metav1.ObjectMeta{Name: t.Name, Namespace: t.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: t.Name, Namespace: t.Namespace, Finalizers: []string{FluxFinalizer},
 			Labels: map[string]string{WakeRoleLabel: WakeRoleValue}},
 		Spec: kustomizev1.KustomizationSpec{
 			Interval:      metav1.Duration{Duration: t.Interval},
@@ -427,8 +430,10 @@ func (p *Plan) emitWake(t WakeTarget) *Wake {
 			},
 		},
 		Receiver: &notifyv1.Receiver{
-			TypeMeta:   metav1.TypeMeta{APIVersion: notifyv1.GroupVersion.String(), Kind: notifyv1.ReceiverKind},
-			ObjectMeta: om(),
+			TypeMeta: metav1.TypeMeta{APIVersion: notifyv1.GroupVersion.String(), Kind: notifyv1.ReceiverKind},
+			// With FluxFinalizer, notification-controller makes it Ready in
+			// its first reconcile, 750ms sooner.
+			ObjectMeta: metav1.ObjectMeta{Name: t.Name, Namespace: t.Namespace, Finalizers: []string{FluxFinalizer}},
 			Spec: notifyv1.ReceiverSpec{
 				Type:           notifyv1.GenericHMACReceiver,
 				Resources:      resources,
@@ -484,24 +489,28 @@ func (w *Wake) Secret(receiverURL, token string) (*corev1.Secret, error) {
 
 // Files returns the folder that holds the wake objects in a repository, in
 // this order: kustomization.yaml (listing wake.yaml: add the folder to the
-// cluster's entry point), wake.yaml (the wake Kustomization) and, under
-// objects, the folder it applies (its spec.path must name it):
-// objects/kustomization.yaml and objects/wake.yaml with Provider, Alert
-// and Receiver. The Secret is not among them (see Secret).
+// cluster's entry point), wake.yaml (Provider, Alert, Receiver and the wake
+// Kustomization, all applied by the entry point's Kustomization together
+// with the layers) and objects/kustomization.yaml, the folder the wake
+// Kustomization reconciles (its spec.path must name it), which lists
+// nothing: the wake Kustomization only health-checks the Receiver. The
+// Secret is not among them (see Secret).
 func (w *Wake) Files() ([]File, error) { return w.files("objects") }
 
+// files renders wake.yaml and the wake Kustomization's folder, named
+// objects: the objects are applied by whatever applies wake.yaml, so that
+// notification-controller makes the Receiver Ready while the first layers
+// reconcile, not only once the wake Kustomization has applied it (a fresh
+// cluster's first wake-up was lost to that, and made up only when the wake
+// Kustomization's health check passed, ~5s later).
 func (w *Wake) files(objects string) ([]File, error) {
 	var docs [][]byte
-	for _, obj := range []any{w.Provider, w.Alert, w.Receiver} {
+	for _, obj := range []any{w.Provider, w.Alert, w.Receiver, w.Kustomization} {
 		data, err := marshal(obj)
 		if err != nil {
-			return nil, fmt.Errorf("rendering %s/wake.yaml: %w", objects, err)
+			return nil, fmt.Errorf("rendering wake.yaml: %w", err)
 		}
 		docs = append(docs, data)
-	}
-	ks, err := marshal(w.Kustomization)
-	if err != nil {
-		return nil, fmt.Errorf("rendering wake.yaml: %w", err)
 	}
 	list := func(header string, resources ...string) ([]byte, error) {
 		k, err := sigyaml.Marshal(struct {
@@ -516,14 +525,13 @@ func (w *Wake) files(objects string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	inner, err := list(header, "wake.yaml")
+	inner, err := list(header+"# The wake Kustomization applies nothing: wake.yaml's Receiver is applied with the layers; it health-checks it.\n", []string{}...)
 	if err != nil {
 		return nil, err
 	}
 	return []File{
 		{Path: "kustomization.yaml", Data: top},
-		{Path: "wake.yaml", Data: ks},
+		{Path: "wake.yaml", Data: bytes.Join(docs, []byte("---\n"))},
 		{Path: objects + "/kustomization.yaml", Data: inner},
-		{Path: objects + "/wake.yaml", Data: bytes.Join(docs, []byte("---\n"))},
 	}, nil
 }

@@ -42,7 +42,7 @@ func ExampleWriteWake() {
 	}
 	fmt.Println("stale", res.Stale())
 	// Output:
-	// changed [kustomization.yaml wake.yaml objects/kustomization.yaml objects/wake.yaml] secret changed true
+	// changed [kustomization.yaml wake.yaml objects/kustomization.yaml] secret changed true
 	// changed [] secret changed false
 	// stale false
 }

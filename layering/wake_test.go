@@ -44,8 +44,8 @@ func TestWakeDependents(t *testing.T) {
 		"'flux-system/operator': ['flux-system/crds', 'flux-system/sources'], 'flux-system/crs': ['flux-system/operator']}[res.metadata.namespace + '/' + res.metadata.name])",
 		plan.Wake.Receiver.Spec.ResourceFilter)
 
-	// The wake Kustomization applies the objects from the rendered
-	// directory's wake/ and is Ready once the Receiver is.
+	// The wake Kustomization reconciles the rendered directory's wake/
+	// (empty) and is Ready once the Receiver is.
 	ks := plan.Wake.Kustomization
 	assert.Equal(t, "platform-wake", ks.Name)
 	assert.Equal(t, "./flux/wake", ks.Spec.Path)
@@ -64,9 +64,17 @@ func TestWakeDependents(t *testing.T) {
 		byPath[f.Path] = string(f.Data)
 	}
 	require.Contains(t, byPath, "wake.yaml")
-	assert.Contains(t, byPath["kustomization.yaml"], "- wake.yaml\n", "the root applies the wake Kustomization with the layers")
-	assert.NotContains(t, byPath["kustomization.yaml"], "wake/", "the wake Kustomization applies its objects, not the root")
-	testutil.Golden(t, "wake", []byte(byPath["wake.yaml"]+"--- wake/kustomization.yaml\n"+byPath["wake/kustomization.yaml"]+"--- wake/wake.yaml\n"+byPath["wake/wake.yaml"]))
+	assert.Contains(t, byPath["kustomization.yaml"], "- wake.yaml\n", "the root applies the wake objects with the layers")
+	assert.NotContains(t, byPath["kustomization.yaml"], "wake/", "the wake Kustomization's folder is its own")
+	// The Receiver is applied with the layers, not behind the wake
+	// Kustomization, so that notification-controller makes it Ready while
+	// the first layers reconcile; the wake Kustomization applies nothing.
+	for _, kind := range []string{"Provider", "Alert", "Receiver", "Kustomization"} {
+		assert.Contains(t, byPath["wake.yaml"], "\nkind: "+kind+"\n", "wake.yaml, applied with the layers, holds the %s", kind)
+	}
+	assert.Contains(t, byPath["wake/kustomization.yaml"], "resources: []\n")
+	assert.NotContains(t, byPath, "wake/wake.yaml")
+	testutil.Golden(t, "wake", []byte(byPath["wake.yaml"]+"--- wake/kustomization.yaml\n"+byPath["wake/kustomization.yaml"]))
 	for p, data := range byPath {
 		assert.NotContains(t, data, "/hook/", "%s holds the receiver's URL, which is as good as its token", p)
 	}

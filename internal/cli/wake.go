@@ -23,11 +23,12 @@ func newWakeCmd(f *rootFlags) *cobra.Command {
 the cluster's entry point applies (add it to ENTRY's kustomization.yaml, if
 it has one), the objects that make stock Flux reconcile each Kustomization's
 dependents the moment it becomes Ready, instead of polling them every
---requeue-dependency (30s): a Kustomization (DIR/wake.yaml) that applies a
-notification-controller Provider, Alert and Receiver (DIR/objects) and is
-Ready once the Receiver is, whose own Ready event then wakes every
-Kustomization with dependencies once, for the events sent before the
-Receiver was ready.
+--requeue-dependency (30s): a notification-controller Provider, Alert and
+Receiver (DIR/wake.yaml, applied with the Kustomizations, so that the
+Receiver is Ready before their first events), and a Kustomization beside
+them that applies nothing (DIR/objects) and is Ready once the Receiver is,
+whose own Ready event then wakes every Kustomization with dependencies once,
+for the events sent before the Receiver was ready.
 
 The Secret they read (the token, and the Receiver's URL, which holds a
 digest of it) goes to --secret-file, outside the repository: apply it to the

@@ -33,7 +33,7 @@ func TestWakeCommand(t *testing.T) {
 	code, out, errOut := run("--secret-file", secret)
 	require.Equal(t, cli.ExitOK, code, errOut)
 	assert.Equal(t, "wrote "+filepath.Join(dir, "kustomization.yaml")+"\nwrote "+filepath.Join(dir, "wake.yaml")+
-		"\nwrote "+filepath.Join(dir, "objects/kustomization.yaml")+"\nwrote "+filepath.Join(dir, "objects/wake.yaml")+
+		"\nwrote "+filepath.Join(dir, "objects/kustomization.yaml")+
 		"\nwrote the wake Secret to "+secret+": apply it to the cluster (it never goes into the repository)\n", out)
 	token, err := os.ReadFile(secret)
 	require.NoError(t, err)
@@ -55,12 +55,12 @@ func TestWakeCommand(t *testing.T) {
 	require.NoError(t, os.WriteFile(apps, []byte(strings.Replace(string(data), "    - name: observability\n", "", 1)), 0o644))
 	code, out, errOut = run("--check")
 	assert.Equal(t, cli.ExitFinding, code)
-	assert.Equal(t, "stale: "+filepath.Join(dir, "objects/wake.yaml")+"\n", out)
+	assert.Equal(t, "stale: "+filepath.Join(dir, "wake.yaml")+"\n", out)
 	assert.Contains(t, errOut, "are stale: run fluxpack wake")
 
 	code, out, errOut = run()
 	assert.Equal(t, cli.ExitOK, code, errOut)
-	assert.Equal(t, "wrote "+filepath.Join(dir, "objects/wake.yaml")+"\n", out)
+	assert.Equal(t, "wrote "+filepath.Join(dir, "wake.yaml")+"\n", out)
 	assert.Contains(t, errOut, "no --secret-file")
 
 	code, _, errOut = run("--secret-file", filepath.Join(root, "secret.yaml"))
