@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Action says what a change does to an object.
@@ -177,12 +178,14 @@ func DiffObjects(base, head []Object, strip []string) []ObjectChange {
 // generatedHash is the suffix kustomize's configMapGenerator and
 // secretGenerator append to a name: "-" and ten characters of the
 // content's hash, with 0, 1, 3, a and e written g, h, k, m and t.
-var generatedHash = regexp.MustCompile(`^(.+)-[2456789bcdfghkmt]{10}$`)
+// Compiled on first use: package inits stay light (cmd/fluxpack's
+// TestOwnInitsAreLight).
+var generatedHash = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.+)-[2456789bcdfghkmt]{10}$`) })
 
 // generatedStem is name without its generator hash, and whether it had
 // one.
 func generatedStem(name string) (string, bool) {
-	m := generatedHash.FindStringSubmatch(name)
+	m := generatedHash().FindStringSubmatch(name)
 	if m == nil {
 		return "", false
 	}
