@@ -49,14 +49,9 @@ func (w *WakeWritten) Stale() bool { return len(w.Changed) > 0 }
 // a failure, or ctx's end before then, leaves dir and the secret file as
 // they were.
 func WriteWake(ctx context.Context, w *layering.Wake, dir string, opts ...Option) (*WakeWritten, error) {
-	cfg := &renderConfig{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(layering.ErrInvalidOption, "nil Option")
-		}
-		if err := o.applyToRender(cfg); err != nil {
-			return nil, err
-		}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.outputs != "" || cfg.secretDir != "" || cfg.verifyKey != "" || cfg.notationCerts != nil {
 		return nil, errdefs.Kind(layering.ErrInvalidOption, "WriteWake takes only WithSecretFile and WithReceiverURL")
