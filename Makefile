@@ -99,7 +99,7 @@ e2e: e2e-tools test-bins chromium ## Run the seed systems in real Flux (control 
 RUNS ?= 10
 BOOTSTRAP_PARALLEL ?= 2
 
-bootstrap-bench: e2e-tools test-bins ## Bootstrap every e2e layout on RUNS fresh clusters (default 10); print wall times, critical path, ratios, load (issue 44)
+bootstrap-bench: e2e-tools test-bins ## Bootstrap every e2e layout on RUNS fresh clusters (default 10); print wall times, critical path, ratios, load
 	RUNS=$(RUNS) PARALLEL=$(BOOTSTRAP_PARALLEL) FLUXPACK_TEST_BIN=$(TEST_BIN) hack/bootstrap-bench.sh
 
 CHROMIUM ?= /usr/bin/chromium
