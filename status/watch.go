@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -497,10 +496,11 @@ func (w *Watcher) setErr(err error) {
 }
 
 // expired reports whether a watch error is the API server's 410: the
-// resource version to resume from is compacted away.
+// resource version to resume from is compacted away (as client-go's
+// reflector tells it).
 func expired(obj runtime.Object) bool {
-	var st *apierrors.StatusError
-	return errors.As(apierrors.FromObject(obj), &st) && st.ErrStatus.Code == http.StatusGone
+	err := apierrors.FromObject(obj)
+	return apierrors.IsResourceExpired(err) || apierrors.IsGone(err)
 }
 
 func errorOf(obj any) error {
