@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -163,6 +165,12 @@ func StartCluster(t *testing.T, m Mode) *Cluster {
 	c.startSourceController(bins["source-controller"], kubeconfig)
 	c.startKustomizeController(bins["kustomize-controller"], kubeconfig)
 	c.startHelmController(bins["helm-controller"], kubeconfig)
+	c.waitWorkers(map[string][]string{
+		"notification-controller": {"receiver", "alert", "provider"},
+		"source-controller":       {"ocirepository", "helmrepository", "helmchart", "gitrepository", "bucket"},
+		"kustomize-controller":    {"kustomization"},
+		"helm-controller":         {"helmrelease"},
+	})
 	c.Registry = testutil.StartDistribution(t, testutil.DistributionOptions{})
 	t.Logf("cluster (%s flags) up in %s (%s)", m.Name, time.Since(started).Round(10*time.Millisecond), c.Dir)
 	return c
@@ -468,6 +476,43 @@ func (c *Cluster) startHelmController(bin, kubeconfig string) {
 	c.waitHealthy("helm-controller", health)
 }
 
+// waitWorkers waits until each Flux controller has started the workers of
+// each of its reconcilers, as its log says ("Starting workers"). /readyz
+// answers as soon as the manager's probe server is up, before its caches
+// have synced and its reconcilers run: an object created then waits for the
+// controller's own start-up (0.1 to 2 s on a fresh cluster), time that is
+// no layout's and would be measured as the first layer's. A controller
+// that runs for long, as in a cluster bootstrapped before the push, has
+// long started them.
+func (c *Cluster) waitWorkers(controllers map[string][]string) {
+	for _, name := range slices.Sorted(maps.Keys(controllers)) {
+		logPath := c.path(name + ".log")
+		c.poll(name+" workers of "+strings.Join(controllers[name], ", "), startDeadline, func(context.Context) (bool, error) {
+			b, err := os.ReadFile(logPath)
+			if err != nil {
+				return false, err
+			}
+			for _, r := range controllers[name] {
+				if !startedWorkers(b, r) {
+					return false, fmt.Errorf("%s: no workers of %s yet", logPath, r)
+				}
+			}
+			return true, nil
+		})
+	}
+}
+
+// startedWorkers reports whether a controller-runtime JSON log holds the
+// "Starting workers" line of the reconciler named controller.
+func startedWorkers(log []byte, controller string) bool {
+	for line := range bytes.Lines(log) {
+		if bytes.Contains(line, []byte(`"msg":"Starting workers"`)) && bytes.Contains(line, []byte(`"controller":"`+controller+`"`)) {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *Cluster) waitHealthy(name, addr string) {
 	c.poll(name+" /readyz", startDeadline, func(ctx context.Context) (bool, error) {
 		_, err := httpGet(ctx, http.DefaultClient, "http://"+addr+"/readyz", "")
@@ -542,9 +587,11 @@ func (c *Cluster) dumpObjects() {
 }
 
 // keepLogs copies the logs and the object dump of a failed test to
-// e2e/logs/<test>/ in the checkout (git-ignored).
+// e2e/logs/<test>/ in the checkout (git-ignored); with
+// FLUXPACK_E2E_KEEP_LOGS=1, the logs of a passing test too (to read where
+// a run's time went).
 func (c *Cluster) keepLogs() {
-	if !c.t.Failed() {
+	if !c.t.Failed() && os.Getenv("FLUXPACK_E2E_KEEP_LOGS") != "1" {
 		return
 	}
 	dst := filepath.Join(testutil.RepoRoot(c.t), "e2e", "logs", strings.ReplaceAll(c.t.Name(), "/", "_"))
