@@ -25,6 +25,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/internal/stackpath"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/substitute"
@@ -537,9 +538,16 @@ func (r *reader) expand() {
 			r.queue = r.queue[1:]
 			parent := r.layers[i]
 			var batch []pending
-			for _, o := range parent.Objects {
-				k, ok := asKustomization(o)
-				if !ok {
+			kss := make([]*kustomizev1.Kustomization, len(parent.Objects)) // nil: not a Kustomization
+			for j, o := range parent.Objects {
+				if k, ok := asKustomization(o); ok {
+					kss[j] = k
+				}
+			}
+			subst := r.substituteAll(parent.Kustomization, parent.Objects, kss)
+			for j, o := range parent.Objects {
+				k := kss[j]
+				if k == nil {
 					continue
 				}
 				if j, dup := r.byName[r.layerName(k)]; dup {
@@ -556,7 +564,15 @@ func (r *reader) expand() {
 					r.layers = append(r.layers, layer{Layer: layering.Layer{Name: r.layerName(k), Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)}})
 					continue
 				}
-				batch = append(batch, pending{ks: r.substitute(parent.Kustomization, o, k), obj: o, parent: parent.Name})
+				ks := k
+				if subst != nil {
+					if sub := subst[j]; sub.err != nil {
+						r.note(NoteVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), sub.err)
+					} else if sub.ks != nil {
+						ks = sub.ks
+					}
+				}
+				batch = append(batch, pending{ks: ks, obj: o, parent: parent.Name})
 			}
 			waiting = append(waiting, r.place(batch, false)...)
 		}
@@ -881,43 +897,70 @@ func decodeSource(o *fluxbuild.Object) runtime.Object {
 	return obj
 }
 
-// substitute applies the parent's postBuild to a Kustomization object it
-// applies, as kustomize-controller does, when every variable it uses has
-// a known value (inline, or from the ConfigMaps and Secrets of the tree);
-// otherwise the object stays as written.
-func (r *reader) substitute(parent *kustomizev1.Kustomization, o *fluxbuild.Object, k *kustomizev1.Kustomization) *kustomizev1.Kustomization {
-	if parent.Spec.PostBuild == nil || !o.Dollar {
-		return k
+// substituted is a Kustomization object with its parent's postBuild
+// applied: ks nil when it stays as written, err a problem to note.
+type substituted struct {
+	ks  *kustomizev1.Kustomization
+	err error
+}
+
+// substituteAll applies the parent's postBuild to the Kustomization
+// objects it applies, as kustomize-controller does, when every variable an
+// object uses has a known value (inline, or from the ConfigMaps and
+// Secrets of the tree); otherwise the object stays as written. kss are
+// objs decoded (nil where not a Kustomization); the result is aligned with
+// objs, or nil when nothing is substituted. One Substituter serves the
+// parent's objects, substituted on every core: a home-ops cluster's apps
+// Kustomization applies a hundred or more, each naming ${APP}.
+func (r *reader) substituteAll(parent *kustomizev1.Kustomization, objs []*fluxbuild.Object, kss []*kustomizev1.Kustomization) []substituted {
+	if parent == nil || parent.Spec.PostBuild == nil {
+		return nil
+	}
+	var todo []int
+	for i, o := range objs {
+		if kss[i] != nil && o.Dollar {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 {
+		return nil
 	}
 	src, err := substitute.NewSources(r.sourcesFor(parent)...)
 	if err != nil {
-		return k
+		return nil
 	}
 	s, err := substitute.NewSubstituter(parent, substitute.WithSources(src))
 	if err != nil {
-		return k
+		return nil
 	}
+	out := make([]substituted, len(objs))
+	parallel.For(len(todo), func(i int) { out[todo[i]] = substituteOne(s, objs[todo[i]]) })
+	return out
+}
+
+// substituteOne is substituteAll for one object.
+func substituteOne(s *substitute.Substituter, o *fluxbuild.Object) substituted {
 	data, err := yaml.Marshal(o.Node)
 	if err != nil {
-		return k
+		return substituted{}
 	}
 	res, err := resource.NewFactory(nil).FromBytes(data)
 	if err != nil {
-		return k
+		return substituted{}
 	}
 	if _, err := s.Resource(res); err != nil {
 		if !errors.Is(err, substitute.ErrVarNotSet) && !errors.Is(err, substitute.ErrSourceNotFound) {
-			r.note(NoteVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), err)
+			return substituted{err: err}
 		}
-		return k
+		return substituted{}
 	}
 	out := &kustomizev1.Kustomization{}
 	y, err := res.AsYAML()
 	if err != nil || sigyaml.Unmarshal(y, out) != nil {
-		return k
+		return substituted{}
 	}
 	if out.Namespace == "" {
 		out.Namespace = DefaultNamespace
 	}
-	return out
+	return substituted{ks: out}
 }

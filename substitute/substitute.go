@@ -308,13 +308,14 @@ func (o sourcesOption) applyToRender(r *renderOptions) error {
 
 // Substituter applies one Kustomization's spec.postBuild to resources,
 // step for step as kustomize-controller (fluxcd/pkg/kustomize
-// SubstituteVariables) does. It is not safe for concurrent use.
+// SubstituteVariables) does. It is safe for concurrent use: the
+// variables are read once, on first use, and only read after that.
 type Substituter struct {
 	ks     *kustomizev1.Kustomization
 	src    *Sources
 	strict bool
 
-	loaded  bool
+	once    sync.Once
 	vars    map[string]string
 	loadErr error
 }
@@ -406,13 +407,10 @@ func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]b
 	return out, true, nil
 }
 
-// load reads the variables once. After it, Resource only reads the
-// Substituter, so Preview calls it before substituting in parallel.
+// load reads the variables, once. After it, Resource only reads the
+// Substituter.
 func (s *Substituter) load() {
-	if !s.loaded {
-		s.vars, s.loadErr = Vars(s.ks, s.src)
-		s.loaded = true
-	}
+	s.once.Do(func() { s.vars, s.loadErr = Vars(s.ks, s.src) })
 }
 
 // eval is Flux's varSubstitution.
