@@ -178,12 +178,16 @@ func listTree(root string, rules *gitRules) (map[string]treeEntry, error) {
 // GitRepository's include moves in, those ignore rules leave out), and a
 // file feeds it when the layer's source holds it:
 //
-//   - under the layer's spec.path, under its spec.components, or under a
-//     folder one of its objects was built from (a base), unless its
-//     source's ignore rules leave it out of the folder's listing;
-//   - as a file a kustomization file of those folders names (patches,
-//     generators' files, resources outside the folder), followed through
-//     the bases it names, or as one of those kustomization files;
+//   - as one of the kustomization files of its spec.path, its
+//     spec.components and the folders they name, followed (bases), or as
+//     a file they name (resources, patches, generators' files), existing
+//     or not: kustomize reads nothing else of a folder with a
+//     kustomization file;
+//   - below a folder without one (its spec.path, as Flux generates a
+//     kustomization for it), except below a sub-folder with one, which
+//     the rule above follows, and unless its source's ignore rules leave
+//     it out of the folder's listing;
+//   - as the file one of its objects comes from;
 //
 // or when it shapes what the source holds (a .sourceignore file), or when
 // it defines an object the layer reads: its own Kustomization, its source
@@ -306,7 +310,7 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 			}
 			for _, p := range v.Paths(c) {
 				if slices.Contains(files, p) ||
-					slices.ContainsFunc(dirs, func(d string) bool { return p == d || under(p, d) }) && !v.Ignored(start, p) {
+					slices.ContainsFunc(dirs, func(d string) bool { return p == d || generatedReads(d, p, refs) }) && !v.Ignored(start, p) {
 					out[l.Name] = true
 					break
 				}
@@ -362,10 +366,13 @@ func releaseReads(o *fluxbuild.Object, ns string, reads func(kind, ns, name stri
 }
 
 // inputDirs returns what a layer's build reads in its View's folder: the
-// folders (its path, start, its components, the folders its objects come
-// from, and those the kustomization files there name, followed) and the
-// files (those the kustomization files name, and the kustomization files
-// themselves).
+// folders (its path, start, its components, the kustomized folders its
+// objects come from, and those the kustomization files there name,
+// followed; a folder
+// without a kustomization file is read as Flux generates one for it, its
+// sub-folders that have one followed as well) and the files (those the
+// kustomization files name, whether they exist or not, the kustomization
+// files themselves, and the files its objects come from).
 func inputDirs(v *fluxrepo.View, start string, components []string, objs []*fluxbuild.Object, refs map[string]*folderRefs) (dirs, files []string) {
 	seen := map[string]bool{}
 	var visit func(d string)
@@ -376,11 +383,7 @@ func inputDirs(v *fluxrepo.View, start string, components []string, objs []*flux
 		}
 		seen[d] = true
 		dirs = append(dirs, d)
-		r := refs[d]
-		if r == nil {
-			r = readFolderRefs(d)
-			refs[d] = r
-		}
+		r := folderRefsOf(d, refs)
 		for _, t := range r.files {
 			if !seen[t] {
 				seen[t] = true
@@ -390,52 +393,128 @@ func inputDirs(v *fluxrepo.View, start string, components []string, objs []*flux
 		for _, t := range r.dirs {
 			visit(t)
 		}
+		if !r.kustomized {
+			for _, t := range kustomizedBelow(d) {
+				visit(t)
+			}
+		}
 	}
 	visit(start)
 	for _, c := range components {
 		visit(filepath.Join(start, filepath.FromSlash(c)))
 	}
+	// The files its objects come from: a kustomized folder's are
+	// followed; another's are the file itself (a kustomization names
+	// it, or it is below a folder read whole, above).
 	file := ""
 	for _, o := range objs {
 		if o.File != "" && o.File != file { // objects come file by file
 			file = o.File
 			for _, p := range v.ObjectFile(o.File) {
-				visit(filepath.Dir(p))
+				if d := filepath.Dir(p); folderRefsOf(d, refs).kustomized {
+					visit(d)
+				} else if !seen[p] {
+					seen[p] = true
+					files = append(files, p)
+				}
 			}
 		}
 	}
 	return dirs, files
 }
 
-// folderRefs is what the kustomization files of a folder name that
-// exists, in their order: the files (the kustomization files first) and
-// the folders.
+// generatedReads reports whether a build that reads the folder d reads the
+// path p below it through the kustomization Flux generates for a folder
+// without one (fluxcd/pkg/kustomize's generator): every file below d,
+// except below a sub-folder with a kustomization file, which kustomize
+// reads instead and which reads only what it names (inputDirs follows
+// those). A folder with a kustomization file reads no path below it
+// that it does not name.
+func generatedReads(d, p string, refs map[string]*folderRefs) bool {
+	if !under(p, d) {
+		return false
+	}
+	if r := folderRefsOf(d, refs); r.kustomized {
+		return r.globs
+	}
+	for q := filepath.Dir(p); q != d && len(q) > len(d); q = filepath.Dir(q) {
+		if r := folderRefsOf(q, refs); r.kustomized {
+			return r.globs
+		}
+	}
+	return true
+}
+
+// kustomizedBelow returns the sub-folders of d, at any depth, that have a
+// kustomization file, not looking below those: the folders Flux's
+// generated kustomization for d names as resources.
+func kustomizedBelow(d string) []string {
+	var out []string
+	_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || !e.IsDir() || p == d {
+			return nil
+		}
+		if e.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		for _, name := range kustomizationFiles {
+			if fi, err := os.Lstat(filepath.Join(p, name)); err == nil && fi.Mode().IsRegular() {
+				out = append(out, p)
+				return filepath.SkipDir
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// kustomizationFiles are the names kustomize reads a folder's
+// kustomization from.
+var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
+
+// folderRefs is what the kustomization files of a folder name, in their
+// order: the files (the kustomization files first; a name that does not
+// exist is kept, as a file) and the folders that exist.
 type folderRefs struct {
 	files, dirs []string
+	kustomized  bool // the folder has a kustomization file
+	globs       bool // one of its names holds a glob: read all below it
+}
+
+// folderRefsOf is readFolderRefs(d), read once: many layers share a
+// folder (a component).
+func folderRefsOf(d string, refs map[string]*folderRefs) *folderRefs {
+	r := refs[d]
+	if r == nil {
+		r = readFolderRefs(d)
+		refs[d] = r
+	}
+	return r
 }
 
 // readFolderRefs reads the kustomization files of the folder d for what
-// inputDirs follows: many layers share a folder (a component), read once.
+// inputDirs follows.
 func readFolderRefs(d string) *folderRefs {
 	r := &folderRefs{}
-	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+	for _, name := range kustomizationFiles {
 		k := filepath.Join(d, name)
 		data, err := os.ReadFile(k)
 		if err != nil {
 			continue
 		}
+		r.kustomized = true
 		r.files = append(r.files, k)
 		for _, ref := range namedPaths(data) {
 			if strings.Contains(ref, "://") || path.IsAbs(ref) {
 				continue
 			}
+			if strings.ContainsAny(ref, "*?[") {
+				r.globs = true
+			}
 			t := filepath.Join(d, filepath.FromSlash(ref))
-			fi, err := os.Stat(t)
-			switch {
-			case err != nil:
-			case fi.IsDir():
+			if fi, err := os.Stat(t); err == nil && fi.IsDir() {
 				r.dirs = append(r.dirs, filepath.Clean(t))
-			default:
+			} else {
 				r.files = append(r.files, t)
 			}
 		}

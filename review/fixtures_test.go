@@ -88,6 +88,20 @@ var repoFixtures = []repoFixture{
 		},
 	},
 	{
+		// A home-ops cluster: cluster-apps builds kubernetes/apps, which
+		// has no kustomization file (Flux generates one); each namespace
+		// folder's kustomization names its apps' ks.yaml, and each app's
+		// Kustomization builds its app/ folder.
+		name: "homeops", dir: "testdata/homeops/repo", entry: "kubernetes/flux/cluster", changes: "testdata/homeops/changes",
+		named: []namedChange{
+			{"echo-replicas", true, "echo's app/kustomization.yaml names deployment.yaml; cluster-apps reads echo's ks.yaml, not its app/ folder"},
+			{"unnamed-notes", false, "notes.yaml is in echo's app/ folder, which has a kustomization file that does not name it"},
+			{"loose-nested", true, "loose/ has no kustomization file down to sub/: Flux's generated kustomization for kubernetes/apps reads it"},
+			{"component", true, "echo's kustomization names the component, whose kustomization names pdb.yaml"},
+			{"settings", true, "every layer substitutes cluster-settings"},
+		},
+	},
+	{
 		// flux-operator makes the tenants: a ResourceSet's templates,
 		// rendered once per input, are the objects of its layer.
 		name: "resourceset", dir: "testdata/resourceset/repo", entry: "clusters/prod", changes: "testdata/resourceset/changes",
@@ -190,6 +204,13 @@ func TestChangedOnlyMissesNothing(t *testing.T) {
 	// A change to one app renders that app's Kustomization only.
 	if got := compare(t, "image-bump").Rendered; !slices.Equal(got, []string{"Kustomization/flux-system/apps"}) {
 		t.Errorf("image-bump rendered %v, want only the apps Kustomization", got)
+	}
+	// In a home-ops cluster too: not the cluster-apps Kustomization whose
+	// path holds the app's folder, which it does not read.
+	homeops := repoFixtures[slices.IndexFunc(repoFixtures, func(f repoFixture) bool { return f.name == "homeops" })]
+	base, head := layOutFixture(t, homeops, "echo-replicas")
+	if got := compareFixture(t, homeops, base, head).Rendered; !slices.Equal(got, []string{"Kustomization/flux-system/echo"}) {
+		t.Errorf("echo-replicas rendered %v, want only the echo Kustomization", got)
 	}
 }
 
