@@ -249,75 +249,85 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 	reads := func(kind, ns, name string) bool {
 		return defined[objKey{kind, ns, name}] || ns == "" && defined[objKey{kind, "", name}]
 	}
-	refs := map[string]*folderRefs{} // what each folder's kustomization files name, read once
-	for i, l := range repo.Plan.Layers {
+	// Each layer on every core; a folder's kustomization files are read
+	// once for all of them.
+	refs := &folders{}
+	hit := make([]bool, len(repo.Plan.Layers))
+	parallel.For(len(repo.Plan.Layers), func(i int) {
+		l := repo.Plan.Layers[i]
 		if out[l.Name] {
-			continue
+			return
 		}
-		in, v := repo.Inputs[i], view(i)
-		ks := l.Kustomization
-		ksNS := namespaceOr(ks.Namespace, fluxrepo.DefaultNamespace)
-		if ref := ks.Spec.SourceRef; reads(ref.Kind, namespaceOr(ref.Namespace, ksNS), ref.Name) {
+		hit[i] = feeds(repo, i, view(i), changed, abs, reads, refs)
+	})
+	for i, l := range repo.Plan.Layers {
+		if hit[i] {
 			out[l.Name] = true
-			continue
-		}
-		for _, s := range v.Sources() {
-			if reads(s.Kind, s.Namespace, s.Name) {
-				out[l.Name] = true
-			}
-		}
-		if pb := ks.Spec.PostBuild; pb != nil {
-			for _, s := range pb.SubstituteFrom {
-				if reads(s.Kind, ksNS, s.Name) {
-					out[l.Name] = true
-				}
-			}
-		}
-		if in.Source == nil && v.Failed() && slices.ContainsFunc(changed, v.MadeFrom) {
-			// Its artifact could not be made here: it may be on the
-			// other side.
-			out[l.Name] = true
-		}
-		if out[l.Name] || in.Source == nil {
-			continue
-		}
-		if v == nil {
-			out[l.Name] = true // what it reads is not known: render it
-			continue
-		}
-		start := filepath.Join(v.Dir, filepath.FromSlash(ks.Spec.Path))
-		dirs, files := inputDirs(v, start, ks.Spec.Components, in.Objects, refs)
-		var chartDirs []string // in the repository: a chart's source is read as it is
-		for _, o := range in.Objects {
-			if o.Kind == "HelmRelease" && o.Node != nil {
-				ns := namespaceOr(o.Namespace, namespaceOr(ks.Spec.TargetNamespace, ksNS))
-				if releaseReads(o, ns, reads) {
-					out[l.Name] = true
-				}
-				if chart := yamlutil.Str(o.Node, "spec", "chart", "spec", "chart"); strings.Contains(chart, "/") {
-					dirs = append(dirs, filepath.Join(v.Dir, filepath.FromSlash(chart)))
-					chartDirs = append(chartDirs, filepath.Join(root, filepath.FromSlash(chart)))
-				}
-			}
-		}
-		for j, c := range changed {
-			if out[l.Name] {
-				break
-			}
-			if v.Shapes(c, start) || slices.ContainsFunc(chartDirs, func(d string) bool { return abs[j] == d || under(abs[j], d) }) {
-				out[l.Name] = true
-				break
-			}
-			for _, p := range v.Paths(c) {
-				if slices.Contains(files, p) ||
-					slices.ContainsFunc(dirs, func(d string) bool { return p == d || generatedReads(d, p, refs) }) && !v.Ignored(start, p) {
-					out[l.Name] = true
-					break
-				}
-			}
 		}
 	}
 	return out
+}
+
+// feeds reports whether the changed files (abs: the same, absolute) feed
+// the layer repo.Plan.Layers[i], seen through v, as Affected says; reads
+// says whether a changed file defines an object.
+func feeds(repo *fluxrepo.Repository, i int, v *fluxrepo.View, changed, abs []string, reads func(kind, ns, name string) bool, refs *folders) bool {
+	l, in := repo.Plan.Layers[i], repo.Inputs[i]
+	ks := l.Kustomization
+	ksNS := namespaceOr(ks.Namespace, fluxrepo.DefaultNamespace)
+	if ref := ks.Spec.SourceRef; reads(ref.Kind, namespaceOr(ref.Namespace, ksNS), ref.Name) {
+		return true
+	}
+	for _, s := range v.Sources() {
+		if reads(s.Kind, s.Namespace, s.Name) {
+			return true
+		}
+	}
+	if pb := ks.Spec.PostBuild; pb != nil {
+		for _, s := range pb.SubstituteFrom {
+			if reads(s.Kind, ksNS, s.Name) {
+				return true
+			}
+		}
+	}
+	if in.Source == nil && v.Failed() && slices.ContainsFunc(changed, v.MadeFrom) {
+		// Its artifact could not be made here: it may be on the
+		// other side.
+		return true
+	}
+	if in.Source == nil {
+		return false
+	}
+	if v == nil {
+		return true // what it reads is not known: render it
+	}
+	start := filepath.Join(v.Dir, filepath.FromSlash(ks.Spec.Path))
+	dirs, files := inputDirs(v, start, ks.Spec.Components, in.Objects, refs)
+	var chartDirs []string // in the repository: a chart's source is read as it is
+	for _, o := range in.Objects {
+		if o.Kind == "HelmRelease" && o.Node != nil {
+			ns := namespaceOr(o.Namespace, namespaceOr(ks.Spec.TargetNamespace, ksNS))
+			if releaseReads(o, ns, reads) {
+				return true
+			}
+			if chart := yamlutil.Str(o.Node, "spec", "chart", "spec", "chart"); strings.Contains(chart, "/") {
+				dirs = append(dirs, filepath.Join(v.Dir, filepath.FromSlash(chart)))
+				chartDirs = append(chartDirs, filepath.Join(repo.Root, filepath.FromSlash(chart)))
+			}
+		}
+	}
+	for j, c := range changed {
+		if v.Shapes(c, start) || slices.ContainsFunc(chartDirs, func(d string) bool { return abs[j] == d || under(abs[j], d) }) {
+			return true
+		}
+		for _, p := range v.Paths(c) {
+			if slices.Contains(files, p) ||
+				slices.ContainsFunc(dirs, func(d string) bool { return p == d || generatedReads(d, p, refs) }) && !v.Ignored(start, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // madeOfChanged reports whether the file an object of a layer names
@@ -373,7 +383,7 @@ func releaseReads(o *fluxbuild.Object, ns string, reads func(kind, ns, name stri
 // sub-folders that have one followed as well) and the files (those the
 // kustomization files name, whether they exist or not, the kustomization
 // files themselves, and the files its objects come from).
-func inputDirs(v *fluxrepo.View, start string, components []string, objs []*fluxbuild.Object, refs map[string]*folderRefs) (dirs, files []string) {
+func inputDirs(v *fluxrepo.View, start string, components []string, objs []*fluxbuild.Object, refs *folders) (dirs, files []string) {
 	seen := map[string]bool{}
 	var visit func(d string)
 	visit = func(d string) {
@@ -383,7 +393,7 @@ func inputDirs(v *fluxrepo.View, start string, components []string, objs []*flux
 		}
 		seen[d] = true
 		dirs = append(dirs, d)
-		r := folderRefsOf(d, refs)
+		r := refs.refs(d)
 		for _, t := range r.files {
 			if !seen[t] {
 				seen[t] = true
@@ -394,7 +404,7 @@ func inputDirs(v *fluxrepo.View, start string, components []string, objs []*flux
 			visit(t)
 		}
 		if !r.kustomized {
-			for _, t := range kustomizedBelow(d) {
+			for _, t := range refs.below(d) {
 				visit(t)
 			}
 		}
@@ -411,7 +421,7 @@ func inputDirs(v *fluxrepo.View, start string, components []string, objs []*flux
 		if o.File != "" && o.File != file { // objects come file by file
 			file = o.File
 			for _, p := range v.ObjectFile(o.File) {
-				if d := filepath.Dir(p); folderRefsOf(d, refs).kustomized {
+				if d := filepath.Dir(p); refs.refs(d).kustomized {
 					visit(d)
 				} else if !seen[p] {
 					seen[p] = true
@@ -430,15 +440,15 @@ func inputDirs(v *fluxrepo.View, start string, components []string, objs []*flux
 // reads instead and which reads only what it names (inputDirs follows
 // those). A folder with a kustomization file reads no path below it
 // that it does not name.
-func generatedReads(d, p string, refs map[string]*folderRefs) bool {
+func generatedReads(d, p string, refs *folders) bool {
 	if !under(p, d) {
 		return false
 	}
-	if r := folderRefsOf(d, refs); r.kustomized {
+	if r := refs.refs(d); r.kustomized {
 		return r.globs
 	}
 	for q := filepath.Dir(p); q != d && len(q) > len(d); q = filepath.Dir(q) {
-		if r := folderRefsOf(q, refs); r.kustomized {
+		if r := refs.refs(q); r.kustomized {
 			return r.globs
 		}
 	}
@@ -481,15 +491,39 @@ type folderRefs struct {
 	globs       bool // one of its names holds a glob: read all below it
 }
 
-// folderRefsOf is readFolderRefs(d), read once: many layers share a
-// folder (a component).
-func folderRefsOf(d string, refs map[string]*folderRefs) *folderRefs {
-	r := refs[d]
-	if r == nil {
-		r = readFolderRefs(d)
-		refs[d] = r
+// folders reads each folder's kustomization files once, and walks each
+// folder without one once, for every layer, on every core: many layers
+// share a folder (a component, the folder of an apps Kustomization).
+type folders struct {
+	m sync.Map // folder → *folderRead
+}
+
+type folderRead struct {
+	refsOnce, belowOnce sync.Once
+	refs                *folderRefs
+	below               []string
+}
+
+func (fs *folders) get(d string) *folderRead {
+	if f, ok := fs.m.Load(d); ok {
+		return f.(*folderRead)
 	}
-	return r
+	f, _ := fs.m.LoadOrStore(d, &folderRead{})
+	return f.(*folderRead)
+}
+
+// refs is readFolderRefs(d), read once.
+func (fs *folders) refs(d string) *folderRefs {
+	f := fs.get(d)
+	f.refsOnce.Do(func() { f.refs = readFolderRefs(d) })
+	return f.refs
+}
+
+// below is kustomizedBelow(d), walked once.
+func (fs *folders) below(d string) []string {
+	f := fs.get(d)
+	f.belowOnce.Do(func() { f.below = kustomizedBelow(d) })
+	return f.below
 }
 
 // readFolderRefs reads the kustomization files of the folder d for what
