@@ -6,7 +6,11 @@
 // kustomize-controller and helm-controller, and a CNCF distribution registry.
 // Each case pushes its manifests with `fluxpack push`, applies only the root
 // OCIRepository and Kustomization, and watches every layer (a Flux
-// Kustomization) until Ready.
+// Kustomization) until Ready. A cluster is up once every Flux controller
+// has started the workers of its reconcilers, as its log says: /readyz
+// answers before the caches have synced, and an object created then waits
+// for the controller's own start-up, no layout's time (as in a cluster
+// whose controllers have run for long when the artifact is pushed).
 // Every case (and each of S0's two layouts) has a cluster of its own, and
 // they run in parallel (make e2e passes -parallel), so the figures of one run
 // include the other clusters' load on the machine. TestRaceRules, which
