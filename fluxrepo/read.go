@@ -933,6 +933,9 @@ func (r *reader) substituteAll(parent *kustomizev1.Kustomization, objs []*fluxbu
 	if err != nil {
 		return nil
 	}
+	if idle, err := s.Idle(); idle && (err == nil || errors.Is(err, substitute.ErrVarNotSet) || errors.Is(err, substitute.ErrSourceNotFound)) {
+		return nil // every object stays as written, unread
+	}
 	out := make([]substituted, len(objs))
 	parallel.For(len(todo), func(i int) { out[todo[i]] = substituteOne(s, objs[todo[i]]) })
 	return out

@@ -67,6 +67,7 @@ var diffCases = []diffCase{
 	{name: "missing secret fails", ks: "substituteFrom: [{kind: Secret, name: nope}]", objs: cm + "  k: x\n", wantErr: true},
 	{name: "missing optional configmap", ks: "substituteFrom: [{kind: ConfigMap, name: nope, optional: true}]\nsubstitute: {v: x}", objs: cm + "  k: ${v}\n"},
 	{name: "missing optional secret only", ks: "substituteFrom: [{kind: Secret, name: nope, optional: true}]", objs: cm + "  k: ${v}\n"},
+	{name: "missing source, one disabled and one not", ks: "substituteFrom: [{kind: ConfigMap, name: nope}]", objs: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {kustomize.toolkit.fluxcd.io/substitute: disabled}\ndata:\n  k: x\n---\n" + cm + "  k: ${v}\n", wantErr: true},
 	{name: "missing source but all disabled", ks: "substituteFrom: [{kind: ConfigMap, name: nope}]", objs: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  labels: {kustomize.toolkit.fluxcd.io/substitute: disabled}\ndata:\n  k: x\n"},
 	{name: "source in another namespace is not seen", ks: "substituteFrom: [{kind: ConfigMap, name: vars}]", sources: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: vars, namespace: other}\ndata: {v: x}\n", objs: cm + "  k: ${v}\n", wantErr: true},
 	{name: "unknown source kind is skipped", ks: "substituteFrom: [{kind: Bucket, name: x}]\nsubstitute: {v: y}", objs: cm + "  k: ${v}\n"},

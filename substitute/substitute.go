@@ -355,10 +355,20 @@ func (s *Substituter) Enabled() bool { return s.ks.Spec.PostBuild != nil }
 //  6. envsubst.Eval runs on the YAML text (strict unless WithStrict(false)),
 //     and the result is read back with YAML 1.1 typing (sigs.k8s.io/yaml).
 //
-// It reports whether res was substituted. Errors name the object.
+// It reports whether res was substituted. Errors name the object. When
+// Idle says nothing can be substituted, res is not serialised at all: only
+// an object that cannot be serialised and meets a variable that cannot be
+// loaded sees another error than kustomize-controller's (it serialises
+// first).
 func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 	if !s.Enabled() {
 		return false, nil
+	}
+	if idle, err := s.Idle(); idle {
+		if disabled(res) {
+			return false, nil
+		}
+		return false, err
 	}
 	j0, err := res.MarshalJSON()
 	if err != nil {
@@ -390,7 +400,7 @@ func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]b
 			return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
 		}
 	}
-	if res.GetLabels()[DisabledKey] == "disabled" || res.GetAnnotations()[DisabledKey] == "disabled" {
+	if disabled(res) {
 		return nil, false, nil
 	}
 	s.load()
@@ -405,6 +415,27 @@ func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]b
 		return nil, false, &ObjectError{Object: resName(res), Err: err}
 	}
 	return out, true, nil
+}
+
+// Idle reports whether Resource leaves every resource as it is: there are
+// no variables and the strategy is not Always, or (with the error) the
+// variables cannot be loaded, which Resource returns for every resource not
+// labelled or annotated DisabledKey: disabled. A caller with many objects
+// asks once instead of serialising each.
+func (s *Substituter) Idle() (bool, error) {
+	if !s.Enabled() {
+		return true, nil
+	}
+	s.load()
+	if s.loadErr != nil {
+		return true, s.loadErr
+	}
+	return len(s.vars) == 0 && s.ks.GetSubstituteStrategy() != kustomizev1.SubstituteStrategyAlways, nil
+}
+
+// disabled reports whether res opts out of substitution (DisabledKey).
+func disabled(res *resource.Resource) bool {
+	return res.GetLabels()[DisabledKey] == "disabled" || res.GetAnnotations()[DisabledKey] == "disabled"
 }
 
 // load reads the variables, once. After it, Resource only reads the
