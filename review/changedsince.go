@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -24,6 +25,12 @@ func ChangedSince(head string, rev Revision) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return changedSinceIn(repo, head, rev)
+}
+
+// changedSinceIn is ChangedSince in an open repository, the one holding
+// head.
+func changedSinceIn(repo *git.Repository, head string, rev Revision) ([]string, error) {
 	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
 		return nil, fmt.Errorf("revision %s: %w", rev, err)
@@ -32,7 +39,7 @@ func ChangedSince(head string, rev Revision) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("revision %s: %w", rev, err)
 	}
-	top, err := Top(head)
+	top, err := topOf(repo, head)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/fluxpack/fluxpack/internal/gittree"
@@ -41,6 +42,11 @@ func ExtractKept(ctx context.Context, dir string, rev Revision, keep string) (to
 	if err != nil {
 		return "", err
 	}
+	return extractKeptIn(ctx, repo, rev, keep)
+}
+
+// extractKeptIn is ExtractKept from an open repository.
+func extractKeptIn(ctx context.Context, repo *git.Repository, rev Revision, keep string) (top string, err error) {
 	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
 		return "", fmt.Errorf("revision %s: %w", rev, err)

@@ -49,6 +49,11 @@ func Resolve(dir, rev string) (Revision, error) {
 	if err != nil {
 		return Revision{}, err
 	}
+	return resolveIn(repo, rev)
+}
+
+// resolveIn is Resolve in an open repository.
+func resolveIn(repo *git.Repository, rev string) (Revision, error) {
 	h, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		return Revision{}, fmt.Errorf("revision %q: %w", rev, err)
@@ -66,6 +71,11 @@ func DefaultBase(dir string) (Revision, error) {
 	if err != nil {
 		return Revision{}, err
 	}
+	return defaultBaseIn(repo, dir)
+}
+
+// defaultBaseIn is DefaultBase in an open repository, the one holding dir.
+func defaultBaseIn(repo *git.Repository, dir string) (Revision, error) {
 	head, err := repo.Head()
 	if err != nil {
 		return Revision{}, fmt.Errorf("reading HEAD of %s: %w", dir, err)
@@ -115,6 +125,11 @@ func Extract(ctx context.Context, dir string, rev Revision, tmp string) (top str
 	if err != nil {
 		return "", nil, err
 	}
+	return extractIn(ctx, repo, rev, tmp)
+}
+
+// extractIn is Extract from an open repository.
+func extractIn(ctx context.Context, repo *git.Repository, rev Revision, tmp string) (top string, cleanup func() error, err error) {
 	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
 		return "", nil, fmt.Errorf("revision %s: %w", rev, err)
@@ -141,6 +156,11 @@ func Top(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return topOf(repo, dir)
+}
+
+// topOf is Top of an open repository, the one holding dir.
+func topOf(repo *git.Repository, dir string) (string, error) {
 	wt, err := repo.Worktree()
 	if err != nil {
 		return "", fmt.Errorf("the Git repository of %s has no working tree: %w", dir, err)

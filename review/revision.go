@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/go-git/go-git/v5"
+
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -79,9 +81,15 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("reading the entry point %s: %w", entry, err)
 	}
+	// One open repository for every Git step: go-git reads its pack
+	// indexes and caches objects per repository.
+	repo, err := openRepo(abs)
+	if err != nil {
+		return nil, err
+	}
 	headRoot := rc.root
 	if headRoot == "" {
-		if headRoot, err = Top(abs); err != nil {
+		if headRoot, err = topOf(repo, abs); err != nil {
 			return nil, err
 		}
 	}
@@ -94,9 +102,9 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	}
 	var r Revision
 	if rev != "" {
-		r, err = Resolve(headRoot, rev)
+		r, err = resolveIn(repo, rev)
 	} else {
-		r, err = DefaultBase(headRoot)
+		r, err = defaultBaseIn(repo, headRoot)
 	}
 	if err != nil {
 		return nil, err
@@ -115,7 +123,7 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	if !cfg.all {
 		// A change no layer reads is told from Git's objects, before any
 		// revision is written; Compare takes the files from here.
-		files, err := ChangedSince(headRoot, r)
+		files, err := changedSinceIn(repo, headRoot, r)
 		if err != nil {
 			return nil, err
 		}
@@ -128,7 +136,7 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 			return &Report{Base: cfg.base, Head: cfg.head, Entry: filepath.ToSlash(rel), Files: files, Unread: true}, nil
 		}
 	}
-	baseRoot, cleanup, err := Base(ctx, headRoot, r, rc.keep)
+	baseRoot, cleanup, err := baseIn(ctx, repo, headRoot, r, rc.keep)
 	if err != nil {
 		return nil, err
 	}
@@ -150,17 +158,26 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 // temporary folder cleanup removes. root is headRoot's place in it:
 // Extract writes the Git repository's top, and headRoot may be below it.
 func Base(ctx context.Context, headRoot string, rev Revision, keep string) (root string, cleanup func() error, err error) {
+	repo, err := openRepo(headRoot)
+	if err != nil {
+		return "", nil, err
+	}
+	return baseIn(ctx, repo, headRoot, rev, keep)
+}
+
+// baseIn is Base from an open repository, the one holding headRoot.
+func baseIn(ctx context.Context, repo *git.Repository, headRoot string, rev Revision, keep string) (root string, cleanup func() error, err error) {
 	top, cleanup := "", func() error { return nil }
 	if keep != "" {
-		top, err = ExtractKept(ctx, headRoot, rev, keep)
+		top, err = extractKeptIn(ctx, repo, rev, keep)
 	}
 	if keep == "" || err != nil { // not kept: a temporary folder
-		if top, cleanup, err = Extract(ctx, headRoot, rev, ""); err != nil {
+		if top, cleanup, err = extractIn(ctx, repo, rev, ""); err != nil {
 			return "", nil, err
 		}
 	}
 	root = top
-	if gitTop, err := Top(headRoot); err == nil {
+	if gitTop, err := topOf(repo, headRoot); err == nil {
 		if sub, err := filepath.Rel(gitTop, headRoot); err == nil && sub != "." {
 			root = filepath.Join(top, sub)
 		}
