@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/strictyaml"
 )
 
 // FleetKind is the kind of a fleet file (apiVersion StackAPIVersion).
@@ -83,7 +84,7 @@ func LoadFleet(path string) (*Fleet, error) {
 // ParseFleet is LoadFleet on data; name is the file name, which the
 // stack's path is relative to.
 func ParseFleet(name string, data []byte) (*Fleet, error) {
-	_, doc, fd, err := decodeFile[fleetDoc](name, data, "fleet", (*decoder).checkFleet)
+	_, doc, fd, err := decodeFile[fleetDoc](name, data, "fleet", checkFleet)
 	if err != nil {
 		return nil, err
 	}
@@ -131,36 +132,36 @@ func ParseFleet(name string, data []byte) (*Fleet, error) {
 
 // checkFleet reports what the schema's types cannot: required fields,
 // identity, duplicate clusters.
-func (d *decoder) checkFleet(doc *yaml.Node, fd *fleetDoc) {
+func checkFleet(d *strictyaml.Decoder, doc *yaml.Node, fd *fleetDoc) {
 	at := func(path ...any) *yaml.Node { return &yaml.Node{Line: lineOf(doc, path...)} }
 	if fd.APIVersion != StackAPIVersion {
-		d.fail(at("apiVersion"), "apiVersion %q: want %s", fd.APIVersion, StackAPIVersion)
+		d.Fail(at("apiVersion"), "apiVersion %q: want %s", fd.APIVersion, StackAPIVersion)
 	}
 	if fd.Kind != FleetKind {
-		d.fail(at("kind"), "kind %q: want %s", fd.Kind, FleetKind)
+		d.Fail(at("kind"), "kind %q: want %s", fd.Kind, FleetKind)
 	}
 	if fd.Metadata.Name == "" {
-		d.fail(at("metadata"), "metadata.name is required")
+		d.Fail(at("metadata"), "metadata.name is required")
 	}
 	if fd.Spec.Stack == "" {
-		d.fail(at("spec"), "spec.stack (the stack file) is required")
+		d.Fail(at("spec"), "spec.stack (the stack file) is required")
 	}
 	if len(fd.Spec.Clusters) == 0 {
-		d.fail(at("spec"), "spec.clusters: at least one cluster is required")
+		d.Fail(at("spec"), "spec.clusters: at least one cluster is required")
 	}
 	first := map[string]int{}
 	for i, c := range fd.Spec.Clusters {
 		switch {
 		case c.Name == "":
-			d.fail(at("spec", "clusters", i), "spec.clusters[%d].name is required", i)
+			d.Fail(at("spec", "clusters", i), "spec.clusters[%d].name is required", i)
 		case first[c.Name] > 0:
-			d.fail(at("spec", "clusters", i), "cluster %q declared twice (first at line %d)", c.Name, first[c.Name])
+			d.Fail(at("spec", "clusters", i), "cluster %q declared twice (first at line %d)", c.Name, first[c.Name])
 		default:
 			first[c.Name] = lineOf(doc, "spec", "clusters", i)
 		}
 		for j, l := range c.ExtraLayers {
 			if l.Name == "" {
-				d.fail(at("spec", "clusters", i, "extraLayers", j), "spec.clusters[%d].extraLayers[%d].name is required", i, j)
+				d.Fail(at("spec", "clusters", i, "extraLayers", j), "spec.clusters[%d].extraLayers[%d].name is required", i, j)
 			}
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/internal/strictyaml"
 )
 
 // docs/stack.md is written by fileReference from the schema types (the
@@ -108,7 +110,7 @@ func refElem(t reflect.Type) (reflect.Type, reflect.Kind) {
 		coll = t.Kind()
 		t = derefType(t.Elem())
 	}
-	if t.Kind() == reflect.Struct && t != durationType {
+	if t.Kind() == reflect.Struct && t != strictyaml.DurationType {
 		return t, coll
 	}
 	return nil, 0
@@ -293,9 +295,9 @@ func refLink(table map[reflect.Type]refType, t reflect.Type) string {
 func refTypeString(table map[reflect.Type]refType, t reflect.Type, key string) string {
 	t = derefType(t)
 	switch t {
-	case durationType:
+	case strictyaml.DurationType:
 		return "duration"
-	case depType:
+	case reflect.TypeFor[stackDep]():
 		return "(layer name or " + refLink(table, t) + ")"
 	}
 	switch t.Kind() {

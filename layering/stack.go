@@ -1,17 +1,12 @@
 package layering
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -22,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/strictyaml"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
@@ -196,7 +192,7 @@ func LoadStack(path string) (*Builder, error) {
 func StackFileOnce(path string) func() (*Builder, error) {
 	var (
 		once sync.Once
-		d    *decoder
+		d    *strictyaml.Decoder
 		doc  *yaml.Node
 		raw  []byte // the decoded stackDoc, as JSON: each call decodes its own
 		err  error
@@ -209,7 +205,7 @@ func StackFileOnce(path string) func() (*Builder, error) {
 				return
 			}
 			var st *stackDoc
-			if d, doc, st, err = decodeFile[stackDoc](path, data, "stack", (*decoder).check); err != nil {
+			if d, doc, st, err = decodeFile[stackDoc](path, data, "stack", check); err != nil {
 				return
 			}
 			raw, err = json.Marshal(st)
@@ -222,7 +218,7 @@ func StackFileOnce(path string) func() (*Builder, error) {
 			return nil, fmt.Errorf("decoding stack %s: %w", path, err)
 		}
 		// builder reads d's file name and doc's lines only.
-		b := d.builder(doc, &st)
+		b := builder(d, doc, &st)
 		b.dir = filepath.Dir(path)
 		return b, nil
 	}
@@ -230,285 +226,101 @@ func StackFileOnce(path string) func() (*Builder, error) {
 
 // ParseStack is LoadStack on data; name is the file name used in errors.
 func ParseStack(name string, data []byte) (*Builder, error) {
-	d, doc, st, err := decodeFile[stackDoc](name, data, "stack", (*decoder).check)
+	d, doc, st, err := decodeFile[stackDoc](name, data, "stack", check)
 	if err != nil {
 		return nil, err
 	}
-	return d.builder(doc, st), nil
+	return builder(d, doc, st), nil
 }
 
 // decodeFile decodes the one YAML document of a stack or fleet file (what
 // says which, for errors) into T, strictly, then runs check on it; every
 // problem is a *FileError wrapped in ErrInvalidStack.
-func decodeFile[T any](name string, data []byte, what string, check func(*decoder, *yaml.Node, *T)) (*decoder, *yaml.Node, *T, error) {
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: yamlutil.ErrorLineIn(data, err), Err: yamlutil.WithoutLine(err)})
+func decodeFile[T any](name string, data []byte, what string, check func(*strictyaml.Decoder, *yaml.Node, *T)) (*strictyaml.Decoder, *yaml.Node, *T, error) {
+	doc, err := strictyaml.Document(name, data, what)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, err)
 	}
-	if len(root.Content) == 0 {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Err: fmt.Errorf("empty %s file", what)})
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: extra.Line, Err: fmt.Errorf("want one YAML document, found another")})
-	}
-	d := &decoder{file: name}
-	doc := root.Content[0]
 	if av, kind := yamlutil.Str(doc, "apiVersion"), yamlutil.Str(doc, "kind"); strings.HasPrefix(av, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization" {
 		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: doc.Line, Err: fmt.Errorf(
 			"this is a Flux Kustomization (%s), not a fluxpack %s file: give the folder that applies it (for instance clusters/<name>) as the entry point, fluxpack lint DIR, or turn the repository into a stack with fluxpack import DIR", av, what)})
 	}
-	v := d.value(doc, reflect.TypeFor[T](), "")
+	d := &strictyaml.Decoder{File: name, Root: "the stack", Hooks: hooks}
 	var out T
-	if len(d.errs) == 0 {
-		raw, err := json.Marshal(v)
-		if err == nil {
-			err = json.Unmarshal(raw, &out)
-		}
-		if err != nil {
-			d.fail(doc, "decoding: %v", err)
-		}
-	}
-	if len(d.errs) == 0 {
+	d.Decode(doc, &out)
+	if d.Err() == nil {
 		check(d, doc, &out)
 	}
-	if len(d.errs) > 0 {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, joinErrs(d.errs))
+	if err := d.Err(); err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, err)
 	}
 	return d, doc, &out, nil
 }
 
-// decoder walks YAML nodes along the Go type of the schema, so every
-// problem gets its line: unknown fields, wrong kinds of values, bad
-// durations. It yields JSON-ready values for encoding/json to decode.
-type decoder struct {
-	file string
-	errs []error
-}
-
-func (d *decoder) fail(n *yaml.Node, format string, args ...any) {
-	d.errs = append(d.errs, &FileError{Path: d.file, Line: n.Line, Err: fmt.Errorf(format, args...)})
-}
-
-var (
-	durationType = reflect.TypeFor[metav1.Duration]()
-	depType      = reflect.TypeFor[stackDep]()
-)
-
-func (d *decoder) value(n *yaml.Node, t reflect.Type, path string) any {
-	for n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch {
-	case t == durationType:
+// hooks are the stack file's shorthands: durations checked as they are
+// read, a dependsOn entry given as the layer's name.
+var hooks = map[reflect.Type]strictyaml.Hook{
+	strictyaml.DurationType: strictyaml.Duration,
+	reflect.TypeFor[stackDep](): func(n *yaml.Node, _ string, _ func(string, ...any)) (any, bool) {
 		if n.Kind != yaml.ScalarNode {
-			d.fail(n, "%s: want a duration such as 10m", path)
-			return nil
+			return nil, false
 		}
-		dur, err := time.ParseDuration(n.Value)
-		if err != nil || dur <= 0 {
-			d.fail(n, "%s: invalid duration %q: want a positive duration such as 10m", path, n.Value)
-			return nil
-		}
-		return n.Value
-	case t == depType && n.Kind == yaml.ScalarNode:
-		return map[string]any{"name": n.Value}
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			d.fail(n, "%s: want a mapping", path)
-			return nil
-		}
-		fields := jsonFields(t)
-		out := map[string]any{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			f, ok := fields[k.Value]
-			if !ok {
-				d.fail(k, "unknown field %q in %s (known: %s)", k.Value, orRoot(path), strings.Join(sortedKeys(fields), ", "))
-				continue
-			}
-			if _, dup := out[k.Value]; dup {
-				d.fail(k, "duplicate field %q in %s", k.Value, orRoot(path))
-				continue
-			}
-			out[k.Value] = d.value(v, f, join(path, k.Value))
-		}
-		return out
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.fail(n, "%s: want a list", path)
-			return nil
-		}
-		out := make([]any, 0, len(n.Content))
-		for i, c := range n.Content {
-			out = append(out, d.value(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)))
-		}
-		return out
-	case reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			d.fail(n, "%s: want a mapping", path)
-			return nil
-		}
-		out := map[string]any{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			out[k.Value] = d.value(v, t.Elem(), join(path, k.Value))
-		}
-		return out
-	case reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			d.fail(n, "%s: want a string", path)
-			return nil
-		}
-		return n.Value
-	case reflect.Bool:
-		b, err := strconv.ParseBool(n.Value)
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || err != nil {
-			d.fail(n, "%s: want true or false, got %q", path, n.Value)
-			return nil
-		}
-		return b
-	case reflect.Int, reflect.Int32, reflect.Int64:
-		i, err := strconv.ParseInt(n.Value, 10, 64)
-		if n.Kind != yaml.ScalarNode || err != nil {
-			d.fail(n, "%s: want an integer, got %q", path, n.Value)
-			return nil
-		}
-		return i
-	}
-	if t.Kind() == reflect.Interface {
-		// Free-form values (a HelmRelease's values): any YAML JSON holds.
-		var v any
-		if err := n.Decode(&v); err != nil {
-			d.fail(n, "%s: %v", path, err)
-			return nil
-		}
-		if _, err := json.Marshal(v); err != nil {
-			d.fail(n, "%s: not JSON: %v", path, err)
-			return nil
-		}
-		return v
-	}
-	d.fail(n, "%s: unsupported field type %s", path, t)
-	return nil
+		return map[string]any{"name": n.Value}, true
+	},
 }
 
-// jsonFields maps the JSON names of t's fields, inlined ones flattened, to
-// their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		tag := f.Tag.Get("json")
-		name, opts, _ := strings.Cut(tag, ",")
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		if name == "" && (opts == "inline" || f.Anonymous) {
-			for k, v := range jsonFields(f.Type) {
-				out[k] = v
-			}
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
-}
+// jsonFields maps the JSON names of t's fields to their types, as the
+// decoder reads them.
+var jsonFields = strictyaml.Fields
 
-func join(path, field string) string {
-	if path == "" {
-		return field
-	}
-	return path + "." + field
-}
-
-func orRoot(path string) string {
-	if path == "" {
-		return "the stack"
-	}
-	return path
-}
-
-// lineOf finds the line of a field path like spec.layers[2].name, or of the
-// nearest node on the way.
-func lineOf(n *yaml.Node, path ...any) int {
-	for _, p := range path {
-		for n.Kind == yaml.AliasNode {
-			n = n.Alias
-		}
-		switch p := p.(type) {
-		case string:
-			next := yamlutil.Field(n, p)
-			if next == nil {
-				return n.Line
-			}
-			n = next
-		case int:
-			if n.Kind != yaml.SequenceNode || p >= len(n.Content) {
-				return n.Line
-			}
-			n = n.Content[p]
-		}
-	}
-	return n.Line
-}
+// lineOf finds the line of a field path like spec.layers[2].name.
+var lineOf = strictyaml.LineOf
 
 // check reports what the schema's types cannot: required fields and
 // identity.
-func (d *decoder) check(doc *yaml.Node, st *stackDoc) {
+func check(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc) {
 	at := func(path ...any) *yaml.Node { return &yaml.Node{Line: lineOf(doc, path...)} }
 	if st.APIVersion != StackAPIVersion {
-		d.fail(at("apiVersion"), "apiVersion %q: want %s", st.APIVersion, StackAPIVersion)
+		d.Fail(at("apiVersion"), "apiVersion %q: want %s", st.APIVersion, StackAPIVersion)
 	}
 	if st.Kind != StackKind {
-		d.fail(at("kind"), "kind %q: want %s", st.Kind, StackKind)
+		d.Fail(at("kind"), "kind %q: want %s", st.Kind, StackKind)
 	}
 	if st.Metadata.Name == "" {
-		d.fail(at("metadata"), "metadata.name is required")
+		d.Fail(at("metadata"), "metadata.name is required")
 	}
 	sp := &st.Spec
 	switch {
 	case sp.Source == nil && sp.SourceRef == nil:
-		d.fail(at("spec"), "spec.source (an OCIRepository) or spec.sourceRef is required")
+		d.Fail(at("spec"), "spec.source (an OCIRepository) or spec.sourceRef is required")
 	case sp.Source != nil && sp.SourceRef != nil:
-		d.fail(at("spec", "sourceRef"), "spec.source and spec.sourceRef exclude each other")
+		d.Fail(at("spec", "sourceRef"), "spec.source and spec.sourceRef exclude each other")
 	case sp.Source != nil && sp.Source.URL == "":
-		d.fail(at("spec", "source"), "spec.source.url is required")
+		d.Fail(at("spec", "source"), "spec.source.url is required")
 	}
 	if len(sp.Layers) == 0 {
-		d.fail(at("spec"), "spec.layers: at least one layer is required")
+		d.Fail(at("spec"), "spec.layers: at least one layer is required")
 	}
 	for i, l := range sp.Layers {
 		if l.Name == "" {
-			d.fail(at("spec", "layers", i), "spec.layers[%d].name is required", i)
+			d.Fail(at("spec", "layers", i), "spec.layers[%d].name is required", i)
 		}
 		for j, dep := range l.DependsOn {
 			if dep.Name == "" {
-				d.fail(at("spec", "layers", i, "dependsOn", j), "spec.layers[%d].dependsOn[%d].name is required", i, j)
+				d.Fail(at("spec", "layers", i, "dependsOn", j), "spec.layers[%d].dependsOn[%d].name is required", i, j)
 			}
 		}
 	}
 	for i, v := range sp.Vars {
 		if v.Name == "" {
-			d.fail(at("spec", "vars", i), "spec.vars[%d].name is required", i)
+			d.Fail(at("spec", "vars", i), "spec.vars[%d].name is required", i)
 		}
 	}
 }
 
 // builder turns a decoded stack into Builder calls, so the stack file and
 // the Go API share one model and one validation.
-func (d *decoder) builder(doc *yaml.Node, st *stackDoc) *Builder {
+func builder(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc) *Builder {
 	var opts []StackOption
 	sp := &st.Spec
 	if st.Metadata.Namespace != "" {
@@ -563,12 +375,12 @@ func (d *decoder) builder(doc *yaml.Node, st *stackDoc) *Builder {
 		opts = append(opts, WakeDependents(wo...))
 	}
 	b := New(st.Metadata.Name, opts...)
-	b.file = d.file
+	b.file = d.File
 	for i, v := range sp.Vars {
-		b.vars = append(b.vars, stackVars{Name: v.Name, Outputs: v.Outputs, file: d.file, line: lineOf(doc, "spec", "vars", i)})
+		b.vars = append(b.vars, stackVars{Name: v.Name, Outputs: v.Outputs, file: d.File, line: lineOf(doc, "spec", "vars", i)})
 	}
 	for i, l := range sp.Layers {
-		b.add(l.Name, d.file, lineOf(doc, "spec", "layers", i), "", layerOptions(&l))
+		b.add(l.Name, d.File, lineOf(doc, "spec", "layers", i), "", layerOptions(&l))
 	}
 	return b
 }

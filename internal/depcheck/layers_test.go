@@ -24,7 +24,9 @@ var tiers = [][]string{
 	{"internal/errdefs", "internal/yamlutil", "internal/testhook", "internal/parallel", "internal/suggest", "internal/kinds",
 		"internal/stackpath", "internal/sensitive", "internal/gittree", "internal/startup", "internal/release", "internal/preview",
 		"oci/internal/regutil"},
-	{"internal/atomicfile", "internal/inputfile"},
+	// Writing files atomically, reading input files; the strict decoder of
+	// fluxpack's own files (stack and fleet files), on errdefs and yamlutil.
+	{"internal/atomicfile", "internal/inputfile", "internal/strictyaml"},
 	// Variables and IaC outputs; the registry client.
 	{"substitute", "oci", "oci/registry"},
 	{"outputs", "oci/cosign", "oci/notation"},
