@@ -19,11 +19,6 @@ type Builder struct {
 	stack stack
 	steps []*step
 	errs  []error
-
-	// Set by LoadStack: the stack file, its directory (the root layer paths
-	// are relative to) and its vars entries.
-	file, dir string
-	vars      []stackVars
 }
 
 // New starts a stack called name (the name of its OCIRepository). Give it a

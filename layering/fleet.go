@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
-
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
@@ -259,7 +257,7 @@ func (c *clusterSpec) artifactURL(template string) (string, error) {
 	if !strings.HasPrefix(u, "oci://") {
 		return "", c.errorf(ErrInvalidOption, "invalid artifact URL %q: want oci://HOST/REPOSITORY:TAG", u)
 	}
-	if _, tag := splitTag(u); tag == "" {
+	if _, tag := SplitTag(u); tag == "" {
 		return "", c.errorf(ErrInvalidOption, "artifact URL %q has no tag", u)
 	}
 	return u, nil
@@ -267,16 +265,6 @@ func (c *clusterSpec) artifactURL(template string) (string, error) {
 
 func (c *clusterSpec) errorf(kind error, format string, args ...any) error {
 	return &ClusterError{Cluster: c.name, File: c.file, Line: c.line, Err: errdefs.Kind(kind, format, args...)}
-}
-
-// splitTag splits oci://host/repo:tag into oci://host/repo and tag ("" when
-// the URL has none).
-func splitTag(u string) (string, string) {
-	slash := strings.LastIndex(u, "/")
-	if i := strings.LastIndex(u, ":"); i > slash && slash >= 0 {
-		return u[:i], u[i+1:]
-	}
-	return u, ""
 }
 
 // Stack returns the cluster's stack: the fleet's, with the cluster's
@@ -322,43 +310,37 @@ func (f *Fleet) Resolve(cluster string) (*Builder, error) {
 	if err != nil {
 		return nil, joinErrs(append(errs, fmt.Errorf("fleet %q: %w", f.name, err)))
 	}
-	if url != "" && b.stack.oci != nil {
-		repo, tag := splitTag(url)
-		b.stack.oci.URL = repo
-		ref := sourcev1.OCIRepositoryRef{Tag: tag}
-		b.stack.oci.Reference = &ref
+	if url != "" {
+		b.SetArtifact(url)
 	}
 	if c.outputs != "" {
-		if len(b.vars) != 1 {
-			errs = append(errs, c.errorf(ErrInvalidOption, "outputs %s: the stack needs exactly one vars entry, it has %d", c.outputs, len(b.vars)))
-		} else {
-			out := c.outputs
-			if c.file != "" && !filepath.IsAbs(out) {
-				out = filepath.Join(filepath.Dir(c.file), filepath.FromSlash(out))
-			}
-			if abs, err := filepath.Abs(out); err == nil {
-				out = abs
-			}
-			b.vars[0].Outputs = out
+		out := c.outputs
+		if c.file != "" && !filepath.IsAbs(out) {
+			out = filepath.Join(filepath.Dir(c.file), filepath.FromSlash(out))
+		}
+		if abs, err := filepath.Abs(out); err == nil {
+			out = abs
+		}
+		if !b.SetOutputs(out) {
+			errs = append(errs, c.errorf(ErrInvalidOption, "outputs %s: the stack needs exactly one vars entry, it has %d", c.outputs, len(b.VarsEntries())))
 		}
 	}
 	for _, name := range c.disable {
-		if !b.remove(name) {
+		if !b.RemoveLayer(name) {
 			errs = append(errs, c.errorf(ErrUnknownDependency, "disable: the stack has no layer %q", name))
 		}
 	}
 	for _, o := range c.overrides {
-		s := b.step(o.layer)
-		if s == nil {
-			errs = append(errs, c.errorf(ErrUnknownDependency, "layers: the stack has no layer %q", o.layer))
-			continue
-		}
+		var opts []StepOption
 		for _, opt := range o.opts {
 			if opt == nil {
 				errs = append(errs, c.errorf(ErrInvalidOption, "layers.%s: nil StepOption", o.layer))
 				continue
 			}
-			opt.applyToStep(s)
+			opts = append(opts, opt)
+		}
+		if !b.EditLayer(o.layer, opts...) {
+			errs = append(errs, c.errorf(ErrUnknownDependency, "layers: the stack has no layer %q", o.layer))
 		}
 	}
 	for _, x := range c.extra {
@@ -366,66 +348,17 @@ func (f *Fleet) Resolve(cluster string) (*Builder, error) {
 		if line == 0 {
 			line = c.line
 		}
-		b.add(x.name, c.file, line, "", x.opts)
+		b.Layer(x.name, append([]StepOption{DeclaredAt(c.file, line)}, x.opts...)...)
 	}
 	if len(c.substitute) > 0 {
-		for _, s := range b.steps {
-			merged := maps.Clone(c.substitute)
-			maps.Copy(merged, s.substitute)
-			s.substitute = merged
+		for _, name := range b.LayerNames() {
+			b.EditLayer(name, SubstituteDefaults(c.substitute))
 		}
 	}
 	if len(errs) > 0 {
 		return nil, joinErrs(errs)
 	}
 	return b, nil
-}
-
-// step is the layer called name, or nil.
-func (b *Builder) step(name string) *step {
-	for _, s := range b.steps {
-		if s.name == name {
-			return s
-		}
-	}
-	return nil
-}
-
-// remove takes the layer called name out of the stack; the layers that
-// depended on it depend on its dependencies instead (and on the operator
-// before it, if it was the one they waited for). It reports whether the
-// stack had the layer.
-func (b *Builder) remove(name string) bool {
-	i := slices.IndexFunc(b.steps, func(s *step) bool { return s.name == name })
-	if i < 0 {
-		return false
-	}
-	gone := b.steps[i]
-	b.steps = slices.Delete(b.steps, i, i+1)
-	inherited := slices.Clone(gone.dependsOn)
-	if gone.dependsOnOperator {
-		// Resolved as Build would: the last operator before it.
-		for _, s := range slices.Backward(b.steps[:i]) {
-			if s.operator {
-				inherited = append(inherited, s.name)
-				break
-			}
-		}
-	}
-	for _, s := range b.steps {
-		j := slices.Index(s.dependsOn, name)
-		if j < 0 {
-			continue
-		}
-		s.dependsOn = slices.Delete(s.dependsOn, j, j+1)
-		for _, d := range inherited {
-			if !slices.Contains(s.dependsOn, d) {
-				s.dependsOn = append(s.dependsOn, d)
-			}
-		}
-		delete(s.readyExpr, name)
-	}
-	return true
 }
 
 // StackDir is the directory of the cluster's stack file (the root its
@@ -436,10 +369,10 @@ func (f *Fleet) StackDir(cluster string) (dir, renderedPath string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if b.dir == "" {
+	if b.Dir() == "" {
 		return "", "", errdefs.Kind(ErrInvalidOption, "fleet %q: cluster %q: the stack has no directory (it was not read from a file)", f.name, cluster)
 	}
-	return b.dir, b.stack.renderedPath, nil
+	return b.Dir(), b.RenderedPath(), nil
 }
 
 // Inputs are the files the fleet reads that must never be pushed: the
@@ -459,9 +392,9 @@ func (f *Fleet) Inputs() ([]string, error) {
 	// is loaded once for them, not once per cluster.
 	if f.stack != nil {
 		if b0, err := f.stack(); err == nil {
-			for _, v := range b0.vars {
-				if v.Outputs != "" && b0.dir != "" {
-					add(filepath.Join(b0.dir, filepath.FromSlash(v.Outputs)))
+			for _, v := range b0.VarsEntries() {
+				if v.Outputs != "" && b0.Dir() != "" {
+					add(filepath.Join(b0.Dir(), filepath.FromSlash(v.Outputs)))
 				}
 			}
 		}
@@ -471,13 +404,13 @@ func (f *Fleet) Inputs() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range b.vars {
+		for _, v := range b.VarsEntries() {
 			if v.Outputs == "" {
 				continue
 			}
 			p := v.Outputs
-			if !filepath.IsAbs(p) && b.dir != "" {
-				p = filepath.Join(b.dir, filepath.FromSlash(p))
+			if !filepath.IsAbs(p) && b.Dir() != "" {
+				p = filepath.Join(b.Dir(), filepath.FromSlash(p))
 			}
 			add(p)
 		}

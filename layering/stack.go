@@ -89,9 +89,6 @@ type stackWake struct {
 type stackVars struct {
 	Outputs string `json:"outputs,omitempty"`
 	Name    string `json:"name"`
-
-	file string // where the entry is
-	line int
 }
 
 type stackLayer struct {
@@ -175,12 +172,11 @@ func LoadStack(path string) (*Builder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading stack %s: %w", path, err)
 	}
-	b, err := ParseStack(path, data)
+	d, doc, st, err := decodeFile[stackDoc](path, data, "stack", check)
 	if err != nil {
 		return nil, err
 	}
-	b.dir = filepath.Dir(path)
-	return b, nil
+	return builder(d, doc, st, filepath.Dir(path)), nil
 }
 
 // StackFileOnce returns a stack maker for NewFleet that reads and decodes
@@ -218,9 +214,7 @@ func StackFileOnce(path string) func() (*Builder, error) {
 			return nil, fmt.Errorf("decoding stack %s: %w", path, err)
 		}
 		// builder reads d's file name and doc's lines only.
-		b := builder(d, doc, &st)
-		b.dir = filepath.Dir(path)
-		return b, nil
+		return builder(d, doc, &st, filepath.Dir(path)), nil
 	}
 }
 
@@ -230,7 +224,7 @@ func ParseStack(name string, data []byte) (*Builder, error) {
 	if err != nil {
 		return nil, err
 	}
-	return builder(d, doc, st), nil
+	return builder(d, doc, st, ""), nil
 }
 
 // decodeFile decodes the one YAML document of a stack or fleet file (what
@@ -320,8 +314,11 @@ func check(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc) {
 
 // builder turns a decoded stack into Builder calls, so the stack file and
 // the Go API share one model and one validation.
-func builder(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc) *Builder {
-	var opts []StackOption
+func builder(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc, dir string) *Builder {
+	opts := []StackOption{DeclaredIn(d.File)}
+	if dir != "" {
+		opts = append(opts, RootDir(dir))
+	}
 	sp := &st.Spec
 	if st.Metadata.Namespace != "" {
 		opts = append(opts, Namespace(st.Metadata.Namespace))
@@ -364,8 +361,8 @@ func builder(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc) *Builder {
 	if len(sp.External) > 0 {
 		opts = append(opts, External(sp.External...))
 	}
-	for _, v := range sp.Vars {
-		opts = append(opts, Vars(v.Name))
+	for i, v := range sp.Vars {
+		opts = append(opts, VarsFrom(VarsEntry{Name: v.Name, Outputs: v.Outputs, File: d.File, Line: lineOf(doc, "spec", "vars", i)}))
 	}
 	if w := sp.Wake; w != nil {
 		var wo []WakeOption
@@ -375,12 +372,8 @@ func builder(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc) *Builder {
 		opts = append(opts, WakeDependents(wo...))
 	}
 	b := New(st.Metadata.Name, opts...)
-	b.file = d.File
-	for i, v := range sp.Vars {
-		b.vars = append(b.vars, stackVars{Name: v.Name, Outputs: v.Outputs, file: d.File, line: lineOf(doc, "spec", "vars", i)})
-	}
 	for i, l := range sp.Layers {
-		b.add(l.Name, d.File, lineOf(doc, "spec", "layers", i), "", layerOptions(&l))
+		b.Layer(l.Name, append([]StepOption{DeclaredAt(d.File, lineOf(doc, "spec", "layers", i))}, layerOptions(&l)...)...)
 	}
 	return b
 }
@@ -403,7 +396,7 @@ func layerOptions(l *stackLayer) []StepOption {
 		o = append(o, Path(*l.Path))
 	}
 	if l.Prune != nil {
-		o = append(o, funcStep(func(s *step) { s.prune = l.Prune }))
+		o = append(o, Prune(*l.Prune))
 	}
 	if l.DeletionPolicy != "" {
 		o = append(o, DeletionPolicy(Deletion(l.DeletionPolicy)))
@@ -440,14 +433,8 @@ func layerOptions(l *stackLayer) []StepOption {
 		if len(pb.SubstituteFrom) > 0 {
 			o = append(o, SubstituteFrom(pb.SubstituteFrom...))
 		}
-		switch pb.SubstituteStrategy {
-		case "":
-		case kustomizev1.SubstituteStrategyAlways:
-			o = append(o, SubstituteAlways())
-		default:
-			o = append(o, funcStep(func(s *step) {
-				s.errorf(ErrInvalidOption, "invalid postBuild.substituteStrategy %q: want Always", pb.SubstituteStrategy)
-			}))
+		if pb.SubstituteStrategy != "" {
+			o = append(o, SubstituteStrategy(pb.SubstituteStrategy))
 		}
 	}
 	if len(l.Components) > 0 {

@@ -22,13 +22,13 @@ import (
 // repository) becomes a file people edit. Problems Build would refuse are
 // Build's: StackFile writes what it was given.
 func (b *Builder) StackFile() ([]byte, error) {
-	st := &b.stack
-	doc := stackDoc{APIVersion: StackAPIVersion, Kind: StackKind, Metadata: stackMeta{Name: st.name}}
-	if st.namespace != DefaultNamespace {
-		doc.Metadata.Namespace = st.namespace
+	st := b.Settings()
+	doc := stackDoc{APIVersion: StackAPIVersion, Kind: StackKind, Metadata: stackMeta{Name: st.Name}}
+	if st.Namespace != DefaultNamespace {
+		doc.Metadata.Namespace = st.Namespace
 	}
 	sp := &doc.Spec
-	if o := st.oci; o != nil {
+	if o := st.OCI; o != nil {
 		s := &stackSource{URL: o.URL, Insecure: o.Insecure, Provider: o.Provider, SecretRef: o.SecretRef, CertSecretRef: o.CertSecretRef,
 			ServiceAccountName: o.ServiceAccountName, Verify: o.Verify, LayerSelector: o.LayerSelector, Interval: o.Interval, Timeout: o.Timeout, Ignore: o.Ignore}
 		if r := o.Reference; r != nil {
@@ -36,70 +36,64 @@ func (b *Builder) StackFile() ([]byte, error) {
 		}
 		sp.Source = s
 	}
-	sp.SourceRef = st.sourceRef
-	sp.FluxDefaults = st.fluxDefaults
-	if st.interval != DefaultInterval {
-		sp.Interval = &metav1.Duration{Duration: st.interval}
+	sp.SourceRef = st.SourceRef
+	sp.FluxDefaults = st.FluxDefaults
+	if st.Interval != DefaultInterval {
+		sp.Interval = &metav1.Duration{Duration: st.Interval}
 	}
-	if st.retryInterval != DefaultRetryInterval {
-		sp.RetryInterval = &metav1.Duration{Duration: st.retryInterval}
+	if st.RetryInterval != DefaultRetryInterval {
+		sp.RetryInterval = &metav1.Duration{Duration: st.RetryInterval}
 	}
-	if st.timeout != DefaultTimeout {
-		sp.Timeout = &metav1.Duration{Duration: st.timeout}
+	if st.Timeout != DefaultTimeout {
+		sp.Timeout = &metav1.Duration{Duration: st.Timeout}
 	}
-	if st.renderedPath != DefaultRenderedPath {
-		sp.RenderedPath = st.renderedPath
+	if st.RenderedPath != DefaultRenderedPath {
+		sp.RenderedPath = st.RenderedPath
 	}
-	sp.ExistingNamespaces, sp.ExistingAPIGroups, sp.External = st.existingNamespaces, st.existingAPIGroups, st.external
-	for _, name := range st.vars {
-		v := stackVars{Name: name}
-		for _, fv := range b.vars {
-			if fv.Name == name {
-				v.Outputs = fv.Outputs
-			}
-		}
-		sp.Vars = append(sp.Vars, v)
+	sp.ExistingNamespaces, sp.ExistingAPIGroups, sp.External = st.ExistingNamespaces, st.ExistingAPIGroups, st.External
+	for _, v := range st.Vars {
+		sp.Vars = append(sp.Vars, stackVars{Name: v.Name, Outputs: v.Outputs})
 	}
-	for _, s := range b.steps {
-		sp.Layers = append(sp.Layers, s.stackLayer())
+	for _, l := range st.Layers {
+		sp.Layers = append(sp.Layers, stackLayerOf(&l))
 	}
 	return encodeOrdered(doc)
 }
 
-// stackLayer is the stack file's entry for a step.
-func (s *step) stackLayer() stackLayer {
+// stackLayerOf is the stack file's entry for a layer.
+func stackLayerOf(s *LayerSettings) stackLayer {
 	l := stackLayer{
-		Name: s.name, Path: s.path, DependsOnOperator: s.dependsOnOperator, Operator: s.operator,
-		Wait: s.wait, Prune: s.prune, DeletionPolicy: s.deletionPolicy,
-		Interval: duration(s.interval), RetryInterval: duration(s.retryInterval), Timeout: duration(s.timeout),
-		HealthChecks: s.healthChecks, HealthCheckExprs: s.healthCheckExprs, TargetNamespace: s.targetNamespace,
-		Components: s.components, Patches: s.patches, CommonMetadata: s.commonMetadata, Force: s.force,
-		Suspend: s.suspend, SourceRef: s.sourceRef, ServiceAccount: s.serviceAccountName, Decryption: s.decryption, Images: s.images,
-		NamePrefix: s.namePrefix, NameSuffix: s.nameSuffix,
+		Name: s.Name, Path: s.Path, DependsOnOperator: s.DependsOnOperator, Operator: s.Operator,
+		Wait: s.Wait, Prune: s.Prune, DeletionPolicy: s.DeletionPolicy,
+		Interval: duration(s.Interval), RetryInterval: duration(s.RetryInterval), Timeout: duration(s.Timeout),
+		HealthChecks: s.HealthChecks, HealthCheckExprs: s.HealthCheckExprs, TargetNamespace: s.TargetNamespace,
+		Components: s.Components, Patches: s.Patches, CommonMetadata: s.CommonMetadata, Force: s.Force,
+		Suspend: s.Suspend, SourceRef: s.SourceRef, ServiceAccount: s.ServiceAccountName, Decryption: s.Decryption, Images: s.Images,
+		NamePrefix: s.NamePrefix, NameSuffix: s.NameSuffix,
 	}
-	for _, d := range s.dependsOn {
-		l.DependsOn = append(l.DependsOn, stackDep{Name: d, ReadyExpr: s.readyExpr[d]})
+	for _, d := range s.DependsOn {
+		l.DependsOn = append(l.DependsOn, stackDep{Name: d, ReadyExpr: s.ReadyExpr[d]})
 	}
-	if len(s.substitute) > 0 || len(s.substituteFrom) > 0 || s.substituteStrategy != "" {
-		l.PostBuild = &stackPostBuild{Substitute: s.substitute, SubstituteFrom: s.substituteFrom, SubstituteStrategy: s.substituteStrategy}
+	if len(s.Substitute) > 0 || len(s.SubstituteFrom) > 0 || s.SubstituteStrategy != "" {
+		l.PostBuild = &stackPostBuild{Substitute: s.Substitute, SubstituteFrom: s.SubstituteFrom, SubstituteStrategy: s.SubstituteStrategy}
 	}
-	if g := s.guard; g != nil {
-		l.WebhookGuard = &stackGuard{Kind: string(g.kind), Name: g.name}
+	if s.WebhookGuardKind != "" || s.WebhookGuardName != "" {
+		l.WebhookGuard = &stackGuard{Kind: string(s.WebhookGuardKind), Name: s.WebhookGuardName}
 	}
-	if h := s.helm; h != nil {
-		sh := &stackHelm{ValuesFrom: h.valuesFrom, ReleaseName: h.releaseName, TargetNamespace: h.releaseNamespace,
-			CRDs: string(h.crds), CreateNamespace: h.createNamespace}
-		if r := h.chartRef; r != nil {
+	if h := s.HelmRelease; h != nil {
+		sh := &stackHelm{ValuesFrom: h.ValuesFrom, ReleaseName: h.ReleaseName, TargetNamespace: h.ReleaseNamespace,
+			CRDs: string(h.CRDs), CreateNamespace: h.CreateNamespace}
+		if r := h.ChartRef; r != nil {
 			sh.ChartRef = &stackRef{Kind: r.Kind, Name: r.Name}
 		}
-		if c := h.chart; c != nil {
+		if c := h.Chart; c != nil {
 			sh.Chart = &stackChart{Chart: c.Spec.Chart, Version: c.Spec.Version}
 			if r := c.Spec.SourceRef; r != nil {
 				sh.Chart.SourceRef = stackRef{Kind: r.Kind, Name: r.Name}
 			}
 		}
-		if h.values != nil {
-			_ = json.Unmarshal(h.values.Raw, &sh.Values)
+		if h.Values != nil {
+			_ = json.Unmarshal(h.Values.Raw, &sh.Values)
 		}
 		l.HelmRelease = sh
 	}
