@@ -39,6 +39,37 @@ func Document(name string, data []byte, what string) (*yaml.Node, error) {
 	return root.Content[0], nil
 }
 
+// File reads the one document of a fluxpack file called name (what says
+// which: "stack", "fleet") and decodes it into out, a pointer, strictly,
+// with hooks. A file that is not one YAML document, or is a Flux
+// Kustomization given where a fluxpack file was wanted, is an error; the
+// problems of its fields are recorded in the Decoder returned (Err), which
+// the caller's own checks add to.
+func File(name string, data []byte, what string, hooks map[reflect.Type]Hook, out any) (*Decoder, *yaml.Node, error) {
+	doc, err := Document(name, data, what)
+	if err != nil {
+		return nil, nil, err
+	}
+	if av, kind := yamlutil.Str(doc, "apiVersion"), yamlutil.Str(doc, "kind"); strings.HasPrefix(av, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization" {
+		return nil, nil, &errdefs.FileError{Path: name, Line: doc.Line, Err: fmt.Errorf(
+			"this is a Flux Kustomization (%s), not a fluxpack %s file: give the folder that applies it (for instance clusters/<name>) as the entry point, fluxpack lint DIR, or turn the repository into a stack with fluxpack import DIR", av, what)}
+	}
+	// "the stack" for a fleet file too: its top level was always named so.
+	d := &Decoder{File: name, Root: "the stack", Hooks: hooks}
+	d.Decode(doc, out)
+	return d, doc, nil
+}
+
+// Shorthand is implemented by a schema type that a file may also write in
+// a shorter form (a dependency given as a plain string): Shorthand returns
+// the JSON-ready value n stands for and true, or false to decode n by the
+// type's structure. The decoder calls it on the type's zero value.
+type Shorthand interface {
+	Shorthand(n *yaml.Node) (v any, ok bool)
+}
+
+var shorthandType = reflect.TypeFor[Shorthand]()
+
 // A Hook decodes the values of one Go type that a file may write in a
 // form of its own: a shorthand (a plain string for a struct), or a string
 // checked as it is read (a duration). It returns the JSON-ready value and
@@ -122,6 +153,11 @@ func (d *Decoder) value(n *yaml.Node, t reflect.Type, path string) any {
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(shorthandType) {
+		if v, ok := reflect.New(t).Interface().(Shorthand).Shorthand(n); ok {
+			return v
+		}
 	}
 	if h, ok := d.Hooks[t]; ok {
 		if v, ok := h(n, path, func(format string, args ...any) { d.Fail(n, format, args...) }); ok {

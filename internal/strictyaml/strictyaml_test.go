@@ -54,9 +54,9 @@ func TestDecode(t *testing.T) {
 
 // Every problem is reported, each at its line.
 func TestDecodeProblems(t *testing.T) {
-	_, err := decode(t, "name: a\nnmae: b\ninterval: -1m\nforce: yes\ndeps: {name: x}\n")
+	_, err := decode(t, "name: a\nnam: b\ninterval: -1m\nforce: yes\ndeps: {name: x}\n")
 	require.Error(t, err)
-	assert.Equal(t, `f.yaml:2: unknown field "nmae" in the test (known: deps, force, interval, name)
+	assert.Equal(t, `f.yaml:2: unknown field "nam" in the test (known: deps, force, interval, name)
 f.yaml:3: interval: invalid duration "-1m": want a positive duration such as 10m
 f.yaml:4: force: want true or false, got "yes"
 f.yaml:5: deps: want a list`, err.Error())

@@ -1,11 +1,11 @@
-package layering
+package stackfile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"sync"
 
 	helmv2 "github.com/fluxcd/helm-controller/api/v2"
@@ -16,20 +16,35 @@ import (
 	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/strictyaml"
-	"github.com/fluxpack/fluxpack/internal/yamlutil"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // Stack file identity.
 const (
-	StackAPIVersion = "fluxpack.dev/v1alpha1"
-	StackKind       = "Stack"
+	APIVersion = "fluxpack.dev/v1alpha1"
+	Kind       = "Stack"
 )
 
-// The stack file schema. Field names are Flux's (Kustomization, OCIRepository,
-// HelmRelease) wherever Flux has one.
-type stackDoc struct {
+// ErrInvalid is returned when a stack file (or a fleet file) cannot be
+// read as one; it wraps one *layering.FileError per problem.
+var ErrInvalid = errors.New("invalid stack file")
+
+// MaxSize is the largest stack file Load reads: 16 MiB. A larger one is
+// an error wrapping ErrTooLarge.
+const MaxSize = inputfile.MaxSize
+
+// ErrTooLarge is wrapped by Load's error about a stack file over MaxSize:
+// the value of outputs.ErrTooLarge and substitute.ErrTooLarge too.
+var ErrTooLarge = errdefs.ErrTooLarge
+
+// Doc is the stack file schema, what Parse decodes a file into before it
+// makes a Builder of it (docs/stack.md documents it from this type). Field
+// names are Flux's (Kustomization, OCIRepository, HelmRelease) wherever
+// Flux has one.
+type Doc struct {
 	APIVersion string    `json:"apiVersion"`
 	Kind       string    `json:"kind"`
 	Metadata   stackMeta `json:"metadata"`
@@ -51,10 +66,10 @@ type stackSpec struct {
 	ExistingNamespaces []string                                   `json:"existingNamespaces,omitempty"`
 	ExistingAPIGroups  []string                                   `json:"existingAPIGroups,omitempty"`
 	FluxDefaults       bool                                       `json:"fluxDefaults,omitempty"`
-	External           []ObjectRef                                `json:"external,omitempty"`
+	External           []layering.ObjectRef                       `json:"external,omitempty"`
 	Vars               []stackVars                                `json:"vars,omitempty"`
 	Wake               *stackWake                                 `json:"wake,omitempty"`
-	Layers             []stackLayer                               `json:"layers"`
+	Layers             []Layer                                    `json:"layers"`
 }
 
 // stackSource is OCIRepository's spec with the ref flattened, as the issue
@@ -91,7 +106,10 @@ type stackVars struct {
 	Name    string `json:"name"`
 }
 
-type stackLayer struct {
+// Layer is a layer entry of a stack file (spec.layers[]), the schema a
+// fleet file's extraLayers use too. Its fields are those of Flux's
+// Kustomization, plus the layer's place in the order and a HelmRelease.
+type Layer struct {
 	Name              string                                     `json:"name"`
 	Path              *string                                    `json:"path,omitempty"`
 	DependsOn         []stackDep                                 `json:"dependsOn,omitempty"`
@@ -161,47 +179,47 @@ type stackChart struct {
 	SourceRef stackRef `json:"sourceRef"`
 }
 
-// LoadStack reads a stack file (apiVersion fluxpack.dev/v1alpha1, kind
+// Load reads a stack file (apiVersion fluxpack.dev/v1alpha1, kind
 // Stack) into a Builder, so Build, Lint and Graph work on it as on a stack
 // written in Go. Decoding is strict: unknown fields, wrong types and missing
 // required fields are all reported, each as a *FileError with the line,
-// wrapped in ErrInvalidStack. Layer paths are relative to the file's
+// wrapped in ErrInvalid. Layer paths are relative to the file's
 // directory, which Lint reads.
-func LoadStack(path string) (*Builder, error) {
+func Load(path string) (*layering.Builder, error) {
 	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading stack %s: %w", path, err)
 	}
-	d, doc, st, err := decodeFile[stackDoc](path, data, "stack", check)
+	d, doc, st, err := decodeFile[Doc](path, data, "stack", check)
 	if err != nil {
 		return nil, err
 	}
 	return builder(d, doc, st, filepath.Dir(path)), nil
 }
 
-// StackFileOnce returns a stack maker for NewFleet that reads and decodes
+// Once returns a stack maker for fleet.New that reads and decodes
 // the stack file at path once, on its first call, and gives every call a
-// Builder of its own, as LoadStack(path) would: a fleet asks for the stack
+// Builder of its own, as Load(path) would: a fleet asks for the stack
 // once per cluster and more, and decoding YAML was most of that. A problem
 // with the file is every call's error. It is safe for use by several
 // goroutines at once.
-func StackFileOnce(path string) func() (*Builder, error) {
+func Once(path string) func() (*layering.Builder, error) {
 	var (
 		once sync.Once
 		d    *strictyaml.Decoder
 		doc  *yaml.Node
-		raw  []byte // the decoded stackDoc, as JSON: each call decodes its own
+		raw  []byte // the decoded Doc, as JSON: each call decodes its own
 		err  error
 	)
-	return func() (*Builder, error) {
+	return func() (*layering.Builder, error) {
 		once.Do(func() {
 			var data []byte
 			if data, err = inputfile.Read(path); err != nil {
 				err = fmt.Errorf("reading stack %s: %w", path, err)
 				return
 			}
-			var st *stackDoc
-			if d, doc, st, err = decodeFile[stackDoc](path, data, "stack", check); err != nil {
+			var st *Doc
+			if d, doc, st, err = decodeFile[Doc](path, data, "stack", check); err != nil {
 				return
 			}
 			raw, err = json.Marshal(st)
@@ -209,7 +227,7 @@ func StackFileOnce(path string) func() (*Builder, error) {
 		if err != nil {
 			return nil, err
 		}
-		var st stackDoc
+		var st Doc
 		if err := json.Unmarshal(raw, &st); err != nil {
 			return nil, fmt.Errorf("decoding stack %s: %w", path, err)
 		}
@@ -218,9 +236,9 @@ func StackFileOnce(path string) func() (*Builder, error) {
 	}
 }
 
-// ParseStack is LoadStack on data; name is the file name used in errors.
-func ParseStack(name string, data []byte) (*Builder, error) {
-	d, doc, st, err := decodeFile[stackDoc](name, data, "stack", check)
+// Parse is Load on data; name is the file name used in errors.
+func Parse(name string, data []byte) (*layering.Builder, error) {
+	d, doc, st, err := decodeFile[Doc](name, data, "stack", check)
 	if err != nil {
 		return nil, err
 	}
@@ -229,38 +247,32 @@ func ParseStack(name string, data []byte) (*Builder, error) {
 
 // decodeFile decodes the one YAML document of a stack or fleet file (what
 // says which, for errors) into T, strictly, then runs check on it; every
-// problem is a *FileError wrapped in ErrInvalidStack.
+// problem is a *FileError wrapped in ErrInvalid.
 func decodeFile[T any](name string, data []byte, what string, check func(*strictyaml.Decoder, *yaml.Node, *T)) (*strictyaml.Decoder, *yaml.Node, *T, error) {
-	doc, err := strictyaml.Document(name, data, what)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, err)
-	}
-	if av, kind := yamlutil.Str(doc, "apiVersion"), yamlutil.Str(doc, "kind"); strings.HasPrefix(av, "kustomize.toolkit.fluxcd.io/") && kind == "Kustomization" {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, &FileError{Path: name, Line: doc.Line, Err: fmt.Errorf(
-			"this is a Flux Kustomization (%s), not a fluxpack %s file: give the folder that applies it (for instance clusters/<name>) as the entry point, fluxpack lint DIR, or turn the repository into a stack with fluxpack import DIR", av, what)})
-	}
-	d := &strictyaml.Decoder{File: name, Root: "the stack", Hooks: hooks}
 	var out T
-	d.Decode(doc, &out)
+	d, doc, err := strictyaml.File(name, data, what, hooks, &out)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	if d.Err() == nil {
 		check(d, doc, &out)
 	}
 	if err := d.Err(); err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalidStack, err)
+		return nil, nil, nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	return d, doc, &out, nil
 }
 
-// hooks are the stack file's shorthands: durations checked as they are
-// read, a dependsOn entry given as the layer's name.
-var hooks = map[reflect.Type]strictyaml.Hook{
-	strictyaml.DurationType: strictyaml.Duration,
-	reflect.TypeFor[stackDep](): func(n *yaml.Node, _ string, _ func(string, ...any)) (any, bool) {
-		if n.Kind != yaml.ScalarNode {
-			return nil, false
-		}
-		return map[string]any{"name": n.Value}, true
-	},
+// hooks are the strict decoder's hooks for the stack file's types:
+// durations checked as they are read.
+var hooks = map[reflect.Type]strictyaml.Hook{strictyaml.DurationType: strictyaml.Duration}
+
+// Shorthand reads a dependsOn entry given as the layer's name.
+func (stackDep) Shorthand(n *yaml.Node) (any, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return nil, false
+	}
+	return map[string]any{"name": n.Value}, true
 }
 
 // jsonFields maps the JSON names of t's fields to their types, as the
@@ -272,13 +284,13 @@ var lineOf = strictyaml.LineOf
 
 // check reports what the schema's types cannot: required fields and
 // identity.
-func check(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc) {
+func check(d *strictyaml.Decoder, doc *yaml.Node, st *Doc) {
 	at := func(path ...any) *yaml.Node { return &yaml.Node{Line: lineOf(doc, path...)} }
-	if st.APIVersion != StackAPIVersion {
-		d.Fail(at("apiVersion"), "apiVersion %q: want %s", st.APIVersion, StackAPIVersion)
+	if st.APIVersion != APIVersion {
+		d.Fail(at("apiVersion"), "apiVersion %q: want %s", st.APIVersion, APIVersion)
 	}
-	if st.Kind != StackKind {
-		d.Fail(at("kind"), "kind %q: want %s", st.Kind, StackKind)
+	if st.Kind != Kind {
+		d.Fail(at("kind"), "kind %q: want %s", st.Kind, Kind)
 	}
 	if st.Metadata.Name == "" {
 		d.Fail(at("metadata"), "metadata.name is required")
@@ -314,14 +326,14 @@ func check(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc) {
 
 // builder turns a decoded stack into Builder calls, so the stack file and
 // the Go API share one model and one validation.
-func builder(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc, dir string) *Builder {
-	opts := []StackOption{DeclaredIn(d.File)}
+func builder(d *strictyaml.Decoder, doc *yaml.Node, st *Doc, dir string) *layering.Builder {
+	opts := []layering.StackOption{layering.DeclaredIn(d.File)}
 	if dir != "" {
-		opts = append(opts, RootDir(dir))
+		opts = append(opts, layering.RootDir(dir))
 	}
 	sp := &st.Spec
 	if st.Metadata.Namespace != "" {
-		opts = append(opts, Namespace(st.Metadata.Namespace))
+		opts = append(opts, layering.Namespace(st.Metadata.Namespace))
 	}
 	if s := sp.Source; s != nil {
 		spec := sourcev1.OCIRepositorySpec{
@@ -332,175 +344,191 @@ func builder(d *strictyaml.Decoder, doc *yaml.Node, st *stackDoc, dir string) *B
 		if s.Tag != "" || s.SemVer != "" || s.Digest != "" {
 			spec.Reference = &sourcev1.OCIRepositoryRef{Tag: s.Tag, SemVer: s.SemVer, SemverFilter: s.SemverFilter, Digest: s.Digest}
 		}
-		opts = append(opts, FromOCIRepository(spec))
+		opts = append(opts, layering.FromOCIRepository(spec))
 	}
 	if r := sp.SourceRef; r != nil {
-		opts = append(opts, FromSource(*r))
+		opts = append(opts, layering.FromSource(*r))
 	}
 	if sp.FluxDefaults {
-		opts = append(opts, FluxDefaults())
+		opts = append(opts, layering.FluxDefaults())
 	}
 	if sp.Interval != nil {
-		opts = append(opts, Interval(sp.Interval.Duration))
+		opts = append(opts, layering.Interval(sp.Interval.Duration))
 	}
 	if sp.RetryInterval != nil {
-		opts = append(opts, RetryInterval(sp.RetryInterval.Duration))
+		opts = append(opts, layering.RetryInterval(sp.RetryInterval.Duration))
 	}
 	if sp.Timeout != nil {
-		opts = append(opts, Timeout(sp.Timeout.Duration))
+		opts = append(opts, layering.Timeout(sp.Timeout.Duration))
 	}
 	if sp.RenderedPath != "" {
-		opts = append(opts, RenderedPath(sp.RenderedPath))
+		opts = append(opts, layering.RenderedPath(sp.RenderedPath))
 	}
 	if len(sp.ExistingNamespaces) > 0 {
-		opts = append(opts, ExistingNamespaces(sp.ExistingNamespaces...))
+		opts = append(opts, layering.ExistingNamespaces(sp.ExistingNamespaces...))
 	}
 	if len(sp.ExistingAPIGroups) > 0 {
-		opts = append(opts, ExistingAPIGroups(sp.ExistingAPIGroups...))
+		opts = append(opts, layering.ExistingAPIGroups(sp.ExistingAPIGroups...))
 	}
 	if len(sp.External) > 0 {
-		opts = append(opts, External(sp.External...))
+		opts = append(opts, layering.External(sp.External...))
 	}
 	for i, v := range sp.Vars {
-		opts = append(opts, VarsFrom(VarsEntry{Name: v.Name, Outputs: v.Outputs, File: d.File, Line: lineOf(doc, "spec", "vars", i)}))
+		opts = append(opts, layering.VarsFrom(layering.VarsEntry{Name: v.Name, Outputs: v.Outputs, File: d.File, Line: lineOf(doc, "spec", "vars", i)}))
 	}
 	if w := sp.Wake; w != nil {
-		var wo []WakeOption
+		var wo []layering.WakeOption
 		if w.ReceiverURL != "" {
-			wo = append(wo, ReceiverURL(w.ReceiverURL))
+			wo = append(wo, layering.ReceiverURL(w.ReceiverURL))
 		}
-		opts = append(opts, WakeDependents(wo...))
+		opts = append(opts, layering.WakeDependents(wo...))
 	}
-	b := New(st.Metadata.Name, opts...)
+	b := layering.New(st.Metadata.Name, opts...)
 	for i, l := range sp.Layers {
-		b.Layer(l.Name, append([]StepOption{DeclaredAt(d.File, lineOf(doc, "spec", "layers", i))}, layerOptions(&l)...)...)
+		b.Layer(l.Name, append([]layering.StepOption{layering.DeclaredAt(d.File, lineOf(doc, "spec", "layers", i))}, l.Options()...)...)
 	}
 	return b
 }
 
-func layerOptions(l *stackLayer) []StepOption {
-	var o []StepOption
+// Options are the builder options the layer entry stands for, in the
+// order the file's fields are applied: what Load gives the layer, and
+// what a fleet file's extraLayers give a cluster's extra layer.
+func (l *Layer) Options() []layering.StepOption {
+	var o []layering.StepOption
 	for _, dep := range l.DependsOn {
-		o = append(o, DependsOn(dep.Name))
+		o = append(o, layering.DependsOn(dep.Name))
 		if dep.ReadyExpr != "" {
-			o = append(o, ReadyExpr(dep.Name, dep.ReadyExpr))
+			o = append(o, layering.ReadyExpr(dep.Name, dep.ReadyExpr))
 		}
 	}
 	if l.DependsOnOperator {
-		o = append(o, DependsOnOperator())
+		o = append(o, layering.DependsOnOperator())
 	}
 	if l.Operator {
-		o = append(o, MarkOperator())
+		o = append(o, layering.MarkOperator())
 	}
 	if l.Path != nil {
-		o = append(o, Path(*l.Path))
+		o = append(o, layering.Path(*l.Path))
 	}
 	if l.Prune != nil {
-		o = append(o, Prune(*l.Prune))
+		o = append(o, layering.Prune(*l.Prune))
 	}
 	if l.DeletionPolicy != "" {
-		o = append(o, DeletionPolicy(Deletion(l.DeletionPolicy)))
+		o = append(o, layering.DeletionPolicy(layering.Deletion(l.DeletionPolicy)))
 	}
 	if l.Wait != nil {
 		if *l.Wait {
-			o = append(o, Wait())
+			o = append(o, layering.Wait())
 		} else {
-			o = append(o, NoWait())
+			o = append(o, layering.NoWait())
 		}
 	}
 	if l.Interval != nil {
-		o = append(o, Interval(l.Interval.Duration))
+		o = append(o, layering.Interval(l.Interval.Duration))
 	}
 	if l.RetryInterval != nil {
-		o = append(o, RetryInterval(l.RetryInterval.Duration))
+		o = append(o, layering.RetryInterval(l.RetryInterval.Duration))
 	}
 	if l.Timeout != nil {
-		o = append(o, Timeout(l.Timeout.Duration))
+		o = append(o, layering.Timeout(l.Timeout.Duration))
 	}
 	if len(l.HealthChecks) > 0 {
-		o = append(o, HealthChecks(l.HealthChecks...))
+		o = append(o, layering.HealthChecks(l.HealthChecks...))
 	}
 	if len(l.HealthCheckExprs) > 0 {
-		o = append(o, HealthCheckExprs(l.HealthCheckExprs...))
+		o = append(o, layering.HealthCheckExprs(l.HealthCheckExprs...))
 	}
 	if l.TargetNamespace != "" {
-		o = append(o, TargetNamespace(l.TargetNamespace))
+		o = append(o, layering.TargetNamespace(l.TargetNamespace))
 	}
 	if pb := l.PostBuild; pb != nil {
 		if len(pb.Substitute) > 0 {
-			o = append(o, Substitute(pb.Substitute))
+			o = append(o, layering.Substitute(pb.Substitute))
 		}
 		if len(pb.SubstituteFrom) > 0 {
-			o = append(o, SubstituteFrom(pb.SubstituteFrom...))
+			o = append(o, layering.SubstituteFrom(pb.SubstituteFrom...))
 		}
 		if pb.SubstituteStrategy != "" {
-			o = append(o, SubstituteStrategy(pb.SubstituteStrategy))
+			o = append(o, layering.SubstituteStrategy(pb.SubstituteStrategy))
 		}
 	}
 	if len(l.Components) > 0 {
-		o = append(o, Components(l.Components...))
+		o = append(o, layering.Components(l.Components...))
 	}
 	if len(l.Patches) > 0 {
-		o = append(o, Patches(l.Patches...))
+		o = append(o, layering.Patches(l.Patches...))
 	}
 	if l.CommonMetadata != nil {
-		o = append(o, CommonMetadata(l.CommonMetadata.Labels, l.CommonMetadata.Annotations))
+		o = append(o, layering.CommonMetadata(l.CommonMetadata.Labels, l.CommonMetadata.Annotations))
 	}
 	if l.Force {
-		o = append(o, Force())
+		o = append(o, layering.Force())
 	}
 	if l.Suspend {
-		o = append(o, Suspend())
+		o = append(o, layering.Suspend())
 	}
 	if l.SourceRef != nil {
-		o = append(o, SourceRef(*l.SourceRef))
+		o = append(o, layering.SourceRef(*l.SourceRef))
 	}
 	if l.ServiceAccount != "" {
-		o = append(o, ServiceAccountName(l.ServiceAccount))
+		o = append(o, layering.ServiceAccountName(l.ServiceAccount))
 	}
 	if l.Decryption != nil {
-		o = append(o, Decryption(*l.Decryption))
+		o = append(o, layering.Decryption(*l.Decryption))
 	}
 	if len(l.Images) > 0 {
-		o = append(o, Images(l.Images...))
+		o = append(o, layering.Images(l.Images...))
 	}
 	if l.NamePrefix != "" {
-		o = append(o, NamePrefix(l.NamePrefix))
+		o = append(o, layering.NamePrefix(l.NamePrefix))
 	}
 	if l.NameSuffix != "" {
-		o = append(o, NameSuffix(l.NameSuffix))
+		o = append(o, layering.NameSuffix(l.NameSuffix))
 	}
 	if g := l.WebhookGuard; g != nil {
-		o = append(o, WebhookGuard(WebhookKind(g.Kind), g.Name))
+		o = append(o, layering.WebhookGuard(layering.WebhookKind(g.Kind), g.Name))
 	}
 	if h := l.HelmRelease; h != nil {
-		var ho []HelmOption
+		var ho []layering.HelmOption
 		if h.ChartRef != nil {
-			ho = append(ho, ChartRef(helmv2.CrossNamespaceSourceReference{Kind: h.ChartRef.Kind, Name: h.ChartRef.Name}))
+			ho = append(ho, layering.ChartRef(helmv2.CrossNamespaceSourceReference{Kind: h.ChartRef.Kind, Name: h.ChartRef.Name}))
 		}
 		if c := h.Chart; c != nil {
-			ho = append(ho, Chart(helmv2.HelmChartTemplateSpec{Chart: c.Chart, Version: c.Version,
+			ho = append(ho, layering.Chart(helmv2.HelmChartTemplateSpec{Chart: c.Chart, Version: c.Version,
 				SourceRef: &helmv2.CrossNamespaceObjectReference{Kind: c.SourceRef.Kind, Name: c.SourceRef.Name}}))
 		}
 		if len(h.ValuesFrom) > 0 {
-			ho = append(ho, ValuesFrom(h.ValuesFrom...))
+			ho = append(ho, layering.ValuesFrom(h.ValuesFrom...))
 		}
 		if h.ReleaseName != "" {
-			ho = append(ho, ReleaseName(h.ReleaseName))
+			ho = append(ho, layering.ReleaseName(h.ReleaseName))
 		}
 		if h.TargetNamespace != "" {
-			ho = append(ho, ReleaseNamespace(h.TargetNamespace))
+			ho = append(ho, layering.ReleaseNamespace(h.TargetNamespace))
 		}
 		if h.CRDs != "" {
-			ho = append(ho, CRDs(helmv2.CRDsPolicy(h.CRDs)))
+			ho = append(ho, layering.CRDs(helmv2.CRDsPolicy(h.CRDs)))
 		}
 		if h.CreateNamespace {
-			ho = append(ho, CreateNamespace())
+			ho = append(ho, layering.CreateNamespace())
 		}
 		if h.Values != nil {
-			ho = append(ho, Values(h.Values))
+			ho = append(ho, layering.Values(h.Values))
 		}
-		o = append(o, HelmRelease(ho...))
+		o = append(o, layering.HelmRelease(ho...))
 	}
 	return o
+}
+
+// Graph reads and builds a stack file and draws it (Plan.Graph).
+func Graph(path string, format layering.GraphFormat) ([]byte, error) {
+	b, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := b.Build()
+	if err != nil {
+		return nil, err
+	}
+	return plan.Graph(format)
 }

@@ -1,4 +1,4 @@
-package layering
+package stackfile
 
 import (
 	"bytes"
@@ -9,22 +9,23 @@ import (
 
 	"time"
 
-	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fluxpack/fluxpack/layering"
 )
 
-// StackFile writes the stack b holds as a stack file (fluxpack.dev/v1alpha1
-// Stack): LoadStack of it gives a Builder that builds the same Plan. Layers
+// Marshal writes the stack b holds as a stack file (fluxpack.dev/v1alpha1
+// Stack): Load of it gives a Builder that builds the same Plan. Layers
 // are written one by one with every option they were given (a layer added
 // with Then names its dependency; a preset's layers are written out). It is
 // how a stack made in Go (a program, Argo CD's app-of-apps, an imported
 // repository) becomes a file people edit. Problems Build would refuse are
-// Build's: StackFile writes what it was given.
-func (b *Builder) StackFile() ([]byte, error) {
+// Build's: Marshal writes what it was given.
+func Marshal(b *layering.Builder) ([]byte, error) {
 	st := b.Settings()
-	doc := stackDoc{APIVersion: StackAPIVersion, Kind: StackKind, Metadata: stackMeta{Name: st.Name}}
-	if st.Namespace != DefaultNamespace {
+	doc := Doc{APIVersion: APIVersion, Kind: Kind, Metadata: stackMeta{Name: st.Name}}
+	if st.Namespace != layering.DefaultNamespace {
 		doc.Metadata.Namespace = st.Namespace
 	}
 	sp := &doc.Spec
@@ -38,16 +39,16 @@ func (b *Builder) StackFile() ([]byte, error) {
 	}
 	sp.SourceRef = st.SourceRef
 	sp.FluxDefaults = st.FluxDefaults
-	if st.Interval != DefaultInterval {
+	if st.Interval != layering.DefaultInterval {
 		sp.Interval = &metav1.Duration{Duration: st.Interval}
 	}
-	if st.RetryInterval != DefaultRetryInterval {
+	if st.RetryInterval != layering.DefaultRetryInterval {
 		sp.RetryInterval = &metav1.Duration{Duration: st.RetryInterval}
 	}
-	if st.Timeout != DefaultTimeout {
+	if st.Timeout != layering.DefaultTimeout {
 		sp.Timeout = &metav1.Duration{Duration: st.Timeout}
 	}
-	if st.RenderedPath != DefaultRenderedPath {
+	if st.RenderedPath != layering.DefaultRenderedPath {
 		sp.RenderedPath = st.RenderedPath
 	}
 	sp.ExistingNamespaces, sp.ExistingAPIGroups, sp.External = st.ExistingNamespaces, st.ExistingAPIGroups, st.External
@@ -55,14 +56,14 @@ func (b *Builder) StackFile() ([]byte, error) {
 		sp.Vars = append(sp.Vars, stackVars{Name: v.Name, Outputs: v.Outputs})
 	}
 	for _, l := range st.Layers {
-		sp.Layers = append(sp.Layers, stackLayerOf(&l))
+		sp.Layers = append(sp.Layers, layerOf(&l))
 	}
 	return encodeOrdered(doc)
 }
 
-// stackLayerOf is the stack file's entry for a layer.
-func stackLayerOf(s *LayerSettings) stackLayer {
-	l := stackLayer{
+// layerOf is the stack file's entry for a layer.
+func layerOf(s *layering.LayerSettings) Layer {
+	l := Layer{
 		Name: s.Name, Path: s.Path, DependsOnOperator: s.DependsOnOperator, Operator: s.Operator,
 		Wait: s.Wait, Prune: s.Prune, DeletionPolicy: s.DeletionPolicy,
 		Interval: duration(s.Interval), RetryInterval: duration(s.RetryInterval), Timeout: duration(s.Timeout),
@@ -105,56 +106,6 @@ func duration(d *time.Duration) *metav1.Duration {
 		return nil
 	}
 	return &metav1.Duration{Duration: *d}
-}
-
-// FromKustomization sets every field of a layer from a Flux Kustomization's
-// spec, as Build would emit it back: path, dependsOn (names of the stack's
-// layers, with readyExpr), interval, retryInterval, timeout, prune, wait,
-// deletionPolicy, health checks and their expressions, targetNamespace,
-// postBuild, components, patches, commonMetadata, force, suspend, sourceRef,
-// serviceAccountName, decryption, images, namePrefix and nameSuffix (a
-// sourceRef without a kind leaves the stack's). A
-// repository's Kustomization becomes a stack layer with it (package
-// fluxrepo's Import).
-func FromKustomization(spec kustomizev1.KustomizationSpec) StepOption {
-	return funcStep(func(s *step) {
-		spec := *spec.DeepCopy()
-		path := spec.Path
-		s.path = &path
-		for _, d := range spec.DependsOn {
-			s.dependsOn = append(s.dependsOn, d.Name)
-			if d.ReadyExpr != "" {
-				if s.readyExpr == nil {
-					s.readyExpr = map[string]string{}
-				}
-				s.readyExpr[d.Name] = d.ReadyExpr
-			}
-		}
-		iv := spec.Interval.Duration
-		s.interval = &iv
-		if r := spec.RetryInterval; r != nil {
-			d := r.Duration
-			s.retryInterval = &d
-		}
-		if t := spec.Timeout; t != nil {
-			d := t.Duration
-			s.timeout = &d
-		}
-		s.prune, s.wait = &spec.Prune, &spec.Wait
-		s.deletionPolicy = spec.DeletionPolicy
-		s.healthChecks, s.healthCheckExprs = spec.HealthChecks, spec.HealthCheckExprs
-		s.targetNamespace = spec.TargetNamespace
-		if pb := spec.PostBuild; pb != nil {
-			s.substitute, s.substituteFrom, s.substituteStrategy = pb.Substitute, pb.SubstituteFrom, pb.SubstituteStrategy
-		}
-		s.components, s.patches, s.commonMetadata, s.force = spec.Components, spec.Patches, spec.CommonMetadata, spec.Force
-		s.suspend = spec.Suspend
-		if ref := spec.SourceRef; ref.Kind != "" {
-			s.sourceRef = &ref
-		}
-		s.serviceAccountName, s.decryption, s.images = spec.ServiceAccountName, spec.Decryption, spec.Images
-		s.namePrefix, s.nameSuffix = spec.NamePrefix, spec.NameSuffix
-	})
 }
 
 // encodeOrdered writes v as YAML with the fields in the order of its Go
