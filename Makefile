@@ -136,14 +136,14 @@ tidy: ## Tidy go.mod and go.sum
 	$(GO) mod tidy
 
 # Packages with golden files (go test -update fails in packages without them).
-GOLDEN_PKGS ?= ./oci/... ./substitute/... ./outputs/... ./fluxbuild/... ./fluxrepo/... ./argocd/... ./layering/... ./fluxpatch/... ./internal/api/... ./internal/cli/... ./internal/preview/... ./examples/... ./bench/...
+GOLDEN_PKGS ?= ./oci/... ./substitute/... ./outputs/... ./fluxbuild/... ./fluxrepo/... ./argocd/... ./layering/... ./stackfile/... ./fleet/... ./fluxpatch/... ./internal/api/... ./internal/cli/... ./internal/preview/... ./examples/... ./bench/...
 
 golden: ## Rewrite the golden files under testdata/ (review the diff!)
 	$(GO) test $(GOLDEN_PKGS) -run . -update
 
 docs: ## Regenerate the CLI reference in docs/cli and the Stack and Fleet file reference docs/stack.md
 	rm -rf docs/cli && $(GO) run ./hack/docgen docs/cli
-	$(GO) test ./layering -run '^TestFileReferenceIsCurrent$$' -count=1 -update
+	$(GO) test ./fleet -run '^TestFileReferenceIsCurrent$$' -count=1 -update
 
 all: lint test ## Lint and test
 

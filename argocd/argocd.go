@@ -22,6 +22,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/stackpath"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // WaveAnnotation orders Argo CD's sync: lower waves first, each one
@@ -224,7 +225,7 @@ func Import(dir string, opts ...Option) (*Imported, error) {
 	if _, err := b.Build(); err != nil {
 		return nil, fmt.Errorf("importing the Applications of %s: %w", dir, err)
 	}
-	if out.Stack, err = b.StackFile(); err != nil {
+	if out.Stack, err = stackfile.Marshal(b); err != nil {
 		return nil, err
 	}
 	return out, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/render"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // Seed 004's app-of-apps: external-dns and external-secrets (wave -2),
@@ -22,7 +23,7 @@ func TestImportSeed004(t *testing.T) {
 	for _, dir := range []string{"testdata/app-of-apps", "testdata/app-of-apps/apps"} {
 		imp, err := argocd.Import(dir)
 		require.NoError(t, err)
-		b, err := layering.ParseStack("stack.yaml", imp.Stack)
+		b, err := stackfile.Parse("stack.yaml", imp.Stack)
 		require.NoError(t, err, "%s", imp.Stack)
 		plan, err := b.Build()
 		require.NoError(t, err)
@@ -53,7 +54,7 @@ func TestImportSeed004(t *testing.T) {
 func TestImportedLintAndGraph(t *testing.T) {
 	imp, err := argocd.Import("testdata/app-of-apps")
 	require.NoError(t, err)
-	b, err := layering.ParseStack("stack.yaml", imp.Stack)
+	b, err := stackfile.Parse("stack.yaml", imp.Stack)
 	require.NoError(t, err)
 	plan, err := b.Build()
 	require.NoError(t, err)

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fluxpack/fluxpack/fleet"
-	"github.com/fluxpack/fluxpack/layering"
 )
 
 // TestFleet is issue 19's proof: one fleet file, two clusters (each a
@@ -37,7 +36,7 @@ func TestFleet(t *testing.T) {
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(data), "REGISTRY", host, 1)), 0o644))
-	f, err := layering.LoadFleet(file)
+	f, err := fleet.Load(file)
 	require.NoError(t, err)
 
 	pushFleet := func() map[string]fleet.Result {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/internal/cli"
-	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
 )
 
@@ -38,7 +37,7 @@ func TestPromoteRequireReady(t *testing.T) {
 	// Revision 1: apps names a file that does not exist (BuildFailed).
 	broken := filepath.Join(dir, "apps", "kustomization.yaml")
 	require.NoError(t, os.WriteFile(broken, []byte("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - app.yaml\n  - missing.yaml\n"), 0o644))
-	f, err := layering.LoadFleet(file)
+	f, err := fleet.Load(file)
 	require.NoError(t, err)
 	pushAt := func(commit string) map[string]fleet.Result {
 		t.Helper()

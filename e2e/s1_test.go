@@ -20,7 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigyaml "sigs.k8s.io/yaml"
 
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // s1Secret is the value of the sensitive Terraform output of
@@ -68,7 +68,7 @@ func testS1(t *testing.T, m Mode) {
 	requireNotInTree(t, dir, s1Secret)
 	requireNotInTree(t, dir, string(secrets[1].Data["token"]))
 
-	b, err := layering.LoadStack(filepath.Join(dir, "stack.yaml"))
+	b, err := stackfile.Load(filepath.Join(dir, "stack.yaml"))
 	require.NoError(t, err)
 	plan, err := b.Build()
 	require.NoError(t, err)

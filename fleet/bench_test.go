@@ -12,7 +12,6 @@ import (
 
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/layering"
 )
 
 // benchLayers is the size of the benchmarks' stack: ten layers of three
@@ -68,9 +67,9 @@ func generatedFleet(b *testing.B, n int) benchFleet {
 }
 
 // load parses the fleet with its artifacts at host/repo/<cluster>:main.
-func (f benchFleet) load(b *testing.B, host, repo string) *layering.Fleet {
+func (f benchFleet) load(b *testing.B, host, repo string) *fleet.Fleet {
 	b.Helper()
-	fl, err := layering.ParseFleet(f.file, []byte(f.at(host, repo)))
+	fl, err := fleet.Parse(f.file, []byte(f.at(host, repo)))
 	if err != nil {
 		b.Fatal(err)
 	}

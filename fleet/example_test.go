@@ -15,6 +15,7 @@ import (
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // Two clusters run one stack, each with its own variables, one without a
@@ -43,10 +44,10 @@ spec:
 		_ = os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
 		_ = os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
 	}
-	f := layering.NewFleet("platform", func() (*layering.Builder, error) { return layering.LoadStack(filepath.Join(dir, "stack.yaml")) },
+	f := fleet.New("platform", func() (*layering.Builder, error) { return stackfile.Load(filepath.Join(dir, "stack.yaml")) },
 		"oci://"+host+"/platform/{{cluster}}:main").
-		Cluster("staging", layering.ExtraVars(map[string]string{"env": "staging"})).
-		Cluster("prod", layering.ExtraVars(map[string]string{"env": "prod"}), layering.Disable("namespaces"))
+		Cluster("staging", fleet.ExtraVars(map[string]string{"env": "staging"})).
+		Cluster("prod", fleet.ExtraVars(map[string]string{"env": "prod"}), fleet.Disable("namespaces"))
 
 	ctx := context.Background()
 	for range 2 {

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
 )
 
@@ -58,7 +57,7 @@ type PromoteOptions struct {
 // PromoteOptions.Render makes it from the checkout first. With
 // PromoteOptions.RequireReady, it first asks whether cluster from runs its
 // artifact, Ready, and moves nothing when not.
-func Promote(ctx context.Context, f *layering.Fleet, cluster, from string, opts PromoteOptions) (*oci.Result, error) {
+func Promote(ctx context.Context, f *Fleet, cluster, from string, opts PromoteOptions) (*oci.Result, error) {
 	to, err := f.Artifact(cluster)
 	if err != nil {
 		return nil, err
@@ -103,7 +102,7 @@ func Promote(ctx context.Context, f *layering.Fleet, cluster, from string, opts 
 
 // renderRevision renders cluster from the fleet's checkout and pushes it
 // to url, once the checkout is known to be at revision.
-func renderRevision(ctx context.Context, f *layering.Fleet, cluster, url, revision string, opts []Option) error {
+func renderRevision(ctx context.Context, f *Fleet, cluster, url, revision string, opts []Option) error {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return err

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
 )
 
@@ -52,7 +51,7 @@ func TestPromoteRender(t *testing.T) {
 	only := filepath.Join(t.TempDir(), "staging.yaml")
 	require.NoError(t, os.WriteFile(only, []byte("apiVersion: fluxpack.dev/v1alpha1\nkind: Fleet\nmetadata: {name: platform}\nspec:\n  stack: "+filepath.Join(dir, "stack.yaml")+
 		"\n  artifact: oci://"+reg.Host+"/platform/{{cluster}}:main\n  clusters:\n    - {name: staging, outputs: "+filepath.Join(dir, "terraform", "staging.json")+"}\n"), 0o644))
-	staging, err := layering.LoadFleet(only)
+	staging, err := fleet.Load(only)
 	require.NoError(t, err)
 	res, err := fleet.Push(t.Context(), staging, push, fleet.WithTreeOptions(oci.WithIgnorePaths("terraform/prod.json")))
 	require.NoError(t, err)

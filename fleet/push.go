@@ -12,9 +12,7 @@ import (
 	"sync"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
-	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
-	"github.com/fluxpack/fluxpack/render"
 )
 
 // Status is what a push did for one cluster.
@@ -131,7 +129,7 @@ var ErrSomeFailed = errors.New("some clusters failed")
 // returns the results and an error wrapping ErrSomeFailed and each
 // failure. oci.PushTree writes the tag last, so a failed cluster's tag
 // never points at an incomplete artifact.
-func Push(ctx context.Context, f *layering.Fleet, opts ...Option) ([]Result, error) {
+func Push(ctx context.Context, f *Fleet, opts ...Option) ([]Result, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
@@ -207,7 +205,7 @@ func newConfig(opts []Option) (*config, error) {
 // shipper renders and pushes clusters of a checked fleet: what Push and
 // Promote's render share.
 type shipper struct {
-	f        *layering.Fleet
+	f        *Fleet
 	cfg      *config
 	stackDir string // the stack's directory, in the Git checkout
 	rendered string // the stack's renderedPath
@@ -215,7 +213,7 @@ type shipper struct {
 }
 
 // newShipper checks f and prepares to read the stack's directory once.
-func newShipper(f *layering.Fleet, cfg *config) (*shipper, error) {
+func newShipper(f *Fleet, cfg *config) (*shipper, error) {
 	if err := f.Check(); err != nil {
 		return nil, err
 	}
@@ -301,7 +299,7 @@ func (s *shipper) push(ctx context.Context, cluster, url, revision string, tags 
 	if err != nil {
 		return nil, err
 	}
-	files, err := render.ClusterFiles(s.f, cluster)
+	files, err := ClusterFiles(s.f, cluster)
 	if err != nil {
 		return nil, err
 	}

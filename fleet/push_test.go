@@ -17,23 +17,21 @@ import (
 
 	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
-	"github.com/fluxpack/fluxpack/render"
 )
 
 // fleetAt copies layering's fleet fixture into a temp dir with its
 // artifact template pointing at host.
-func fleetAt(t *testing.T, host string) (string, *layering.Fleet) {
+func fleetAt(t *testing.T, host string) (string, *fleet.Fleet) {
 	t.Helper()
 	dir := t.TempDir()
-	require.NoError(t, os.CopyFS(dir, os.DirFS("../layering/testdata/fleet")))
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../fleet/testdata/fleet")))
 	file := filepath.Join(dir, "fleet.yaml")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	data = []byte(strings.Replace(string(data), "registry.example.com", host, 1))
 	require.NoError(t, os.WriteFile(file, data, 0o644))
-	f, err := layering.LoadFleet(file)
+	f, err := fleet.Load(file)
 	require.NoError(t, err)
 	return dir, f
 }
@@ -96,7 +94,7 @@ func TestPush(t *testing.T) {
 func TestPushPartialFailure(t *testing.T) {
 	reg := testutil.NewRegistry(t)
 	_, f := fleetAt(t, reg.Host)
-	f.Cluster("nowhere", layering.ClusterArtifact("oci://127.0.0.1:1/platform/nowhere:main"))
+	f.Cluster("nowhere", fleet.ClusterArtifact("oci://127.0.0.1:1/platform/nowhere:main"))
 	res, err := fleet.Push(t.Context(), f, pushOpts, fleet.WithPushOptions(oci.WithRetry(remote.Backoff{Steps: 1, Duration: time.Millisecond, Factor: 1})))
 	require.ErrorIs(t, err, fleet.ErrSomeFailed)
 	assert.ErrorContains(t, err, `cluster "nowhere": oci://127.0.0.1:1/platform/nowhere:main: `)
@@ -112,7 +110,7 @@ func TestPushPartialFailure(t *testing.T) {
 func TestPushRefusesBadFleet(t *testing.T) {
 	reg := testutil.NewRegistry(t)
 	_, f := fleetAt(t, reg.Host)
-	f.Cluster("bad", layering.Disable("nope"))
+	f.Cluster("bad", fleet.Disable("nope"))
 	_, err := fleet.Push(t.Context(), f, pushOpts)
 	require.ErrorContains(t, err, `cluster "bad": disable: the stack has no layer "nope"`)
 	assert.Empty(t, reg.Requests())
@@ -165,7 +163,7 @@ func pushThroughFaults(t *testing.T, seed uint64) int {
 	proxy := testutil.NewFaultProxy(t, reg.Host, testutil.FaultConfig{Seed: seed, Rate: 0.2})
 	dir, f := fleetAt(t, proxy.Host)
 	for _, c := range []string{"a", "b", "c", "d", "e", "f"} {
-		f.Cluster(c, layering.ClusterOutputs(filepath.Join(dir, "terraform", "staging.json")))
+		f.Cluster(c, fleet.ClusterOutputs(filepath.Join(dir, "terraform", "staging.json")))
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // the CLI's default --timeout
 	defer cancel()
@@ -242,7 +240,7 @@ func TestPushIsRenderThenPush(t *testing.T) {
 		}
 		_, rendered, err := f.StackDir(r.Cluster)
 		require.NoError(t, err)
-		_, err = render.Cluster(f, r.Cluster, filepath.Join(tree, filepath.FromSlash(rendered)))
+		_, err = fleet.RenderCluster(f, r.Cluster, filepath.Join(tree, filepath.FromSlash(rendered)))
 		require.NoError(t, err)
 		want, err := oci.Push(t.Context(), tree, "oci://"+reg.Host+"/disk/"+r.Cluster+":main",
 			oci.WithInsecure(), oci.WithSource("https://example.com/platform"), oci.WithRevision("main@sha1:"+strings.Repeat("0", 40)),

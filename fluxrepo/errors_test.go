@@ -16,6 +16,7 @@ import (
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
 	"github.com/fluxpack/fluxpack/outputs"
+	"github.com/fluxpack/fluxpack/stackfile"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -36,7 +37,7 @@ func TestSharedSentinels(t *testing.T) {
 	for name, same := range map[string][]error{
 		"ErrInvalidOption": {fluxrepo.ErrInvalidOption, layering.ErrInvalidOption, fluxbuild.ErrInvalidOption, outputs.ErrInvalidOption, substitute.ErrInvalidOption, oci.ErrInvalidOption},
 		"ErrInvalidName":   {layering.ErrInvalidName, substitute.ErrInvalidName, outputs.ErrInvalidName},
-		"ErrTooLarge":      {layering.ErrTooLarge, substitute.ErrTooLarge, outputs.ErrTooLarge},
+		"ErrTooLarge":      {stackfile.ErrTooLarge, substitute.ErrTooLarge, outputs.ErrTooLarge},
 		"ErrMalformed":     {substitute.ErrMalformed, outputs.ErrMalformed},
 		"ErrWrongShape":    {substitute.ErrWrongShape, outputs.ErrWrongShape},
 	} {
@@ -124,10 +125,10 @@ func TestInvalidOptionThroughLayering(t *testing.T) {
 func TestTooLargeThroughLayering(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "stack.yaml")
 	require.NoError(t, os.WriteFile(path, nil, 0o644))
-	require.NoError(t, os.Truncate(path, layering.MaxStackSize+1))
-	_, err := layering.LoadStack(path)
-	for _, sentinel := range []error{layering.ErrTooLarge, outputs.ErrTooLarge, substitute.ErrTooLarge} {
-		assert.ErrorIs(t, err, sentinel, "LoadStack of a file over MaxStackSize: %v", err)
+	require.NoError(t, os.Truncate(path, stackfile.MaxSize+1))
+	_, err := stackfile.Load(path)
+	for _, sentinel := range []error{stackfile.ErrTooLarge, outputs.ErrTooLarge, substitute.ErrTooLarge} {
+		assert.ErrorIs(t, err, sentinel, "stackfile.Load of a file over MaxSize: %v", err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/stackpath"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // Imported is a repository's platform as a stack file.
@@ -184,14 +185,14 @@ func importPlan(repo *Repository) (*Imported, error) {
 		}
 		return nil, fmt.Errorf("importing %s: its tree applies %s: a stack is made of Kustomizations, so there is nothing to import", repo.Entry, what)
 	}
-	data, err := builder.StackFile()
+	data, err := stackfile.Marshal(builder)
 	if err != nil {
 		return nil, fmt.Errorf("writing the stack of %s: %w", repo.Entry, err)
 	}
 	out.Stack = data
 
 	// The round trip: render the stack and compare with the originals.
-	b, err := layering.ParseStack("stack.yaml", data)
+	b, err := stackfile.Parse("stack.yaml", data)
 	if err != nil {
 		return nil, fmt.Errorf("reading back the stack of %s: %w", repo.Entry, err)
 	}

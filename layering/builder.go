@@ -19,11 +19,6 @@ type Builder struct {
 	stack stack
 	steps []*step
 	errs  []error
-
-	// Set by LoadStack: the stack file, its directory (the root layer paths
-	// are relative to) and its vars entries.
-	file, dir string
-	vars      []stackVars
 }
 
 // New starts a stack called name (the name of its OCIRepository). Give it a
@@ -49,7 +44,7 @@ func New(name string, opts ...StackOption) *Builder {
 
 // Layer adds a layer that depends on nothing but what its options say.
 func (b *Builder) Layer(name string, opts ...StepOption) *Builder {
-	b.add(name, "", 0, "", opts)
+	b.add(name, "", opts)
 	return b
 }
 
@@ -61,7 +56,7 @@ func (b *Builder) Then(name string, opts ...StepOption) *Builder {
 	} else {
 		b.errs = append(b.errs, &LayerError{Layer: name, Err: errdefs.Kind(ErrUnknownDependency, "Then has no previous layer to depend on; start with Layer")})
 	}
-	b.add(name, "", 0, prev, opts)
+	b.add(name, prev, opts)
 	return b
 }
 
@@ -75,8 +70,8 @@ func (b *Builder) Add(p Preset) *Builder {
 	return b
 }
 
-func (b *Builder) add(name string, file string, line int, prev string, opts []StepOption) *step {
-	s := &step{name: name, file: file, line: line}
+func (b *Builder) add(name, prev string, opts []StepOption) *step {
+	s := &step{name: name}
 	if prev != "" {
 		s.dependsOn = append(s.dependsOn, prev)
 	}

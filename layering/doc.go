@@ -19,8 +19,8 @@
 // Wait, HealthChecks, HealthCheckExprs, ReadyExpr, TargetNamespace,
 // Substitute, SubstituteFrom, Components, Patches, CommonMetadata, Force. The
 // Operator preset expands to crds → operator → crs, and WebhookGuard makes a
-// layer wait for its webhook's CA bundle. LoadStack reads the same model
-// from a stack file (fluxpack.dev/v1alpha1 Stack).
+// layer wait for its webhook's CA bundle. Package stackfile reads the same
+// model from a stack file (fluxpack.dev/v1alpha1 Stack) and writes it back.
 //
 // Invariants:
 //
@@ -56,16 +56,16 @@
 // Graph draws the DAG. Package lint reads each layer's manifests as
 // kustomize-controller builds them and reports the races the seeds ran into.
 //
-// A Fleet (NewFleet, LoadFleet) is one stack resolved per cluster: layers
-// disabled, overridden or added, each cluster's own outputs and artifact.
-// It stays in this package, not in package fleet, because resolving a
-// cluster edits a copy of the stack's Builder (its steps, its vars
-// entries), which would otherwise have to become public API that no caller
-// of the builder should use; package fleet pushes and promotes what
-// render.Fleet and render.ClusterFiles render, and package lint lints each
-// cluster (lint.Fleet).
+// A reader of files records where things are declared (DeclaredIn,
+// RootDir, VarsFrom, DeclaredAt) and a writer reads the options back
+// (Builder.Settings). A built stack can be edited before Build, as package
+// fleet edits it per cluster: RemoveLayer (its dependents wait for what it
+// waited for), EditLayer, SetArtifact, SetOutputs, SubstituteDefaults;
+// bad edits are recorded for Build like bad options.
 //
-// This package is the model: it reads files but never touches the network,
+// This package is the model, and only the model: no file format (package
+// stackfile: stack files; package fleet: fleets and fleet files), no
+// rendering to a folder (package render). It never touches the network,
 // renders no chart and links no Helm (package lint and fluxbuild do), does
 // not push (see package oci) and does not evaluate variables (see package
 // substitute).

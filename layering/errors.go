@@ -5,24 +5,10 @@ import (
 	"fmt"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
-	"github.com/fluxpack/fluxpack/internal/inputfile"
 )
 
 // ErrInvalidPlan is returned by Build, wrapping every problem it found.
 var ErrInvalidPlan = errors.New("invalid layer plan")
-
-// ErrInvalidStack is returned when a stack file cannot be read as a Stack;
-// it wraps one *FileError per problem.
-var ErrInvalidStack = errors.New("invalid stack file")
-
-// MaxStackSize is the largest stack file LoadStack reads: 16 MiB. A larger
-// one is an error wrapping ErrTooLarge.
-const MaxStackSize = inputfile.MaxSize
-
-// ErrTooLarge is wrapped by LoadStack's error about a stack file over
-// MaxStackSize: the value of outputs.ErrTooLarge and substitute.ErrTooLarge
-// too.
-var ErrTooLarge = errdefs.ErrTooLarge
 
 // Kinds of layer problems, for errors.Is on the Err of a *LayerError.
 var (

@@ -48,16 +48,3 @@ func (p *Plan) ownSource(k *kustomizev1.Kustomization) bool {
 	}
 	return ref.Kind == p.sourceRef.Kind && ref.Name == p.sourceRef.Name && ns(ref.Namespace) == ns(p.sourceRef.Namespace)
 }
-
-// GraphFile reads and builds a stack file and draws it (Plan.Graph).
-func GraphFile(path string, format GraphFormat) ([]byte, error) {
-	b, err := LoadStack(path)
-	if err != nil {
-		return nil, err
-	}
-	plan, err := b.Build()
-	if err != nil {
-		return nil, err
-	}
-	return plan.Graph(format)
-}

@@ -122,6 +122,12 @@ type stack struct {
 	fluxDefaults                     bool
 	wake                             *wakeConfig
 	verify                           *sourcev1.OCIRepositoryVerification
+
+	// Set by a stack file's reader (DeclaredIn, RootDir, VarsFrom): the
+	// stack file, its directory (the root layer paths are relative to) and
+	// its vars entries with their outputs files.
+	file, dir   string
+	varsEntries []VarsEntry
 }
 
 // Defaults, written out in every Kustomization so none is implicit.

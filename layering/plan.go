@@ -100,13 +100,12 @@ func (b *Builder) emit(nodes []*node) *Plan {
 		Name: st.name, Namespace: st.namespace,
 		ExistingNamespaces: slices.Clone(st.existingNamespaces), ExistingAPIGroups: slices.Clone(st.existingAPIGroups),
 		External: slices.Clone(st.external),
-		File:     b.file, Dir: b.dir,
+		File:     st.file, Dir: st.dir,
 	}
 	for _, name := range st.vars {
 		v := VarsEntry{Name: name}
-		if i := slices.IndexFunc(b.vars, func(sv stackVars) bool { return sv.Name == name }); i >= 0 {
-			sv := b.vars[i]
-			v = VarsEntry{Name: sv.Name, Outputs: sv.Outputs, File: sv.file, Line: sv.line}
+		if i := slices.IndexFunc(st.varsEntries, func(e VarsEntry) bool { return e.Name == name }); i >= 0 {
+			v = st.varsEntries[i]
 		}
 		p.Vars = append(p.Vars, v)
 	}

@@ -30,17 +30,17 @@ func (p *operatorPreset) expand(b *Builder) {
 			s.path = &path
 		}
 	}
-	withPath(b.add(crds, "", 0, "", append([]StepOption{KeepOnDelete(), Wait()}, p.crds...)), "crds")
+	withPath(b.add(crds, "", append([]StepOption{KeepOnDelete(), Wait()}, p.crds...)), "crds")
 	opOpts := []StepOption{MarkOperator()}
 	if p.guard != nil {
 		opOpts = append(opOpts, WebhookGuard(p.guard.kind, p.guard.name))
 	}
-	s := b.add(op, "", 0, crds, append(opOpts, p.operator...))
+	s := b.add(op, crds, append(opOpts, p.operator...))
 	withPath(s, "operator")
 	if s.helm != nil && s.helm.crds == "" {
 		s.helm.crds = helmv2.Skip // the CRDs have their own layer
 	}
-	withPath(b.add(crs, "", 0, "", append([]StepOption{DependsOnOperator(), RetryInterval(time.Minute)}, p.crs...)), "crs")
+	withPath(b.add(crs, "", append([]StepOption{DependsOnOperator(), RetryInterval(time.Minute)}, p.crs...)), "crs")
 }
 
 type funcOperator func(*operatorPreset)

@@ -55,11 +55,23 @@ func (r *FleetReport) Summary() string {
 	return findingsIn(r.Failing(), r.Findings()-r.Failing(), fmt.Sprintf("%d cluster%s", len(r.Clusters), plural(len(r.Clusters), "", "s")))
 }
 
+// Clusters is what Fleet lints: a fleet of package fleet (*fleet.Fleet),
+// one stack resolved per cluster. lint takes it by these methods, not by
+// the type, so that it does not link what package fleet pushes with.
+type Clusters interface {
+	Name() string
+	// Err is the fleet's own problems, before any cluster is resolved.
+	Err() error
+	Clusters() []string
+	// Resolve is the cluster's stack, its Build problems left to Stack.
+	Resolve(cluster string) (*layering.Builder, error)
+}
+
 // Fleet lints every cluster's resolved stack as Stack lints a stack. A
 // fleet that cannot be resolved (an unknown layer to disable, a bad
 // artifact URL) is an error; what Lint finds in a cluster's stack is
 // findings.
-func Fleet(ctx context.Context, f *layering.Fleet, opts ...Option) (*FleetReport, error) {
+func Fleet(ctx context.Context, f Clusters, opts ...Option) (*FleetReport, error) {
 	if err := f.Err(); err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -481,18 +482,18 @@ func WithExistingAPIGroups(groups ...string) Option {
 	})
 }
 
-// File reads a stack file and lints it: layering.LoadStack, then Stack
+// File reads a stack file and lints it: stackfile.Load, then Stack
 // with the layer paths relative to the file, and with the configuration
 // file beside it (ConfigFile, or WithDiscovery's) before opts, as
 // `fluxpack lint -f` does, unless WithoutDiscovery. A stack that cannot be read
-// is an error (layering.ErrInvalidStack); everything else about it is a
+// is an error (stackfile.ErrInvalid); everything else about it is a
 // finding.
 func File(ctx context.Context, path string, opts ...Option) (*Report, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {
 		return nil, err
 	}
-	b, err := layering.LoadStack(path)
+	b, err := stackfile.Load(path)
 	if err != nil {
 		return nil, err
 	}

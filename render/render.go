@@ -14,6 +14,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testhook"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/outputs"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // Option configures StackFile. Only this package implements it;
@@ -24,7 +25,7 @@ type renderConfig struct {
 	outputs     string
 	secretFile  string
 	receiverURL string
-	secretDir   string // Fleet's
+	secretDir   string // Stacks'
 	verifyKey   string
 	// WithVerifyNotation's.
 	notationPolicy string
@@ -113,7 +114,7 @@ func StackFile(ctx context.Context, path, dir string, opts ...Option) (*Rendered
 	if err != nil {
 		return nil, err
 	}
-	b, err := layering.LoadStack(path)
+	b, err := stackfile.Load(path)
 	if err != nil {
 		return nil, err
 	}

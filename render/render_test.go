@@ -12,6 +12,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/render"
+	"github.com/fluxpack/fluxpack/stackfile"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -23,7 +24,7 @@ func TestRenderFileBadStacks(t *testing.T) {
 		want []string
 	}{
 		{"cycle.yaml", layering.ErrCycle, []string{`testdata/stacks/cycle.yaml:7: layer "crds": dependency cycle crds -> crs -> operator -> crds`}},
-		{"unknown-field.yaml", layering.ErrInvalidStack, []string{`testdata/stacks/unknown-field.yaml:8: unknown field "pruen" in spec.layers[0]`}},
+		{"unknown-field.yaml", stackfile.ErrInvalid, []string{`testdata/stacks/unknown-field.yaml:8: unknown field "pruen" in spec.layers[0]`}},
 		{"bad-name.yaml", layering.ErrInvalidName, []string{
 			`testdata/stacks/bad-name.yaml:7: layer "CRDs": name must match`,
 			`testdata/stacks/bad-name.yaml:8: layer "crds_2": name must match`,

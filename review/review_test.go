@@ -270,7 +270,7 @@ func TestCompareStack(t *testing.T) {
 }
 
 func TestCompareFleet(t *testing.T) {
-	root := filepath.Join("..", "layering", "testdata", "fleet")
+	root := filepath.Join("..", "fleet", "testdata", "fleet")
 	dir := t.TempDir()
 	base, head := filepath.Join(dir, "base"), filepath.Join(dir, "head")
 	copyTree(t, root, base)

@@ -14,10 +14,12 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // WithLintOptions passes options to lint on both sides (the charts
@@ -42,7 +44,7 @@ func loadStack(path string) (*stackSide, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return &stackSide{}, nil
 	}
-	b, err := layering.LoadStack(path)
+	b, err := stackfile.Load(path)
 	if err != nil {
 		return nil, err
 	}
@@ -92,12 +94,12 @@ func CompareFleet(ctx context.Context, baseRoot, headRoot, fleetRel string, opts
 	if err != nil {
 		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
 	}
-	load := func(root string) (*layering.Fleet, error) {
+	load := func(root string) (*fleet.Fleet, error) {
 		p := filepath.Join(root, filepath.FromSlash(fleetRel))
 		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
-		f, err := layering.LoadFleet(p)
+		f, err := fleet.Load(p)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +117,7 @@ func CompareFleet(ctx context.Context, baseRoot, headRoot, fleetRel string, opts
 		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, fleetRel)
 	}
 	var clusters []string
-	for _, f := range []*layering.Fleet{hf, bf} {
+	for _, f := range []*fleet.Fleet{hf, bf} {
 		if f != nil {
 			for _, c := range f.Clusters() {
 				if !slices.Contains(clusters, c) {
@@ -124,7 +126,7 @@ func CompareFleet(ctx context.Context, baseRoot, headRoot, fleetRel string, opts
 			}
 		}
 	}
-	resolve := func(f *layering.Fleet, c string) (*layering.Builder, error) {
+	resolve := func(f *fleet.Fleet, c string) (*layering.Builder, error) {
 		if f == nil || !slices.Contains(f.Clusters(), c) {
 			return nil, nil
 		}

@@ -19,7 +19,7 @@ import (
 )
 
 // packages are fluxpack's public packages, in the order data flows.
-var packages = []string{"outputs", "substitute", "fluxbuild", "layering", "render", "charts", "sources", "fluxrepo", "bootstrap", "lint", "argocd", "oci", "oci/cosign", "oci/notation", "fleet", "fluxpatch", "status", "review"}
+var packages = []string{"outputs", "substitute", "fluxbuild", "layering", "stackfile", "render", "charts", "sources", "fluxrepo", "bootstrap", "lint", "argocd", "oci", "oci/cosign", "oci/notation", "fleet", "fluxpatch", "status", "review"}
 
 // TestAPI writes each public package's exported declarations, without
 // their comments, and the number of exported names.

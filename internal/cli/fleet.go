@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/fleet"
-	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/oci"
 	"github.com/fluxpack/fluxpack/render"
@@ -27,7 +26,7 @@ func (s *fleetFlag) bind(cmd *cobra.Command) {
 // renderFleet is render --fleet: out/<cluster>/ per cluster, each
 // cluster's Secrets in secretDir.
 func renderFleet(ctx context.Context, w io.Writer, log *slog.Logger, file, dir, secretDir, receiverURL string, verify []render.Option) error {
-	f, err := layering.LoadFleet(file)
+	f, err := fleet.Load(file)
 	if err != nil {
 		return err
 	}
@@ -39,7 +38,7 @@ func renderFleet(ctx context.Context, w io.Writer, log *slog.Logger, file, dir, 
 		opts = append(opts, render.WithReceiverURL(receiverURL))
 	}
 	opts = append(opts, verify...)
-	rs, err := render.Fleet(ctx, f, dir, opts...)
+	rs, err := fleet.Render(ctx, f, dir, opts...)
 	if err != nil {
 		return err
 	}
@@ -66,7 +65,7 @@ func renderFleet(ctx context.Context, w io.Writer, log *slog.Logger, file, dir, 
 // lintFleet is lint --fleet: the findings every cluster shares once, then
 // each cluster's own.
 func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []lint.Option) error {
-	f, err := layering.LoadFleet(file)
+	f, err := fleet.Load(file)
 	if err != nil {
 		return err
 	}
@@ -89,7 +88,7 @@ func lintFleet(cmd *cobra.Command, file string, out outputFlag, opts []lint.Opti
 // pushFleet is push --fleet: a line per cluster (or JSON), exit 0 when
 // every cluster is pushed or unchanged.
 func pushFleet(cmd *cobra.Command, log *slog.Logger, file string, jobs int, out outputFlag, pushOpts []oci.PushOption, treeOpts []oci.TreeOption) error {
-	f, err := layering.LoadFleet(file)
+	f, err := fleet.Load(file)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,7 @@ import (
 func fleetDir(t *testing.T, host string) string {
 	t.Helper()
 	dir := t.TempDir()
-	require.NoError(t, os.CopyFS(dir, os.DirFS("../../layering/testdata/fleet")))
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../../fleet/testdata/fleet")))
 	file := filepath.Join(dir, "fleet.yaml")
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 func newGraphCmd(*rootFlags) *cobra.Command {
@@ -76,7 +77,7 @@ refused.`,
 				if err := repo.notForStack(false); err != nil {
 					return err
 				}
-				if out, err = layering.GraphFile(string(stack), f); err != nil {
+				if out, err = stackfile.Graph(string(stack), f); err != nil {
 					return err
 				}
 			}

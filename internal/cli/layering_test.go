@@ -16,7 +16,7 @@ import (
 func TestLayeringCommands(t *testing.T) {
 	root := testutil.RepoRoot(t)
 	examples := filepath.Join(root, "examples")
-	bad := filepath.Join(root, "layering", "testdata", "stacks")
+	bad := filepath.Join(root, "stackfile", "testdata", "stacks")
 	es := filepath.Join(examples, "external-secrets", "platform")
 	s3 := filepath.Join(examples, "platform-hierarchy", "platform", "stack.yaml")
 	demo := filepath.Join(examples, "demo", "platform", "stack.yaml")

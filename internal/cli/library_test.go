@@ -75,7 +75,7 @@ func TestLibraryLintsAsTheCLI(t *testing.T) {
 		})
 	}
 
-	stacks, err := filepath.Glob(filepath.Join("..", "..", "layering", "testdata", "stacks", "*.yaml"))
+	stacks, err := filepath.Glob(filepath.Join("..", "..", "stackfile", "testdata", "stacks", "*.yaml"))
 	require.NoError(t, err)
 	more, err := filepath.Glob(filepath.Join("..", "..", "examples", "*", "platform", "stack.yaml"))
 	require.NoError(t, err)

@@ -48,7 +48,7 @@ func onTerminal(t *testing.T, args ...string) (string, int) {
 // $NO_COLOR set, with TERM=dumb, or into a file.
 func TestLintColour(t *testing.T) {
 	stack := []string{"lint", "-f", "testdata/stacks/external/stack.yaml"}
-	fleet := []string{"lint", "--fleet", "../../layering/testdata/fleet/fleet.yaml"}
+	fleet := []string{"lint", "--fleet", "../../fleet/testdata/fleet/fleet.yaml"}
 	t.Setenv("TERM", "xterm-256color")
 	t.Setenv("NO_COLOR", "")
 

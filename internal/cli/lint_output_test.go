@@ -44,7 +44,7 @@ func TestLintStderrIsTheSummary(t *testing.T) {
 		{name: "repository", args: entry, summary: "fluxpack: no findings in 2 layers, 2 objects"},
 		{name: "stack with a finding", args: []string{"lint", "-f", "testdata/stacks/external/stack.yaml"}, code: cli.ExitFinding, summary: "fluxpack: 1 finding in 1 layer, 1 object"},
 		{name: "clean fleet", args: []string{"lint", "--fleet", filepath.Join(clean, "fleet.yaml")}, summary: "fluxpack: no findings in 1 cluster"},
-		{name: "fleet with findings", args: []string{"lint", "--fleet", "../../layering/testdata/fleet/fleet.yaml"}, code: cli.ExitFinding, summary: "fluxpack: 2 findings in 2 clusters (and 2 hints)"},
+		{name: "fleet with findings", args: []string{"lint", "--fleet", "../../fleet/testdata/fleet/fleet.yaml"}, code: cli.ExitFinding, summary: "fluxpack: 2 findings in 2 clusters (and 2 hints)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, stderr, code := run(t, tt.args...)

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/fleet"
-	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/oci"
 	"github.com/fluxpack/fluxpack/status"
 )
@@ -106,10 +105,10 @@ whether the tag moved.`,
 				return err
 			}
 			to, src := args[0], from
-			var fl *layering.Fleet
+			var fl *fleet.Fleet
 			if fleetFile != "" {
 				var err error
-				if fl, err = layering.LoadFleet(string(fleetFile)); err != nil {
+				if fl, err = fleet.Load(string(fleetFile)); err != nil {
 					return err
 				}
 				if to, err = fl.Artifact(args[0]); err != nil {

@@ -182,7 +182,7 @@ func TestDiffEntryAgainstGitBase(t *testing.T) {
 }
 
 func TestDiffStackAndFleet(t *testing.T) {
-	src := filepath.Join(testutil.RepoRoot(t), "layering", "testdata", "fleet")
+	src := filepath.Join(testutil.RepoRoot(t), "fleet", "testdata", "fleet")
 	dir := t.TempDir()
 	base, head := filepath.Join(dir, "base"), filepath.Join(dir, "head")
 	require.NoError(t, os.CopyFS(base, os.DirFS(src)))
@@ -258,7 +258,7 @@ func TestPromoteOtherCluster(t *testing.T) {
 // ignored out/. broken.yaml names an outputs file the commit lacks.
 func gitStackFixture(t *testing.T) (repoDir string) {
 	t.Helper()
-	src := filepath.Join(testutil.RepoRoot(t), "layering", "testdata", "fleet")
+	src := filepath.Join(testutil.RepoRoot(t), "fleet", "testdata", "fleet")
 	dir := t.TempDir()
 	repoDir = filepath.Join(dir, "repo")
 	require.NoError(t, os.CopyFS(repoDir, os.DirFS(src)))

@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/stackfile"
 	"github.com/fluxpack/fluxpack/status"
 )
 
@@ -40,9 +42,9 @@ func (s *stackTarget) check(args []string) error {
 // layers off, overridden and added).
 func (s *stackTarget) builder() (*layering.Builder, error) {
 	if s.stack != "" {
-		return layering.LoadStack(string(s.stack))
+		return stackfile.Load(string(s.stack))
 	}
-	f, err := layering.LoadFleet(string(s.fleet))
+	f, err := fleet.Load(string(s.fleet))
 	if err != nil {
 		return nil, err
 	}

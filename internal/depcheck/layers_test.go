@@ -15,7 +15,7 @@ const module = "github.com/fluxpack/fluxpack/"
 // tiers are fluxpack's packages by job, in the order data flows: a
 // package imports only packages of a lower tier. Foundation helpers
 // (internal/…) are below everything; the model (layering) is below the
-// file formats and renderers; the readers of existing trees (fluxrepo,
+// file formats (stackfile) and renderers; the readers of existing trees (fluxrepo,
 // argocd) are below the checker (lint); the checker below the comparer
 // (review); everything below the command line. A package not listed
 // fails the test: give it its tier with its job.
@@ -24,18 +24,24 @@ var tiers = [][]string{
 	{"internal/errdefs", "internal/yamlutil", "internal/testhook", "internal/parallel", "internal/suggest", "internal/kinds",
 		"internal/stackpath", "internal/sensitive", "internal/gittree", "internal/startup", "internal/release", "internal/preview",
 		"oci/internal/regutil"},
-	{"internal/atomicfile", "internal/inputfile"},
+	// Writing files atomically, reading input files; the strict decoder of
+	// fluxpack's own files (stack and fleet files), on errdefs and yamlutil.
+	{"internal/atomicfile", "internal/inputfile", "internal/strictyaml"},
 	// Variables and IaC outputs; the registry client.
 	{"substitute", "oci", "oci/registry"},
 	{"outputs", "oci/cosign", "oci/notation"},
 	// The engine: what kustomize- and helm-controller apply.
 	{"fluxbuild"},
-	// The model: the builder, the plan and its graph, stack files.
+	// The model: the builder, the plan and its graph, wake objects.
 	{"layering"},
+	// The file formats: stack files, read into and written from the model.
+	// (The fleet file is package fleet's, with the fleet model.)
+	{"stackfile"},
 	// Rendering a stack to a folder: manifests, Secrets, wake, verify.
 	{"render"},
 	// Beside the engine: which chart a HelmRelease installs; sources
-	// fetched as source-controller fetches them; fleets of stacks.
+	// fetched as source-controller fetches them; fleets of stacks (the
+	// fleet model and file, rendered and pushed per cluster).
 	{"charts", "sources", "fleet", "fluxpatch", "status"},
 	// Readers of existing trees.
 	{"fluxrepo", "argocd", "bootstrap"},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // Render returns a Plan's files as one text, each after a "--- path" line.
@@ -38,7 +39,7 @@ func CheckExample(t *testing.T, b *layering.Builder, stackFile string) *layering
 	got := Render(t, plan)
 	Golden(t, "render", []byte(got))
 
-	fb, err := layering.LoadStack(stackFile)
+	fb, err := stackfile.Load(stackFile)
 	if err != nil {
 		t.Fatalf("loading %s: %v", stackFile, err)
 	}

@@ -1,4 +1,4 @@
-package layering_test
+package stackfile_test
 
 import (
 	"errors"
@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
-// FuzzParseStack feeds arbitrary bytes to the stack-file decoder. It must
-// never panic; a refusal is ErrInvalidStack naming the file; a stack it
+// FuzzParse feeds arbitrary bytes to the stack-file decoder. It must
+// never panic; a refusal is ErrInvalid naming the file; a stack it
 // accepts either builds or is refused as ErrInvalidPlan, and a plan that
 // builds yields its files and every graph format.
-func FuzzParseStack(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	stacks, _ := filepath.Glob(filepath.Join("testdata", "stacks", "*.yaml"))
 	for _, p := range stacks {
 		if b, err := os.ReadFile(p); err == nil {
@@ -25,10 +26,10 @@ func FuzzParseStack(f *testing.F) {
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Add([]byte("{}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b, err := layering.ParseStack("stack.yaml", data)
+		b, err := stackfile.Parse("stack.yaml", data)
 		if err != nil {
-			if !errors.Is(err, layering.ErrInvalidStack) || !strings.Contains(err.Error(), "stack.yaml") {
-				t.Fatalf("%v: want ErrInvalidStack naming stack.yaml", err)
+			if !errors.Is(err, stackfile.ErrInvalid) || !strings.Contains(err.Error(), "stack.yaml") {
+				t.Fatalf("%v: want ErrInvalid naming stack.yaml", err)
 			}
 			return
 		}

@@ -1,4 +1,4 @@
-package layering
+package fleet
 
 import (
 	"fmt"
@@ -13,6 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/internal/strictyaml"
+	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // docs/stack.md is written by fileReference from the schema types (the
@@ -25,7 +29,7 @@ var refRoots = []struct {
 	name string
 	t    reflect.Type
 }{
-	{"Stack", reflect.TypeFor[stackDoc]()},
+	{"Stack", reflect.TypeFor[stackfile.Doc]()},
 	{"Fleet", reflect.TypeFor[fleetDoc]()},
 }
 
@@ -108,7 +112,7 @@ func refElem(t reflect.Type) (reflect.Type, reflect.Kind) {
 		coll = t.Kind()
 		t = derefType(t.Elem())
 	}
-	if t.Kind() == reflect.Struct && t != durationType {
+	if t.Kind() == reflect.Struct && t != strictyaml.DurationType {
 		return t, coll
 	}
 	return nil, 0
@@ -187,7 +191,7 @@ func renderReference(table map[reflect.Type]refType) ([]byte, error) {
 	}
 	if len(errs) > 0 {
 		slices.Sort(errs)
-		return nil, fmt.Errorf("docs/stack.md and the schema types differ; fix the table in layering/reference_table_test.go, then run `make docs`:\n%s", strings.Join(errs, "\n"))
+		return nil, fmt.Errorf("docs/stack.md and the schema types differ; fix the table in fleet/reference_table_test.go, then run `make docs`:\n%s", strings.Join(errs, "\n"))
 	}
 
 	var b strings.Builder
@@ -233,7 +237,7 @@ func checkRefType(table map[reflect.Type]refType, o refOcc) []string {
 		names = append(names, f.name)
 	}
 	// schemaFields must see what the decoder accepts.
-	if want := sortedKeys(jsonFields(o.t)); !slices.Equal(slices.Sorted(slices.Values(names)), want) {
+	if want := sortedKeys(strictyaml.Fields(o.t)); !slices.Equal(slices.Sorted(slices.Values(names)), want) {
 		errs = append(errs, fmt.Sprintf("%s: fields %v, but the decoder accepts %v", at, names, want))
 	}
 	if rt.minimal != "" {
@@ -293,9 +297,9 @@ func refLink(table map[reflect.Type]refType, t reflect.Type) string {
 func refTypeString(table map[reflect.Type]refType, t reflect.Type, key string) string {
 	t = derefType(t)
 	switch t {
-	case durationType:
+	case strictyaml.DurationType:
 		return "duration"
-	case depType:
+	case stackType("stackDep"):
 		return "(layer name or " + refLink(table, t) + ")"
 	}
 	switch t.Kind() {
@@ -462,7 +466,7 @@ func refLoad(dir, root string, doc map[string]any) (string, error) {
 		return "", err
 	}
 	var out strings.Builder
-	write := func(b *Builder) error {
+	write := func(b *layering.Builder) error {
 		p, err := b.Build()
 		if err != nil {
 			return err
@@ -479,7 +483,7 @@ func refLoad(dir, root string, doc map[string]any) (string, error) {
 	}
 	switch root {
 	case "Stack":
-		b, err := ParseStack(filepath.Join(dir, "doc.yaml"), data)
+		b, err := stackfile.Parse(filepath.Join(dir, "doc.yaml"), data)
 		if err != nil {
 			return "", err
 		}
@@ -488,7 +492,7 @@ func refLoad(dir, root string, doc map[string]any) (string, error) {
 		}
 		return out.String(), nil
 	case "Fleet":
-		f, err := ParseFleet(filepath.Join(dir, "fleet.yaml"), data)
+		f, err := Parse(filepath.Join(dir, "fleet.yaml"), data)
 		if err != nil {
 			return "", err
 		}
@@ -520,7 +524,7 @@ func TestFileReferenceTable(t *testing.T) {
 	_, err := renderReference(refTypes)
 	require.NoError(t, err)
 
-	layer := reflect.TypeFor[stackLayer]()
+	layer := reflect.TypeFor[stackfile.Layer]()
 	edit := func(f func(rt *refType)) map[reflect.Type]refType {
 		table := maps.Clone(refTypes)
 		rt := table[layer]
@@ -537,14 +541,14 @@ func TestFileReferenceTable(t *testing.T) {
 		{"undocumented field", edit(func(rt *refType) { delete(rt.fields, "wait") }),
 			"Stack spec.layers[].wait is undocumented"},
 		{"field the types lack", edit(func(rt *refType) { rt.fields["waitFor"] = refField{desc: "d", ex: "x"} }),
-			`the table documents field "waitFor", which layering.stackLayer does not have`},
+			`the table documents field "waitFor", which stackfile.Layer does not have`},
 		{"example that is not YAML", edit(func(rt *refType) { f := rt.fields["wait"]; f.ex = "[false"; rt.fields["wait"] = f }),
 			"Stack spec.layers[].wait: ex:"},
 		{"undocumented type", func() map[reflect.Type]refType {
 			table := maps.Clone(refTypes)
-			delete(table, reflect.TypeFor[stackGuard]())
+			delete(table, stackType("stackGuard"))
 			return table
-		}(), "Stack spec.layers[].webhookGuard (layering.stackGuard) is undocumented"},
+		}(), "Stack spec.layers[].webhookGuard (stackfile.stackGuard) is undocumented"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -625,8 +629,8 @@ func TestFileReferenceFieldsCatch(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(refStackExample), 0o644))
 	var layers refOcc
-	for _, o := range refWalk("Stack", reflect.TypeFor[stackDoc](), nil) {
-		if o.t == reflect.TypeFor[stackLayer]() {
+	for _, o := range refWalk("Stack", reflect.TypeFor[stackfile.Doc](), nil) {
+		if o.t == reflect.TypeFor[stackfile.Layer]() {
 			layers = o
 			break
 		}
@@ -668,3 +672,35 @@ func TestFileReferenceFieldsCatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEqual(t, base, got, "prune: false renders as leaving prune out")
 }
+
+// stackType is the stack file schema's type called name (package
+// stackfile keeps them unexported), found from stackfile.Doc.
+func stackType(name string) reflect.Type {
+	seen := map[reflect.Type]bool{}
+	var find func(t reflect.Type) reflect.Type
+	find = func(t reflect.Type) reflect.Type {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return nil
+		}
+		seen[t] = true
+		if t.Name() == name && t.PkgPath() == reflect.TypeFor[stackfile.Doc]().PkgPath() {
+			return t
+		}
+		for f := range t.Fields() {
+			if found := find(f.Type); found != nil {
+				return found
+			}
+		}
+		return nil
+	}
+	t := find(reflect.TypeFor[stackfile.Doc]())
+	if t == nil {
+		panic("stackfile has no schema type " + name)
+	}
+	return t
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -1,18 +1,24 @@
-package layering
+package fleet
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"reflect"
+	"slices"
 
 	"github.com/fluxcd/pkg/apis/kustomize"
 	"go.yaml.in/yaml/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/fluxpack/fluxpack/internal/inputfile"
+	"github.com/fluxpack/fluxpack/internal/strictyaml"
+	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
-// FleetKind is the kind of a fleet file (apiVersion StackAPIVersion).
-const FleetKind = "Fleet"
+// Kind is the kind of a fleet file (apiVersion stackfile.APIVersion).
+const Kind = "Fleet"
 
 // fleetDoc is a fleet file: the stack (a stack file, relative to the fleet
 // file), the artifact URL template and the clusters.
@@ -40,7 +46,7 @@ type fleetCluster struct {
 	Disable     []string                      `json:"disable,omitempty"`
 	Layers      map[string]fleetLayerOverride `json:"layers,omitempty"`
 	Substitute  map[string]string             `json:"substitute,omitempty"`
-	ExtraLayers []stackLayer                  `json:"extraLayers,omitempty"`
+	ExtraLayers []stackfile.Layer             `json:"extraLayers,omitempty"`
 }
 
 // fleetLayerOverride is what a cluster may change of a stack's layer.
@@ -50,7 +56,7 @@ type fleetLayerOverride struct {
 	Patches  []kustomize.Patch `json:"patches,omitempty"`
 }
 
-// LoadFleet reads a fleet file (apiVersion fluxpack.dev/v1alpha1, kind
+// Load reads a fleet file (apiVersion fluxpack.dev/v1alpha1, kind
 // Fleet):
 //
 //	apiVersion: fluxpack.dev/v1alpha1
@@ -68,30 +74,37 @@ type fleetLayerOverride struct {
 //	      substitute: {tier: prod}             # extra variables, every layer
 //	      extraLayers: [{name: backup, dependsOn: [apps]}]
 //
-// Decoding is as strict as LoadStack's, each problem a *FileError with its
-// line, wrapped in ErrInvalidStack; the stack file is read and decoded
-// once, when a cluster's stack is first asked for (Fleet.Stack, Check; see
-// StackFileOnce).
-func LoadFleet(path string) (*Fleet, error) {
+// Decoding is as strict as stackfile.Load's, each problem a
+// *layering.FileError with its line, wrapped in stackfile.ErrInvalid; the
+// stack file is read and decoded once, when a cluster's stack is first
+// asked for (Fleet.Stack, Check; see stackfile.Once).
+func Load(path string) (*Fleet, error) {
 	data, err := inputfile.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading fleet %s: %w", path, err)
 	}
-	return ParseFleet(path, data)
+	return Parse(path, data)
 }
 
-// ParseFleet is LoadFleet on data; name is the file name, which the
+// Parse is Load on data; name is the file name, which the
 // stack's path is relative to.
-func ParseFleet(name string, data []byte) (*Fleet, error) {
-	_, doc, fd, err := decodeFile[fleetDoc](name, data, "fleet", (*decoder).checkFleet)
+func Parse(name string, data []byte) (*Fleet, error) {
+	var fd fleetDoc
+	d, doc, err := strictyaml.File(name, data, "fleet", hooks, &fd)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", stackfile.ErrInvalid, err)
+	}
+	if d.Err() == nil {
+		checkFleet(d, doc, &fd)
+	}
+	if err := d.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %w", stackfile.ErrInvalid, err)
 	}
 	stackPath := fd.Spec.Stack
 	if !filepath.IsAbs(stackPath) {
 		stackPath = filepath.Join(filepath.Dir(name), filepath.FromSlash(stackPath))
 	}
-	f := NewFleet(fd.Metadata.Name, StackFileOnce(stackPath), fd.Spec.Artifact)
+	f := New(fd.Metadata.Name, stackfile.Once(stackPath), fd.Spec.Artifact)
 	f.file = name
 	for i, c := range fd.Spec.Clusters {
 		var opts []ClusterOption
@@ -104,63 +117,67 @@ func ParseFleet(name string, data []byte) (*Fleet, error) {
 		if len(c.Disable) > 0 {
 			opts = append(opts, Disable(c.Disable...))
 		}
-		for _, layer := range sortedKeys(c.Layers) {
+		for _, layer := range slices.Sorted(maps.Keys(c.Layers)) {
 			o := c.Layers[layer]
-			var so []StepOption
+			var so []layering.StepOption
 			if o.Interval != nil {
-				so = append(so, Interval(o.Interval.Duration))
+				so = append(so, layering.Interval(o.Interval.Duration))
 			}
 			if o.Timeout != nil {
-				so = append(so, Timeout(o.Timeout.Duration))
+				so = append(so, layering.Timeout(o.Timeout.Duration))
 			}
 			if len(o.Patches) > 0 {
-				so = append(so, Patches(o.Patches...))
+				so = append(so, layering.Patches(o.Patches...))
 			}
 			opts = append(opts, Override(layer, so...))
 		}
 		if len(c.Substitute) > 0 {
 			opts = append(opts, ExtraVars(c.Substitute))
 		}
-		cs := f.addCluster(c.Name, name, lineOf(doc, "spec", "clusters", i), opts)
+		cs := f.addCluster(c.Name, name, strictyaml.LineOf(doc, "spec", "clusters", i), opts)
 		for j, l := range c.ExtraLayers {
-			cs.extra = append(cs.extra, extraLayer{name: l.Name, line: lineOf(doc, "spec", "clusters", i, "extraLayers", j), opts: layerOptions(&l)})
+			cs.extra = append(cs.extra, extraLayer{name: l.Name, line: strictyaml.LineOf(doc, "spec", "clusters", i, "extraLayers", j), opts: l.Options()})
 		}
 	}
 	return f, nil
 }
 
+// hooks are the strict decoder's hooks for the fleet file's types:
+// durations checked as they are read.
+var hooks = map[reflect.Type]strictyaml.Hook{strictyaml.DurationType: strictyaml.Duration}
+
 // checkFleet reports what the schema's types cannot: required fields,
 // identity, duplicate clusters.
-func (d *decoder) checkFleet(doc *yaml.Node, fd *fleetDoc) {
-	at := func(path ...any) *yaml.Node { return &yaml.Node{Line: lineOf(doc, path...)} }
-	if fd.APIVersion != StackAPIVersion {
-		d.fail(at("apiVersion"), "apiVersion %q: want %s", fd.APIVersion, StackAPIVersion)
+func checkFleet(d *strictyaml.Decoder, doc *yaml.Node, fd *fleetDoc) {
+	at := func(path ...any) *yaml.Node { return &yaml.Node{Line: strictyaml.LineOf(doc, path...)} }
+	if fd.APIVersion != stackfile.APIVersion {
+		d.Fail(at("apiVersion"), "apiVersion %q: want %s", fd.APIVersion, stackfile.APIVersion)
 	}
-	if fd.Kind != FleetKind {
-		d.fail(at("kind"), "kind %q: want %s", fd.Kind, FleetKind)
+	if fd.Kind != Kind {
+		d.Fail(at("kind"), "kind %q: want %s", fd.Kind, Kind)
 	}
 	if fd.Metadata.Name == "" {
-		d.fail(at("metadata"), "metadata.name is required")
+		d.Fail(at("metadata"), "metadata.name is required")
 	}
 	if fd.Spec.Stack == "" {
-		d.fail(at("spec"), "spec.stack (the stack file) is required")
+		d.Fail(at("spec"), "spec.stack (the stack file) is required")
 	}
 	if len(fd.Spec.Clusters) == 0 {
-		d.fail(at("spec"), "spec.clusters: at least one cluster is required")
+		d.Fail(at("spec"), "spec.clusters: at least one cluster is required")
 	}
 	first := map[string]int{}
 	for i, c := range fd.Spec.Clusters {
 		switch {
 		case c.Name == "":
-			d.fail(at("spec", "clusters", i), "spec.clusters[%d].name is required", i)
+			d.Fail(at("spec", "clusters", i), "spec.clusters[%d].name is required", i)
 		case first[c.Name] > 0:
-			d.fail(at("spec", "clusters", i), "cluster %q declared twice (first at line %d)", c.Name, first[c.Name])
+			d.Fail(at("spec", "clusters", i), "cluster %q declared twice (first at line %d)", c.Name, first[c.Name])
 		default:
-			first[c.Name] = lineOf(doc, "spec", "clusters", i)
+			first[c.Name] = strictyaml.LineOf(doc, "spec", "clusters", i)
 		}
 		for j, l := range c.ExtraLayers {
 			if l.Name == "" {
-				d.fail(at("spec", "clusters", i, "extraLayers", j), "spec.clusters[%d].extraLayers[%d].name is required", i, j)
+				d.Fail(at("spec", "clusters", i, "extraLayers", j), "spec.clusters[%d].extraLayers[%d].name is required", i, j)
 			}
 		}
 	}

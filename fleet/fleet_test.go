@@ -1,4 +1,4 @@
-package layering_test
+package fleet_test
 
 import (
 	"os"
@@ -10,10 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/render"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 const fleetFile = "testdata/fleet/fleet.yaml"
@@ -22,7 +24,7 @@ const fleetFile = "testdata/fleet/fleet.yaml"
 // artifact as the OCIRepository, a layer off (its dependents wait for what
 // it waited for), a layer's interval, extra variables, an extra layer.
 func TestFleetStack(t *testing.T) {
-	f, err := layering.LoadFleet(fleetFile)
+	f, err := fleet.Load(fleetFile)
 	require.NoError(t, err)
 	require.NoError(t, f.Check())
 	assert.Equal(t, []string{"staging", "prod"}, f.Clusters())
@@ -51,7 +53,7 @@ func TestFleetStack(t *testing.T) {
 	assert.NotNil(t, prod.Wake, "the stack's wake holds on every cluster")
 }
 
-func buildCluster(t *testing.T, f *layering.Fleet, name string) *layering.Plan {
+func buildCluster(t *testing.T, f *fleet.Fleet, name string) *layering.Plan {
 	t.Helper()
 	b, err := f.Stack(name)
 	require.NoError(t, err)
@@ -80,11 +82,11 @@ func layerOf(p *layering.Plan, name string) *layering.Layer {
 // RenderFleet writes out/<cluster>/ per cluster, each with its own
 // OCIRepository and vars ConfigMap, and each cluster's Secrets outside out/.
 func TestRenderFleet(t *testing.T) {
-	f, err := layering.LoadFleet(fleetFile)
+	f, err := fleet.Load(fleetFile)
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "out")
 	secrets := filepath.Join(t.TempDir(), "secrets")
-	rs, err := render.Fleet(t.Context(), f, out, render.WithSecretDir(secrets))
+	rs, err := fleet.Render(t.Context(), f, out, render.WithSecretDir(secrets))
 	require.NoError(t, err)
 	require.Len(t, rs, 2)
 	assert.Equal(t, filepath.Join(out, "prod"), rs[1].Dir)
@@ -134,9 +136,9 @@ func TestFleetErrors(t *testing.T) {
 			file := filepath.Join(dir, "fleet.yaml")
 			require.NoError(t, os.WriteFile(file, []byte(tt.fleet), 0o644))
 			out := filepath.Join(t.TempDir(), "out")
-			f, err := layering.LoadFleet(file)
+			f, err := fleet.Load(file)
 			if err == nil {
-				_, err = render.Fleet(t.Context(), f, out)
+				_, err = fleet.Render(t.Context(), f, out)
 			}
 			require.Error(t, err)
 			for _, w := range tt.want {
@@ -157,11 +159,11 @@ func fleetYAML(t *testing.T) string {
 
 // The Go builder has the fleet file's model.
 func TestFleetBuilder(t *testing.T) {
-	f := layering.NewFleet("platform", func() (*layering.Builder, error) { return layering.LoadStack("testdata/fleet/stack.yaml") },
+	f := fleet.New("platform", func() (*layering.Builder, error) { return stackfile.Load("testdata/fleet/stack.yaml") },
 		"oci://registry.example.com/platform:{{cluster}}").
-		Cluster("dev", layering.Disable("observability", "apps")).
-		Cluster("edge", layering.ClusterArtifact("oci://edge.example.com/platform:v1"), layering.Override("apps", layering.NoWait())).
-		Cluster("bad", layering.Override("nope", layering.Wait()), nil)
+		Cluster("dev", fleet.Disable("observability", "apps")).
+		Cluster("edge", fleet.ClusterArtifact("oci://edge.example.com/platform:v1"), fleet.Override("apps", layering.NoWait())).
+		Cluster("bad", fleet.Override("nope", layering.Wait()), nil)
 	dev := buildCluster(t, f, "dev")
 	assert.Equal(t, []string{"namespaces", "platform"}, layerNames(dev))
 	assert.Equal(t, "oci://registry.example.com/platform", dev.Source.Spec.URL)
@@ -179,7 +181,7 @@ func TestFleetBuilder(t *testing.T) {
 
 // Lint reports a finding every cluster has once, and each cluster's own.
 func TestLintFleet(t *testing.T) {
-	f, err := layering.LoadFleet(fleetFile)
+	f, err := fleet.Load(fleetFile)
 	require.NoError(t, err)
 	rep, err := lint.Fleet(t.Context(), f)
 	require.NoError(t, err)
@@ -194,46 +196,4 @@ func TestLintFleet(t *testing.T) {
 		}
 	}
 	testutil.Golden(t, "fleet-lint", []byte(strings.Join(got, "\n")+"\n"))
-}
-
-// StackFileOnce decodes the file once and gives each call a Builder of its
-// own that is LoadStack's: the same stack file back, and a change to one
-// (a fleet's cluster turning a layer off) seen by no other.
-func TestStackFileOnce(t *testing.T) {
-	for _, p := range []string{
-		"testdata/fleet/stack.yaml",
-		"testdata/stacks/external-secrets.yaml",
-		"../examples/demo/platform/stack.yaml",
-		"../examples/platform-hierarchy/platform/stack.yaml",
-		"../examples/iac-bridge/platform/stack.yaml",
-		"../e2e/testdata/s1/stack.yaml",
-	} {
-		t.Run(p, func(t *testing.T) {
-			want, err := layering.LoadStack(p)
-			require.NoError(t, err)
-			wantFile, err := want.StackFile()
-			require.NoError(t, err)
-			load := layering.StackFileOnce(p)
-			first, err := load()
-			require.NoError(t, err)
-			firstPlan, err := first.Build()
-			require.NoError(t, err)
-			// Change the first Builder: the next call must not see it.
-			first.Then("extra-layer", layering.DependsOn(firstPlan.Layers[0].Name), layering.Substitute(map[string]string{"x": "y"}))
-			second, err := load()
-			require.NoError(t, err)
-			gotFile, err := second.StackFile()
-			require.NoError(t, err)
-			assert.Equal(t, string(wantFile), string(gotFile), "StackFileOnce(%s)() is LoadStack's stack", p)
-			wantPlan, err := want.Build()
-			require.NoError(t, err)
-			gotPlan, err := second.Build()
-			require.NoError(t, err)
-			assert.Equal(t, wantPlan, gotPlan)
-		})
-	}
-	_, err := layering.StackFileOnce("testdata/stacks/unknown-field.yaml")()
-	require.ErrorIs(t, err, layering.ErrInvalidStack)
-	_, err = layering.StackFileOnce("testdata/no-such-stack.yaml")()
-	require.ErrorContains(t, err, "reading stack testdata/no-such-stack.yaml")
 }

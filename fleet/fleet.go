@@ -1,15 +1,17 @@
-package layering
+package fleet
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	sourcev1 "github.com/fluxcd/source-controller/api/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/layering"
 )
 
 // ClusterPlaceholder is what a fleet's artifact URL template holds for the
@@ -20,13 +22,13 @@ const ClusterPlaceholder = "{{cluster}}"
 // Fleet is one stack on many clusters: each cluster gets the stack's
 // layers, with its own IaC outputs, its own artifact and the few
 // differences real fleets have (layers off, a layer's interval, timeout or
-// patches, extra variables, extra layers). Build one with NewFleet and
-// Cluster, or LoadFleet from a fleet file (kind Fleet); like a Builder it
+// patches, extra variables, extra layers). Build one with New and
+// Cluster, or Load from a fleet file (kind Fleet); like a Builder it
 // never panics, and Check (or Stack) returns every problem.
 type Fleet struct {
 	name     string
 	file     string // the fleet file, for errors; "" for a fleet built in Go
-	stack    func() (*Builder, error)
+	stack    func() (*layering.Builder, error)
 	artifact string
 	clusters []*clusterSpec
 	errs     []error
@@ -48,13 +50,13 @@ type clusterSpec struct {
 
 type layerOverride struct {
 	layer string
-	opts  []StepOption
+	opts  []layering.StepOption
 }
 
 type extraLayer struct {
 	name string
 	line int
-	opts []StepOption
+	opts []layering.StepOption
 }
 
 // ClusterOption configures one cluster of a Fleet. Only this package
@@ -65,18 +67,17 @@ type funcCluster func(*clusterSpec)
 
 func (f funcCluster) applyToCluster(c *clusterSpec) { f(c) }
 
-// NewFleet starts a fleet called name. stack makes the stack every cluster
-// runs, afresh for each (say func() (*Builder, error) { return
-// LoadStack("stack.yaml") }); artifact is the URL each cluster's artifact is
+// New starts a fleet called name. stack makes the stack every cluster
+// runs, afresh for each (say stackfile.Once("stack.yaml")); artifact is the URL each cluster's artifact is
 // pushed to, with ClusterPlaceholder for the cluster's name (a cluster may
 // set its own with ClusterArtifact).
-func NewFleet(name string, stack func() (*Builder, error), artifact string) *Fleet {
+func New(name string, stack func() (*layering.Builder, error), artifact string) *Fleet {
 	f := &Fleet{name: name, stack: stack, artifact: artifact}
 	if stack == nil {
-		f.errs = append(f.errs, errdefs.Kind(ErrInvalidOption, "fleet %q: no stack", name))
+		f.errs = append(f.errs, errdefs.Kind(layering.ErrInvalidOption, "fleet %q: no stack", name))
 	}
 	if msg := nameProblem(name); msg != "" {
-		f.errs = append(f.errs, errdefs.Kind(ErrInvalidName, "fleet %q: %s", name, msg))
+		f.errs = append(f.errs, errdefs.Kind(layering.ErrInvalidName, "fleet %q: %s", name, msg))
 	}
 	return f
 }
@@ -91,7 +92,7 @@ func (f *Fleet) addCluster(name, file string, line int, opts []ClusterOption) *c
 	c := &clusterSpec{name: name, file: file, line: line}
 	for _, o := range opts {
 		if o == nil {
-			c.errs = append(c.errs, errdefs.Kind(ErrInvalidOption, "nil ClusterOption"))
+			c.errs = append(c.errs, errdefs.Kind(layering.ErrInvalidOption, "nil ClusterOption"))
 			continue
 		}
 		o.applyToCluster(c)
@@ -111,7 +112,7 @@ func ClusterArtifact(url string) ClusterOption {
 func ClusterOutputs(file string) ClusterOption {
 	return funcCluster(func(c *clusterSpec) {
 		if file == "" {
-			c.errs = append(c.errs, errdefs.Kind(ErrInvalidOption, "ClusterOutputs: empty file name"))
+			c.errs = append(c.errs, errdefs.Kind(layering.ErrInvalidOption, "ClusterOutputs: empty file name"))
 			return
 		}
 		c.outputs = file
@@ -126,7 +127,7 @@ func Disable(layers ...string) ClusterOption {
 
 // Override applies opts to one of the stack's layers on this cluster (its
 // Interval, Timeout, Patches, say).
-func Override(layer string, opts ...StepOption) ClusterOption {
+func Override(layer string, opts ...layering.StepOption) ClusterOption {
 	return funcCluster(func(c *clusterSpec) { c.overrides = append(c.overrides, layerOverride{layer, opts}) })
 }
 
@@ -142,7 +143,7 @@ func ExtraVars(vars map[string]string) ClusterOption {
 }
 
 // ExtraLayer adds a layer to the cluster only, after the stack's.
-func ExtraLayer(name string, opts ...StepOption) ClusterOption {
+func ExtraLayer(name string, opts ...layering.StepOption) ClusterOption {
 	return funcCluster(func(c *clusterSpec) { c.extra = append(c.extra, extraLayer{name: name, opts: opts}) })
 }
 
@@ -176,7 +177,7 @@ func (f *Fleet) Clusters() []string {
 func (f *Fleet) Err() error {
 	errs := slices.Clone(f.errs)
 	if len(f.clusters) == 0 {
-		errs = append(errs, errdefs.Kind(ErrInvalidOption, "fleet %q: no clusters", f.name))
+		errs = append(errs, errdefs.Kind(layering.ErrInvalidOption, "fleet %q: no clusters", f.name))
 	}
 	return joinErrs(errs)
 }
@@ -186,7 +187,7 @@ func (f *Fleet) Err() error {
 func (f *Fleet) Check() error {
 	errs := slices.Clone(f.errs)
 	if len(f.clusters) == 0 {
-		errs = append(errs, errdefs.Kind(ErrInvalidOption, "fleet %q: no clusters", f.name))
+		errs = append(errs, errdefs.Kind(layering.ErrInvalidOption, "fleet %q: no clusters", f.name))
 	}
 	for _, c := range f.clusters {
 		if _, err := f.Stack(c.name); err != nil {
@@ -226,12 +227,12 @@ func (f *Fleet) cluster(name string) (*clusterSpec, error) {
 		}
 		if found != nil {
 			return nil, &ClusterError{Cluster: name, File: c.file, Line: c.line,
-				Err: errdefs.Kind(ErrDuplicateLayer, "declared twice (first at line %d)", found.line)}
+				Err: errdefs.Kind(layering.ErrDuplicateLayer, "declared twice (first at line %d)", found.line)}
 		}
 		found = c
 	}
 	if found == nil {
-		return nil, errdefs.Kind(ErrInvalidOption, "fleet %q has no cluster %q", f.name, name)
+		return nil, errdefs.Kind(layering.ErrInvalidOption, "fleet %q has no cluster %q", f.name, name)
 	}
 	return found, nil
 }
@@ -249,18 +250,18 @@ func (c *clusterSpec) artifactURL(template string) (string, error) {
 	u := c.artifact
 	if u == "" {
 		if template == "" {
-			return "", c.errorf(ErrInvalidOption, "no artifact URL: set the fleet's or the cluster's")
+			return "", c.errorf(layering.ErrInvalidOption, "no artifact URL: set the fleet's or the cluster's")
 		}
 		if !strings.Contains(template, ClusterPlaceholder) {
-			return "", c.errorf(ErrInvalidOption, "the fleet's artifact URL %q has no %s: every cluster would push to one tag", template, ClusterPlaceholder)
+			return "", c.errorf(layering.ErrInvalidOption, "the fleet's artifact URL %q has no %s: every cluster would push to one tag", template, ClusterPlaceholder)
 		}
 		u = strings.ReplaceAll(template, ClusterPlaceholder, c.name)
 	}
 	if !strings.HasPrefix(u, "oci://") {
-		return "", c.errorf(ErrInvalidOption, "invalid artifact URL %q: want oci://HOST/REPOSITORY:TAG", u)
+		return "", c.errorf(layering.ErrInvalidOption, "invalid artifact URL %q: want oci://HOST/REPOSITORY:TAG", u)
 	}
-	if _, tag := splitTag(u); tag == "" {
-		return "", c.errorf(ErrInvalidOption, "artifact URL %q has no tag", u)
+	if _, tag := layering.SplitTag(u); tag == "" {
+		return "", c.errorf(layering.ErrInvalidOption, "artifact URL %q has no tag", u)
 	}
 	return u, nil
 }
@@ -269,21 +270,11 @@ func (c *clusterSpec) errorf(kind error, format string, args ...any) error {
 	return &ClusterError{Cluster: c.name, File: c.file, Line: c.line, Err: errdefs.Kind(kind, format, args...)}
 }
 
-// splitTag splits oci://host/repo:tag into oci://host/repo and tag ("" when
-// the URL has none).
-func splitTag(u string) (string, string) {
-	slash := strings.LastIndex(u, "/")
-	if i := strings.LastIndex(u, ":"); i > slash && slash >= 0 {
-		return u[:i], u[i+1:]
-	}
-	return u, ""
-}
-
 // Stack returns the cluster's stack: the fleet's, with the cluster's
 // artifact as its OCIRepository (when the stack has its own), its outputs
 // file, its layers off or changed, its variables and its extra layers.
 // Every problem is returned, each naming the cluster.
-func (f *Fleet) Stack(cluster string) (*Builder, error) {
+func (f *Fleet) Stack(cluster string) (*layering.Builder, error) {
 	b, err := f.Resolve(cluster)
 	if err != nil {
 		return nil, err
@@ -299,14 +290,14 @@ func (f *Fleet) Stack(cluster string) (*Builder, error) {
 // reports as findings (Builder.Draft): an unknown cluster, a layer to
 // disable or override that the stack lacks, or a bad artifact URL is still
 // an error.
-func (f *Fleet) Resolve(cluster string) (*Builder, error) {
+func (f *Fleet) Resolve(cluster string) (*layering.Builder, error) {
 	c, err := f.cluster(cluster)
 	if err != nil {
 		return nil, err
 	}
 	var errs []error
 	if msg := nameProblem(c.name); msg != "" {
-		errs = append(errs, c.errorf(ErrInvalidName, "%s", msg))
+		errs = append(errs, c.errorf(layering.ErrInvalidName, "%s", msg))
 	}
 	for _, e := range c.errs {
 		errs = append(errs, &ClusterError{Cluster: c.name, File: c.file, Line: c.line, Err: e})
@@ -316,49 +307,43 @@ func (f *Fleet) Resolve(cluster string) (*Builder, error) {
 		errs = append(errs, err)
 	}
 	if f.stack == nil {
-		return nil, joinErrs(append(errs, errdefs.Kind(ErrInvalidOption, "fleet %q: no stack", f.name)))
+		return nil, joinErrs(append(errs, errdefs.Kind(layering.ErrInvalidOption, "fleet %q: no stack", f.name)))
 	}
 	b, err := f.stack()
 	if err != nil {
 		return nil, joinErrs(append(errs, fmt.Errorf("fleet %q: %w", f.name, err)))
 	}
-	if url != "" && b.stack.oci != nil {
-		repo, tag := splitTag(url)
-		b.stack.oci.URL = repo
-		ref := sourcev1.OCIRepositoryRef{Tag: tag}
-		b.stack.oci.Reference = &ref
+	if url != "" {
+		b.SetArtifact(url)
 	}
 	if c.outputs != "" {
-		if len(b.vars) != 1 {
-			errs = append(errs, c.errorf(ErrInvalidOption, "outputs %s: the stack needs exactly one vars entry, it has %d", c.outputs, len(b.vars)))
-		} else {
-			out := c.outputs
-			if c.file != "" && !filepath.IsAbs(out) {
-				out = filepath.Join(filepath.Dir(c.file), filepath.FromSlash(out))
-			}
-			if abs, err := filepath.Abs(out); err == nil {
-				out = abs
-			}
-			b.vars[0].Outputs = out
+		out := c.outputs
+		if c.file != "" && !filepath.IsAbs(out) {
+			out = filepath.Join(filepath.Dir(c.file), filepath.FromSlash(out))
+		}
+		if abs, err := filepath.Abs(out); err == nil {
+			out = abs
+		}
+		if !b.SetOutputs(out) {
+			errs = append(errs, c.errorf(layering.ErrInvalidOption, "outputs %s: the stack needs exactly one vars entry, it has %d", c.outputs, len(b.VarsEntries())))
 		}
 	}
 	for _, name := range c.disable {
-		if !b.remove(name) {
-			errs = append(errs, c.errorf(ErrUnknownDependency, "disable: the stack has no layer %q", name))
+		if !b.RemoveLayer(name) {
+			errs = append(errs, c.errorf(layering.ErrUnknownDependency, "disable: the stack has no layer %q", name))
 		}
 	}
 	for _, o := range c.overrides {
-		s := b.step(o.layer)
-		if s == nil {
-			errs = append(errs, c.errorf(ErrUnknownDependency, "layers: the stack has no layer %q", o.layer))
-			continue
-		}
+		var opts []layering.StepOption
 		for _, opt := range o.opts {
 			if opt == nil {
-				errs = append(errs, c.errorf(ErrInvalidOption, "layers.%s: nil StepOption", o.layer))
+				errs = append(errs, c.errorf(layering.ErrInvalidOption, "layers.%s: nil StepOption", o.layer))
 				continue
 			}
-			opt.applyToStep(s)
+			opts = append(opts, opt)
+		}
+		if !b.EditLayer(o.layer, opts...) {
+			errs = append(errs, c.errorf(layering.ErrUnknownDependency, "layers: the stack has no layer %q", o.layer))
 		}
 	}
 	for _, x := range c.extra {
@@ -366,66 +351,17 @@ func (f *Fleet) Resolve(cluster string) (*Builder, error) {
 		if line == 0 {
 			line = c.line
 		}
-		b.add(x.name, c.file, line, "", x.opts)
+		b.Layer(x.name, append([]layering.StepOption{layering.DeclaredAt(c.file, line)}, x.opts...)...)
 	}
 	if len(c.substitute) > 0 {
-		for _, s := range b.steps {
-			merged := maps.Clone(c.substitute)
-			maps.Copy(merged, s.substitute)
-			s.substitute = merged
+		for _, name := range b.LayerNames() {
+			b.EditLayer(name, layering.SubstituteDefaults(c.substitute))
 		}
 	}
 	if len(errs) > 0 {
 		return nil, joinErrs(errs)
 	}
 	return b, nil
-}
-
-// step is the layer called name, or nil.
-func (b *Builder) step(name string) *step {
-	for _, s := range b.steps {
-		if s.name == name {
-			return s
-		}
-	}
-	return nil
-}
-
-// remove takes the layer called name out of the stack; the layers that
-// depended on it depend on its dependencies instead (and on the operator
-// before it, if it was the one they waited for). It reports whether the
-// stack had the layer.
-func (b *Builder) remove(name string) bool {
-	i := slices.IndexFunc(b.steps, func(s *step) bool { return s.name == name })
-	if i < 0 {
-		return false
-	}
-	gone := b.steps[i]
-	b.steps = slices.Delete(b.steps, i, i+1)
-	inherited := slices.Clone(gone.dependsOn)
-	if gone.dependsOnOperator {
-		// Resolved as Build would: the last operator before it.
-		for _, s := range slices.Backward(b.steps[:i]) {
-			if s.operator {
-				inherited = append(inherited, s.name)
-				break
-			}
-		}
-	}
-	for _, s := range b.steps {
-		j := slices.Index(s.dependsOn, name)
-		if j < 0 {
-			continue
-		}
-		s.dependsOn = slices.Delete(s.dependsOn, j, j+1)
-		for _, d := range inherited {
-			if !slices.Contains(s.dependsOn, d) {
-				s.dependsOn = append(s.dependsOn, d)
-			}
-		}
-		delete(s.readyExpr, name)
-	}
-	return true
 }
 
 // StackDir is the directory of the cluster's stack file (the root its
@@ -436,10 +372,10 @@ func (f *Fleet) StackDir(cluster string) (dir, renderedPath string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	if b.dir == "" {
-		return "", "", errdefs.Kind(ErrInvalidOption, "fleet %q: cluster %q: the stack has no directory (it was not read from a file)", f.name, cluster)
+	if b.Dir() == "" {
+		return "", "", errdefs.Kind(layering.ErrInvalidOption, "fleet %q: cluster %q: the stack has no directory (it was not read from a file)", f.name, cluster)
 	}
-	return b.dir, b.stack.renderedPath, nil
+	return b.Dir(), b.RenderedPath(), nil
 }
 
 // Inputs are the files the fleet reads that must never be pushed: the
@@ -459,9 +395,9 @@ func (f *Fleet) Inputs() ([]string, error) {
 	// is loaded once for them, not once per cluster.
 	if f.stack != nil {
 		if b0, err := f.stack(); err == nil {
-			for _, v := range b0.vars {
-				if v.Outputs != "" && b0.dir != "" {
-					add(filepath.Join(b0.dir, filepath.FromSlash(v.Outputs)))
+			for _, v := range b0.VarsEntries() {
+				if v.Outputs != "" && b0.Dir() != "" {
+					add(filepath.Join(b0.Dir(), filepath.FromSlash(v.Outputs)))
 				}
 			}
 		}
@@ -471,16 +407,28 @@ func (f *Fleet) Inputs() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, v := range b.vars {
+		for _, v := range b.VarsEntries() {
 			if v.Outputs == "" {
 				continue
 			}
 			p := v.Outputs
-			if !filepath.IsAbs(p) && b.dir != "" {
-				p = filepath.Join(b.dir, filepath.FromSlash(p))
+			if !filepath.IsAbs(p) && b.Dir() != "" {
+				p = filepath.Join(b.Dir(), filepath.FromSlash(p))
 			}
 			add(p)
 		}
 	}
 	return files, nil
 }
+
+// nameProblem says what is wrong with a fleet or cluster name, or "", as
+// package layering says it of a layer's.
+func nameProblem(name string) string {
+	if len(validation.IsDNS1123Label(name)) == 0 {
+		return ""
+	}
+	return "name must match ^[a-z0-9]([-a-z0-9]*[a-z0-9])?$ (a DNS-1123 label of at most 63 characters)"
+}
+
+// joinErrs joins errs one per line.
+func joinErrs(errs []error) error { return errors.Join(errs...) }

@@ -1,4 +1,4 @@
-package layering_test
+package stackfile_test
 
 import (
 	"os"
@@ -16,12 +16,13 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // The stack file and the Go builder are one model: the same stack renders
 // byte for byte the same.
 func TestStackFileMatchesBuilder(t *testing.T) {
-	fromFile, err := layering.LoadStack("testdata/stacks/external-secrets.yaml")
+	fromFile, err := stackfile.Load("testdata/stacks/external-secrets.yaml")
 	require.NoError(t, err)
 	filePlan, err := fromFile.Build()
 	require.NoError(t, err)
@@ -53,8 +54,8 @@ func TestStackFileMatchesBuilder(t *testing.T) {
 }
 
 func TestStackFileStrict(t *testing.T) {
-	_, err := layering.LoadStack("testdata/stacks/unknown-field.yaml")
-	require.ErrorIs(t, err, layering.ErrInvalidStack)
+	_, err := stackfile.Load("testdata/stacks/unknown-field.yaml")
+	require.ErrorIs(t, err, stackfile.ErrInvalid)
 	var fe *layering.FileError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, 5, fe.Line)
@@ -76,8 +77,8 @@ func TestStackFileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := layering.ParseStack("x.yaml", []byte(tt.data))
-			require.ErrorIs(t, err, layering.ErrInvalidStack, "ParseStack(%q)", tt.data)
+			_, err := stackfile.Parse("x.yaml", []byte(tt.data))
+			require.ErrorIs(t, err, stackfile.ErrInvalid, "Parse(%q)", tt.data)
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
@@ -97,7 +98,7 @@ spec:
     - {name: b, dependsOn: [a]}
     - {name: Bad_Name}
 `), 0o644))
-	b, err := layering.LoadStack(p)
+	b, err := stackfile.Load(p)
 	require.NoError(t, err)
 	_, err = b.Build()
 	require.ErrorIs(t, err, layering.ErrCycle)
@@ -114,7 +115,7 @@ func TestStackFileRoundTrip(t *testing.T) {
 	files = append(files, "testdata/stacks/external-secrets.yaml")
 	builders := map[string]*layering.Builder{}
 	for _, f := range files {
-		b, err := layering.LoadStack(f)
+		b, err := stackfile.Load(f)
 		if err != nil {
 			continue // not a stack file (an example's other YAML)
 		}
@@ -130,9 +131,9 @@ func TestStackFileRoundTrip(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			want, err := b.Build()
 			require.NoError(t, err)
-			data, err := b.StackFile()
+			data, err := stackfile.Marshal(b)
 			require.NoError(t, err)
-			back, err := layering.ParseStack("round-trip.yaml", data)
+			back, err := stackfile.Parse("round-trip.yaml", data)
 			require.NoError(t, err, "%s", data)
 			got, err := back.Build()
 			require.NoError(t, err)
@@ -160,12 +161,54 @@ func TestStackSyntaxErrorLine(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := layering.ParseStack("stack.yaml", []byte(tt.data))
-			require.ErrorIs(t, err, layering.ErrInvalidStack)
+			_, err := stackfile.Parse("stack.yaml", []byte(tt.data))
+			require.ErrorIs(t, err, stackfile.ErrInvalid)
 			var fe *layering.FileError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, tt.line, fe.Line, "%v", err)
 			assert.NotContains(t, err.Error(), "yaml: line", "the library's own count is left out")
 		})
 	}
+}
+
+// Once decodes the file once and gives each call a Builder of its
+// own that is Load's: the same stack file back, and a change to one
+// (a fleet's cluster turning a layer off) seen by no other.
+func TestOnce(t *testing.T) {
+	for _, p := range []string{
+		"../fleet/testdata/fleet/stack.yaml",
+		"testdata/stacks/external-secrets.yaml",
+		"../examples/demo/platform/stack.yaml",
+		"../examples/platform-hierarchy/platform/stack.yaml",
+		"../examples/iac-bridge/platform/stack.yaml",
+		"../e2e/testdata/s1/stack.yaml",
+	} {
+		t.Run(p, func(t *testing.T) {
+			want, err := stackfile.Load(p)
+			require.NoError(t, err)
+			wantFile, err := stackfile.Marshal(want)
+			require.NoError(t, err)
+			load := stackfile.Once(p)
+			first, err := load()
+			require.NoError(t, err)
+			firstPlan, err := first.Build()
+			require.NoError(t, err)
+			// Change the first Builder: the next call must not see it.
+			first.Then("extra-layer", layering.DependsOn(firstPlan.Layers[0].Name), layering.Substitute(map[string]string{"x": "y"}))
+			second, err := load()
+			require.NoError(t, err)
+			gotFile, err := stackfile.Marshal(second)
+			require.NoError(t, err)
+			assert.Equal(t, string(wantFile), string(gotFile), "Once(%s)() is Load's stack", p)
+			wantPlan, err := want.Build()
+			require.NoError(t, err)
+			gotPlan, err := second.Build()
+			require.NoError(t, err)
+			assert.Equal(t, wantPlan, gotPlan)
+		})
+	}
+	_, err := stackfile.Once("testdata/stacks/unknown-field.yaml")()
+	require.ErrorIs(t, err, stackfile.ErrInvalid)
+	_, err = stackfile.Once("testdata/no-such-stack.yaml")()
+	require.ErrorContains(t, err, "reading stack testdata/no-such-stack.yaml")
 }

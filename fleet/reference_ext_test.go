@@ -1,4 +1,4 @@
-package layering_test
+package fleet_test
 
 import (
 	"bytes"
@@ -11,14 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/fleet"
 	"github.com/fluxpack/fluxpack/internal/testutil"
-	"github.com/fluxpack/fluxpack/layering"
+	"github.com/fluxpack/fluxpack/stackfile"
 )
 
 // TestFileReferenceIsCurrent fails when docs/stack.md is not what `make
-// docs` writes (go test ./layering -run TestFileReferenceIsCurrent -update).
+// docs` writes (go test ./fleet -run TestFileReferenceIsCurrent -update).
 func TestFileReferenceIsCurrent(t *testing.T) {
-	got, err := layering.FileReference()
+	got, err := fleet.FileReference()
 	require.NoError(t, err)
 	path := filepath.Join(testutil.RepoRoot(t), "docs", "stack.md")
 	if testutil.Update() {
@@ -49,14 +50,14 @@ func TestFileReferenceExamples(t *testing.T) {
 		kind := kindOf(data)
 		kinds[kind]++
 		switch kind {
-		case layering.StackKind:
-			b, err := layering.ParseStack("docs/stack.md", data)
+		case stackfile.Kind:
+			b, err := stackfile.Parse("docs/stack.md", data)
 			require.NoError(t, err, "yaml block %d of docs/stack.md", i+1)
 			_, err = b.Build()
 			require.NoError(t, err, "yaml block %d of docs/stack.md", i+1)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), data, 0o644))
-		case layering.FleetKind:
-			f, err := layering.ParseFleet(filepath.Join(dir, "fleet.yaml"), data)
+		case fleet.Kind:
+			f, err := fleet.Parse(filepath.Join(dir, "fleet.yaml"), data)
 			require.NoError(t, err, "yaml block %d of docs/stack.md", i+1)
 			require.NoError(t, f.Check(), "yaml block %d of docs/stack.md, with the Stack before it as stack.yaml", i+1)
 			for _, c := range f.Clusters() {
@@ -67,8 +68,8 @@ func TestFileReferenceExamples(t *testing.T) {
 			t.Errorf("yaml block %d of docs/stack.md is neither a Stack nor a Fleet file:\n%s", i+1, data)
 		}
 	}
-	assert.Equal(t, 1, kinds[layering.StackKind], "Stack examples in docs/stack.md")
-	assert.Equal(t, 1, kinds[layering.FleetKind], "Fleet examples in docs/stack.md")
+	assert.Equal(t, 1, kinds[stackfile.Kind], "Stack examples in docs/stack.md")
+	assert.Equal(t, 1, kinds[fleet.Kind], "Fleet examples in docs/stack.md")
 }
 
 var kindLine = regexp.MustCompile(`(?m)^kind: *(\S+)`)
