@@ -468,7 +468,7 @@ func kustomizedBelow(d string) []string {
 			return filepath.SkipDir
 		}
 		for _, name := range kustomizationFiles {
-			if fi, err := os.Lstat(filepath.Join(p, name)); err == nil && fi.Mode().IsRegular() {
+			if fi, err := os.Stat(filepath.Join(p, name)); err == nil && !fi.IsDir() { // a link too, as kustomize reads it
 				out = append(out, p)
 				return filepath.SkipDir
 			}
