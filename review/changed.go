@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 	"go.yaml.in/yaml/v3"
+	"sigs.k8s.io/kustomize/api/konfig"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
@@ -467,7 +468,7 @@ func kustomizedBelow(d string) []string {
 		if e.Name() == ".git" {
 			return filepath.SkipDir
 		}
-		for _, name := range kustomizationFiles {
+		for _, name := range konfig.RecognizedKustomizationFileNames() {
 			if fi, err := os.Stat(filepath.Join(p, name)); err == nil && !fi.IsDir() { // a link too, as kustomize reads it
 				out = append(out, p)
 				return filepath.SkipDir
@@ -477,10 +478,6 @@ func kustomizedBelow(d string) []string {
 	})
 	return out
 }
-
-// kustomizationFiles are the names kustomize reads a folder's
-// kustomization from.
-var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
 // folderRefs is what the kustomization files of a folder name, in their
 // order: the files (the kustomization files first; a name that does not
@@ -530,7 +527,7 @@ func (fs *folders) below(d string) []string {
 // inputDirs follows.
 func readFolderRefs(d string) *folderRefs {
 	r := &folderRefs{}
-	for _, name := range kustomizationFiles {
+	for _, name := range konfig.RecognizedKustomizationFileNames() {
 		k := filepath.Join(d, name)
 		data, err := os.ReadFile(k)
 		if err != nil {
