@@ -31,6 +31,9 @@ func ChangedSince(head string, rev Revision) ([]string, error) {
 // changedSinceIn is ChangedSince in an open repository, the one holding
 // head.
 func changedSinceIn(repo *git.Repository, head string, rev Revision) ([]string, error) {
+	if files, ok := gitChangedSince(head, rev.Commit); ok {
+		return files, nil
+	}
 	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
 		return nil, fmt.Errorf("revision %s: %w", rev, err)

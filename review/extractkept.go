@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fluxpack/fluxpack/internal/gittree"
 )
@@ -42,20 +43,31 @@ func ExtractKept(ctx context.Context, dir string, rev Revision, keep string) (to
 	if err != nil {
 		return "", err
 	}
-	return extractKeptIn(ctx, repo, rev, keep)
+	return extractKeptIn(ctx, repo, dir, rev, keep)
 }
 
 // extractKeptIn is ExtractKept from an open repository.
-func extractKeptIn(ctx context.Context, repo *git.Repository, rev Revision, keep string) (top string, err error) {
-	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
-	if err != nil {
-		return "", fmt.Errorf("revision %s: %w", rev, err)
+func extractKeptIn(ctx context.Context, repo *git.Repository, dir string, rev Revision, keep string) (top string, err error) {
+	// The tree's name from the git command, when there is one: a kept
+	// tree is then used without go-git reading the pack's index.
+	name, _ := gitTree(dir, rev.Commit)
+	var commit *object.Commit
+	if name == "" {
+		if commit, err = repo.CommitObject(plumbing.NewHash(rev.Commit)); err != nil {
+			return "", fmt.Errorf("revision %s: %w", rev, err)
+		}
+		name = commit.TreeHash.String()
 	}
-	top = filepath.Join(keep, commit.TreeHash.String())
+	top = filepath.Join(keep, name)
 	now := time.Now()
 	if fi, err := os.Stat(top); err == nil && fi.IsDir() {
 		_ = os.Chtimes(top, now, now) // used: the age pruneKept reads
 		return top, nil
+	}
+	if commit == nil {
+		if commit, err = repo.CommitObject(plumbing.NewHash(rev.Commit)); err != nil {
+			return "", fmt.Errorf("revision %s: %w", rev, err)
+		}
 	}
 	tree, err := commit.Tree()
 	if err != nil {

@@ -14,9 +14,21 @@ import (
 )
 
 // ExtractKept writes a revision once and gives the same folder, with the
-// revision's files, to every later call; old revisions are removed.
+// revision's files, to every later call; old revisions are removed. The
+// folder is named for the tree alike from the git command's answers and
+// from go-git's.
 func TestExtractKept(t *testing.T) {
 	dir, _ := gitFixture(t, "vars", true)
+	withGit := extractKept(t, dir)
+	restore := review.WithoutGitCLI()
+	defer restore()
+	assert.Equal(t, withGit, extractKept(t, dir), "the same folder without the git command")
+}
+
+// extractKept checks ExtractKept in the repository at dir and returns the
+// name of the folder it keeps HEAD~1 in.
+func extractKept(t *testing.T, dir string) string {
+	t.Helper()
 	base, err := review.Resolve(dir, "HEAD~1")
 	require.NoError(t, err)
 	head, err := review.Resolve(dir, "HEAD")
@@ -70,4 +82,5 @@ func TestExtractKept(t *testing.T) {
 
 	_, err = review.ExtractKept(t.Context(), dir, base, "")
 	require.Error(t, err)
+	return filepath.Base(top)
 }

@@ -49,11 +49,14 @@ func Resolve(dir, rev string) (Revision, error) {
 	if err != nil {
 		return Revision{}, err
 	}
-	return resolveIn(repo, rev)
+	return resolveIn(repo, dir, rev)
 }
 
-// resolveIn is Resolve in an open repository.
-func resolveIn(repo *git.Repository, rev string) (Revision, error) {
+// resolveIn is Resolve in an open repository, the one holding dir.
+func resolveIn(repo *git.Repository, dir, rev string) (Revision, error) {
+	if c, _, ok := gitResolve(dir, rev); ok {
+		return Revision{Name: rev, Commit: c}, nil
+	}
 	h, err := repo.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		return Revision{}, fmt.Errorf("revision %q: %w", rev, err)

@@ -108,12 +108,23 @@ func TestDefaultBaseAndExtract(t *testing.T) {
 
 func TestResolveAndNoUpstream(t *testing.T) {
 	dir, baseCommit := gitFixture(t, "image-bump", true)
-	rev, err := review.Resolve(dir, "main")
-	if err != nil || rev.Commit != baseCommit {
-		t.Errorf("Resolve(main) = %v, %v; want %s", rev, err, baseCommit)
-	}
-	if _, err := review.Resolve(dir, "no-such-branch"); err == nil {
-		t.Error("Resolve of an unknown revision: no error")
+	for _, how := range []string{"git", "go-git"} {
+		restore := func() {}
+		if how == "go-git" {
+			restore = review.WithoutGitCLI()
+		}
+		for _, name := range []string{"main", "HEAD~1", baseCommit[:10]} {
+			rev, err := review.Resolve(dir, name)
+			if err != nil || rev.Commit != baseCommit || rev.Name != name {
+				t.Errorf("%s: Resolve(%s) = %v, %v; want %s", how, name, rev, err, baseCommit)
+			}
+		}
+		for _, name := range []string{"no-such-branch", "--all", ""} {
+			if rev, err := review.Resolve(dir, name); err == nil {
+				t.Errorf("%s: Resolve of %q: %v, no error", how, name, rev)
+			}
+		}
+		restore()
 	}
 	// A repository with no upstream and no origin: DefaultBase says to
 	// give --base.

@@ -102,7 +102,7 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	}
 	var r Revision
 	if rev != "" {
-		r, err = resolveIn(repo, rev)
+		r, err = resolveIn(repo, headRoot, rev)
 	} else {
 		r, err = defaultBaseIn(repo, headRoot)
 	}
@@ -169,7 +169,7 @@ func Base(ctx context.Context, headRoot string, rev Revision, keep string) (root
 func baseIn(ctx context.Context, repo *git.Repository, headRoot string, rev Revision, keep string) (root string, cleanup func() error, err error) {
 	top, cleanup := "", func() error { return nil }
 	if keep != "" {
-		top, err = extractKeptIn(ctx, repo, rev, keep)
+		top, err = extractKeptIn(ctx, repo, headRoot, rev, keep)
 	}
 	if keep == "" || err != nil { // not kept: a temporary folder
 		if top, cleanup, err = extractIn(ctx, repo, rev, ""); err != nil {
