@@ -201,6 +201,12 @@ func listTree(root string, rules *gitRules) (map[string]treeEntry, error) {
 // It errs on the side of rendering: a layer it names may render the same,
 // a layer it leaves out cannot change.
 func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
+	return affected(repo, changed, &folders{})
+}
+
+// affected is Affected with the folders read so far: the other side's,
+// seeded (folders.seeded), or none.
+func affected(repo *fluxrepo.Repository, changed []string, refs *folders) map[string]bool {
 	out := map[string]bool{}
 	if len(changed) == 0 {
 		return out
@@ -252,7 +258,6 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 	}
 	// Each layer on every core; a folder's kustomization files are read
 	// once for all of them.
-	refs := &folders{}
 	hit := make([]bool, len(repo.Plan.Layers))
 	parallel.For(len(repo.Plan.Layers), func(i int) {
 		l := repo.Plan.Layers[i]
@@ -491,14 +496,21 @@ type folderRefs struct {
 // folders reads each folder's kustomization files once, and walks each
 // folder without one once, for every layer, on every core: many layers
 // share a folder (a component, the folder of an apps Kustomization).
+// Made from the other side's (forSide), it reads only the folders the
+// change can make read otherwise.
 type folders struct {
 	m sync.Map // folder → *folderRead
+	// seed is what the other side read of the folders the change cannot
+	// make read otherwise, by path from root, its paths from root too.
+	root string
+	seed map[string]*folderRead
 }
 
 type folderRead struct {
 	refsOnce, belowOnce sync.Once
 	refs                *folderRefs
 	below               []string
+	walked              bool // below is kustomizedBelow's answer
 }
 
 func (fs *folders) get(d string) *folderRead {
@@ -512,15 +524,105 @@ func (fs *folders) get(d string) *folderRead {
 // refs is readFolderRefs(d), read once.
 func (fs *folders) refs(d string) *folderRefs {
 	f := fs.get(d)
-	f.refsOnce.Do(func() { f.refs = readFolderRefs(d) })
+	f.refsOnce.Do(func() {
+		if s := fs.seedOf(d); s != nil && s.refs != nil {
+			r := *s.refs
+			r.files, r.dirs = fs.abs(r.files), fs.abs(r.dirs)
+			f.refs = &r
+			return
+		}
+		f.refs = readFolderRefs(d)
+	})
 	return f.refs
 }
 
 // below is kustomizedBelow(d), walked once.
 func (fs *folders) below(d string) []string {
 	f := fs.get(d)
-	f.belowOnce.Do(func() { f.below = kustomizedBelow(d) })
+	f.belowOnce.Do(func() {
+		if s := fs.seedOf(d); s != nil && s.walked {
+			f.below = fs.abs(s.below)
+		} else {
+			f.below = kustomizedBelow(d)
+		}
+		f.walked = true
+	})
 	return f.below
+}
+
+// seedOf returns what the other side read of the folder d, if it can
+// stand for this side's.
+func (fs *folders) seedOf(d string) *folderRead {
+	if fs.seed == nil {
+		return nil
+	}
+	rel, err := filepath.Rel(fs.root, d)
+	if err != nil {
+		return nil
+	}
+	return fs.seed[rel]
+}
+
+func (fs *folders) abs(rel []string) []string {
+	if rel == nil {
+		return nil
+	}
+	out := make([]string, len(rel))
+	for i, p := range rel {
+		out[i] = filepath.Join(fs.root, p)
+	}
+	return out
+}
+
+// forSide returns the folders of the other side of a comparison, at root,
+// made from what fs read at from of the folders the changed files
+// (relative to both) cannot make read otherwise: a folder's
+// kustomization files when no changed file is in the folder nor at or
+// below a path they name (a folder there may be one on one side only),
+// the walk of a folder when no changed file is below it. Both sides are
+// the same tree but for the changed files.
+func (fs *folders) forSide(from, root string, changed []string) *folders {
+	abs := make([]string, len(changed))
+	for i, c := range changed {
+		abs[i] = filepath.Join(from, filepath.FromSlash(c))
+	}
+	touched := func(p string) bool { // a changed file is p or below it
+		return slices.ContainsFunc(abs, func(c string) bool { return c == p || under(c, p) })
+	}
+	// rels is ps from from, or false when one is outside it or touched.
+	rels := func(ps []string) ([]string, bool) {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			rel, err := filepath.Rel(from, p)
+			if err != nil || !filepath.IsLocal(rel) || touched(p) {
+				return nil, false
+			}
+			out[i] = rel
+		}
+		return out, true
+	}
+	out := &folders{root: root, seed: map[string]*folderRead{}}
+	fs.m.Range(func(k, v any) bool {
+		d, f := k.(string), v.(*folderRead)
+		rel, err := filepath.Rel(from, d)
+		if err != nil || !filepath.IsLocal(rel) && rel != "." {
+			return true
+		}
+		s := &folderRead{}
+		if r := f.refs; r != nil && !slices.ContainsFunc(abs, func(c string) bool { return filepath.Dir(c) == d }) {
+			files, okF := rels(r.files)
+			dirs, okD := rels(r.dirs)
+			if okF && okD {
+				s.refs = &folderRefs{files: files, dirs: dirs, kustomized: r.kustomized, globs: r.globs}
+			}
+		}
+		if f.walked && !touched(d) {
+			s.below, s.walked = rels(f.below)
+		}
+		out.seed[rel] = s
+		return true
+	})
+	return out
 }
 
 // readFolderRefs reads the kustomization files of the folder d for what

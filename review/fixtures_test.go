@@ -268,7 +268,9 @@ type fileChange struct {
 }
 
 // fileChanges are, for every file of the tree dir: an edit (edited), its
-// deletion, and for every folder, a new manifest added to it.
+// deletion, and for every folder, a new manifest added to it and the
+// folder removed with all below it (a kustomization that names it is
+// then left naming nothing).
 func fileChanges(t testing.TB, dir string) []fileChange {
 	t.Helper()
 	var out []fileChange
@@ -309,6 +311,13 @@ func fileChanges(t testing.TB, dir string) []fileChange {
 				t.Fatal(err)
 			}
 		}})
+		if folder != "." {
+			out = append(out, fileChange{"remove/" + folder, func(t testing.TB, head string) {
+				if err := os.RemoveAll(filepath.Join(head, filepath.FromSlash(folder))); err != nil {
+					t.Fatal(err)
+				}
+			}})
+		}
 	}
 	return out
 }

@@ -230,8 +230,9 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	// own files).
 	baseRead := read
 	var headAffected map[string]bool
+	headRefs := &folders{}
 	if head.repo != nil {
-		headAffected = Affected(head.repo, files)
+		headAffected = affected(head.repo, files, headRefs)
 		baseRead = append(slices.Clone(read), fluxrepo.WithReuse(head.repo, headAffected))
 		if partial := readPartly(head.repo, headAffected); len(partial) > 0 {
 			// The layers the change feeds that the first read read for
@@ -269,7 +270,13 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 			a = map[string]bool{}
 		}
 		if base.repo != nil {
-			maps.Copy(a, Affected(base.repo, files))
+			// What the head read of the folders the change leaves alone
+			// is the base's too.
+			refs := &folders{}
+			if head.repo != nil {
+				refs = headRefs.forSide(head.repo.Root, base.repo.Root, files)
+			}
+			maps.Copy(a, affected(base.repo, files, refs))
 		}
 		// A layer on one side only is rendered whole.
 		for name := range base.layers() {
