@@ -129,9 +129,11 @@ func WithBootstrapNamespaces(names ...string) Option {
 func (l *linter) applyBootstrapDirs(ctx context.Context) {
 	for _, dir := range l.cfg.bootstrapDirs {
 		name := l.rel(absPath(dir))
-		objs, err := fluxbuild.Build(ctx, fluxbuild.Source{Dir: dir}, &kustomizev1.Kustomization{
-			ObjectMeta: metav1.ObjectMeta{Name: "bootstrap", Namespace: "flux-system"},
-			Spec:       kustomizev1.KustomizationSpec{Path: "."},
+		objs, err := l.cfg.objects.build(absPath(dir), func() ([]*fluxbuild.Object, error) {
+			return fluxbuild.Build(ctx, fluxbuild.Source{Dir: dir}, &kustomizev1.Kustomization{
+				ObjectMeta: metav1.ObjectMeta{Name: "bootstrap", Namespace: "flux-system"},
+				Spec:       kustomizev1.KustomizationSpec{Path: "."},
+			})
 		})
 		if err != nil {
 			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: a bootstrap kustomization that does not build, so none of its objects count: %v", name, err))

@@ -1,6 +1,8 @@
 package lint
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -50,4 +52,29 @@ func TestObjectCacheReadsOnce(t *testing.T) {
 
 	_, err := newConfig([]Option{WithObjectCache(nil)})
 	require.ErrorIs(t, err, ErrInvalidOption)
+}
+
+// The lints given one cache build a bootstrap kustomization once: the
+// second lint counts what the first built, even after the folder changed
+// (the sides of a review are given the same folders, as they were), and a
+// lint without the cache builds it anew.
+func TestObjectCacheBuildsBootstrapOnce(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte("resources: [ns.yaml]\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "ns.yaml"), []byte("apiVersion: v1\nkind: Namespace\nmetadata: {name: "+name+"}\n"), 0o644))
+	}
+	bootstrap := func(opts ...Option) []string {
+		cfg, err := newConfig(append([]Option{WithBootstrapKustomization(dir)}, opts...))
+		require.NoError(t, err)
+		l := &linter{cfg: cfg}
+		l.applyBootstrapDirs(t.Context())
+		return l.cfg.existingNamespaces
+	}
+	write("first")
+	c := NewObjectCache()
+	require.Equal(t, []string{"first"}, bootstrap(WithObjectCache(c)))
+	write("second")
+	require.Equal(t, []string{"first"}, bootstrap(WithObjectCache(c)), "built once for the lints given the cache")
+	require.Equal(t, []string{"second"}, bootstrap(), "built anew without it")
 }

@@ -174,6 +174,29 @@ func (o *object) nameAsApplied(vars map[string]string, all bool) {
 // NewObjectCache.
 type ObjectCache struct {
 	m sync.Map // *fluxbuild.Object → *cachedObject
+	// bootstrap are the bootstrap kustomizations the lints built, by
+	// folder: the two sides of a review are given the same (discovered
+	// at the head).
+	bootstrap sync.Map // folder → *builtOnce
+}
+
+// builtOnce is a build done once for every lint that asks.
+type builtOnce struct {
+	once sync.Once
+	objs []*fluxbuild.Object
+	err  error
+}
+
+// build returns what build returns for the folder dir, built once for
+// every lint given oc; a nil oc builds each time.
+func (oc *ObjectCache) build(dir string, build func() ([]*fluxbuild.Object, error)) ([]*fluxbuild.Object, error) {
+	if oc == nil {
+		return build()
+	}
+	v, _ := oc.bootstrap.LoadOrStore(dir, &builtOnce{})
+	b := v.(*builtOnce)
+	b.once.Do(func() { b.objs, b.err = build() })
+	return b.objs, b.err
 }
 
 type cachedObject struct {
