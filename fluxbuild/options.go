@@ -63,13 +63,8 @@ func WithIdentityOnly(needs func(apiVersion, kind string) bool) Option {
 
 func newConfig(opts []Option) (*config, error) {
 	c := &config{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.applyToBuild(c); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(c, opts, Option.applyToBuild, "nil Option"); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

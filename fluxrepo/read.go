@@ -217,13 +217,8 @@ func WithExternal(refs ...layering.ObjectRef) Option {
 // not errors; errors are for an entry point that cannot be read.
 func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error) {
 	cfg := &config{sources: map[SourceRef]string{}}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.applyToRead(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.applyToRead, "nil Option"); err != nil {
+		return nil, err
 	}
 	absEntry, err := filepath.Abs(entry)
 	if err != nil {

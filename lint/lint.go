@@ -591,13 +591,8 @@ func WithInferredRoot() Option {
 
 func newConfig(opts []Option) (*config, error) {
 	cfg := &config{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(ErrInvalidOption, "nil lint Option")
-		}
-		if err := o.applyToLint(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.applyToLint, "nil lint Option"); err != nil {
+		return nil, err
 	}
 	copts := slices.Clone(cfg.charts)
 	if cfg.fetcher != nil {

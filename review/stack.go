@@ -173,13 +173,8 @@ func (cfg *config) changedFiles() ([]string, *gitRules, error) {
 
 func newCompareConfig(baseRoot, headRoot string, opts []Option) (*config, error) {
 	cfg := &config{base: baseRoot, head: headRoot, baseRoot: baseRoot, headRoot: headRoot}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.apply(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.apply, "nil Option"); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

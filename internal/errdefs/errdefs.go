@@ -78,6 +78,23 @@ func NonEmpty[C any](option, what, v string, field func(*C) *string) func(*C) er
 	}
 }
 
+// ApplyOptions applies each of a package's options to c, in order, with
+// apply (the options' unexported method, as a method expression), and
+// stops at the first error. A nil option fails with ErrInvalidOption and
+// nilMsg ("nil Option"). O must be an interface type: a nil func is not
+// seen as nil.
+func ApplyOptions[O, C any](c C, opts []O, apply func(O, C) error, nilMsg string) error {
+	for _, o := range opts {
+		if any(o) == nil {
+			return &kindError{kind: ErrInvalidOption, msg: nilMsg}
+		}
+		if err := apply(o, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Kind returns an error with the message format gives that errors.Is
 // matches against kind, without repeating kind's text.
 func Kind(kind error, format string, args ...any) error {

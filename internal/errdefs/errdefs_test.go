@@ -95,6 +95,47 @@ func TestNonEmpty(t *testing.T) {
 	require.Equal(t, "out", c.dir)
 }
 
+// option is an option interface as the public packages declare them.
+type option interface{ apply(*[]string) error }
+
+type appendOption string
+
+func (o appendOption) apply(c *[]string) error {
+	if o == "bad" {
+		return errors.New("bad option")
+	}
+	*c = append(*c, string(o))
+	return nil
+}
+
+func TestApplyOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []option
+		want    []string
+		wantErr string
+		invalid bool
+	}{
+		{name: "in order", opts: []option{appendOption("a"), appendOption("b")}, want: []string{"a", "b"}},
+		{name: "none", want: nil},
+		{name: "nil option", opts: []option{appendOption("a"), nil, appendOption("b")}, want: []string{"a"}, wantErr: "nil Option", invalid: true},
+		{name: "stops at the first error", opts: []option{appendOption("bad"), appendOption("a")}, wantErr: "bad option"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			err := errdefs.ApplyOptions(&got, tt.opts, option.apply, "nil Option")
+			assert.Equal(t, tt.want, got)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.wantErr)
+			assert.Equal(t, tt.invalid, errors.Is(err, errdefs.ErrInvalidOption))
+		})
+	}
+}
+
 func TestPlace(t *testing.T) {
 	require.Equal(t, "a.yaml:3", errdefs.Place("a.yaml", 3))
 	require.Equal(t, "a.yaml", errdefs.Place("a.yaml", 0))
