@@ -275,36 +275,22 @@ func WithSources(src *Sources) SharedOption { return sourcesOption{src} }
 
 type sourcesOption struct{ src *Sources }
 
-func (o sourcesOption) check() error {
+// addTo merges the option's sources into *dst, which may be unset.
+func (o sourcesOption) addTo(dst **Sources) error {
 	if o.src == nil {
 		return fmt.Errorf("%w: WithSources: nil sources", ErrInvalidOption)
 	}
-	return nil
-}
-
-func (o sourcesOption) applyToSubstituter(s *Substituter) error {
-	if err := o.check(); err != nil {
-		return err
-	}
-	if s.src != nil {
-		s.src = s.src.merge(o.src)
+	if *dst != nil {
+		*dst = (*dst).merge(o.src)
 	} else {
-		s.src = o.src
+		*dst = o.src
 	}
 	return nil
 }
 
-func (o sourcesOption) applyToRender(r *renderOptions) error {
-	if err := o.check(); err != nil {
-		return err
-	}
-	if r.sources != nil {
-		r.sources = r.sources.merge(o.src)
-	} else {
-		r.sources = o.src
-	}
-	return nil
-}
+func (o sourcesOption) applyToSubstituter(s *Substituter) error { return o.addTo(&s.src) }
+
+func (o sourcesOption) applyToRender(r *renderOptions) error { return o.addTo(&r.sources) }
 
 // Substituter applies one Kustomization's spec.postBuild to resources,
 // step for step as kustomize-controller (fluxcd/pkg/kustomize
