@@ -7,6 +7,7 @@ package errdefs
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // FileError is a problem with one file, at a line when known, like
@@ -74,6 +75,21 @@ func NonEmpty[C any](option, what, v string, field func(*C) *string) func(*C) er
 			return InvalidOption("%s: empty %s", option, what)
 		}
 		*field(c) = v
+		return nil
+	}
+}
+
+// NoneEmpty is the body of an option that adds a list of strings none of
+// which may be empty (files, folders): it refuses the list if one is ""
+// with ErrInvalidOption ("OPTION: empty WHAT"), else appends vs to the
+// list field points at.
+func NoneEmpty[C any](option, what string, vs []string, field func(*C) *[]string) func(*C) error {
+	return func(c *C) error {
+		if slices.Contains(vs, "") {
+			return InvalidOption("%s: empty %s", option, what)
+		}
+		list := field(c)
+		*list = append(*list, vs...)
 		return nil
 	}
 }

@@ -95,6 +95,18 @@ func TestNonEmpty(t *testing.T) {
 	require.Equal(t, "out", c.dir)
 }
 
+func TestNoneEmpty(t *testing.T) {
+	type config struct{ files []string }
+	field := func(c *config) *[]string { return &c.files }
+	c := config{files: []string{"a"}}
+	err := errdefs.NoneEmpty("WithFiles", "file", []string{"b", ""}, field)(&c)
+	require.ErrorIs(t, err, errdefs.ErrInvalidOption)
+	require.EqualError(t, err, "WithFiles: empty file")
+	require.Equal(t, []string{"a"}, c.files, "a refused list adds nothing")
+	require.NoError(t, errdefs.NoneEmpty("WithFiles", "file", []string{"b", "c"}, field)(&c))
+	require.Equal(t, []string{"a", "b", "c"}, c.files)
+}
+
 // option is an option interface as the public packages declare them.
 type option interface{ apply(*[]string) error }
 
