@@ -31,13 +31,7 @@ func (f funcOption) applyToBuild(c *config) error { return f(c) }
 // every symbolic link of a packed source (source-controller packs regular
 // files only).
 func WithLogger(l *slog.Logger) Option {
-	return funcOption(func(c *config) error {
-		if l == nil {
-			return errdefs.InvalidOption("logger: nil")
-		}
-		c.log = l
-		return nil
-	})
+	return funcOption(errdefs.NonNil("WithLogger", "logger", l, func(c *config) **slog.Logger { return &c.log }))
 }
 
 // WithIdentityOnly reads an object of a plain directory (one Flux's

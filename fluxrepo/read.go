@@ -164,13 +164,7 @@ func WithSource(ref SourceRef, dir string) Option {
 // Flux leaves it out too (symbolic links a source does not hold), and each
 // of the repository's Notes as it is found.
 func WithLogger(l *slog.Logger) Option {
-	return funcOption(func(c *config) error {
-		if l == nil {
-			return errdefs.InvalidOption("WithLogger: nil logger")
-		}
-		c.log = l
-		return nil
-	})
+	return funcOption(errdefs.NonNil("WithLogger", "logger", l, func(c *config) **slog.Logger { return &c.log }))
 }
 
 // WithExternal declares objects made outside the repository (the

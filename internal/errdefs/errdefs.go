@@ -79,6 +79,21 @@ func NonEmpty[C any](option, what, v string, field func(*C) *string) func(*C) er
 	}
 }
 
+// NonNil is the body of an option that stores one value which may not be
+// nil (a logger, a client; a pointer or an interface): it refuses nil
+// with ErrInvalidOption ("OPTION: nil WHAT"), else stores v where field
+// points.
+func NonNil[C any, T comparable](option, what string, v T, field func(*C) *T) func(*C) error {
+	return func(c *C) error {
+		var none T
+		if v == none {
+			return InvalidOption("%s: nil %s", option, what)
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
 // NoneEmpty is the body of an option that adds a list of strings none of
 // which may be empty (files, folders): it refuses the list if one is ""
 // with ErrInvalidOption ("OPTION: empty WHAT"), else appends vs to the

@@ -2,8 +2,10 @@ package errdefs_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,6 +95,25 @@ func TestNonEmpty(t *testing.T) {
 	require.Empty(t, c.dir)
 	require.NoError(t, errdefs.NonEmpty("WithDir", "directory", "out", field)(&c))
 	require.Equal(t, "out", c.dir)
+}
+
+func TestNonNil(t *testing.T) {
+	type config struct {
+		w   *strings.Builder
+		str fmt.Stringer
+	}
+	w := func(c *config) **strings.Builder { return &c.w }
+	str := func(c *config) *fmt.Stringer { return &c.str }
+	var c config
+	err := errdefs.NonNil("WithWriter", "writer", nil, w)(&c)
+	require.ErrorIs(t, err, errdefs.ErrInvalidOption)
+	require.EqualError(t, err, "WithWriter: nil writer")
+	require.EqualError(t, errdefs.NonNil[config, fmt.Stringer]("WithStringer", "stringer", nil, str)(&c), "WithStringer: nil stringer")
+	b := new(strings.Builder)
+	require.NoError(t, errdefs.NonNil("WithWriter", "writer", b, w)(&c))
+	require.NoError(t, errdefs.NonNil[config, fmt.Stringer]("WithStringer", "stringer", b, str)(&c))
+	require.Same(t, b, c.w)
+	require.Equal(t, fmt.Stringer(b), c.str)
 }
 
 func TestNoneEmpty(t *testing.T) {
