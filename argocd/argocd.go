@@ -106,13 +106,8 @@ type source struct {
 // or with WithStackFile to the stack file's folder.
 func Import(dir string, opts ...Option) (*Imported, error) {
 	cfg := &config{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.applyToImport(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.applyToImport, "nil Option"); err != nil {
+		return nil, err
 	}
 	apps, diffs, err := readApplications(dir)
 	if err != nil {

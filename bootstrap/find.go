@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"iter"
 	"os"
 	"path"
 	"path/filepath"
@@ -154,15 +155,8 @@ var (
 // prev is the command before it in a pipeline, for -f -.
 func kubectlApplies(args, prev []string) []bootstrapApply {
 	verb := ""
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			if slices.Contains(kubectlValueFlags, a) {
-				i++
-			}
-			continue
-		}
-		verb = a
+	for i := range operands(args, kubectlValueFlags) {
+		verb = args[i]
 		args = args[i+1:]
 		break
 	}
@@ -233,15 +227,8 @@ func sopsDecrypts(args []string) string {
 		return "" // not to stdout
 	}
 	var last string
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		if strings.HasPrefix(a, "-") {
-			if slices.Contains(sopsValueFlags, a) {
-				i++
-			}
-			continue
-		}
-		last = a
+	for i := range operands(rest, sopsValueFlags) {
+		last = rest[i]
 	}
 	return last
 }
@@ -249,17 +236,28 @@ func sopsDecrypts(args []string) string {
 // positional is the first argument that is neither a flag nor the value of
 // one of valueFlags, or "".
 func positional(args, valueFlags []string) string {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if strings.HasPrefix(a, "-") {
-			if slices.Contains(valueFlags, a) {
-				i++
-			}
-			continue
-		}
-		return a
+	for i := range operands(args, valueFlags) {
+		return args[i]
 	}
 	return ""
+}
+
+// operands yields the index of each argument that is neither a flag nor
+// the value of one of valueFlags.
+func operands(args, valueFlags []string) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i := 0; i < len(args); i++ {
+			if strings.HasPrefix(args[i], "-") {
+				if slices.Contains(valueFlags, args[i]) {
+					i++
+				}
+				continue
+			}
+			if !yield(i) {
+				return
+			}
+		}
+	}
 }
 
 // commandArgs returns a command's words from the program on (kubectl,

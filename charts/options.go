@@ -92,13 +92,8 @@ type Finder struct {
 // is not valid.
 func New(opts ...Option) (*Finder, error) {
 	f := &Finder{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(ErrInvalidOption, "nil charts.Option")
-		}
-		if err := o.applyToFinder(f); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(f, opts, Option.applyToFinder, "nil charts.Option"); err != nil {
+		return nil, err
 	}
 	return f, nil
 }

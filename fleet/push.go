@@ -191,13 +191,8 @@ func Push(ctx context.Context, f *Fleet, opts ...Option) ([]Result, error) {
 // newConfig applies opts to Push's defaults.
 func newConfig(opts []Option) (*config, error) {
 	cfg := &config{jobs: DefaultJobs, logger: slog.New(slog.DiscardHandler), client: new(oci.Client)}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(ErrInvalidOption, "nil Option")
-		}
-		if err := o.apply(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.apply, "nil Option"); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

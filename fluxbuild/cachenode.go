@@ -61,11 +61,16 @@ type nodeReader struct {
 	short map[string]string
 }
 
-func (r *nodeReader) uvarint() uint64 {
+func (r *nodeReader) uvarint() uint64 { return readNumber(r, binary.Uvarint) }
+
+func (r *nodeReader) varint() int { return int(readNumber(r, binary.Varint)) }
+
+// readNumber reads a number with read (binary.Uvarint or binary.Varint).
+func readNumber[T uint64 | int64](r *nodeReader, read func([]byte) (T, int)) T {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b)
+	v, n := read(r.b)
 	if n <= 0 {
 		r.err = errors.New("truncated number")
 		return 0
@@ -74,34 +79,12 @@ func (r *nodeReader) uvarint() uint64 {
 	return v
 }
 
-func (r *nodeReader) varint() int {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errors.New("truncated number")
-		return 0
-	}
-	r.b = r.b[n:]
-	return int(v)
-}
-
 func (r *nodeReader) string() string {
-	l := r.uvarint()
-	if r.err != nil {
+	b := r.take("string")
+	if len(b) == 0 {
 		return ""
 	}
-	if l > uint64(len(r.b)) {
-		r.err = errors.New("truncated string")
-		return ""
-	}
-	b := r.b[:l]
-	r.b = r.b[l:]
-	if l == 0 {
-		return ""
-	}
-	if l > 32 {
+	if len(b) > 32 {
 		return string(b)
 	}
 	if s, ok := r.short[string(b)]; ok {
@@ -116,13 +99,16 @@ func (r *nodeReader) string() string {
 }
 
 // bytes reads a length and that many bytes.
-func (r *nodeReader) bytes() []byte {
+func (r *nodeReader) bytes() []byte { return r.take("bytes") }
+
+// take reads a length and that many bytes, what says of what in an error.
+func (r *nodeReader) take(what string) []byte {
 	l := r.uvarint()
 	if r.err != nil {
 		return nil
 	}
 	if l > uint64(len(r.b)) {
-		r.err = errors.New("truncated bytes")
+		r.err = errors.New("truncated " + what)
 		return nil
 	}
 	b := r.b[:l]

@@ -135,13 +135,8 @@ func WithKubeVersion(version string) ReleaseOption {
 func RenderRelease(ctx context.Context, hr *helmv2.HelmRelease, chartPath string, opts ...ReleaseOption) (*Release, error) {
 	ref := helmv2.HelmReleaseKind + "/" + hr.Namespace + "/" + hr.Name
 	cfg := &releaseConfig{sources: map[client.ObjectKey]map[string]client.Object{}}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil ReleaseOption")
-		}
-		if err := o.applyToRelease(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, ReleaseOption.applyToRelease, "nil ReleaseOption"); err != nil {
+		return nil, err
 	}
 	chrt, err := helmloader.Load(chartPath)
 	if err != nil {

@@ -31,13 +31,7 @@ func (f funcOption) applyToBuild(c *config) error { return f(c) }
 // every symbolic link of a packed source (source-controller packs regular
 // files only).
 func WithLogger(l *slog.Logger) Option {
-	return funcOption(func(c *config) error {
-		if l == nil {
-			return errdefs.InvalidOption("logger: nil")
-		}
-		c.log = l
-		return nil
-	})
+	return funcOption(errdefs.NonNil("WithLogger", "logger", l, func(c *config) **slog.Logger { return &c.log }))
 }
 
 // WithIdentityOnly reads an object of a plain directory (one Flux's
@@ -63,13 +57,8 @@ func WithIdentityOnly(needs func(apiVersion, kind string) bool) Option {
 
 func newConfig(opts []Option) (*config, error) {
 	c := &config{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.applyToBuild(c); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(c, opts, Option.applyToBuild, "nil Option"); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -624,16 +624,11 @@ func tarball(p string) bool {
 // tarFiles lists the regular files of a gzipped tarball, by their cleaned
 // names.
 func tarFiles(p string) ([]string, error) {
-	f, err := os.Open(p)
+	tr, f, err := openTarball(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, err
-	}
-	tr := tar.NewReader(gz)
 	var out []string
 	for {
 		h, err := tr.Next()
@@ -643,9 +638,8 @@ func tarFiles(p string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		name := path.Clean("/" + filepath.ToSlash(h.Name))
-		if h.Typeflag == tar.TypeReg && name != "/" {
-			out = append(out, strings.TrimPrefix(name, "/"))
+		if name := entryName(h); h.Typeflag == tar.TypeReg && name != "" {
+			out = append(out, name)
 		}
 	}
 }
@@ -768,23 +762,38 @@ func readFileSrc(f fileSrc) ([]byte, error) {
 	if f.entry == "" {
 		return os.ReadFile(f.path)
 	}
-	file, err := os.Open(f.path)
+	tr, file, err := openTarball(f.path)
 	if err != nil {
 		return nil, err
 	}
 	defer file.Close()
-	gz, err := gzip.NewReader(file)
-	if err != nil {
-		return nil, err
-	}
-	tr := tar.NewReader(gz)
 	for {
 		h, err := tr.Next()
 		if err != nil {
 			return nil, fmt.Errorf("%s in %s: %w", f.entry, f.path, err)
 		}
-		if strings.TrimPrefix(path.Clean("/"+filepath.ToSlash(h.Name)), "/") == f.entry {
+		if entryName(h) == f.entry {
 			return io.ReadAll(tr)
 		}
 	}
+}
+
+// openTarball opens the gzipped tarball at p; the caller closes the file.
+func openTarball(p string) (*tar.Reader, *os.File, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return tar.NewReader(gz), f, nil
+}
+
+// entryName is a tarball entry's name cleaned, slash-separated, without a
+// leading "/" ("" for the root).
+func entryName(h *tar.Header) string {
+	return strings.TrimPrefix(path.Clean("/"+filepath.ToSlash(h.Name)), "/")
 }

@@ -32,13 +32,7 @@ type SourceFetcher interface {
 // unavailable, with the reason; one that has no such ref is a `source`
 // finding, as it fails in the cluster.
 func WithSourceFetcher(f SourceFetcher) Option {
-	return funcOption(func(c *config) error {
-		if f == nil {
-			return errdefs.InvalidOption("WithSourceFetcher: nil fetcher")
-		}
-		c.fetcher = f
-		return nil
-	})
+	return funcOption(errdefs.NonNil("WithSourceFetcher", "fetcher", f, func(c *config) *SourceFetcher { return &c.fetcher }))
 }
 
 // fetched is what fetching one source gave.

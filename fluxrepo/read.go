@@ -164,13 +164,7 @@ func WithSource(ref SourceRef, dir string) Option {
 // Flux leaves it out too (symbolic links a source does not hold), and each
 // of the repository's Notes as it is found.
 func WithLogger(l *slog.Logger) Option {
-	return funcOption(func(c *config) error {
-		if l == nil {
-			return errdefs.InvalidOption("WithLogger: nil logger")
-		}
-		c.log = l
-		return nil
-	})
+	return funcOption(errdefs.NonNil("WithLogger", "logger", l, func(c *config) **slog.Logger { return &c.log }))
 }
 
 // WithExternal declares objects made outside the repository (the
@@ -217,13 +211,8 @@ func WithExternal(refs ...layering.ObjectRef) Option {
 // not errors; errors are for an entry point that cannot be read.
 func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error) {
 	cfg := &config{sources: map[SourceRef]string{}}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.applyToRead(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.applyToRead, "nil Option"); err != nil {
+		return nil, err
 	}
 	absEntry, err := filepath.Abs(entry)
 	if err != nil {

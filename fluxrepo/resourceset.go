@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"regexp"
 	"strings"
@@ -83,13 +82,7 @@ func ExpandResourceSets(rendered []byte) ([]Generated, error) {
 		return nil, nil
 	}
 	var out []Generated
-	dec := yaml.NewDecoder(bytes.NewReader(rendered))
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
+	for doc, err := range yamlutil.Documents(bytes.NewReader(rendered)) {
 		if err != nil {
 			return nil, err
 		}
@@ -128,6 +121,7 @@ func ExpandResourceSets(rendered []byte) ([]Generated, error) {
 		}
 		out = append(out, g)
 	}
+	return out, nil
 }
 
 // expandResourceSet returns the objects the ResourceSet rs generates from
@@ -186,20 +180,14 @@ func expandResourceSet(rs *fluxbuild.Object) (objs []*fluxbuild.Object, fromProv
 			if err := t.Execute(&b, map[string]any{"inputs": in}); err != nil {
 				return nil, fromProviders, err
 			}
-			dec := yaml.NewDecoder(&b)
-			for {
-				var doc yaml.Node
-				err := dec.Decode(&doc)
-				if errors.Is(err, io.EOF) {
-					break
-				}
+			for doc, err := range yamlutil.Documents(&b) {
 				if err != nil {
 					return nil, fromProviders, err
 				}
 				if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 					continue
 				}
-				o, key := generated(rs, &doc, spec.CommonMetadata.Labels, spec.CommonMetadata.Annotations)
+				o, key := generated(rs, doc, spec.CommonMetadata.Labels, spec.CommonMetadata.Annotations)
 				if o == nil || seen[key] {
 					continue
 				}

@@ -76,6 +76,20 @@ func (s *stack) invalidf(format string, args ...any) {
 	s.errs = append(s.errs, errdefs.Kind(ErrInvalidOption, "stack %q: "+format, append([]any{s.name}, args...)...))
 }
 
+// validNames returns the names that check (notLabel, notSubdomain) accepts,
+// recording "invalid <what> <name>: <why>" for each one it does not.
+func (s *stack) validNames(what string, names []string, check func(string) string) []string {
+	var valid []string
+	for _, name := range names {
+		if msg := check(name); msg != "" {
+			s.invalidf("invalid %s %q: %s", what, name, msg)
+			continue
+		}
+		valid = append(valid, name)
+	}
+	return valid
+}
+
 // notLabel says why name is not a DNS-1123 label (a namespace's name), or
 // returns "".
 func notLabel(name string) string { return strings.Join(validation.IsDNS1123Label(name), "; ") }
@@ -260,13 +274,7 @@ func Namespace(ns string) StackOption {
 // optional because it is applied out of band, never pushed.
 func Vars(configMaps ...string) StackOption {
 	return funcStack(func(s *stack) {
-		for _, name := range configMaps {
-			if msg := notSubdomain(name); msg != "" {
-				s.invalidf("invalid vars ConfigMap name %q: %s", name, msg)
-				continue
-			}
-			s.vars = append(s.vars, name)
-		}
+		s.vars = append(s.vars, s.validNames("vars ConfigMap name", configMaps, notSubdomain)...)
 	})
 }
 
@@ -290,13 +298,7 @@ func RenderedPath(p string) StackOption {
 // exist.
 func ExistingNamespaces(names ...string) StackOption {
 	return funcStack(func(s *stack) {
-		for _, name := range names {
-			if msg := notLabel(name); msg != "" {
-				s.invalidf("invalid existing namespace %q: %s", name, msg)
-				continue
-			}
-			s.existingNamespaces = append(s.existingNamespaces, name)
-		}
+		s.existingNamespaces = append(s.existingNamespaces, s.validNames("existing namespace", names, notLabel)...)
 	})
 }
 
@@ -761,13 +763,7 @@ func External(refs ...ObjectRef) StackOption {
 // An API group is a DNS-1123 subdomain (cert-manager.io).
 func ExistingAPIGroups(groups ...string) StackOption {
 	return funcStack(func(s *stack) {
-		for _, g := range groups {
-			if msg := notSubdomain(g); msg != "" {
-				s.invalidf("invalid existing API group %q: %s", g, msg)
-				continue
-			}
-			s.existingAPIGroups = append(s.existingAPIGroups, g)
-		}
+		s.existingAPIGroups = append(s.existingAPIGroups, s.validNames("existing API group", groups, notSubdomain)...)
 	})
 }
 

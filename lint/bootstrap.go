@@ -74,15 +74,7 @@ func WithHelmfile(files ...string) Option {
 // their CRDs too. A folder that does not build is said in
 // Report.Bootstrap, and counts for nothing.
 func WithBootstrapKustomization(dirs ...string) Option {
-	return funcLint(func(c *config) error {
-		for _, d := range dirs {
-			if d == "" {
-				return errdefs.Kind(ErrInvalidOption, "WithBootstrapKustomization: empty folder")
-			}
-		}
-		c.bootstrapDirs = append(c.bootstrapDirs, dirs...)
-		return nil
-	})
+	return funcLint(errdefs.NoneEmpty("WithBootstrapKustomization", "folder", dirs, func(c *config) *[]string { return &c.bootstrapDirs }))
 }
 
 // WithBootstrapManifests reads files a bootstrap step applies with
@@ -97,15 +89,7 @@ func WithBootstrapKustomization(dirs ...string) Option {
 // kind or name is encrypted (SOPS's default) counts for nothing, and
 // Report.Bootstrap says so, as it does for a file that is not manifests.
 func WithBootstrapManifests(files ...string) Option {
-	return funcLint(func(c *config) error {
-		for _, f := range files {
-			if f == "" {
-				return errdefs.Kind(ErrInvalidOption, "WithBootstrapManifests: empty file")
-			}
-		}
-		c.bootstrapManifests = append(c.bootstrapManifests, files...)
-		return nil
-	})
+	return funcLint(errdefs.NoneEmpty("WithBootstrapManifests", "file", files, func(c *config) *[]string { return &c.bootstrapManifests }))
 }
 
 // WithBootstrapNamespaces declares namespaces a bootstrap step creates
@@ -113,15 +97,7 @@ func WithBootstrapManifests(files ...string) Option {
 // finds them in the bootstrap scripts). Unlike WithExistingNamespaces,
 // Report.Bootstrap lists them.
 func WithBootstrapNamespaces(names ...string) Option {
-	return funcLint(func(c *config) error {
-		for _, n := range names {
-			if n == "" {
-				return errdefs.Kind(ErrInvalidOption, "WithBootstrapNamespaces: empty namespace")
-			}
-		}
-		c.bootstrapNamespaces = append(c.bootstrapNamespaces, names...)
-		return nil
-	})
+	return funcLint(errdefs.NoneEmpty("WithBootstrapNamespaces", "namespace", names, func(c *config) *[]string { return &c.bootstrapNamespaces }))
 }
 
 // applyBootstrapDirs builds the WithBootstrapKustomization folders and

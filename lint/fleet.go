@@ -37,12 +37,7 @@ func (r *FleetReport) Findings() int {
 // Failing counts the findings that fail lint (Finding.Fails), the shared
 // ones once: Findings less the hints.
 func (r *FleetReport) Failing() int {
-	n := 0
-	for _, f := range r.Shared {
-		if f.Fails() {
-			n++
-		}
-	}
+	n := failing(r.Shared)
 	for _, c := range r.Clusters {
 		n += c.Report.Failing()
 	}

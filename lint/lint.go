@@ -383,9 +383,12 @@ func findingsIn(failing, hints int, where string) string {
 }
 
 // Failing counts the findings that fail lint (Finding.Fails).
-func (r *Report) Failing() int {
+func (r *Report) Failing() int { return failing(r.Findings) }
+
+// failing counts the findings of fs that fail lint.
+func failing(fs []Finding) int {
 	n := 0
-	for _, f := range r.Findings {
+	for _, f := range fs {
 		if f.Fails() {
 			n++
 		}
@@ -456,28 +459,28 @@ func WithExternal(refs ...layering.ObjectRef) Option {
 // applies anything (made by IaC or a bootstrap step before Flux, say): no
 // layer needs to create them. A stack says so in spec.existingNamespaces.
 func WithExistingNamespaces(namespaces ...string) Option {
-	return funcLint(func(c *config) error {
-		for _, ns := range namespaces {
-			if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-				return errdefs.Kind(ErrInvalidOption, "existing namespace %q: %s", ns, strings.Join(msgs, "; "))
-			}
-		}
-		c.existingNamespaces = append(c.existingNamespaces, namespaces...)
-		return nil
-	})
+	return appendNames("existing namespace", namespaces, validation.IsDNS1123Label, func(c *config) *[]string { return &c.existingNamespaces })
 }
 
 // WithExistingAPIGroups declares API groups whose CRDs exist before Flux
 // applies anything (installed by a bootstrap step before Flux, say): no
 // layer needs to define them. A stack says so in spec.existingAPIGroups.
 func WithExistingAPIGroups(groups ...string) Option {
+	return appendNames("existing API group", groups, validation.IsDNS1123Subdomain, func(c *config) *[]string { return &c.existingGroups })
+}
+
+// appendNames is the body of an option that declares names: it refuses
+// them if check (a validation.IsDNS1123… function) finds fault with one
+// ("WHAT NAME: why"), else appends them to the list field points at.
+func appendNames(what string, names []string, check func(string) []string, field func(*config) *[]string) Option {
 	return funcLint(func(c *config) error {
-		for _, g := range groups {
-			if msgs := validation.IsDNS1123Subdomain(g); len(msgs) > 0 {
-				return errdefs.Kind(ErrInvalidOption, "existing API group %q: %s", g, strings.Join(msgs, "; "))
+		for _, name := range names {
+			if msgs := check(name); len(msgs) > 0 {
+				return errdefs.Kind(ErrInvalidOption, "%s %q: %s", what, name, strings.Join(msgs, "; "))
 			}
 		}
-		c.existingGroups = append(c.existingGroups, groups...)
+		list := field(c)
+		*list = append(*list, names...)
 		return nil
 	})
 }
@@ -591,13 +594,8 @@ func WithInferredRoot() Option {
 
 func newConfig(opts []Option) (*config, error) {
 	cfg := &config{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(ErrInvalidOption, "nil lint Option")
-		}
-		if err := o.applyToLint(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.applyToLint, "nil lint Option"); err != nil {
+		return nil, err
 	}
 	copts := slices.Clone(cfg.charts)
 	if cfg.fetcher != nil {

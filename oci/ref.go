@@ -8,6 +8,8 @@ import (
 
 	fluxoci "github.com/fluxcd/pkg/oci"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/fluxpack/fluxpack/oci/internal/regutil"
 )
 
 // Scheme prefixes every artifact URL, as in OCIRepository's spec.url.
@@ -73,25 +75,13 @@ func RedactURL(s string) string {
 
 // redactRef is RedactURL for artifact URLs: it drops anything up to an "@"
 // in the host part, with or without a scheme (a registry host never holds
-// one), and leaves the rest as it was.
+// one), and leaves the rest as it was. The scheme must be one, so that
+// "token@://" is not taken for one and its userinfo kept.
 func redactRef(s string) string {
-	if scheme, rest, ok := strings.Cut(s, "://"); ok && isScheme(scheme) {
+	if scheme, rest, ok := strings.Cut(s, "://"); ok && regutil.IsScheme(scheme) {
 		return scheme + "://" + dropUserinfo(rest)
 	}
 	return dropUserinfo(s)
-}
-
-// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
-// letters, digits, "+", "-" or "."), so that "token@://" is not taken for
-// one and its userinfo kept.
-func isScheme(s string) bool {
-	for i, r := range s {
-		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
-		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // dropUserinfo drops "user:password@" from host[/path].

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"path/filepath"
 	"slices"
@@ -27,11 +26,8 @@ func plaintextSecret(name string, data []byte) (line int, object string) {
 	if !maySecret(name, data) {
 		return 0, ""
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) || err != nil {
+	for doc, err := range yamlutil.Documents(bytes.NewReader(data)) {
+		if err != nil {
 			return 0, "" // the rest is not YAML: kustomize would refuse it anyway
 		}
 		if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
@@ -57,6 +53,7 @@ func plaintextSecret(name string, data []byte) (line int, object string) {
 		}
 		return kindLine, obj
 	}
+	return 0, ""
 }
 
 // maySecret reports whether plaintextSecret has to read the file name's

@@ -74,31 +74,30 @@ const (
 // an unchanged push has s sign what the tag holds unless it is signed
 // already (Result.Signed). One signer at a time.
 func WithSigner(s Signer) PushOption {
-	return pushOpt{func(o *options) error {
-		switch {
-		case s == nil:
-			return fmt.Errorf("%s: nil signer", "WithSigner")
-		case o.signer != nil:
-			return fmt.Errorf("%s: one signer at a time (%s and %s)", "WithSigner", o.signer.Provider(), s.Provider())
-		}
-		o.signer = s
-		return nil
-	}}
+	return pushOpt{func(o *options) error { return setOnlyOne("WithSigner", "signer", &o.signer, s) }}
 }
 
 // WithVerifier makes Verify check the artifact's signatures with v, and
 // Promote refuse an artifact v does not verify. One verifier at a time.
 func WithVerifier(v Verifier) KeyOption {
-	return verifyOpt{func(o *options) error {
-		switch {
-		case v == nil:
-			return fmt.Errorf("%s: nil verifier", "WithVerifier")
-		case o.verifier != nil:
-			return fmt.Errorf("%s: one verifier at a time (%s and %s)", "WithVerifier", o.verifier.Provider(), v.Provider())
-		}
-		o.verifier = v
-		return nil
-	}}
+	return verifyOpt{func(o *options) error { return setOnlyOne("WithVerifier", "verifier", &o.verifier, v) }}
+}
+
+// setOnlyOne stores v, not nil, in *slot, which may hold one at a time
+// (a signer, a verifier): a second is refused, naming both providers.
+func setOnlyOne[T interface {
+	comparable
+	Provider() string
+}](option, what string, slot *T, v T) error {
+	var none T
+	switch {
+	case v == none:
+		return fmt.Errorf("%s: nil %s", option, what)
+	case *slot != none:
+		return fmt.Errorf("%s: one %s at a time (%s and %s)", option, what, (*slot).Provider(), v.Provider())
+	}
+	*slot = v
+	return nil
 }
 
 // VerifyResult is the answer of Verify.

@@ -35,13 +35,8 @@ type renderConfig struct {
 // newConfig applies opts, refusing a nil one.
 func newConfig(opts []Option) (*renderConfig, error) {
 	cfg := &renderConfig{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.Kind(layering.ErrInvalidOption, "nil Option")
-		}
-		if err := o.applyToRender(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.applyToRender, "nil Option"); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

@@ -3,6 +3,7 @@ package review
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -194,14 +195,7 @@ func scalar(v any) string {
 	return ""
 }
 
-func sorted(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func sorted(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
 
 func sameKeys(a, b map[string]bool) bool {
 	if len(a) != len(b) {

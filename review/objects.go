@@ -5,12 +5,13 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 	sigyaml "sigs.k8s.io/yaml"
+
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // Object is one Kubernetes object a Flux producer (a Kustomization, a
@@ -58,21 +59,17 @@ func compareIDs(a, b ObjectID) int {
 // metadata of a file SOPS encrypts is left out, as kustomize-controller
 // leaves it out when it decrypts the file.
 func ParseObjects(producer string, data []byte) ([]Object, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []Object
-	for n := 1; ; n++ {
-		var node yaml.Node
-		err := dec.Decode(&node)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	n := 0
+	for node, err := range yamlutil.Documents(bytes.NewReader(data)) {
+		n++
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", producer, n, err)
 		}
 		if len(node.Content) == 0 || node.Content[0].Kind == yaml.ScalarNode && node.Content[0].Tag == "!!null" {
 			continue
 		}
-		v, err := decodeDoc(&node)
+		v, err := decodeDoc(node)
 		if err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", producer, n, err)
 		}

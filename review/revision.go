@@ -66,13 +66,8 @@ func WithKeptRevisions(dir string) RevisionOption {
 // written (Report.Unread).
 func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOption, opts ...Option) (*Report, error) {
 	rc := &revisionConfig{}
-	for _, o := range ropts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil RevisionOption")
-		}
-		if err := o.applyToRevision(rc); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(rc, ropts, RevisionOption.applyToRevision, "nil RevisionOption"); err != nil {
+		return nil, err
 	}
 	abs, err := filepath.Abs(entry)
 	if err != nil {
@@ -112,13 +107,8 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	// The names first: the caller's WithNames, if any, wins.
 	opts = slices.Concat([]Option{WithNames(r.String(), "working tree")}, opts)
 	cfg := &config{}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.apply(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.apply, "nil Option"); err != nil {
+		return nil, err
 	}
 	if !cfg.all {
 		// A change no layer reads is told from Git's objects, before any

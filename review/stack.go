@@ -34,21 +34,69 @@ func WithLintOptions(opts ...lint.Option) Option {
 	})
 }
 
-// stackSide is one side of a stack comparison: the stack's builder (nil
-// when the file is not on that side).
-type stackSide struct {
-	b *layering.Builder
+// fileChange is a file (a stack's, a fleet's) loaded on both sides of a
+// comparison, with what compareBuilders needs besides.
+type fileChange[T any] struct {
+	cfg        *config
+	files      []string // the files the change touches
+	headRules  *gitRules
+	base, head T // the zero T on a side without the file
 }
 
-func loadStack(path string) (*stackSide, error) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return &stackSide{}, nil
-	}
-	b, err := stackfile.Load(path)
+// compareFile starts CompareStack and CompareFleet: it applies opts, lists
+// the files the change touches, and loads rel (relative to both roots)
+// with load on each side that has it. An error names the side; rel on
+// neither side is one.
+func compareFile[T any](baseRoot, headRoot, rel string, opts []Option, load func(path string) (T, error)) (*fileChange[T], error) {
+	cfg, err := newCompareConfig(baseRoot, headRoot, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &stackSide{b: b}, nil
+	files, headRules, err := cfg.changedFiles()
+	if err != nil {
+		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
+	}
+	found := 0
+	base, head, err := bothSides(cfg, baseRoot, headRoot, func(root string) (T, error) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			var none T
+			return none, nil
+		}
+		found++
+		return load(p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if found == 0 {
+		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, rel)
+	}
+	return &fileChange[T]{cfg: cfg, files: files, headRules: headRules, base: base, head: head}, nil
+}
+
+// bothSides calls load with the base's argument, then with the head's,
+// and names the side in an error.
+func bothSides[A, T any](cfg *config, base, head A, load func(A) (T, error)) (T, T, error) {
+	var none T
+	b, err := load(base)
+	if err != nil {
+		return none, none, fmt.Errorf("at %s: %w", cfg.base, err)
+	}
+	h, err := load(head)
+	if err != nil {
+		return none, none, fmt.Errorf("at %s: %w", cfg.head, err)
+	}
+	return b, h, nil
+}
+
+// loadFleet loads a fleet file, and says its clusters' problems.
+func loadFleet(path string) (*fleet.Fleet, error) {
+	f, err := fleet.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return f, f.Err()
 }
 
 // CompareStack says what changing the repository at baseRoot into the one
@@ -59,26 +107,11 @@ func loadStack(path string) (*stackSide, error) {
 // time), lint's findings and the bootstrap order. Every layer is
 // rendered: a stack is one folder.
 func CompareStack(ctx context.Context, baseRoot, headRoot, stackRel string, opts ...Option) (*Report, error) {
-	cfg, err := newCompareConfig(baseRoot, headRoot, opts)
+	c, err := compareFile(baseRoot, headRoot, stackRel, opts, stackfile.Load)
 	if err != nil {
 		return nil, err
 	}
-	files, headRules, err := cfg.changedFiles()
-	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
-	}
-	base, err := loadStack(filepath.Join(baseRoot, filepath.FromSlash(stackRel)))
-	if err != nil {
-		return nil, fmt.Errorf("at %s: %w", cfg.base, err)
-	}
-	head, err := loadStack(filepath.Join(headRoot, filepath.FromSlash(stackRel)))
-	if err != nil {
-		return nil, fmt.Errorf("at %s: %w", cfg.head, err)
-	}
-	if base.b == nil && head.b == nil {
-		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, stackRel)
-	}
-	return compareBuilders(ctx, cfg, stackRel, files, headRules, base.b, head.b)
+	return compareBuilders(ctx, c.cfg, stackRel, c.files, c.headRules, c.base, c.head)
 }
 
 // CompareFleet compares every cluster of the fleet file fleetRel (the
@@ -86,38 +119,12 @@ func CompareStack(ctx context.Context, baseRoot, headRoot, stackRel string, opts
 // per cluster, Entry "FLEET#CLUSTER", in the order of the head's fleet
 // file, then the clusters the change removes.
 func CompareFleet(ctx context.Context, baseRoot, headRoot, fleetRel string, opts ...Option) ([]*Report, error) {
-	cfg, err := newCompareConfig(baseRoot, headRoot, opts)
+	fc, err := compareFile(baseRoot, headRoot, fleetRel, opts, loadFleet)
 	if err != nil {
 		return nil, err
 	}
-	files, headRules, err := cfg.changedFiles()
-	if err != nil {
-		return nil, fmt.Errorf("comparing %s with %s: %w", cfg.base, cfg.head, err)
-	}
-	load := func(root string) (*fleet.Fleet, error) {
-		p := filepath.Join(root, filepath.FromSlash(fleetRel))
-		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		f, err := fleet.Load(p)
-		if err != nil {
-			return nil, err
-		}
-		return f, f.Err()
-	}
-	bf, err := load(baseRoot)
-	if err != nil {
-		return nil, fmt.Errorf("at %s: %w", cfg.base, err)
-	}
-	hf, err := load(headRoot)
-	if err != nil {
-		return nil, fmt.Errorf("at %s: %w", cfg.head, err)
-	}
-	if bf == nil && hf == nil {
-		return nil, fmt.Errorf("comparing %s with %s: %s is on neither side", cfg.base, cfg.head, fleetRel)
-	}
 	var clusters []string
-	for _, f := range []*fleet.Fleet{hf, bf} {
+	for _, f := range []*fleet.Fleet{fc.head, fc.base} {
 		if f != nil {
 			for _, c := range f.Clusters() {
 				if !slices.Contains(clusters, c) {
@@ -134,15 +141,11 @@ func CompareFleet(ctx context.Context, baseRoot, headRoot, fleetRel string, opts
 	}
 	var out []*Report
 	for _, c := range clusters {
-		bb, err := resolve(bf, c)
+		bb, hb, err := bothSides(fc.cfg, fc.base, fc.head, func(f *fleet.Fleet) (*layering.Builder, error) { return resolve(f, c) })
 		if err != nil {
-			return nil, fmt.Errorf("at %s: %w", cfg.base, err)
+			return nil, err
 		}
-		hb, err := resolve(hf, c)
-		if err != nil {
-			return nil, fmt.Errorf("at %s: %w", cfg.head, err)
-		}
-		r, err := compareBuilders(ctx, cfg, fleetRel+"#"+c, files, headRules, bb, hb)
+		r, err := compareBuilders(ctx, fc.cfg, fleetRel+"#"+c, fc.files, fc.headRules, bb, hb)
 		if err != nil {
 			return nil, err
 		}
@@ -173,13 +176,8 @@ func (cfg *config) changedFiles() ([]string, *gitRules, error) {
 
 func newCompareConfig(baseRoot, headRoot string, opts []Option) (*config, error) {
 	cfg := &config{base: baseRoot, head: headRoot, baseRoot: baseRoot, headRoot: headRoot}
-	for _, o := range opts {
-		if o == nil {
-			return nil, errdefs.InvalidOption("nil Option")
-		}
-		if err := o.apply(cfg); err != nil {
-			return nil, err
-		}
+	if err := errdefs.ApplyOptions(cfg, opts, Option.apply, "nil Option"); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

@@ -75,13 +75,7 @@ func WithRegistry(opts ...oci.RegistryOption) Option {
 // WithHTTPClient is the client for Git over HTTP(S) and Helm repository
 // indexes and charts (default: http.DefaultClient's transport).
 func WithHTTPClient(c *http.Client) Option {
-	return func(f *Fetcher) error {
-		if c == nil {
-			return errdefs.InvalidOption("WithHTTPClient: nil client")
-		}
-		f.http = c
-		return nil
-	}
+	return errdefs.NonNil("WithHTTPClient", "client", c, func(f *Fetcher) **http.Client { return &f.http })
 }
 
 // WithGitCredentials authenticates Git over HTTP(S) with basic auth (a
@@ -118,13 +112,7 @@ func WithGitSSHKey(keyPEM []byte, knownHosts string) Option {
 // WithLogger logs each fetch (the reference, what it resolved to, whether
 // the cache held it) at info level.
 func WithLogger(l *slog.Logger) Option {
-	return func(f *Fetcher) error {
-		if l == nil {
-			return errdefs.InvalidOption("WithLogger: nil logger")
-		}
-		f.log = l
-		return nil
-	}
+	return errdefs.NonNil("WithLogger", "logger", l, func(f *Fetcher) **slog.Logger { return &f.log })
 }
 
 // New returns a Fetcher keeping what it fetches under dir, which it

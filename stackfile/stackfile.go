@@ -352,14 +352,8 @@ func builder(d *strictyaml.Decoder, doc *yaml.Node, st *Doc, dir string) *layeri
 	if sp.FluxDefaults {
 		opts = append(opts, layering.FluxDefaults())
 	}
-	if sp.Interval != nil {
-		opts = append(opts, layering.Interval(sp.Interval.Duration))
-	}
-	if sp.RetryInterval != nil {
-		opts = append(opts, layering.RetryInterval(sp.RetryInterval.Duration))
-	}
-	if sp.Timeout != nil {
-		opts = append(opts, layering.Timeout(sp.Timeout.Duration))
+	for _, d := range durations(sp.Interval, sp.RetryInterval, sp.Timeout) {
+		opts = append(opts, d)
 	}
 	if sp.RenderedPath != "" {
 		opts = append(opts, layering.RenderedPath(sp.RenderedPath))
@@ -388,6 +382,22 @@ func builder(d *strictyaml.Decoder, doc *yaml.Node, st *Doc, dir string) *layeri
 		b.Layer(l.Name, append([]layering.StepOption{layering.DeclaredAt(d.File, lineOf(doc, "spec", "layers", i))}, l.Options()...)...)
 	}
 	return b
+}
+
+// durations are the Interval, RetryInterval and Timeout options of the
+// durations that are set: spec and each layer take the same three.
+func durations(interval, retryInterval, timeout *metav1.Duration) []layering.SharedOption {
+	var o []layering.SharedOption
+	if interval != nil {
+		o = append(o, layering.Interval(interval.Duration))
+	}
+	if retryInterval != nil {
+		o = append(o, layering.RetryInterval(retryInterval.Duration))
+	}
+	if timeout != nil {
+		o = append(o, layering.Timeout(timeout.Duration))
+	}
+	return o
 }
 
 // Options are the builder options the layer entry stands for, in the
@@ -423,14 +433,8 @@ func (l *Layer) Options() []layering.StepOption {
 			o = append(o, layering.NoWait())
 		}
 	}
-	if l.Interval != nil {
-		o = append(o, layering.Interval(l.Interval.Duration))
-	}
-	if l.RetryInterval != nil {
-		o = append(o, layering.RetryInterval(l.RetryInterval.Duration))
-	}
-	if l.Timeout != nil {
-		o = append(o, layering.Timeout(l.Timeout.Duration))
+	for _, d := range durations(l.Interval, l.RetryInterval, l.Timeout) {
+		o = append(o, d)
 	}
 	if len(l.HealthChecks) > 0 {
 		o = append(o, layering.HealthChecks(l.HealthChecks...))

@@ -3,6 +3,7 @@ package status
 import (
 	"cmp"
 	"container/heap"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -120,14 +121,7 @@ func add(m map[string]map[string]bool, k, v string) {
 	m[k][v] = true
 }
 
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
 
 // Done reports whether every layer applied want (see Layer.UpToDate) and
 // is Ready; false when there is no layer.

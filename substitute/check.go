@@ -3,9 +3,7 @@ package substitute
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"regexp"
 	"slices"
@@ -322,19 +320,14 @@ func mapOf(a Available) map[string]string {
 
 // docs decodes every YAML document of data.
 func docs(data []byte) ([]*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var out []*yaml.Node
-	for {
-		var n yaml.Node
-		err := dec.Decode(&n)
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
+	for n, err := range yamlutil.Documents(bytes.NewReader(data)) {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, &n)
+		out = append(out, n)
 	}
+	return out, nil
 }
 
 func describeObject(n *yaml.Node) (string, bool) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -391,24 +392,20 @@ func readObjects(data []byte) ([]*unstructured.Unstructured, error) {
 }
 
 func setCommonMetadata(obj *unstructured.Unstructured, labels, annotations map[string]string) {
-	lbs := obj.GetLabels()
-	if lbs == nil {
-		lbs = map[string]string{}
-	}
-	for k, v := range labels {
-		lbs[k] = v
-	}
-	if len(lbs) > 0 {
+	if lbs := withEntries(obj.GetLabels(), labels); len(lbs) > 0 {
 		obj.SetLabels(lbs)
 	}
-	ans := obj.GetAnnotations()
-	if ans == nil {
-		ans = map[string]string{}
-	}
-	for k, v := range annotations {
-		ans[k] = v
-	}
-	if len(ans) > 0 {
+	if ans := withEntries(obj.GetAnnotations(), annotations); len(ans) > 0 {
 		obj.SetAnnotations(ans)
 	}
+}
+
+// withEntries is m (a copy the object gave, or nil) with add's entries
+// set, add winning.
+func withEntries(m, add map[string]string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	maps.Copy(m, add)
+	return m
 }

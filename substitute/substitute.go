@@ -156,41 +156,54 @@ func Vars(ks *kustomizev1.Kustomization, src *Sources) (map[string]string, error
 		src = &Sources{}
 	}
 	for _, ref := range ks.Spec.PostBuild.SubstituteFrom {
-		switch ref.Kind {
-		case "ConfigMap":
-			cm := src.configMaps[ks.Namespace+"/"+ref.Name]
-			if cm == nil {
-				cm = src.configMaps["/"+ref.Name]
+		if ref.Kind != "ConfigMap" && ref.Kind != "Secret" {
+			continue
+		}
+		data, ok := src.data(ref.Kind, ks.Namespace, ref.Name)
+		if !ok {
+			if ref.Optional {
+				continue
 			}
-			if cm == nil {
-				if ref.Optional {
-					continue
-				}
-				return nil, fmt.Errorf("%w: ConfigMap/%s/%s", ErrSourceNotFound, ks.Namespace, ref.Name)
-			}
-			for k, v := range cm.Data {
-				vars[k] = strings.ReplaceAll(v, "\n", "")
-			}
-		case "Secret":
-			s := src.secrets[ks.Namespace+"/"+ref.Name]
-			if s == nil {
-				s = src.secrets["/"+ref.Name]
-			}
-			if s == nil {
-				if ref.Optional {
-					continue
-				}
-				return nil, fmt.Errorf("%w: Secret/%s/%s", ErrSourceNotFound, ks.Namespace, ref.Name)
-			}
-			for k, v := range s.Data {
-				vars[k] = strings.ReplaceAll(string(v), "\n", "")
-			}
+			return nil, fmt.Errorf("%w: %s/%s/%s", ErrSourceNotFound, ref.Kind, ks.Namespace, ref.Name)
+		}
+		for k, v := range data {
+			vars[k] = strings.ReplaceAll(v, "\n", "")
 		}
 	}
 	for k, v := range ks.Spec.PostBuild.Substitute {
 		vars[k] = strings.ReplaceAll(v, "\n", "")
 	}
 	return vars, nil
+}
+
+// data is the data of the ConfigMap, or the decoded data of the Secret,
+// named namespace/name, else of the one of that name given without a
+// namespace; false when there is neither.
+func (s *Sources) data(kind, namespace, name string) (map[string]string, bool) {
+	switch kind {
+	case "ConfigMap":
+		if cm := lookup(s.configMaps, namespace, name); cm != nil {
+			return cm.Data, true
+		}
+	case "Secret":
+		if sec := lookup(s.secrets, namespace, name); sec != nil {
+			data := make(map[string]string, len(sec.Data))
+			for k, v := range sec.Data {
+				data[k] = string(v)
+			}
+			return data, true
+		}
+	}
+	return nil, false
+}
+
+// lookup is m's namespace/name, else its "/name" (a source given without
+// a namespace, which serves every namespace).
+func lookup[T any](m map[string]*T, namespace, name string) *T {
+	if o := m[namespace+"/"+name]; o != nil {
+		return o
+	}
+	return m["/"+name]
 }
 
 // InvalidVarNames returns the names of vars that Flux rejects, sorted.
@@ -275,36 +288,22 @@ func WithSources(src *Sources) SharedOption { return sourcesOption{src} }
 
 type sourcesOption struct{ src *Sources }
 
-func (o sourcesOption) check() error {
+// addTo merges the option's sources into *dst, which may be unset.
+func (o sourcesOption) addTo(dst **Sources) error {
 	if o.src == nil {
 		return fmt.Errorf("%w: WithSources: nil sources", ErrInvalidOption)
 	}
-	return nil
-}
-
-func (o sourcesOption) applyToSubstituter(s *Substituter) error {
-	if err := o.check(); err != nil {
-		return err
-	}
-	if s.src != nil {
-		s.src = s.src.merge(o.src)
+	if *dst != nil {
+		*dst = (*dst).merge(o.src)
 	} else {
-		s.src = o.src
+		*dst = o.src
 	}
 	return nil
 }
 
-func (o sourcesOption) applyToRender(r *renderOptions) error {
-	if err := o.check(); err != nil {
-		return err
-	}
-	if r.sources != nil {
-		r.sources = r.sources.merge(o.src)
-	} else {
-		r.sources = o.src
-	}
-	return nil
-}
+func (o sourcesOption) applyToSubstituter(s *Substituter) error { return o.addTo(&s.src) }
+
+func (o sourcesOption) applyToRender(r *renderOptions) error { return o.addTo(&r.sources) }
 
 // Substituter applies one Kustomization's spec.postBuild to resources,
 // step for step as kustomize-controller (fluxcd/pkg/kustomize

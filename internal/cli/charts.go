@@ -105,7 +105,7 @@ func (c *chartFlags) lintOptions(ctx context.Context, log *slog.Logger) (_ conte
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("creating the directory of pulled charts: %w", err)
 	}
-	fetcher, err := oci.NewChartFetcher(tmp, c.registry.pullOptions(log)...)
+	fetcher, err := oci.NewChartFetcher(tmp, as[oci.PullOption](c.registry.options(log))...)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, nil, nil, err

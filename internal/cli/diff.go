@@ -117,7 +117,7 @@ not exist (the output says which), 2 error.`,
 				return fmt.Errorf("--base and --base-dir compare an ENTRY; with DIR and a tag, give only the two")
 			}
 			reg := &charts.registry // one set of registry flags: the tag's, and --charts online's
-			opts := append(reg.diffOptions(f.log), oci.WithIgnorePaths(ignorePaths...))
+			opts := append(as[oci.DiffOption](reg.options(f.log)), oci.WithIgnorePaths(ignorePaths...))
 			if allowSecrets {
 				opts = append(opts, oci.WithAllowSecrets())
 			}
@@ -129,7 +129,7 @@ not exist (the output says which), 2 error.`,
 			}
 			var objects []review.ObjectChange
 			if res.Status == oci.Differs {
-				if objects, err = tagObjects(ctx, args[0], args[1], res, reg.pullOptions(f.log)); err != nil {
+				if objects, err = tagObjects(ctx, args[0], args[1], res, as[oci.PullOption](reg.options(f.log))); err != nil {
 					return err
 				}
 			}

@@ -23,7 +23,7 @@ func newListCmd(f *rootFlags) *cobra.Command {
 			if err := out.check(); err != nil {
 				return err
 			}
-			opts := reg.listOptions(f.log)
+			opts := as[oci.ListOption](reg.options(f.log))
 			if semver != "" {
 				opts = append(opts, oci.WithSemver(semver))
 			}

@@ -122,7 +122,7 @@ whether the tag moved.`,
 				}
 				src = repo + ":" + src
 			}
-			opts := reg.promoteOptions(f.log)
+			opts := as[oci.PromoteOption](reg.options(f.log))
 			keys, err := keyOptions(key, trustPolicy, certs, &identity)
 			if err != nil {
 				return err
@@ -154,9 +154,9 @@ whether the tag moved.`,
 			}
 			var res *oci.Result
 			if fl != nil {
-				po := fleet.PromoteOptions{Read: reg.listOptions(f.log), Promote: opts, Render: render}
+				po := fleet.PromoteOptions{Read: as[oci.ListOption](reg.options(f.log)), Promote: opts, Render: render}
 				if render {
-					po.Push = []fleet.Option{fleet.WithPushOptions(reg.pushOptions(f.log)...), fleet.WithLogger(f.log)}
+					po.Push = []fleet.Option{fleet.WithPushOptions(as[oci.PushOption](reg.options(f.log))...), fleet.WithLogger(f.log)}
 				}
 				if mustBeReady {
 					c, err := wf.cluster.forFleetCluster(from, fromContext, "from-context", false)

@@ -24,7 +24,7 @@ refused; DIR never holds half an artifact. Prints the digest reference.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
-			md, err := oci.Pull(ctx, args[0], dir, reg.pullOptions(f.log)...)
+			md, err := oci.Pull(ctx, args[0], dir, as[oci.PullOption](reg.options(f.log))...)
 			if err != nil {
 				return err
 			}

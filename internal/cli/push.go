@@ -149,7 +149,7 @@ each cluster with fluxpack wait --context).`,
 			if allowSecrets {
 				treeOpts = append(treeOpts, oci.WithAllowSecrets())
 			}
-			opts := append(reg.pushOptions(f.log), oci.WithGitDefaults(), oci.WithTags(tags...))
+			opts := append(as[oci.PushOption](reg.options(f.log)), oci.WithGitDefaults(), oci.WithTags(tags...))
 			if source != "" {
 				opts = append(opts, oci.WithSource(source))
 			}

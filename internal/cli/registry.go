@@ -68,34 +68,6 @@ func as[T any](opts []oci.RegistryOption) []T {
 	return out
 }
 
-func (r *registryFlags) pushOptions(log *slog.Logger) []oci.PushOption {
-	return as[oci.PushOption](r.options(log))
-}
-
-func (r *registryFlags) diffOptions(log *slog.Logger) []oci.DiffOption {
-	return as[oci.DiffOption](r.options(log))
-}
-
-func (r *registryFlags) pullOptions(log *slog.Logger) []oci.PullOption {
-	return as[oci.PullOption](r.options(log))
-}
-
-func (r *registryFlags) tagOptions(log *slog.Logger) []oci.TagOption {
-	return as[oci.TagOption](r.options(log))
-}
-
-func (r *registryFlags) promoteOptions(log *slog.Logger) []oci.PromoteOption {
-	return as[oci.PromoteOption](r.options(log))
-}
-
-func (r *registryFlags) listOptions(log *slog.Logger) []oci.ListOption {
-	return as[oci.ListOption](r.options(log))
-}
-
-func (r *registryFlags) verifyOptions(log *slog.Logger) []oci.VerifyOption {
-	return as[oci.VerifyOption](r.options(log))
-}
-
 func (r *registryFlags) context(ctx context.Context) (context.Context, context.CancelFunc) {
 	return timeoutContext(ctx, r.timeout)
 }

@@ -21,7 +21,7 @@ func newTagCmd(f *rootFlags) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx, cancel := reg.context(cmd.Context())
 			defer cancel()
-			res, err := oci.Tag(ctx, args[0], tags, reg.tagOptions(f.log)...)
+			res, err := oci.Tag(ctx, args[0], tags, as[oci.TagOption](reg.options(f.log))...)
 			if err != nil {
 				return err
 			}

@@ -56,7 +56,7 @@ tag, no trust policy for the repository).`,
 			if err := out.check(); err != nil {
 				return err
 			}
-			opts := reg.verifyOptions(f.log)
+			opts := as[oci.VerifyOption](reg.options(f.log))
 			notation := trustPolicy != "" || len(certs) > 0
 			if key == "" && !notation && !identity.set() {
 				return fmt.Errorf("--key is required, or --trust-policy and --cert for notation, or --certificate-identity[-regexp] and --certificate-oidc-issuer[-regexp] for keyless")

@@ -7,6 +7,7 @@ package errdefs
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // FileError is a problem with one file, at a line when known, like
@@ -76,6 +77,53 @@ func NonEmpty[C any](option, what, v string, field func(*C) *string) func(*C) er
 		*field(c) = v
 		return nil
 	}
+}
+
+// NonNil is the body of an option that stores one value which may not be
+// nil (a logger, a client; a pointer or an interface): it refuses nil
+// with ErrInvalidOption ("OPTION: nil WHAT"), else stores v where field
+// points.
+func NonNil[C any, T comparable](option, what string, v T, field func(*C) *T) func(*C) error {
+	return func(c *C) error {
+		var none T
+		if v == none {
+			return InvalidOption("%s: nil %s", option, what)
+		}
+		*field(c) = v
+		return nil
+	}
+}
+
+// NoneEmpty is the body of an option that adds a list of strings none of
+// which may be empty (files, folders): it refuses the list if one is ""
+// with ErrInvalidOption ("OPTION: empty WHAT"), else appends vs to the
+// list field points at.
+func NoneEmpty[C any](option, what string, vs []string, field func(*C) *[]string) func(*C) error {
+	return func(c *C) error {
+		if slices.Contains(vs, "") {
+			return InvalidOption("%s: empty %s", option, what)
+		}
+		list := field(c)
+		*list = append(*list, vs...)
+		return nil
+	}
+}
+
+// ApplyOptions applies each of a package's options to c, in order, with
+// apply (the options' unexported method, as a method expression), and
+// stops at the first error. A nil option fails with ErrInvalidOption and
+// nilMsg ("nil Option"). O must be an interface type: a nil func is not
+// seen as nil.
+func ApplyOptions[O, C any](c C, opts []O, apply func(O, C) error, nilMsg string) error {
+	for _, o := range opts {
+		if any(o) == nil {
+			return &kindError{kind: ErrInvalidOption, msg: nilMsg}
+		}
+		if err := apply(o, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Kind returns an error with the message format gives that errors.Is

@@ -2,8 +2,10 @@ package errdefs_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,6 +95,78 @@ func TestNonEmpty(t *testing.T) {
 	require.Empty(t, c.dir)
 	require.NoError(t, errdefs.NonEmpty("WithDir", "directory", "out", field)(&c))
 	require.Equal(t, "out", c.dir)
+}
+
+func TestNonNil(t *testing.T) {
+	type config struct {
+		w   *strings.Builder
+		str fmt.Stringer
+	}
+	w := func(c *config) **strings.Builder { return &c.w }
+	str := func(c *config) *fmt.Stringer { return &c.str }
+	var c config
+	err := errdefs.NonNil("WithWriter", "writer", nil, w)(&c)
+	require.ErrorIs(t, err, errdefs.ErrInvalidOption)
+	require.EqualError(t, err, "WithWriter: nil writer")
+	require.EqualError(t, errdefs.NonNil[config, fmt.Stringer]("WithStringer", "stringer", nil, str)(&c), "WithStringer: nil stringer")
+	b := new(strings.Builder)
+	require.NoError(t, errdefs.NonNil("WithWriter", "writer", b, w)(&c))
+	require.NoError(t, errdefs.NonNil[config, fmt.Stringer]("WithStringer", "stringer", b, str)(&c))
+	require.Same(t, b, c.w)
+	require.Equal(t, fmt.Stringer(b), c.str)
+}
+
+func TestNoneEmpty(t *testing.T) {
+	type config struct{ files []string }
+	field := func(c *config) *[]string { return &c.files }
+	c := config{files: []string{"a"}}
+	err := errdefs.NoneEmpty("WithFiles", "file", []string{"b", ""}, field)(&c)
+	require.ErrorIs(t, err, errdefs.ErrInvalidOption)
+	require.EqualError(t, err, "WithFiles: empty file")
+	require.Equal(t, []string{"a"}, c.files, "a refused list adds nothing")
+	require.NoError(t, errdefs.NoneEmpty("WithFiles", "file", []string{"b", "c"}, field)(&c))
+	require.Equal(t, []string{"a", "b", "c"}, c.files)
+}
+
+// option is an option interface as the public packages declare them.
+type option interface{ apply(*[]string) error }
+
+type appendOption string
+
+func (o appendOption) apply(c *[]string) error {
+	if o == "bad" {
+		return errors.New("bad option")
+	}
+	*c = append(*c, string(o))
+	return nil
+}
+
+func TestApplyOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []option
+		want    []string
+		wantErr string
+		invalid bool
+	}{
+		{name: "in order", opts: []option{appendOption("a"), appendOption("b")}, want: []string{"a", "b"}},
+		{name: "none", want: nil},
+		{name: "nil option", opts: []option{appendOption("a"), nil, appendOption("b")}, want: []string{"a"}, wantErr: "nil Option", invalid: true},
+		{name: "stops at the first error", opts: []option{appendOption("bad"), appendOption("a")}, wantErr: "bad option"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			err := errdefs.ApplyOptions(&got, tt.opts, option.apply, "nil Option")
+			assert.Equal(t, tt.want, got)
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tt.wantErr)
+			assert.Equal(t, tt.invalid, errors.Is(err, errdefs.ErrInvalidOption))
+		})
+	}
 }
 
 func TestPlace(t *testing.T) {

@@ -2,9 +2,10 @@ package testutil
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"testing"
 )
 
@@ -13,17 +14,23 @@ import (
 func WriteFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
 	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		if err := writeFile(dir, name, content); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeFile writes body to rel (a slash path relative to dir), creating
+// directories 0755 and the file 0644.
+func writeFile(dir, rel, body string) error {
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, []byte(body), 0o644)
 }
 
 // ReadFiles returns every regular file under dir as slash path → content.
@@ -49,11 +56,4 @@ func ReadFiles(t testing.TB, dir string) map[string]string {
 }
 
 // SortedKeys returns the keys of m in order.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func SortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

@@ -3,7 +3,6 @@ package testutil
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 )
@@ -27,13 +26,6 @@ func GenerateFleet(dir string, clusters, layers int, artifact string, seed uint6
 		return "", fmt.Errorf("want at least 2 layers and 1 cluster, got %d and %d", layers, clusters)
 	}
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	write := func(rel, body string) error {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(p, []byte(body), 0o644)
-	}
 	var stack strings.Builder
 	stack.WriteString(`apiVersion: fluxpack.dev/v1alpha1
 kind: Stack
@@ -67,12 +59,12 @@ spec:
 					fmt.Fprintf(&body, "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: %s\n  namespace: %s\n  labels: {app: %s}\nspec:\n  replicas: %d\n  selector: {matchLabels: {app: %s}}\n  template:\n    metadata: {labels: {app: %s}}\n    spec:\n      containers:\n        - name: app\n          image: ghcr.io/acme/%s:v1.%d\n          env: [{name: CLUSTER, value: \"${cluster_name}\"}]\n", oname, ns, oname, 1+r.IntN(3), oname, oname, word(r), r.IntN(50))
 				}
 			}
-			if err := write(fmt.Sprintf("stack/%s/objects-%d.yaml", name, f), body.String()); err != nil {
+			if err := writeFile(dir, fmt.Sprintf("stack/%s/objects-%d.yaml", name, f), body.String()); err != nil {
 				return "", err
 			}
 		}
 	}
-	if err := write("stack/stack.yaml", stack.String()); err != nil {
+	if err := writeFile(dir, "stack/stack.yaml", stack.String()); err != nil {
 		return "", err
 	}
 	outputs := func(cluster string) string {
@@ -83,14 +75,14 @@ spec:
 }
 `, cluster, r.IntN(8), cluster)
 	}
-	if err := write("stack/terraform/default.json", outputs("default")); err != nil {
+	if err := writeFile(dir, "stack/terraform/default.json", outputs("default")); err != nil {
 		return "", err
 	}
 	var fleet strings.Builder
 	fmt.Fprintf(&fleet, "apiVersion: fluxpack.dev/v1alpha1\nkind: Fleet\nmetadata: {name: generated}\nspec:\n  stack: ./stack/stack.yaml\n  artifact: %s\n  clusters:\n", artifact)
 	for c := range clusters {
 		name := fmt.Sprintf("cluster-%04d", c)
-		if err := write("terraform/"+name+".json", outputs(name)); err != nil {
+		if err := writeFile(dir, "terraform/"+name+".json", outputs(name)); err != nil {
 			return "", err
 		}
 		fmt.Fprintf(&fleet, "    - name: %s\n      outputs: terraform/%s.json\n", name, name)
@@ -102,7 +94,7 @@ spec:
 		}
 	}
 	file := filepath.Join(dir, "fleet.yaml")
-	if err := write("fleet.yaml", fleet.String()); err != nil {
+	if err := writeFile(dir, "fleet.yaml", fleet.String()); err != nil {
 		return "", err
 	}
 	return file, nil

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
+	"path"
 	"strings"
 )
 
@@ -34,11 +34,7 @@ func GenerateManifests(dir string, files int, seed uint64) (int64, error) {
 		default:
 			body = deployment(r, name, team) + "---\n" + service(r, name, team)
 		}
-		p := filepath.Join(dir, layer, team, name+".yaml")
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return total, err
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		if err := writeFile(dir, path.Join(layer, team, name+".yaml"), body); err != nil {
 			return total, err
 		}
 		total += int64(len(body))

@@ -2,8 +2,6 @@ package testutil
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -240,11 +238,7 @@ spec:
 	}
 	files["kubernetes/apps/kustomization.yaml"] = homeOpsApps(namespaces)
 	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return nil, err
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		if err := writeFile(dir, name, content); err != nil {
 			return nil, err
 		}
 	}

@@ -1,9 +1,6 @@
 package testutil
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -11,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 )
 
 // NotationPKI is a test CA and a code-signing leaf it issued, written as
@@ -47,45 +43,20 @@ const NotationTrustPolicy = `{
 // dir/<name>-trustpolicy.json.
 func NewNotationPKI(t testing.TB, dir, name string) NotationPKI {
 	t.Helper()
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
+	ca, caKey := newCert(t, &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: name + " test CA", Organization: []string{"fluxpack"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
 		IsCA:                  true,
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	leafTmpl := &x509.Certificate{
+	}, nil, nil)
+	leaf, leafKey := newCert(t, &x509.Certificate{
 		SerialNumber:          big.NewInt(2),
 		Subject:               pkix.Name{CommonName: name + " signer", Organization: []string{"fluxpack"}},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
 		BasicConstraintsValid: true,
 		KeyUsage:              x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
-	}
-	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, leafKey.Public(), caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	}, ca, caKey)
 	keyDER, err := x509.MarshalPKCS8PrivateKey(leafKey)
 	if err != nil {
 		t.Fatal(err)
@@ -97,9 +68,9 @@ func NewNotationPKI(t testing.TB, dir, name string) NotationPKI {
 		Chain:       filepath.Join(dir, name+"-chain.crt"),
 		TrustPolicy: filepath.Join(dir, name+"-trustpolicy.json"),
 	}
-	writeKey(t, p.CA, certPEM(caDER))
+	writeKey(t, p.CA, certPEM(ca.Raw))
 	writeKey(t, p.Key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}))
-	writeKey(t, p.Chain, append(certPEM(leafDER), certPEM(caDER)...))
+	writeKey(t, p.Chain, append(certPEM(leaf.Raw), certPEM(ca.Raw)...))
 	if err := os.WriteFile(p.TrustPolicy, []byte(NotationTrustPolicy), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -28,18 +28,11 @@ func GenerateStack(dir string, layers, objects int, seed uint64) (*layering.Buil
 	}
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	const teams, kinds = 40, 20
-	write := func(rel, body string) error {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(p, []byte(body), 0o644)
-	}
 	var ns strings.Builder
 	for i := range teams {
 		fmt.Fprintf(&ns, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-%02d\n", i)
 	}
-	if err := write("namespaces/namespaces.yaml", ns.String()); err != nil {
+	if err := writeFile(dir, "namespaces/namespaces.yaml", ns.String()); err != nil {
 		return nil, err
 	}
 	var crds strings.Builder
@@ -56,7 +49,7 @@ spec:
   versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]
 `, k)
 	}
-	if err := write("crds/crds.yaml", crds.String()); err != nil {
+	if err := writeFile(dir, "crds/crds.yaml", crds.String()); err != nil {
 		return nil, err
 	}
 	b := layering.New("generated", layering.FromOCI("oci://registry.example.com/generated", "v1")).
@@ -88,7 +81,7 @@ spec:
 			}
 			if o%5 == 4 || o == n-1 {
 				f := fmt.Sprintf("%s/objects-%03d.yaml", name, o/5)
-				if err := write(f, file.String()); err != nil {
+				if err := writeFile(dir, f, file.String()); err != nil {
 					return nil, err
 				}
 				files = append(files, filepath.Base(f))
@@ -100,7 +93,7 @@ spec:
 			for _, f := range files {
 				k += "  - " + f + "\n"
 			}
-			if err := write(name+"/kustomization.yaml", k); err != nil {
+			if err := writeFile(dir, name+"/kustomization.yaml", k); err != nil {
 				return nil, err
 			}
 		}

@@ -13,7 +13,10 @@ package yamlutil
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -65,14 +68,35 @@ func Check(data []byte) error {
 	if bytes.IndexByte(data, '&') < 0 || bytes.IndexByte(data, '*') < 0 {
 		return nil
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc yaml.Node
-		if err := dec.Decode(&doc); err != nil {
-			return nil // the end, or not YAML: the reader after this reports that
+	for doc, err := range Documents(bytes.NewReader(data)) {
+		if err != nil {
+			return nil // not YAML: the reader after this reports that
 		}
-		if a := AliasCycle(&doc); a != nil {
+		if a := AliasCycle(doc); a != nil {
 			return fmt.Errorf("line %d: %w", a.Line, Error(a))
+		}
+	}
+	return nil
+}
+
+// Documents yields each YAML document of r, as a node, and then the
+// decoder's error, if it stops on one before the end (the last pair).
+func Documents(r io.Reader) iter.Seq2[*yaml.Node, error] {
+	return func(yield func(*yaml.Node, error) bool) {
+		dec := yaml.NewDecoder(r)
+		for {
+			var doc yaml.Node
+			err := dec.Decode(&doc)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(&doc, nil) {
+				return
+			}
 		}
 	}
 }

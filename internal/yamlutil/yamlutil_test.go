@@ -38,6 +38,50 @@ func TestCheck(t *testing.T) {
 // TestErrorLine: the line of a go.yaml.in/yaml/v3 error, counted from 1,
 // whichever way the library counted it in its message: a parser error's
 // from 0, a scanner error's from 1, none at all on the first line.
+func TestDocuments(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []string // each document's first key, or "" for an empty one
+		wantErr bool
+	}{
+		{name: "none", in: ""},
+		{name: "one", in: "a: 1\n", want: []string{"a"}},
+		{name: "several, an empty one among them", in: "a: 1\n---\n---\nb: 2\n", want: []string{"a", "", "b"}},
+		{name: "an error ends them", in: "a: 1\n---\nb: [\n---\nc: 3\n", want: []string{"a"}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			var gotErr error
+			for doc, err := range yamlutil.Documents(strings.NewReader(tt.in)) {
+				if err != nil {
+					require.NoError(t, gotErr, "one error at most")
+					gotErr = err
+					continue
+				}
+				require.NoError(t, gotErr, "no document after the error")
+				key := ""
+				if len(doc.Content) > 0 && len(doc.Content[0].Content) > 0 {
+					key = doc.Content[0].Content[0].Value
+				}
+				got = append(got, key)
+			}
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantErr, gotErr != nil, "error: %v", gotErr)
+		})
+	}
+}
+
+func TestDocumentsStopsWhenAsked(t *testing.T) {
+	n := 0
+	for range yamlutil.Documents(strings.NewReader("a: 1\n---\nb: 2\n")) {
+		n++
+		break
+	}
+	assert.Equal(t, 1, n)
+}
+
 func TestErrorLine(t *testing.T) {
 	tests := []struct {
 		name, yaml string

@@ -15,6 +15,7 @@ import (
 	sigopts "github.com/sigstore/sigstore/pkg/signature/options"
 
 	"github.com/fluxpack/fluxpack/oci"
+	"github.com/fluxpack/fluxpack/oci/internal/regutil"
 )
 
 // ErrUnknownKMS is wrapped by the error about a KMS key reference whose
@@ -37,19 +38,7 @@ func KMSProviders() []string {
 // isKMSRef reports whether keyRef is scheme://… other than env://.
 func isKMSRef(keyRef string) bool {
 	scheme, _, ok := strings.Cut(keyRef, "://")
-	return ok && !strings.HasPrefix(keyRef, EnvKeyPrefix) && isScheme(scheme)
-}
-
-// isScheme reports whether s is a URL scheme (RFC 3986: a letter, then
-// letters, digits, "+", "-" or ".").
-func isScheme(s string) bool {
-	for i, r := range s {
-		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
-		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
-			return false
-		}
-	}
-	return s != ""
+	return ok && !strings.HasPrefix(keyRef, EnvKeyPrefix) && regutil.IsScheme(scheme)
 }
 
 // kmsKey is a KMS key whose public key was read when it was loaded, and

@@ -84,13 +84,7 @@ func WithAllowRemote() Option {
 
 // WithLogger logs each request the registry serves at debug level.
 func WithLogger(l *slog.Logger) Option {
-	return func(o *options) error {
-		if l == nil {
-			return errdefs.InvalidOption("WithLogger: nil logger")
-		}
-		o.logger = l
-		return nil
-	}
+	return errdefs.NonNil("WithLogger", "logger", l, func(o *options) **slog.Logger { return &o.logger })
 }
 
 // Server is a registry listening on its address. Serve serves it; Close

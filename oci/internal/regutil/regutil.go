@@ -1,7 +1,7 @@
 // Package regutil holds what package oci and its signing packages
 // (oci/cosign, oci/notation) share about registries and is not API: telling
-// a missing tag from a failure, and parsing a digest again as its registry
-// was reached.
+// a missing tag from a failure, parsing a digest again as its registry
+// was reached, and telling a URL scheme.
 package regutil
 
 import (
@@ -37,4 +37,16 @@ func NameOptions(d name.Digest) []name.Option {
 		return []name.Option{name.Insecure}
 	}
 	return nil
+}
+
+// IsScheme reports whether s is a URL scheme (RFC 3986: a letter, then
+// letters, digits, "+", "-" or ".").
+func IsScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
 }
