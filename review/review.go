@@ -279,13 +279,14 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 			maps.Copy(a, affected(base.repo, files, refs))
 		}
 		// A layer on one side only is rendered whole.
-		for name := range base.layers() {
-			if !head.layers()[name] {
+		baseLayers, headLayers := base.layers(), head.layers()
+		for name := range baseLayers {
+			if !headLayers[name] {
 				a[name] = true
 			}
 		}
-		for name := range head.layers() {
-			if !base.layers()[name] {
+		for name := range headLayers {
+			if !baseLayers[name] {
 				a[name] = true
 			}
 		}
