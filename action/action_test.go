@@ -26,6 +26,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/internal/release"
 	"github.com/fluxpack/fluxpack/internal/testutil"
@@ -186,7 +187,8 @@ func TestGitHubAction(t *testing.T) {
 
 	// The diff step, as action.yml runs it: entries as a glob, the base
 	// commit of the pull request.
-	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "FLUXPACK_ENTRIES=clusters/*", "FLUXPACK_BASE="+baseSHA)
+	cache := filepath.Join(runner, "fluxpack-cache") // action.yml's, as TestActionKeepsTheCache reads it
+	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "FLUXPACK_ENTRIES=clusters/*", "FLUXPACK_BASE="+baseSHA, "FLUXPACK_CACHE_DIR="+cache)
 	out, err = script(t, repo, env, "action/diff.sh")
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "::group::fluxpack diff clusters/prod")
@@ -198,6 +200,17 @@ func TestGitHubAction(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "| `clusters/prod` | 0 added, 1 changed, 0 removed |")
 	assert.Contains(t, string(md), "+        image: nginx:1.27.4")
+
+	// The next run, which installs the same release again and restores the
+	// cache, reads the kustomize builds the first kept: it keeps no new
+	// one (install keeps the archive's time, which names the program).
+	kept := cacheEntries(t, cache)
+	require.NotEmpty(t, kept, "the first run keeps its builds")
+	out, err = script(t, repo, append(env, "FLUXPACK_RELEASE_URL="+releaseServer(t, "v0.0.0-test", false)), "action/install.sh")
+	require.NoError(t, err, out)
+	out, err = script(t, repo, append(env, "GITHUB_OUTPUT="+filepath.Join(runner, "output2")), "action/diff.sh")
+	require.NoError(t, err, out)
+	assert.Equal(t, kept, cacheEntries(t, cache), "the second run takes the first run's builds")
 
 	// Two runs of the comment step leave one comment, the latest.
 	api := &notesAPI{comments: map[int]string{}}
@@ -211,6 +224,57 @@ func TestGitHubAction(t *testing.T) {
 	assert.Equal(t, []string{"GET", "GET", "POST", "GET", "PATCH 1"}, api.calls, "pages read until the marker or an empty page")
 	require.Len(t, api.comments, 1)
 	assert.True(t, strings.HasPrefix(api.comments[1], "<!-- fluxpack-diff -->\n## fluxpack diff"), api.comments[1])
+}
+
+// cacheEntries lists the kustomize builds kept in the cache at dir.
+func cacheEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(dir, "kustomize"))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// action.yml restores and saves the cache where its diff step keeps it,
+// before that step, keyed by the release (another release's builds are not
+// its own) and the base.
+func TestActionKeepsTheCache(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testutil.RepoRoot(t), "action.yml"))
+	require.NoError(t, err)
+	var action struct {
+		Runs struct {
+			Steps []struct {
+				Name string            `yaml:"name"`
+				If   string            `yaml:"if"`
+				Uses string            `yaml:"uses"`
+				With map[string]string `yaml:"with"`
+				Env  map[string]string `yaml:"env"`
+			} `yaml:"steps"`
+		} `yaml:"runs"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &action))
+	cacheStep, diffStep := -1, -1
+	for i, s := range action.Runs.Steps {
+		if strings.HasPrefix(s.Uses, "actions/cache@") {
+			cacheStep = i
+		}
+		if s.Name == "Diff" {
+			diffStep = i
+		}
+	}
+	require.NotEqual(t, -1, cacheStep, "a step keeps the cache")
+	require.NotEqual(t, -1, diffStep)
+	assert.Less(t, cacheStep, diffStep, "the cache is restored before the diff")
+	c, d := action.Runs.Steps[cacheStep], action.Runs.Steps[diffStep]
+	assert.Equal(t, "${{ runner.temp }}/fluxpack-cache", d.Env["FLUXPACK_CACHE_DIR"], "where TestGitHubAction keeps it")
+	assert.Equal(t, d.Env["FLUXPACK_CACHE_DIR"], c.With["path"], "the cache step keeps what the diff step writes")
+	assert.Contains(t, c.With["key"], "${{ inputs.version }}")
+	assert.Contains(t, c.With["key"], "base.sha")
+	assert.Contains(t, c.With["restore-keys"], "${{ inputs.version }}-")
+	assert.Equal(t, "inputs.cache == 'true'", c.If)
 }
 
 func TestGitLabExample(t *testing.T) {

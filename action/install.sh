@@ -32,7 +32,10 @@ if [ "$want" != "$got" ]; then
 fi
 mkdir -p "$dir/bin"
 tar -xzf "$tmp/$archive" -C "$tmp" flux-pack
-install -m 0755 "$tmp/flux-pack" "$dir/bin/fluxpack"
+# -p keeps the archive's time: the build cache names the program by its
+# file, so the next run's install of the same release reads this run's
+# cache (action.yml keeps it across runs).
+install -p -m 0755 "$tmp/flux-pack" "$dir/bin/fluxpack"
 if [ -n "${GITHUB_PATH:-}" ]; then
   echo "$dir/bin" >>"$GITHUB_PATH"
 fi
