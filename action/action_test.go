@@ -305,4 +305,7 @@ func TestGitLabExample(t *testing.T) {
 	assert.Contains(t, string(doc), "docs/gitlab/fluxpack-diff.sh")
 	assert.Contains(t, string(doc), "ci/install.sh")
 	assert.Contains(t, string(doc), "FLUXPACK_BIN: $CI_PROJECT_DIR/.fluxpack-tmp/fluxpack/bin/fluxpack")
+	// It keeps the cache where fluxpack writes it.
+	assert.Contains(t, string(doc), "FLUXPACK_CACHE_DIR: $CI_PROJECT_DIR/.fluxpack-cache")
+	assert.Contains(t, string(doc), "paths: [.fluxpack-cache]")
 }
