@@ -73,26 +73,29 @@ func fixtureRepo(t *testing.T) (dir, baseSHA string) {
 // releaseServer serves a release of the fluxpack built from this
 // checkout as make release lays it out: the archive and checksums.txt.
 // With tamper, checksums.txt does not match the archive.
-func releaseServer(t *testing.T, version string, tamper bool) string {
+func releaseServer(t *testing.T, tamper bool) string {
 	t.Helper()
 	// make test-bins archives the CLI as make release does
 	// (release.Archive): compressing it here, in a -race test binary, took
 	// minutes on a busy machine.
 	archive, err := os.ReadFile(testutil.Prebuilt(t, "flux-pack.tar.gz"))
 	require.NoError(t, err)
-	name := release.ArchiveName(version, release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
+	name := release.ArchiveName(testVersion, release.Platform{OS: runtime.GOOS, Arch: runtime.GOARCH})
 	sum := sha256.Sum256(archive)
 	if tamper {
 		sum[0] ^= 0xff
 	}
 	checksums := hex.EncodeToString(sum[:]) + "  " + name + "\n"
 	mux := http.NewServeMux()
-	mux.HandleFunc("/download/"+version+"/"+name, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(archive) })
-	mux.HandleFunc("/download/"+version+"/checksums.txt", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, checksums) })
+	mux.HandleFunc("/download/"+testVersion+"/"+name, func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(archive) })
+	mux.HandleFunc("/download/"+testVersion+"/checksums.txt", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, checksums) })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL + "/download"
 }
+
+// testVersion is the release the tests install.
+const testVersion = "v0.0.0-test"
 
 // notesAPI is a fake of the comment endpoints of GitHub (issue comments)
 // and GitLab (merge-request notes): it keeps the comments it is given.
@@ -168,16 +171,16 @@ func TestGitHubAction(t *testing.T) {
 	repo, baseSHA := fixtureRepo(t)
 	runner := t.TempDir()
 	ghPath, ghOutput := filepath.Join(runner, "path"), filepath.Join(runner, "output")
-	env := []string{"RUNNER_TEMP=" + runner, "GITHUB_PATH=" + ghPath, "GITHUB_OUTPUT=" + ghOutput, "FLUXPACK_VERSION=v0.0.0-test"}
+	env := []string{"RUNNER_TEMP=" + runner, "GITHUB_PATH=" + ghPath, "GITHUB_OUTPUT=" + ghOutput, "FLUXPACK_VERSION=" + testVersion}
 
 	// A release whose checksum does not match is refused, and nothing is
 	// installed.
-	out, err := script(t, repo, append(env, "FLUXPACK_RELEASE_URL="+releaseServer(t, "v0.0.0-test", true)), "action/install.sh")
+	out, err := script(t, repo, append(env, "FLUXPACK_RELEASE_URL="+releaseServer(t, true)), "action/install.sh")
 	require.Error(t, err, out)
 	assert.Contains(t, out, "checksums.txt says")
 	assert.NoFileExists(t, filepath.Join(runner, "fluxpack", "bin", "fluxpack"))
 
-	out, err = script(t, repo, append(env, "FLUXPACK_RELEASE_URL="+releaseServer(t, "v0.0.0-test", false)), "action/install.sh")
+	out, err = script(t, repo, append(env, "FLUXPACK_RELEASE_URL="+releaseServer(t, false)), "action/install.sh")
 	require.NoError(t, err, out)
 	bin := filepath.Join(runner, "fluxpack", "bin")
 	assert.FileExists(t, filepath.Join(bin, "fluxpack"))
@@ -206,7 +209,7 @@ func TestGitHubAction(t *testing.T) {
 	// one (install keeps the archive's time, which names the program).
 	kept := cacheEntries(t, cache)
 	require.NotEmpty(t, kept, "the first run keeps its builds")
-	out, err = script(t, repo, append(env, "FLUXPACK_RELEASE_URL="+releaseServer(t, "v0.0.0-test", false)), "action/install.sh")
+	out, err = script(t, repo, append(env, "FLUXPACK_RELEASE_URL="+releaseServer(t, false)), "action/install.sh")
 	require.NoError(t, err, out)
 	out, err = script(t, repo, append(env, "GITHUB_OUTPUT="+filepath.Join(runner, "output2")), "action/diff.sh")
 	require.NoError(t, err, out)
@@ -283,7 +286,7 @@ func TestGitLabExample(t *testing.T) {
 	// The job's before_script: the release installed by action/install.sh,
 	// into RUNNER_TEMP as the job's variables set it.
 	tmp := t.TempDir()
-	out, err := script(t, repo, []string{"RUNNER_TEMP=" + tmp, "FLUXPACK_VERSION=v0.0.0-test", "FLUXPACK_RELEASE_URL=" + releaseServer(t, "v0.0.0-test", false)}, "action/install.sh")
+	out, err := script(t, repo, []string{"RUNNER_TEMP=" + tmp, "FLUXPACK_VERSION=" + testVersion, "FLUXPACK_RELEASE_URL=" + releaseServer(t, false)}, "action/install.sh")
 	require.NoError(t, err, out)
 	bin := filepath.Join(tmp, "fluxpack", "bin", "fluxpack")
 	api := &notesAPI{comments: map[int]string{}}
