@@ -170,6 +170,8 @@ func (o *object) nameAsApplied(vars map[string]string, all bool) {
 // (fluxrepo.WithReuse) hands it the head's objects, by pointer, for every
 // layer the change leaves alone. What lint takes of an object (see
 // lintObject) depends on the object alone, so the second lint copies it.
+// A bootstrap kustomization (WithBootstrapKustomization) is built once
+// for the lints sharing the cache, as the folder was then.
 // Safe for lints running at once; the zero value is not usable: use
 // NewObjectCache.
 type ObjectCache struct {

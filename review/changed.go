@@ -204,8 +204,8 @@ func Affected(repo *fluxrepo.Repository, changed []string) map[string]bool {
 	return affected(repo, changed, &folders{})
 }
 
-// affected is Affected with the folders read so far: the other side's,
-// seeded (folders.seeded), or none.
+// affected is Affected with the folders read so far: made from the other
+// side's (folders.forSide), or none.
 func affected(repo *fluxrepo.Repository, changed []string, refs *folders) map[string]bool {
 	out := map[string]bool{}
 	if len(changed) == 0 {
