@@ -1,6 +1,10 @@
 package status
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+)
 
 // StateMissing is a layer the plan (WithPlan) has and the cluster has not:
 // its Kustomization was never applied, or was deleted.
@@ -25,7 +29,7 @@ func WithPlan(layers ...Planned) Option {
 		var errs []error
 		for _, l := range layers {
 			if l.Kind == "" || l.Namespace == "" || l.Name == "" {
-				errs = append(errs, errors.New("planned layer "+l.String()+": want a kind, a namespace and a name"))
+				errs = append(errs, errdefs.InvalidOption("WithPlan: planned layer %s: want a kind, a namespace and a name", l))
 			}
 		}
 		o.plan = append(o.plan, layers...)

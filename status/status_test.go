@@ -144,14 +144,17 @@ func TestExplainer(t *testing.T) {
 
 func TestOptionsValidate(t *testing.T) {
 	dyn, disc := fakeClients()
-	_, err := status.NewFromClients(dyn, disc, status.WithNamespace(""), status.WithExplainer(nil))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "empty namespace")
-	assert.Contains(t, err.Error(), "nil explainer")
+	_, err := status.NewFromClients(dyn, disc, status.WithNamespace(""), status.WithExplainer(nil), nil)
+	require.ErrorIs(t, err, status.ErrInvalidOption)
+	assert.Contains(t, err.Error(), "WithNamespace: empty namespace")
+	assert.Contains(t, err.Error(), "WithExplainer: nil explainer")
+	assert.Contains(t, err.Error(), "nil Option", "a nil option is refused, not called")
 	w, err := status.NewFromClients(dyn, disc)
 	require.NoError(t, err)
-	_, err = w.Wait(t.Context(), status.WithStalled(0))
-	require.ErrorContains(t, err, "must be positive")
+	_, err = w.Wait(t.Context(), status.WithStalled(0), nil)
+	require.ErrorIs(t, err, status.ErrInvalidOption)
+	assert.ErrorContains(t, err, "WithStalled: stalled limit 0s: must be positive")
+	assert.ErrorContains(t, err, "nil WaitOption")
 }
 
 func TestNoFlux(t *testing.T) {

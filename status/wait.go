@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/fluxpack/fluxpack/internal/errdefs"
 )
 
 // WaitOption configures Wait. Invalid options make Wait fail.
@@ -31,7 +33,7 @@ const DefaultStalled = 2 * time.Minute
 func WithRevision(rev string) WaitOption {
 	return func(o *waitOptions) error {
 		if strings.TrimSpace(rev) == "" {
-			return errors.New("empty revision")
+			return errdefs.InvalidOption("WithRevision: empty revision")
 		}
 		o.revision = rev
 		return nil
@@ -51,10 +53,10 @@ func WithArtifact(url, digest string) WaitOption {
 		repo := repositoryOf(url)
 		var errs []error
 		if repo == "" || !strings.Contains(repo, "/") {
-			errs = append(errs, fmt.Errorf("artifact %q: want oci://host/repository", url))
+			errs = append(errs, errdefs.InvalidOption("WithArtifact: artifact %q: want oci://host/repository", url))
 		}
 		if strings.TrimSpace(digest) == "" {
-			errs = append(errs, fmt.Errorf("artifact %q: empty digest", url))
+			errs = append(errs, errdefs.InvalidOption("WithArtifact: artifact %q: empty digest", url))
 		}
 		o.repository, o.revision = repo, digest
 		return errors.Join(errs...)
@@ -122,6 +124,10 @@ func collect(opts []WaitOption) (waitOptions, error) {
 	o := waitOptions{stalled: DefaultStalled}
 	var errs []error
 	for _, opt := range opts {
+		if opt == nil {
+			errs = append(errs, errdefs.InvalidOption("nil WaitOption"))
+			continue
+		}
 		if err := opt(&o); err != nil {
 			errs = append(errs, err)
 		}
@@ -134,7 +140,7 @@ func collect(opts []WaitOption) (waitOptions, error) {
 func WithStalled(d time.Duration) WaitOption {
 	return func(o *waitOptions) error {
 		if d <= 0 {
-			return fmt.Errorf("stalled limit %s: must be positive", d)
+			return errdefs.InvalidOption("WithStalled: stalled limit %s: must be positive", d)
 		}
 		o.stalled = d
 		return nil
@@ -145,7 +151,7 @@ func WithStalled(d time.Duration) WaitOption {
 func WithProgress(f func(*Snapshot)) WaitOption {
 	return func(o *waitOptions) error {
 		if f == nil {
-			return errors.New("nil progress function")
+			return errdefs.InvalidOption("WithProgress: nil progress function")
 		}
 		o.progress = f
 		return nil

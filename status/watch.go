@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fluxpack/fluxpack/internal/errdefs"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +26,10 @@ import (
 // Option configures a Watcher. Invalid options make New fail.
 type Option func(*options) error
 
+// ErrInvalidOption is wrapped by the error of an Option or WaitOption
+// given a value it refuses, or given as nil.
+var ErrInvalidOption = errdefs.ErrInvalidOption
+
 type options struct {
 	namespace string
 	explainer Explainer
@@ -35,7 +41,7 @@ type options struct {
 func WithNamespace(ns string) Option {
 	return func(o *options) error {
 		if ns == "" {
-			return errors.New("empty namespace")
+			return errdefs.InvalidOption("WithNamespace: empty namespace")
 		}
 		o.namespace = ns
 		return nil
@@ -46,7 +52,7 @@ func WithNamespace(ns string) Option {
 func WithExplainer(e Explainer) Option {
 	return func(o *options) error {
 		if e == nil {
-			return errors.New("nil explainer")
+			return errdefs.InvalidOption("WithExplainer: nil explainer")
 		}
 		o.explainer = e
 		return nil
@@ -57,7 +63,7 @@ func WithExplainer(e Explainer) Option {
 func WithClock(now func() time.Time) Option {
 	return func(o *options) error {
 		if now == nil {
-			return errors.New("nil clock")
+			return errdefs.InvalidOption("WithClock: nil clock")
 		}
 		o.now = now
 		return nil
@@ -98,6 +104,10 @@ func NewFromClients(dyn dynamic.Interface, disc Discoverer, opts ...Option) (*Wa
 	w := &Watcher{dyn: dyn, disc: disc, opts: options{now: time.Now}}
 	var errs []error
 	for _, o := range opts {
+		if o == nil {
+			errs = append(errs, errdefs.InvalidOption("nil Option"))
+			continue
+		}
 		if err := o(&w.opts); err != nil {
 			errs = append(errs, err)
 		}
