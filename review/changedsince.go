@@ -34,13 +34,9 @@ func changedSinceIn(repo *git.Repository, head string, rev Revision) ([]string, 
 	if files, ok := gitChangedSince(head, rev.Commit); ok {
 		return files, nil
 	}
-	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
+	tree, err := treeIn(repo, rev)
 	if err != nil {
-		return nil, fmt.Errorf("revision %s: %w", rev, err)
-	}
-	tree, err := commit.Tree()
-	if err != nil {
-		return nil, fmt.Errorf("revision %s: %w", rev, err)
+		return nil, err
 	}
 	top, err := topOf(repo, head)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fluxpack/fluxpack/internal/gittree"
@@ -50,13 +49,13 @@ func ExtractKept(ctx context.Context, dir string, rev Revision, keep string) (to
 func extractKeptIn(ctx context.Context, repo *git.Repository, dir string, rev Revision, keep string) (top string, err error) {
 	// The tree's name from the git command, when there is one: a kept
 	// tree is then used without go-git reading the pack's index.
-	name, _ := gitTree(dir, rev.Commit)
-	var commit *object.Commit
-	if name == "" {
-		if commit, err = repo.CommitObject(plumbing.NewHash(rev.Commit)); err != nil {
-			return "", fmt.Errorf("revision %s: %w", rev, err)
+	name, ok := gitTree(dir, rev.Commit)
+	var tree *object.Tree
+	if !ok {
+		if tree, err = treeIn(repo, rev); err != nil {
+			return "", err
 		}
-		name = commit.TreeHash.String()
+		name = tree.Hash.String()
 	}
 	top = filepath.Join(keep, name)
 	now := time.Now()
@@ -64,14 +63,10 @@ func extractKeptIn(ctx context.Context, repo *git.Repository, dir string, rev Re
 		_ = os.Chtimes(top, now, now) // used: the age pruneKept reads
 		return top, nil
 	}
-	if commit == nil {
-		if commit, err = repo.CommitObject(plumbing.NewHash(rev.Commit)); err != nil {
-			return "", fmt.Errorf("revision %s: %w", rev, err)
+	if tree == nil {
+		if tree, err = treeIn(repo, rev); err != nil {
+			return "", err
 		}
-	}
-	tree, err := commit.Tree()
-	if err != nil {
-		return "", fmt.Errorf("revision %s: %w", rev, err)
 	}
 	if err := os.MkdirAll(keep, 0o700); err != nil {
 		return "", fmt.Errorf("keeping revisions in %s: %w", keep, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fluxpack/fluxpack/internal/gittree"
 )
@@ -131,15 +132,24 @@ func Extract(ctx context.Context, dir string, rev Revision, tmp string) (top str
 	return extractIn(ctx, repo, rev, tmp)
 }
 
-// extractIn is Extract from an open repository.
-func extractIn(ctx context.Context, repo *git.Repository, rev Revision, tmp string) (top string, cleanup func() error, err error) {
+// treeIn returns rev's tree, read by go-git from repo.
+func treeIn(repo *git.Repository, rev Revision) (*object.Tree, error) {
 	commit, err := repo.CommitObject(plumbing.NewHash(rev.Commit))
 	if err != nil {
-		return "", nil, fmt.Errorf("revision %s: %w", rev, err)
+		return nil, fmt.Errorf("revision %s: %w", rev, err)
 	}
 	tree, err := commit.Tree()
 	if err != nil {
-		return "", nil, fmt.Errorf("revision %s: %w", rev, err)
+		return nil, fmt.Errorf("revision %s: %w", rev, err)
+	}
+	return tree, nil
+}
+
+// extractIn is Extract from an open repository.
+func extractIn(ctx context.Context, repo *git.Repository, rev Revision, tmp string) (top string, cleanup func() error, err error) {
+	tree, err := treeIn(repo, rev)
+	if err != nil {
+		return "", nil, err
 	}
 	out, err := os.MkdirTemp(tmp, "fluxpack-base-")
 	if err != nil {
