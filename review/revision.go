@@ -95,6 +95,16 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	if err != nil || !filepath.IsLocal(rel) && rel != "." {
 		return nil, fmt.Errorf("reading the entry point %s: it is not inside the repository %s", entry, headRoot)
 	}
+	// The head is read while Git answers what the base is: the first
+	// read needs no base (Compare takes it from here).
+	pre := &config{}
+	if err := errdefs.ApplyOptions(pre, opts, Option.apply, "nil Option"); err != nil {
+		return nil, err
+	}
+	readCtx, cancel := context.WithCancel(ctx)
+	head := startHeadRead(readCtx, headRoot, filepath.ToSlash(rel), pre)
+	defer head.discard() // unless Compare took it: after cancel, below
+	defer cancel()
 	var r Revision
 	if rev != "" {
 		r, err = resolveIn(repo, headRoot, rev)
@@ -140,7 +150,7 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 		// options, the bootstrap step after them, as lint.Tree orders them.
 		opts = slices.Concat([]Option{WithLintOptions(conf...)}, opts, []Option{WithLintOptions(found...)})
 	}
-	return Compare(ctx, baseRoot, headRoot, filepath.ToSlash(rel), opts...)
+	return Compare(ctx, baseRoot, headRoot, filepath.ToSlash(rel), append(opts, withHeadRead(head))...)
 }
 
 // Base writes rev's tree to compare the working tree at headRoot with:
