@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/fluxpack/fluxpack/internal/gittree"
@@ -27,9 +28,12 @@ const (
 // of rev's tree are written once, into a folder named for the tree, and
 // read from there by every later call for a commit with the same tree
 // (writing a repository's files is most of what a one-commit diff costs
-// once kustomize's builds are cached; fluxbuild.WithCache). The folder is
-// renamed into place whole once written, so a folder there is complete; it
-// must not be written to. A kept revision holds the commit's files as
+// once kustomize's builds are cached; fluxbuild.WithCache). The files a
+// tree shares with the revision kept there last are hard links to that
+// revision's (a base that moved on by a few commits writes a few files;
+// gittree.WriteLinked). The folder is renamed into place whole once
+// written, so a folder there is complete; it must not be written to (its
+// files may be another kept revision's too). A kept revision holds the commit's files as
 // they are committed (what the repository's .git already holds, a Secret
 // committed in clear included), and keep is made readable by its owner
 // only. The revisions not used for a week are removed, and beyond the
@@ -76,7 +80,13 @@ func extractKeptIn(ctx context.Context, repo *git.Repository, dir string, rev Re
 	if err != nil {
 		return "", fmt.Errorf("keeping revisions in %s: %w", keep, err)
 	}
-	if err := gittree.Write(ctx, tree, tmp); err != nil {
+	write := func() error { return gittree.Write(ctx, tree, tmp) }
+	if prev, prevDir := lastKept(repo, keep); prev != nil {
+		// The files the tree shares with the revision kept last are
+		// links to that revision's.
+		write = func() error { return gittree.WriteLinked(ctx, tree, tmp, prev, prevDir) }
+	}
+	if err := write(); err != nil {
 		_ = os.RemoveAll(tmp) // nothing half-written is left behind
 		return "", fmt.Errorf("revision %s: %w", rev, err)
 	}
@@ -92,6 +102,33 @@ func extractKeptIn(ctx context.Context, repo *git.Repository, dir string, rev Re
 		}
 	}
 	return top, nil
+}
+
+// lastKept returns the tree of the revision kept in keep that was used
+// last, of those repo holds, and its folder; nil when there is none.
+func lastKept(repo *git.Repository, keep string) (*object.Tree, string) {
+	des, err := os.ReadDir(keep)
+	if err != nil {
+		return nil, ""
+	}
+	var last *object.Tree
+	var lastDir string
+	var lastUsed time.Time
+	for _, d := range des {
+		if !plumbing.IsHash(d.Name()) || !d.IsDir() {
+			continue // .tmp- folders: writes under way
+		}
+		fi, err := d.Info()
+		if err != nil || !fi.ModTime().After(lastUsed) {
+			continue
+		}
+		t, err := repo.TreeObject(plumbing.NewHash(d.Name()))
+		if err != nil {
+			continue // another repository's
+		}
+		last, lastDir, lastUsed = t, filepath.Join(keep, d.Name()), fi.ModTime()
+	}
+	return last, lastDir
 }
 
 // pruneKept removes the kept revisions that pass the ages above, and the

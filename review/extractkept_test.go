@@ -79,6 +79,15 @@ func extractKept(t *testing.T, dir string) string {
 	files, err = review.ChangedFiles(other, dir)
 	require.NoError(t, err)
 	assert.Empty(t, files, "HEAD's tree is the working tree")
+	// The files HEAD's tree shares with the revision kept before are
+	// links to that revision's; the changed one is a file of its own.
+	for f, shared := range map[string]bool{"clusters/prod/apps.yaml": true, "clusters/prod/vars.yaml": false} {
+		a, err := os.Stat(filepath.Join(top, filepath.FromSlash(f)))
+		require.NoError(t, err)
+		b, err := os.Stat(filepath.Join(other, filepath.FromSlash(f)))
+		require.NoError(t, err)
+		assert.Equal(t, shared, os.SameFile(a, b), f)
+	}
 
 	_, err = review.ExtractKept(t.Context(), dir, base, "")
 	require.Error(t, err)

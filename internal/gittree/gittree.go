@@ -5,6 +5,7 @@ package gittree
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,39 @@ import (
 // executable bit, symbolic links as links; submodules are left out, and a
 // path that would leave dir is an error. dir's files must not exist.
 func Write(ctx context.Context, tree *object.Tree, dir string) error {
+	return write(ctx, tree, dir, "", nil)
+}
+
+// WriteLinked is Write, but a file prevDir holds as prev holds it (at the
+// same path, with the same content and mode) is a hard link to prevDir's
+// instead of a new file: a tree and the one before it differ in a few
+// files, and writing a file costs far more than linking one. prevDir must
+// hold prev's files as Write wrote them, and neither it nor dir may be
+// written to after (they share those files). A file that cannot be linked
+// (prevDir lost it, or is on another file system) is written.
+func WriteLinked(ctx context.Context, tree *object.Tree, dir string, prev *object.Tree, prevDir string) error {
+	same := map[string]object.TreeEntry{}
+	w := object.NewTreeWalker(prev, true, nil)
+	defer w.Close()
+	for {
+		name, e, err := w.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("the tree before: %w", err)
+		}
+		if e.Mode != filemode.Dir && e.Mode != filemode.Submodule {
+			same[name] = e
+		}
+	}
+	return write(ctx, tree, dir, prevDir, same)
+}
+
+// write is Write, linking from prevDir the files prev (its entries by
+// path) holds the same.
+func write(ctx context.Context, tree *object.Tree, dir, prevDir string, prev map[string]object.TreeEntry) error {
+	made := map[string]bool{} // the folders made
 	return tree.Files().ForEach(func(fl *object.File) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -26,33 +60,46 @@ func Write(ctx context.Context, tree *object.Tree, dir string) error {
 			return fmt.Errorf("path %q leaves the tree", fl.Name)
 		}
 		p := filepath.Join(dir, filepath.FromSlash(fl.Name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if fl.Mode == filemode.Symlink {
-			target, err := fl.Contents()
-			if err != nil {
-				return fmt.Errorf("%s: %w", fl.Name, err)
+		if d := filepath.Dir(p); !made[d] {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return err
 			}
-			return os.Symlink(target, p)
+			made[d] = true
 		}
-		perm := os.FileMode(0o644)
-		if fl.Mode == filemode.Executable {
-			perm = 0o755
+		if old, ok := prev[fl.Name]; ok && old.Hash == fl.Hash && old.Mode == fl.Mode {
+			if os.Link(filepath.Join(prevDir, filepath.FromSlash(fl.Name)), p) == nil {
+				return nil
+			}
 		}
-		r, err := fl.Reader()
+		return writeFile(fl, p)
+	})
+}
+
+// writeFile writes fl to p.
+func writeFile(fl *object.File, p string) error {
+	if fl.Mode == filemode.Symlink {
+		target, err := fl.Contents()
 		if err != nil {
 			return fmt.Errorf("%s: %w", fl.Name, err)
 		}
-		defer r.Close()
-		w, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(w, r); err != nil {
-			_ = w.Close()
-			return err
-		}
-		return w.Close()
-	})
+		return os.Symlink(target, p)
+	}
+	perm := os.FileMode(0o644)
+	if fl.Mode == filemode.Executable {
+		perm = 0o755
+	}
+	r, err := fl.Reader()
+	if err != nil {
+		return fmt.Errorf("%s: %w", fl.Name, err)
+	}
+	defer r.Close()
+	w, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(w, r); err != nil {
+		_ = w.Close()
+		return err
+	}
+	return w.Close()
 }

@@ -1,0 +1,120 @@
+package gittree_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/gittree"
+)
+
+// WriteLinked writes what Write writes; the files the tree before holds
+// the same (path, content, mode) are links to its folder's, the others
+// (changed, added, another mode, another link target) are files of their
+// own, and a file the folder before lost is written.
+func TestWriteLinked(t *testing.T) {
+	repo := t.TempDir()
+	r, err := git.PlainInit(repo, false)
+	require.NoError(t, err)
+	wt, err := r.Worktree()
+	require.NoError(t, err)
+	commit := func(files map[string]string, exec map[string]bool, links map[string]string, remove ...string) *object.Tree {
+		t.Helper()
+		for _, f := range remove {
+			require.NoError(t, os.Remove(filepath.Join(repo, f)))
+		}
+		for f, body := range files {
+			p := filepath.Join(repo, f)
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		}
+		for f, x := range exec {
+			mode := fs.FileMode(0o644)
+			if x {
+				mode = 0o755
+			}
+			require.NoError(t, os.Chmod(filepath.Join(repo, f), mode))
+		}
+		for f, target := range links {
+			_ = os.Remove(filepath.Join(repo, f))
+			require.NoError(t, os.Symlink(target, filepath.Join(repo, f)))
+		}
+		require.NoError(t, wt.AddWithOptions(&git.AddOptions{All: true}))
+		h, err := wt.Commit("c", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1700000000, 0)}})
+		require.NoError(t, err)
+		c, err := r.CommitObject(h)
+		require.NoError(t, err)
+		tree, err := c.Tree()
+		require.NoError(t, err)
+		return tree
+	}
+	before := commit(map[string]string{
+		"a.yaml": "a: 1\n", "sub/same.yaml": "same: 1\n", "sub/deep/kept.yaml": "kept: 1\n",
+		"run.sh": "#!/bin/sh\n", "gone.yaml": "gone: 1\n",
+	}, map[string]bool{"run.sh": true}, map[string]string{"link": "a.yaml", "samelink": "a.yaml"})
+	after := commit(map[string]string{"a.yaml": "a: 2\n", "new/new.yaml": "new: 1\n"},
+		map[string]bool{"run.sh": false}, map[string]string{"link": "sub/same.yaml"}, "gone.yaml")
+
+	prevDir := filepath.Join(t.TempDir(), "before")
+	require.NoError(t, gittree.Write(t.Context(), before, prevDir))
+	want := filepath.Join(t.TempDir(), "want")
+	require.NoError(t, gittree.Write(t.Context(), after, want))
+	got := filepath.Join(t.TempDir(), "linked")
+	require.NoError(t, gittree.WriteLinked(t.Context(), after, got, before, prevDir))
+	assert.Equal(t, listing(t, want), listing(t, got), "what Write writes")
+
+	linked := map[string]bool{}
+	for f := range listing(t, got) {
+		a, errA := os.Lstat(filepath.Join(prevDir, f))
+		b, errB := os.Lstat(filepath.Join(got, f))
+		require.NoError(t, errB)
+		linked[f] = errA == nil && os.SameFile(a, b)
+	}
+	assert.Equal(t, map[string]bool{
+		"sub/same.yaml": true, "sub/deep/kept.yaml": true, "samelink": true,
+		"a.yaml": false, "run.sh": false, "link": false, "new/new.yaml": false,
+	}, linked)
+
+	require.NoError(t, os.Remove(filepath.Join(prevDir, "sub", "same.yaml")))
+	again := filepath.Join(t.TempDir(), "again")
+	require.NoError(t, gittree.WriteLinked(t.Context(), after, again, before, prevDir))
+	assert.Equal(t, listing(t, want), listing(t, again), "a file the folder before lost is written")
+}
+
+// listing is each file below dir with its mode and content (a link's
+// target).
+func listing(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		var body string
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			body, err = os.Readlink(p)
+		} else {
+			var b []byte
+			b, err = os.ReadFile(p)
+			body = string(b)
+		}
+		out[filepath.ToSlash(rel)] = fi.Mode().String() + " " + body
+		return err
+	}))
+	return out
+}
