@@ -171,3 +171,22 @@ func TestImportRefusesRootTenant(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "clusters/prod/team-a.yaml:1: Kustomization/team-a/team-a: namespace team-a, serviceAccountName team-a")
 }
+
+// A layer whose artifact an ArtifactGenerator lays out in a temporary
+// folder fails to render with a message that names the artifact, as the
+// Read's own build errors do: the folder changes from one Read to the next
+// and means nothing to the reader.
+func TestRenderErrorNamesTheArtifact(t *testing.T) {
+	dir := copyRepo(t, "artifact-generator")
+	require.NoError(t, os.Remove(filepath.Join(dir, "platform", "infra", "controllers", "ingress.yaml")))
+	repo, err := fluxrepo.Read(t.Context(), filepath.Join(dir, "clusters", "prod"))
+	require.NoError(t, err)
+	defer repo.Close()
+	_, err = repo.Render(t.Context(), "infra")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ExternalArtifact/flux-system/infra/controllers/kustomization.yaml")
+	assert.NotContains(t, err.Error(), os.TempDir())
+	_, _, err = repo.RenderUnresolved(t.Context(), "infra")
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), os.TempDir())
+}

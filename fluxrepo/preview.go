@@ -66,7 +66,13 @@ func (repo *Repository) render(ctx context.Context, verb, entry, name string, op
 		if err != nil {
 			return nil, err
 		}
-		return fluxbuild.Preview(ctx, src, l.Kustomization, append([]substitute.RenderOption{substitute.WithSources(tree)}, opts...)...)
+		out, err := fluxbuild.Preview(ctx, src, l.Kustomization, append([]substitute.RenderOption{substitute.WithSources(tree)}, opts...)...)
+		if err != nil && i < len(repo.Views) && repo.Views[i] != nil && repo.Views[i].files != nil {
+			// A laid-out artifact's folder is named by the source, as
+			// in the Read's own build errors.
+			err = &laidOutError{err: err, dir: repo.Views[i].Dir, name: sourceOf(l.Kustomization).String()}
+		}
+		return out, err
 	}
 	return nil, fmt.Errorf("%s %s: the tree of %s has no Kustomization %q (it has %s)", verb, name, entry, name, strings.Join(names, ", "))
 }
