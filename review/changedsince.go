@@ -1,9 +1,7 @@
 package review
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +9,8 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/fluxpack/fluxpack/internal/gittree"
 )
 
 // ChangedSince returns what ChangedFiles returns for the tree Extract
@@ -60,22 +59,12 @@ func changedSinceIn(repo *git.Repository, head string, rev Revision) ([]string, 
 		hash plumbing.Hash
 		mode filemode.FileMode
 	}
+	files, err := gittree.Files(tree)
+	if err != nil {
+		return nil, fmt.Errorf("revision %s: %w", rev, err)
+	}
 	base := map[string]blob{}
-	walker := object.NewTreeWalker(tree, true, nil)
-	defer walker.Close()
-	for {
-		name, e, err := walker.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("revision %s: %w", rev, err)
-		}
-		switch e.Mode {
-		case filemode.Regular, filemode.Deprecated, filemode.Executable, filemode.Symlink:
-		default:
-			continue // a folder, a submodule
-		}
+	for name, e := range files {
 		if rel, ok := strings.CutPrefix(name, prefix); ok {
 			base[rel] = blob{e.Hash, e.Mode}
 		}

@@ -30,22 +30,33 @@ func Write(ctx context.Context, tree *object.Tree, dir string) error {
 // written to after (they share those files). A file that cannot be linked
 // (prevDir lost it, or is on another file system) is written.
 func WriteLinked(ctx context.Context, tree *object.Tree, dir string, prev *object.Tree, prevDir string) error {
-	same := map[string]object.TreeEntry{}
-	w := object.NewTreeWalker(prev, true, nil)
+	same, err := Files(prev)
+	if err != nil {
+		return fmt.Errorf("the tree before: %w", err)
+	}
+	return write(ctx, tree, dir, prevDir, same)
+}
+
+// Files returns the files of tree that Write writes, by path: regular
+// files, executable or not, and symbolic links; not folders nor
+// submodules. Their content is not read.
+func Files(tree *object.Tree) (map[string]object.TreeEntry, error) {
+	out := map[string]object.TreeEntry{}
+	w := object.NewTreeWalker(tree, true, nil)
 	defer w.Close()
 	for {
 		name, e, err := w.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return out, nil
 		}
 		if err != nil {
-			return fmt.Errorf("the tree before: %w", err)
+			return nil, err
 		}
-		if e.Mode != filemode.Dir && e.Mode != filemode.Submodule {
-			same[name] = e
+		switch e.Mode {
+		case filemode.Regular, filemode.Deprecated, filemode.Executable, filemode.Symlink:
+			out[name] = e
 		}
 	}
-	return write(ctx, tree, dir, prevDir, same)
 }
 
 // write is Write, linking from prevDir the files prev (its entries by
