@@ -145,6 +145,7 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 	}
 	if !g.plain {
 		g.log, g.cache = cfg.log, cfg.cacheFor(ctx)
+		g.cancelled = func() bool { return ctx.Err() != nil }
 		ress, objs, err := g.kustomize(!preview)
 		if err != nil {
 			return nil, err

@@ -48,8 +48,9 @@ import (
 // holds no secret. Entries are written atomically, readable by their
 // owner only; an entry that cannot be read is a miss (logged at debug
 // level with WithLogger); entries not used for 30 days are removed, at
-// most once a day. Without WithCache (nor ContextWithCache) nothing is
-// kept.
+// most once a day. A build that ends after its ctx is done (its caller
+// stopped waiting for it) writes nothing. Without WithCache (nor
+// ContextWithCache) nothing is kept.
 func WithCache(dir string) Option {
 	return funcOption(func(c *config) error {
 		abs, err := cacheDirOf(dir)

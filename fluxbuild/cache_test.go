@@ -2,6 +2,7 @@ package fluxbuild
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -460,4 +462,41 @@ func TestCacheThroughLink(t *testing.T) {
 	c := (&config{cacheDir: dir}).cacheFor(t.Context())
 	assert.Equal(t, int64(1), c.stores.Load())
 	assert.Equal(t, int64(1), c.hits.Load())
+}
+
+// A build whose caller stopped waiting for it (its ctx is done once the
+// build has begun) gives what it built but keeps nothing; the same build
+// with a live ctx is kept.
+func TestCacheKeepsNothingOfACancelledBuild(t *testing.T) {
+	root := cacheTree(t, t.TempDir(), map[string]string{
+		"app/kustomization.yaml": cacheKus + "resources: [deploy.yaml]\n",
+		"app/deploy.yaml":        cacheDeploy,
+	})
+	dir := t.TempDir()
+	ks := &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "./app"}}
+	c := (&config{cacheDir: dir}).cacheFor(t.Context())
+	ctx := &doneAfter{Context: t.Context(), live: 2} // the two checks before kustomize runs
+	objs, err := Build(ctx, Source{Dir: root}, ks, WithCache(dir))
+	require.NoError(t, err)
+	require.NotEmpty(t, objs)
+	require.Positive(t, ctx.asked.Load()-2, "asked again once kustomize ran")
+	assert.Zero(t, c.stores.Load(), "nothing kept")
+	_, err = Build(t.Context(), Source{Dir: root}, ks, WithCache(dir))
+	require.NoError(t, err)
+	assert.Equal(t, int64(1), c.stores.Load(), "kept")
+}
+
+// doneAfter is a context whose Err is nil for its first live calls, and
+// context.Canceled after.
+type doneAfter struct {
+	context.Context
+	live  int64
+	asked atomic.Int64
+}
+
+func (d *doneAfter) Err() error {
+	if d.asked.Add(1) > d.live {
+		return context.Canceled
+	}
+	return nil
 }

@@ -57,7 +57,10 @@ type generated struct {
 	log        *slog.Logger
 	deprecated []deprecation
 	cache      *buildCache // kustomize's builds, kept (WithCache), or nil
-	rec        *recordFS   // the disk, recording what kustomize reads for the cache, or nil
+	// cancelled reports whether the build's ctx is done: a build whose
+	// caller stopped waiting for it is not kept.
+	cancelled func() bool
+	rec       *recordFS // the disk, recording what kustomize reads for the cache, or nil
 	// trackOrigins makes kustomize ask for origin annotations even where
 	// the order of the objects tells where each comes from (for tests that
 	// hold the two together).

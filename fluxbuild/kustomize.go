@@ -140,7 +140,9 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		}
 		objs = append(objs, o)
 	}
-	cached.put(ress, objs, local.deprecated)
+	if g.cancelled == nil || !g.cancelled() {
+		cached.put(ress, objs, local.deprecated)
+	}
 	return ress, objs, nil
 }
 
