@@ -6,3 +6,7 @@ func WithoutGitCLI() (restore func()) {
 	gitCLIOff.Store(true)
 	return func() { gitCLIOff.Store(false) }
 }
+
+// WaitHeadReads waits for the head reads CompareRevision stopped to end
+// and close what they read.
+func WaitHeadReads() { abandoned.Wait() }

@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/lint"
@@ -43,6 +44,23 @@ func (h *headRead) discard() {
 		s.close()
 	}
 }
+
+// abandon stops caring for the read: when it is done, what it read is
+// closed at once; when it is not (the caller has cancelled its ctx), it is
+// closed in the background when the read ends, so that whoever stops it
+// does not wait for a build kustomize cannot stop halfway.
+func (h *headRead) abandon() {
+	select {
+	case <-h.done:
+		h.discard()
+	default:
+		abandoned.Go(h.discard)
+	}
+}
+
+// abandoned are the reads being closed in the background (tests wait for
+// them).
+var abandoned sync.WaitGroup
 
 // firstRead is how Compare first reads the head: changed-only, for what
 // its layers apply (the identities of the objects whose content lint does

@@ -103,7 +103,7 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	}
 	readCtx, cancel := context.WithCancel(ctx)
 	head := startHeadRead(readCtx, headRoot, filepath.ToSlash(rel), pre)
-	defer head.discard() // unless Compare took it: after cancel, below
+	defer head.abandon() // unless Compare took it: after cancel, below
 	defer cancel()
 	var r Revision
 	if rev != "" {
