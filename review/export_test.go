@@ -9,4 +9,9 @@ func WithoutGitCLI() (restore func()) {
 
 // WaitHeadReads waits for the head reads CompareRevision stopped to end
 // and close what they read.
-func WaitHeadReads() { abandoned.Wait() }
+func WaitHeadReads() {
+	abandoned.Range(func(k, _ any) bool {
+		<-k.(chan struct{})
+		return true
+	})
+}

@@ -16,6 +16,8 @@ type headRead struct {
 	done chan struct{}
 	side *side
 	err  error
+	// abandoned is set by abandon, for discard.
+	abandoned bool
 }
 
 // startHeadRead starts the head's first read for Compare under cfg.
@@ -38,29 +40,44 @@ func (h *headRead) take() (*side, error) {
 }
 
 // discard waits for the read and closes what it read, unless it was
-// taken.
+// taken or abandoned.
 func (h *headRead) discard() {
+	if !h.abandoned {
+		h.closeSide()
+	}
+}
+
+func (h *headRead) closeSide() {
 	if s, _ := h.take(); s != nil {
 		s.close()
 	}
 }
 
-// abandon stops caring for the read: when it is done, what it read is
-// closed at once; when it is not (the caller has cancelled its ctx), it is
-// closed in the background when the read ends, so that whoever stops it
-// does not wait for a build kustomize cannot stop halfway.
+// abandon stops caring for a read whose ctx the caller has cancelled:
+// when it is done, what it read is closed at once; when it is not, in the
+// background when it ends, so that the caller does not wait for a build
+// kustomize cannot stop halfway. Only for a read that lays nothing out
+// (no ArtifactGenerator, no GitRepository include): a process that exits
+// before such a read ends leaves no folder behind.
 func (h *headRead) abandon() {
+	h.abandoned = true
 	select {
 	case <-h.done:
-		h.discard()
+		h.closeSide()
 	default:
-		abandoned.Go(h.discard)
+		ended := make(chan struct{})
+		abandoned.Store(ended, true)
+		go func() {
+			defer abandoned.Delete(ended)
+			defer close(ended)
+			h.closeSide()
+		}()
 	}
 }
 
-// abandoned are the reads being closed in the background (tests wait for
-// them).
-var abandoned sync.WaitGroup
+// abandoned holds a channel for each read being closed in the background,
+// closed when it is (tests wait for them).
+var abandoned sync.Map
 
 // firstRead is how Compare first reads the head: changed-only, for what
 // its layers apply (the identities of the objects whose content lint does

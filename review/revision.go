@@ -103,7 +103,7 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	}
 	readCtx, cancel := context.WithCancel(ctx)
 	head := startHeadRead(readCtx, headRoot, filepath.ToSlash(rel), pre)
-	defer head.abandon() // unless Compare took it: after cancel, below
+	defer head.discard() // unless Compare took it: after cancel, below
 	defer cancel()
 	var r Revision
 	if rev != "" {
@@ -133,6 +133,11 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 			return nil, fmt.Errorf("reading %s: %w", cfg.head, err)
 		}
 		if none {
+			// unread says none only of a tree with no ArtifactGenerator
+			// nor include: the read lays nothing out, and is not waited
+			// for.
+			cancel()
+			head.abandon()
 			return &Report{Base: cfg.base, Head: cfg.head, Entry: filepath.ToSlash(rel), Files: files, Unread: true}, nil
 		}
 	}

@@ -42,6 +42,7 @@ func TestCompareRevision(t *testing.T) {
 	rep, err = review.CompareRevision(t.Context(), filepath.Join(unreadDir, "clusters", "prod"), "HEAD", []review.RevisionOption{review.WithKeptRevisions(none)})
 	require.NoError(t, err)
 	assert.True(t, rep.Unread)
+	review.WaitHeadReads() // the stopped head read ends in the background
 	assert.Equal(t, []string{"README.md"}, rep.Files)
 	left, err := os.ReadDir(none)
 	require.NoError(t, err)
@@ -52,11 +53,12 @@ func TestCompareRevision(t *testing.T) {
 }
 
 // The head is read while Git answers what the base is. When there is then
-// nothing to compare (a revision that is not there; TestCompareRevision
-// has a change no layer reads), that read is stopped and what it laid
-// out (the ExternalArtifacts of an ArtifactGenerator) removed as it ends;
-// when there is, the report is the same as Compare's of the two trees,
-// and nothing is left when CompareRevision returns.
+// nothing to compare (a revision that is not there), that read is stopped
+// and what it laid out (the ExternalArtifacts of an ArtifactGenerator)
+// removed before CompareRevision returns; when there is, the report is
+// the same as Compare's of the two trees, and nothing is left either. (A
+// change no layer reads, in TestCompareRevision, is said without waiting
+// for the read: unread says so only of a tree that lays nothing out.)
 func TestCompareRevisionHeadRead(t *testing.T) {
 	dir := t.TempDir()
 	copyTree(t, filepath.Join("testdata", "generator", "repo"), dir)
@@ -84,7 +86,6 @@ func TestCompareRevisionHeadRead(t *testing.T) {
 
 	_, err = review.CompareRevision(t.Context(), entry, "no-such-revision", nil)
 	require.Error(t, err)
-	review.WaitHeadReads() // a stopped read ends in the background
 	assert.Empty(t, left(), "a revision that is not there")
 
 	values := filepath.Join(dir, "apps", "staging", "podinfo-values.yaml")
