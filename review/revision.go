@@ -63,7 +63,9 @@ func WithKeptRevisions(dir string) RevisionOption {
 // (lint.Discover on the working tree) before opts' lint options, as
 // `fluxpack diff ENTRY --base REV` does. Changed-only (no WithAll), a
 // change no layer reads is told from Git's objects, and no revision is
-// written (Report.Unread).
+// written (Report.Unread). The working tree is read while Git answers;
+// for a change no layer reads that read is cancelled, and CompareRevision
+// returns without waiting for the kustomize build under way to end.
 func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOption, opts ...Option) (*Report, error) {
 	rc := &revisionConfig{}
 	if err := errdefs.ApplyOptions(rc, ropts, RevisionOption.applyToRevision, "nil RevisionOption"); err != nil {
