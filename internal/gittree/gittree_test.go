@@ -57,10 +57,10 @@ func TestWriteLinked(t *testing.T) {
 	}
 	before := commit(map[string]string{
 		"a.yaml": "a: 1\n", "sub/same.yaml": "same: 1\n", "sub/deep/kept.yaml": "kept: 1\n",
-		"run.sh": "#!/bin/sh\n", "gone.yaml": "gone: 1\n",
+		"run.sh": "#!/bin/sh\n", "gone.yaml": "gone: 1\n", "old/old.yaml": "old: 1\n",
 	}, map[string]bool{"run.sh": true}, map[string]string{"link": "a.yaml", "samelink": "a.yaml"})
 	after := commit(map[string]string{"a.yaml": "a: 2\n", "new/new.yaml": "new: 1\n"},
-		map[string]bool{"run.sh": false}, map[string]string{"link": "sub/same.yaml"}, "gone.yaml")
+		map[string]bool{"run.sh": false}, map[string]string{"link": "sub/same.yaml"}, "gone.yaml", "old/old.yaml")
 
 	prevDir := filepath.Join(t.TempDir(), "before")
 	require.NoError(t, gittree.Write(t.Context(), before, prevDir))
