@@ -33,10 +33,10 @@ const (
 // revision's (a base that moved on by a few commits writes a few files;
 // gittree.WriteLinked). The folder is renamed into place whole once
 // written, so a folder there is complete; it must not be written to (its
-// files may be another kept revision's too). A kept revision holds the commit's files as
-// they are committed (what the repository's .git already holds, a Secret
-// committed in clear included), and keep is made readable by its owner
-// only. The revisions not used for a week are removed, and beyond the
+// files may be another kept revision's too). A kept revision holds the
+// commit's files as they are committed (what the repository's .git
+// already holds, a Secret committed in clear included), and keep is made
+// readable by its owner only. The revisions not used for a week are removed, and beyond the
 // four used last, those not used for an hour.
 func ExtractKept(ctx context.Context, dir string, rev Revision, keep string) (top string, err error) {
 	if keep == "" {
