@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -41,6 +42,9 @@ func WriteLinked(ctx context.Context, tree *object.Tree, dir string, prev *objec
 // files, executable or not, and symbolic links; not folders nor
 // submodules. Their content is not read.
 func Files(tree *object.Tree) (map[string]object.TreeEntry, error) {
+	if err := whole(tree, ""); err != nil {
+		return nil, err
+	}
 	out := map[string]object.TreeEntry{}
 	w := object.NewTreeWalker(tree, true, nil)
 	defer w.Close()
@@ -62,6 +66,9 @@ func Files(tree *object.Tree) (map[string]object.TreeEntry, error) {
 // write is Write, linking from prevDir the files prev (its entries by
 // path) holds the same.
 func write(ctx context.Context, tree *object.Tree, dir, prevDir string, prev map[string]object.TreeEntry) error {
+	if err := whole(tree, ""); err != nil {
+		return err
+	}
 	made := map[string]bool{} // the folders made
 	return tree.Files().ForEach(func(fl *object.File) error {
 		if err := ctx.Err(); err != nil {
@@ -84,6 +91,27 @@ func write(ctx context.Context, tree *object.Tree, dir, prevDir string, prev map
 		}
 		return writeFile(fl, p)
 	})
+}
+
+// whole returns an error when the repository lacks a folder of tree, as
+// a treeless partial clone does (git fetches it when asked; go-git does
+// not): go-git's walk of a tree ends at such a folder as if the tree did,
+// and would give part of it. dir is tree's path in the tree walked.
+func whole(tree *object.Tree, dir string) error {
+	for _, e := range tree.Entries {
+		if e.Mode != filemode.Dir {
+			continue
+		}
+		name := path.Join(dir, e.Name)
+		sub, err := tree.Tree(e.Name)
+		if err != nil {
+			return fmt.Errorf("folder %s: not in the repository (a partial clone's?): %w", name, err)
+		}
+		if err := whole(sub, name); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeFile writes fl to p.

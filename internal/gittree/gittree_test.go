@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/fluxpack/fluxpack/internal/gittree"
+	"github.com/fluxpack/fluxpack/internal/testutil"
 )
 
 // WriteLinked writes what Write writes; the files the tree before holds
@@ -86,6 +87,38 @@ func TestWriteLinked(t *testing.T) {
 	again := filepath.Join(t.TempDir(), "again")
 	require.NoError(t, gittree.WriteLinked(t.Context(), after, again, before, prevDir))
 	assert.Equal(t, listing(t, want), listing(t, again), "a file the folder before lost is written")
+}
+
+// A tree one of whose folders the repository lacks (a treeless partial
+// clone's) is an error that names the folder, not a tree written in part:
+// go-git's own walk ends at that folder as if the tree did.
+func TestWriteRefusesATreeInPart(t *testing.T) {
+	repo := t.TempDir()
+	testutil.WriteFiles(t, repo, map[string]string{"a/a.yaml": "a: 1\n", "b/deep/b.yaml": "b: 1\n", "c/c.yaml": "c: 1\n"})
+	r, err := git.PlainInit(repo, false)
+	require.NoError(t, err)
+	wt, err := r.Worktree()
+	require.NoError(t, err)
+	require.NoError(t, wt.AddWithOptions(&git.AddOptions{All: true}))
+	h, err := wt.Commit("c", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1700000000, 0)}})
+	require.NoError(t, err)
+	c, err := r.CommitObject(h)
+	require.NoError(t, err)
+	tree, err := c.Tree()
+	require.NoError(t, err)
+	deep, err := tree.FindEntry("b/deep")
+	require.NoError(t, err)
+	obj := deep.Hash.String()
+	require.NoError(t, os.Remove(filepath.Join(repo, ".git", "objects", obj[:2], obj[2:])))
+
+	r, err = git.PlainOpen(repo) // no object cached
+	require.NoError(t, err)
+	tree, err = r.TreeObject(tree.Hash)
+	require.NoError(t, err)
+	err = gittree.Write(t.Context(), tree, filepath.Join(t.TempDir(), "out"))
+	require.ErrorContains(t, err, "folder b/deep: not in the repository")
+	_, err = gittree.Files(tree)
+	require.ErrorContains(t, err, "folder b/deep")
 }
 
 // listing is each file below dir with its mode and content (a link's
