@@ -22,9 +22,7 @@ import (
 // own, and a file the folder before lost is written.
 func TestWriteLinked(t *testing.T) {
 	repo := t.TempDir()
-	r, err := git.PlainInit(repo, false)
-	require.NoError(t, err)
-	wt, err := r.Worktree()
+	_, err := git.PlainInit(repo, false)
 	require.NoError(t, err)
 	commit := func(files map[string]string, exec map[string]bool, links map[string]string, remove ...string) *object.Tree {
 		t.Helper()
@@ -47,14 +45,7 @@ func TestWriteLinked(t *testing.T) {
 			_ = os.Remove(filepath.Join(repo, f))
 			require.NoError(t, os.Symlink(target, filepath.Join(repo, f)))
 		}
-		require.NoError(t, wt.AddWithOptions(&git.AddOptions{All: true}))
-		h, err := wt.Commit("c", &git.CommitOptions{Author: &object.Signature{Name: "t", Email: "t@example.com", When: time.Unix(1700000000, 0)}})
-		require.NoError(t, err)
-		c, err := r.CommitObject(h)
-		require.NoError(t, err)
-		tree, err := c.Tree()
-		require.NoError(t, err)
-		return tree
+		return commitAll(t, repo)
 	}
 	before := commit(map[string]string{
 		"a.yaml": "a: 1\n", "sub/same.yaml": "same: 1\n", "sub/deep/kept.yaml": "kept: 1\n",
@@ -95,7 +86,29 @@ func TestWriteLinked(t *testing.T) {
 func TestWriteRefusesATreeInPart(t *testing.T) {
 	repo := t.TempDir()
 	testutil.WriteFiles(t, repo, map[string]string{"a/a.yaml": "a: 1\n", "b/deep/b.yaml": "b: 1\n", "c/c.yaml": "c: 1\n"})
-	r, err := git.PlainInit(repo, false)
+	_, err := git.PlainInit(repo, false)
+	require.NoError(t, err)
+	tree := commitAll(t, repo)
+	deep, err := tree.FindEntry("b/deep")
+	require.NoError(t, err)
+	obj := deep.Hash.String()
+	require.NoError(t, os.Remove(filepath.Join(repo, ".git", "objects", obj[:2], obj[2:])))
+
+	r, err := git.PlainOpen(repo) // no object cached
+	require.NoError(t, err)
+	tree, err = r.TreeObject(tree.Hash)
+	require.NoError(t, err)
+	err = gittree.Write(t.Context(), tree, filepath.Join(t.TempDir(), "out"))
+	require.ErrorContains(t, err, "folder b/deep: not in the repository")
+	_, err = gittree.Files(tree)
+	require.ErrorContains(t, err, "folder b/deep")
+}
+
+// commitAll commits every file of the repository at repo and returns the
+// commit's tree.
+func commitAll(t *testing.T, repo string) *object.Tree {
+	t.Helper()
+	r, err := git.PlainOpen(repo)
 	require.NoError(t, err)
 	wt, err := r.Worktree()
 	require.NoError(t, err)
@@ -106,19 +119,7 @@ func TestWriteRefusesATreeInPart(t *testing.T) {
 	require.NoError(t, err)
 	tree, err := c.Tree()
 	require.NoError(t, err)
-	deep, err := tree.FindEntry("b/deep")
-	require.NoError(t, err)
-	obj := deep.Hash.String()
-	require.NoError(t, os.Remove(filepath.Join(repo, ".git", "objects", obj[:2], obj[2:])))
-
-	r, err = git.PlainOpen(repo) // no object cached
-	require.NoError(t, err)
-	tree, err = r.TreeObject(tree.Hash)
-	require.NoError(t, err)
-	err = gittree.Write(t.Context(), tree, filepath.Join(t.TempDir(), "out"))
-	require.ErrorContains(t, err, "folder b/deep: not in the repository")
-	_, err = gittree.Files(tree)
-	require.ErrorContains(t, err, "folder b/deep")
+	return tree
 }
 
 // listing is each file below dir with its mode and content (a link's
