@@ -67,11 +67,6 @@ func extractKeptIn(ctx context.Context, repo *git.Repository, dir string, rev Re
 		_ = os.Chtimes(top, now, now) // used: the age pruneKept reads
 		return top, nil
 	}
-	if tree == nil {
-		if tree, err = treeIn(repo, rev); err != nil {
-			return "", err
-		}
-	}
 	if err := os.MkdirAll(keep, 0o700); err != nil {
 		return "", fmt.Errorf("keeping revisions in %s: %w", keep, err)
 	}
@@ -80,15 +75,27 @@ func extractKeptIn(ctx context.Context, repo *git.Repository, dir string, rev Re
 	if err != nil {
 		return "", fmt.Errorf("keeping revisions in %s: %w", keep, err)
 	}
-	write := func() error { return gittree.Write(ctx, tree, tmp) }
-	if prev, prevDir := lastKept(repo, keep); prev != nil {
-		// The files the tree shares with the revision kept last are
-		// links to that revision's.
-		write = func() error { return gittree.WriteLinked(ctx, tree, tmp, prev, prevDir) }
+	write := func() (err error) {
+		if tree == nil {
+			if tree, err = treeIn(repo, rev); err != nil {
+				return err
+			}
+		}
+		if prev, prevDir := lastKept(repo, keep); prev != nil {
+			// The files the tree shares with the revision kept last
+			// are links to that revision's.
+			err = gittree.WriteLinked(ctx, tree, tmp, prev, prevDir)
+		} else {
+			err = gittree.Write(ctx, tree, tmp)
+		}
+		if err != nil {
+			return fmt.Errorf("revision %s: %w", rev, err)
+		}
+		return nil
 	}
-	if err := write(); err != nil {
+	if err := writeRevision(ctx, dir, rev, tmp, write); err != nil {
 		_ = os.RemoveAll(tmp) // nothing half-written is left behind
-		return "", fmt.Errorf("revision %s: %w", rev, err)
+		return "", err
 	}
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		_ = os.RemoveAll(tmp)

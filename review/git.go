@@ -147,7 +147,7 @@ func treeIn(repo *git.Repository, rev Revision) (*object.Tree, error) {
 
 // extractIn is Extract from an open repository.
 func extractIn(ctx context.Context, repo *git.Repository, rev Revision, tmp string) (top string, cleanup func() error, err error) {
-	tree, err := treeIn(repo, rev)
+	dir, err := topOf(repo, "")
 	if err != nil {
 		return "", nil, err
 	}
@@ -156,9 +156,19 @@ func extractIn(ctx context.Context, repo *git.Repository, rev Revision, tmp stri
 		return "", nil, err
 	}
 	remove := func() error { return os.RemoveAll(out) }
-	if err := gittree.Write(ctx, tree, out); err != nil {
+	write := func() error {
+		tree, err := treeIn(repo, rev)
+		if err != nil {
+			return err
+		}
+		if err := gittree.Write(ctx, tree, out); err != nil {
+			return fmt.Errorf("revision %s: %w", rev, err)
+		}
+		return nil
+	}
+	if err := writeRevision(ctx, dir, rev, out, write); err != nil {
 		_ = remove() // nothing half-written is left behind
-		return "", nil, fmt.Errorf("revision %s: %w", rev, err)
+		return "", nil, err
 	}
 	return out, remove, nil
 }

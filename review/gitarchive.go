@@ -1,0 +1,135 @@
+package review
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// A partial clone (actions/checkout's filter: blob:none, or tree:0) holds
+// a revision's commit but not all its files: git fetches what is missing
+// from the promisor remote when it is asked for, go-git does not and says
+// "object not found". writeRevision then has git archive write the
+// revision instead. git archive writes files as a checkout would, so the
+// repository's .gitattributes apply there (export-ignore, eol, filters),
+// where go-git writes the blobs as committed, as Flux's source-controller
+// fetches them; a Flux repository rarely has any.
+
+// writeRevision writes the tree of rev, in the Git repository holding dir,
+// into dst, an empty folder, with write (go-git); when that fails but for
+// ctx, git archive writes it instead, if the git command is there and can.
+// The error is write's when both fail.
+func writeRevision(ctx context.Context, dir string, rev Revision, dst string, write func() error) error {
+	err := write()
+	if err == nil || ctx.Err() != nil || gitCLIOff.Load() || gitPath() == "" {
+		return err
+	}
+	if rerr := emptyDir(dst); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if aerr := gitArchive(ctx, dir, rev.Commit, dst); aerr != nil {
+		_ = emptyDir(dst)
+		return err
+	}
+	return nil
+}
+
+// emptyDir removes what dir holds, keeping dir.
+func emptyDir(dir string) error {
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, d := range des {
+		if err := os.RemoveAll(filepath.Join(dir, d.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gitArchive writes the tree of commit into dst from git archive, run in
+// dir: regular files with their executable bit, symbolic links as links.
+func gitArchive(ctx context.Context, dir, commit, dst string) error {
+	if !isHash(commit) {
+		return fmt.Errorf("git archive: %q is not a commit", commit)
+	}
+	cmd := exec.CommandContext(ctx, gitPath(), "-C", dir, "archive", "--format=tar", commit)
+	cmd.Env = gitEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	werr := untar(out, dst)
+	_, _ = io.Copy(io.Discard, out) // git ends once its output is read
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git archive: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return werr
+}
+
+// untar writes the files of the tar stream r into dst.
+func untar(r io.Reader, dst string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(h.Name, "/")
+		switch h.Typeflag {
+		case tar.TypeDir, tar.TypeReg, tar.TypeSymlink:
+		default:
+			continue // git's pax header, which holds the commit
+		}
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			return fmt.Errorf("path %q leaves the tree", h.Name)
+		}
+		p := filepath.Join(dst, filepath.FromSlash(name))
+		if h.Typeflag == tar.TypeDir {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if h.Typeflag == tar.TypeSymlink {
+			if err := os.Symlink(h.Linkname, p); err != nil {
+				return err
+			}
+			continue
+		}
+		perm := os.FileMode(0o644)
+		if h.Mode&0o100 != 0 {
+			perm = 0o755
+		}
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, tr); err != nil {
+			_ = f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+}
