@@ -1,7 +1,6 @@
 package review
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
@@ -11,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/fluxpack/fluxpack/internal/gittree"
 )
 
 // A partial clone (actions/checkout's filter: blob:none, or tree:0) holds
@@ -72,64 +73,10 @@ func gitArchive(ctx context.Context, dir, commit, dst string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	werr := untar(out, dst)
+	werr := gittree.WriteArchive(out, dst)
 	_, _ = io.Copy(io.Discard, out) // git ends once its output is read
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("git archive: %w: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return werr
-}
-
-// untar writes the files of the tar stream r into dst.
-func untar(r io.Reader, dst string) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		name := strings.TrimSuffix(h.Name, "/")
-		switch h.Typeflag {
-		case tar.TypeDir, tar.TypeReg, tar.TypeSymlink:
-		default:
-			continue // git's pax header, which holds the commit
-		}
-		if !filepath.IsLocal(filepath.FromSlash(name)) {
-			return fmt.Errorf("path %q leaves the tree", h.Name)
-		}
-		p := filepath.Join(dst, filepath.FromSlash(name))
-		if h.Typeflag == tar.TypeDir {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return err
-		}
-		if h.Typeflag == tar.TypeSymlink {
-			if err := os.Symlink(h.Linkname, p); err != nil {
-				return err
-			}
-			continue
-		}
-		perm := os.FileMode(0o644)
-		if h.Mode&0o100 != 0 {
-			perm = 0o755
-		}
-		f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(f, tr); err != nil {
-			_ = f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-	}
 }

@@ -4,6 +4,7 @@
 package gittree
 
 import (
+	"archive/tar"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -132,6 +134,11 @@ func writeFile(fl *object.File, p string) error {
 		return fmt.Errorf("%s: %w", fl.Name, err)
 	}
 	defer r.Close()
+	return newFile(p, r, perm)
+}
+
+// newFile writes what r holds to p, a file that must not exist.
+func newFile(p string, r io.Reader, perm os.FileMode) error {
 	w, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return err
@@ -141,4 +148,53 @@ func writeFile(fl *object.File, p string) error {
 		return err
 	}
 	return w.Close()
+}
+
+// WriteArchive writes the files of the tar stream r that git archive
+// prints into dst, as Write writes a tree's: regular files with their
+// executable bit, symbolic links as links; a path that would leave dst is
+// an error, and dst's files must not exist.
+func WriteArchive(r io.Reader, dst string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		name := strings.TrimSuffix(h.Name, "/")
+		switch h.Typeflag {
+		case tar.TypeDir, tar.TypeReg, tar.TypeSymlink:
+		default:
+			continue // git's pax header, which holds the commit
+		}
+		if !filepath.IsLocal(filepath.FromSlash(name)) {
+			return fmt.Errorf("path %q leaves the tree", h.Name)
+		}
+		p := filepath.Join(dst, filepath.FromSlash(name))
+		if h.Typeflag == tar.TypeDir {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if h.Typeflag == tar.TypeSymlink {
+			if err := os.Symlink(h.Linkname, p); err != nil {
+				return err
+			}
+			continue
+		}
+		perm := os.FileMode(0o644)
+		if h.Mode&0o100 != 0 {
+			perm = 0o755
+		}
+		if err := newFile(p, tr, perm); err != nil {
+			return err
+		}
+	}
 }

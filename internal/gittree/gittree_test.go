@@ -1,9 +1,12 @@
 package gittree_test
 
 import (
+	"archive/tar"
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,4 +154,41 @@ func listing(t *testing.T, dir string) map[string]string {
 		return err
 	}))
 	return out
+}
+
+// WriteArchive writes what git archive prints as Write writes a tree: the
+// commit's pax header is passed over, and a path that leaves the folder is
+// an error.
+func TestWriteArchive(t *testing.T) {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, h := range []*tar.Header{
+		{Typeflag: tar.TypeXGlobalHeader, Name: "pax_global_header", PAXRecords: map[string]string{"comment": "0123456789abcdef0123456789abcdef01234567"}},
+		{Typeflag: tar.TypeDir, Name: "sub/", Mode: 0o775},
+		{Typeflag: tar.TypeReg, Name: "sub/a.yaml", Mode: 0o664, Size: 5},
+		{Typeflag: tar.TypeReg, Name: "run.sh", Mode: 0o775, Size: 5},
+		{Typeflag: tar.TypeSymlink, Name: "link", Linkname: "sub/a.yaml", Mode: 0o777},
+	} {
+		require.NoError(t, tw.WriteHeader(h))
+		if h.Typeflag == tar.TypeReg {
+			_, err := tw.Write([]byte("a: 1\n"))
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, tw.Close())
+	dir := t.TempDir()
+	require.NoError(t, gittree.WriteArchive(&b, dir))
+	got := listing(t, dir)
+	assert.Len(t, got, 3)
+	for f, want := range map[string]string{"sub/a.yaml": "-rw-", "run.sh": "-rwx", "link": "L"} {
+		assert.True(t, strings.HasPrefix(got[f], want), "%s: %s", f, got[f]) // the owner's bits: any umask leaves them
+	}
+	assert.True(t, strings.HasSuffix(got["run.sh"], " a: 1\n"))
+	assert.True(t, strings.HasSuffix(got["link"], " sub/a.yaml"))
+
+	b.Reset()
+	tw = tar.NewWriter(&b)
+	require.NoError(t, tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: "../out.yaml", Mode: 0o644}))
+	require.NoError(t, tw.Close())
+	require.ErrorContains(t, gittree.WriteArchive(&b, t.TempDir()), `path "../out.yaml" leaves the tree`)
 }
