@@ -36,8 +36,8 @@ const (
 // files may be another kept revision's too). A kept revision holds the
 // commit's files as they are committed (what the repository's .git
 // already holds, a Secret committed in clear included), and keep is made
-// readable by its owner only. The revisions not used for a week are removed, and beyond the
-// four used last, those not used for an hour.
+// readable by its owner only. The revisions not used for a week are
+// removed, and beyond the four used last, those not used for an hour.
 func ExtractKept(ctx context.Context, dir string, rev Revision, keep string) (top string, err error) {
 	if keep == "" {
 		return "", errors.New("keeping revisions: empty directory")

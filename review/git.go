@@ -147,10 +147,7 @@ func treeIn(repo *git.Repository, rev Revision) (*object.Tree, error) {
 
 // extractIn is Extract from an open repository.
 func extractIn(ctx context.Context, repo *git.Repository, rev Revision, tmp string) (top string, cleanup func() error, err error) {
-	dir, err := topOf(repo, "")
-	if err != nil {
-		return "", nil, err
-	}
+	dir, _ := topOf(repo, "") // "": no git archive to fall back on
 	out, err := os.MkdirTemp(tmp, "fluxpack-base-")
 	if err != nil {
 		return "", nil, err

@@ -25,11 +25,11 @@ import (
 
 // writeRevision writes the tree of rev, in the Git repository holding dir,
 // into dst, an empty folder, with write (go-git); when that fails but for
-// ctx, git archive writes it instead, if the git command is there and can.
-// The error is write's when both fail.
+// ctx, git archive run in dir writes it instead, if dir is not "" and the
+// git command is there and can. The error is write's when both fail.
 func writeRevision(ctx context.Context, dir string, rev Revision, dst string, write func() error) error {
 	err := write()
-	if err == nil || ctx.Err() != nil || gitCLIOff.Load() || gitPath() == "" {
+	if err == nil || ctx.Err() != nil || dir == "" || gitCLIOff.Load() || gitPath() == "" {
 		return err
 	}
 	if rerr := emptyDir(dst); rerr != nil {
