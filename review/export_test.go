@@ -7,11 +7,3 @@ func WithoutGitCLI() (restore func()) {
 	return func() { gitCLIOff.Store(false) }
 }
 
-// WaitHeadReads waits for the head reads CompareRevision stopped to end
-// and close what they read.
-func WaitHeadReads() {
-	abandoned.Range(func(k, _ any) bool {
-		<-k.(chan struct{})
-		return true
-	})
-}

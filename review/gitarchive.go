@@ -18,10 +18,13 @@ import (
 // a revision's commit but not all its files: git fetches what is missing
 // from the promisor remote when it is asked for, go-git does not and says
 // "object not found". writeRevision then has git archive write the
-// revision instead. git archive writes files as a checkout would, so the
-// repository's .gitattributes apply there (export-ignore, eol, filters),
-// where go-git writes the blobs as committed, as Flux's source-controller
-// fetches them; a Flux repository rarely has any.
+// revision instead. git archive writes files as a checkout would: the
+// repository's .gitattributes apply (eol=crlf turns LF into CRLF,
+// export-ignore leaves a file out), where go-git writes the blobs as
+// committed, as Flux's source-controller fetches them. The usual
+// home-ops "* text=auto eol=lf" changes nothing: on the 80 base revisions
+// of nine public repositories a review check kept, go-git and git archive
+// wrote the same bytes.
 
 // writeRevision writes the tree of rev, in the Git repository holding dir,
 // into dst, an empty folder, with write (go-git); when that fails but for

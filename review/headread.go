@@ -3,7 +3,6 @@ package review
 import (
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/lint"
@@ -65,19 +64,9 @@ func (h *headRead) abandon() {
 	case <-h.done:
 		h.closeSide()
 	default:
-		ended := make(chan struct{})
-		abandoned.Store(ended, true)
-		go func() {
-			defer abandoned.Delete(ended)
-			defer close(ended)
-			h.closeSide()
-		}()
+		go h.closeSide()
 	}
 }
-
-// abandoned holds a channel for each read being closed in the background,
-// closed when it is (tests wait for them).
-var abandoned sync.Map
 
 // firstRead is how Compare first reads the head: changed-only, for what
 // its layers apply (the identities of the objects whose content lint does
