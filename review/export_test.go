@@ -6,4 +6,3 @@ func WithoutGitCLI() (restore func()) {
 	gitCLIOff.Store(true)
 	return func() { gitCLIOff.Store(false) }
 }
-
