@@ -416,3 +416,23 @@ func TestWatchRelistsAfterExpiry(t *testing.T) {
 	require.True(t, ok, "the watch after the relist: %v", w.Err())
 	assert.Equal(t, status.StateSuspended, state(snap, "a"))
 }
+
+// A watch its caller stops ends with no error: the watches end with ctx,
+// and which of the two the watch sees first is the scheduler's choice
+// (fluxpack status once said "the watches ended" with exit 2 after every
+// layer was Ready). Many rounds, so that either order is seen.
+func TestWatchStoppedIsNoError(t *testing.T) {
+	dyn, disc := fakeClients(source(), obj{kind: status.KindKustomization, name: "a", conds: ready(t0), status: applied()})
+	for range 50 {
+		w, err := status.NewFromClients(dyn, disc)
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		snaps, err := w.Watch(ctx)
+		require.NoError(t, err)
+		<-snaps
+		cancel()
+		for range snaps { //nolint:revive // until the watch ends
+		}
+		require.NoError(t, w.Err())
+	}
+}

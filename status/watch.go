@@ -410,7 +410,11 @@ func (w *Watcher) Watch(ctx context.Context) (<-chan *Snapshot, error) {
 				return
 			}
 			if !ok {
-				w.setErr(errors.New("the watches ended"))
+				// Closed because ctx is done (the watches end with it,
+				// and select may take this case first) is no error.
+				if ctx.Err() == nil {
+					w.setErr(errors.New("the watches ended"))
+				}
 				return
 			}
 			if e.err != nil {
