@@ -23,7 +23,7 @@ var identityKeys = map[string]bool{"apiVersion": true, "kind": true, "metadata":
 // builds need to know of the files they read (which object is on which
 // line), kustomize reading them whole itself.
 func readIdentities(rel string, data []byte) ([]*yaml.Node, error) {
-	nodes, _, err := readManifestsFor(rel, data, func(string, string) bool { return false })
+	nodes, _, err := readManifestsAs(rel, data, func(string, string) bool { return false }, true)
 	return nodes, err
 }
 
@@ -36,13 +36,16 @@ func readIdentities(rel string, data []byte) ([]*yaml.Node, error) {
 // $ (a ${var} anywhere is for postBuild to find), or when text is not of
 // the shape whose top-level entries can be told apart line by line:
 // a block mapping whose keys are plain words that start their lines.
+// With lines set (readIdentities: where the object is, nothing of its
+// values), a $ does not matter, nor do anchors, unless the identity
+// entries hold an alias or a merge key, which kustomize would inflate.
 //
 // The lines of the other entries are not decoded, so an error there
 // (bad indentation, a repeated key, a value JSON cannot hold) goes
 // unseen: the node answers what the object is, not whether Flux can
 // apply it.
-func identityNode(text []byte, line int, needs func(apiVersion, kind string) bool) *yaml.Node {
-	if bytes.IndexByte(text, '$') >= 0 {
+func identityNode(text []byte, line int, needs func(apiVersion, kind string) bool, lines bool) *yaml.Node {
+	if !lines && bytes.IndexByte(text, '$') >= 0 {
 		return nil
 	}
 	// Each line of text is kept in mini when it belongs to one of the
@@ -90,6 +93,9 @@ func identityNode(text []byte, line int, needs func(apiVersion, kind string) boo
 		mini = append(mini, '\n')
 	}
 	if !seen["apiVersion"] || !seen["kind"] || !seen["metadata"] {
+		return nil
+	}
+	if lines && (bytes.IndexByte(mini, '*') >= 0 || bytes.Contains(mini, []byte("<<")) || bytes.Contains(mini, []byte("merge"))) {
 		return nil
 	}
 	doc := yamlutil.DecodePlain(mini, 0)

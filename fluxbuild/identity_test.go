@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // identityCases are directories whose documents take the identity-only
@@ -86,6 +88,8 @@ func FuzzIdentityOnly(f *testing.F) {
 		f.Add(bodies[0], bodies[1])
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
+		compareLines(t, "a.yaml", a)
+		compareLines(t, "b.yaml", b)
 		_, whole, light := readBoth(t, map[string]string{"a.yaml": a, "b.yaml": b})
 		if whole.err != nil {
 			return // the identity-only read may read past what fails
@@ -206,4 +210,76 @@ func yamlFieldOf(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// lineCases are documents with anchors, aliases, merge keys and $, and how
+// many of their objects readIdentities reads for their identity only:
+// those whose identity entries hold no alias nor merge key.
+func lineCases() map[string]struct {
+	body string
+	fast int
+} {
+	release := "---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: &app plex\n  namespace: media\nspec:\n" +
+		"  releaseName: *app\n  values:\n    service:\n      ports:\n        http: &port 8080\n    probe:\n      port: *port\n"
+	return map[string]struct {
+		body string
+		fast int
+	}{
+		"anchor-in-name":        {release, 1},
+		"anchors-in-two-docs":   {release + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: &app cm\ndata:\n  a: *app\n", 2},
+		"merge-in-spec":         {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: m\ndata:\n  base: &b {a: '1'}\n  other:\n    <<: *b\n", 1},
+		"alias-in-metadata":     {"x: &ns media\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: *ns\n", 0},
+		"alias-within-metadata": {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: &a x\n  namespace: *a\n", 0},
+		"merge-in-metadata":     {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  <<: &m {name: m, namespace: n}\n", 0},
+		"dollar-in-name":        {"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${APP}\n  namespace: ${NS:=default}\ndata: {a: '${B}'}\n", 1},
+		"anchor-then-dollar":    {release + "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s\nstringData:\n  url: http://${HOST}\n", 2},
+		"list-with-anchors":     {"apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: &n a}\n  data: {k: *n}\n", 0},
+		"alias-across-docs":     {"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {a: &x '1'}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {b: *x}\n", -1},
+		"error-after-identity":  {release + "  broken: [1, 2\n", -1},
+	}
+}
+
+// readIdentities (where each object of a file is: lineIndex,
+// sourceOrder) finds the objects a whole read finds, with their kinds,
+// names, namespaces and lines, in every shape either read takes.
+func TestReadIdentitiesFindsWhatAWholeReadFinds(t *testing.T) {
+	for name, c := range lineCases() {
+		t.Run(name, func(t *testing.T) {
+			fast := compareLines(t, "a.yaml", c.body)
+			if c.fast >= 0 {
+				assert.Equal(t, c.fast, fast, "objects read for their identity only")
+			}
+		})
+	}
+	for name, files := range identityCases() {
+		for file, body := range files {
+			t.Run(name+"/"+file, func(t *testing.T) { compareLines(t, file, body) })
+		}
+	}
+}
+
+// compareLines holds readIdentities to readManifests on one file and
+// returns how many objects the former read for their identity only, or
+// -1 where the whole read fails: the identity read may read past the
+// error.
+func compareLines(t *testing.T, file, body string) int {
+	t.Helper()
+	whole, err := readManifests(file, []byte(body))
+	if err != nil {
+		return -1
+	}
+	light, partial, err := readManifestsAs(file, []byte(body), func(string, string) bool { return false }, true)
+	require.NoError(t, err)
+	ids, err := readIdentities(file, []byte(body))
+	require.NoError(t, err)
+	require.Equal(t, len(light), len(ids))
+	require.Len(t, light, len(whole))
+	id := func(n *yaml.Node) string {
+		return fmt.Sprintf("%s %s %s/%s line %d", yamlutil.Str(n, "apiVersion"), yamlutil.Str(n, "kind"),
+			yamlutil.Str(n, "metadata", "namespace"), yamlutil.Str(n, "metadata", "name"), n.Line)
+	}
+	for i, w := range whole {
+		assert.Equal(t, id(w), id(light[i]))
+	}
+	return len(partial)
 }

@@ -58,6 +58,15 @@ type document struct {
 // hand (yamlutil.DecodePlain): each on its own in an identity read, all or
 // none in a whole read, which otherwise runs one parser for the file.
 func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind string) bool) (read []*yaml.Node, partial map[*yaml.Node]bool, err error) {
+	return readManifestsAs(rel, data, needs, false)
+}
+
+// readManifestsAs is readManifestsFor; with lines set, for where objects
+// are and no more (readIdentities), an identity-only read is also made of
+// a document that holds a $ or of a file with anchors (each document of
+// the file is read on its own, as kio.ByteReader reads it), and an error
+// is the one of the part it is in.
+func readManifestsAs(rel string, data []byte, needs func(apiVersion, kind string) bool, lines bool) (read []*yaml.Node, partial map[*yaml.Node]bool, err error) {
 	if bytes.Contains(data, []byte("\r\n")) {
 		data = bytes.ReplaceAll(data, []byte("\r\n"), newline)
 	}
@@ -81,13 +90,13 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 	}
 	docs = append(docs, document{text: data[prev:], line: line})
 
-	switch safe := streamSafe(data, seps); {
+	switch safe := splitSafe(data, seps) && (lines || !mayInflate(data)); {
 	case safe && needs != nil:
 		// Each document on its own is what the stream gives: read it for
 		// its identity, or by hand (yamlutil.DecodePlain), or with the
 		// parser.
 		for _, d := range docs {
-			n := identityNode(d.text, d.line, needs)
+			n := identityNode(d.text, d.line, needs, lines)
 			if n != nil {
 				if partial == nil {
 					partial = map[*yaml.Node]bool{}
@@ -102,9 +111,11 @@ func readManifestsFor(rel string, data []byte, needs func(apiVersion, kind strin
 				read, err = readDocument(rel, read, d.text, d.line, len(docs))
 			}
 			if err != nil {
-				// The error as the whole read gives it, lines and all.
-				partial = nil
-				read, err = readStream(rel, data, docs)
+				if !lines {
+					// The error as the whole read gives it, lines and all.
+					partial = nil
+					read, err = readStream(rel, data, docs)
+				}
 				break
 			}
 		}
@@ -206,6 +217,13 @@ func appendDocument(rel string, read []*yaml.Node, doc *yaml.Node, parts int) ([
 // document might reach, merge keys, a byte order mark, a carriage return)
 // can make the two differ.
 func streamSafe(data []byte, seps [][]int) bool {
+	return splitSafe(data, seps) && !mayInflate(data)
+}
+
+// splitSafe is streamSafe but for anchors and merge keys: each document
+// read on its own is what kio.ByteReader reads (anchors reach no further
+// than their document there).
+func splitSafe(data []byte, seps [][]int) bool {
 	for _, loc := range seps {
 		if rest := data[loc[0]+4 : loc[1]-1]; len(rest) > 0 && rest[0] != ' ' && rest[0] != '\t' {
 			return false
@@ -213,7 +231,7 @@ func streamSafe(data []byte, seps [][]int) bool {
 	}
 	return !bytes.HasPrefix(data, []byte("...")) && !bytes.Contains(data, []byte("\n...")) &&
 		data[0] != '%' && !bytes.Contains(data, []byte("\n%")) &&
-		!mayInflate(data) && bytes.IndexByte(data, '\r') < 0 &&
+		bytes.IndexByte(data, '\r') < 0 &&
 		!bytes.Contains(data[min(len(data), 3):], []byte("\xEF\xBB\xBF"))
 }
 
