@@ -1,7 +1,6 @@
 package review
 
 import (
-	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -18,8 +17,9 @@ type ImageChange struct {
 	// each side.
 	Before []string `json:"before,omitempty"`
 	After  []string `json:"after,omitempty"`
-	// Objects are the objects that use it (after the change, or before it
-	// for a removed image).
+	// Objects are the objects whose references to it change (Before and
+	// After are theirs): an object that uses it the same way on both
+	// sides is not one of them.
 	Objects []string `json:"objects"`
 	// FromValues is set when a side's references were read from the
 	// spec.values of a HelmRelease whose chart was not rendered
@@ -31,7 +31,8 @@ type ImageChange struct {
 
 // DiffImages compares the container images (containers, initContainers
 // and ephemeralContainers at any depth: pods, pod templates, job
-// templates, custom resources that embed them) of two sides.
+// templates, custom resources that embed them) of two sides, object by
+// object: an image changes where an object's references to it do.
 func DiffImages(base, head []Object) []ImageChange {
 	var b, h imageIndex
 	b.add(base)
@@ -39,12 +40,16 @@ func DiffImages(base, head []Object) []ImageChange {
 	return diffImageIndexes(&b, &h)
 }
 
-// imageIndex is what images a side's objects use, and which objects use
-// each repository: what DiffImages compares, gathered producer by
-// producer.
+// imageIndex is what images a side's objects use: what DiffImages
+// compares, gathered producer by producer.
 type imageIndex struct {
-	refs, users map[string]map[string]bool // repository → references, objects
-	fromValues  map[string]bool            // repositories a HelmRelease's values name
+	uses map[string]map[string]*imageUse // repository → object → its use
+}
+
+// imageUse is one object's use of a repository.
+type imageUse struct {
+	refs       map[string]bool // the references, with tag or digest
+	fromValues bool            // named by a HelmRelease's values
 }
 
 func (x *imageIndex) add(objs []Object) {
@@ -61,40 +66,81 @@ func (x *imageIndex) addValues(o Object) {
 }
 
 func (x *imageIndex) record(image, user string, fromValues bool) {
-	if x.refs == nil {
-		x.refs, x.users, x.fromValues = map[string]map[string]bool{}, map[string]map[string]bool{}, map[string]bool{}
+	if x.uses == nil {
+		x.uses = map[string]map[string]*imageUse{}
 	}
 	image, _ = maskSops(image, nil, false).(string)
 	repo := imageRepository(image)
-	if x.refs[repo] == nil {
-		x.refs[repo], x.users[repo] = map[string]bool{}, map[string]bool{}
+	if x.uses[repo] == nil {
+		x.uses[repo] = map[string]*imageUse{}
 	}
-	x.refs[repo][image] = true
-	x.users[repo][user] = true
-	if fromValues {
-		x.fromValues[repo] = true
+	u := x.uses[repo][user]
+	if u == nil {
+		u = &imageUse{refs: map[string]bool{}}
+		x.uses[repo][user] = u
 	}
+	u.refs[image] = true
+	u.fromValues = u.fromValues || fromValues
 }
 
+// diffImageIndexes compares the sides object by object: a repository
+// changes for the objects whose references to it differ, and only for
+// them. Objects the same on both sides say nothing, so a side that
+// indexed the producers a change leaves alone (--all) and one that did not
+// (changed-only) give the same answer: nginx taken up by one release is
+// nginx added to that release, whether or not others run it already.
+// Before and After are the references of those objects on each side: none
+// before is an image added to them, none after one removed; references
+// that only move from one object to another change no image.
 func diffImageIndexes(bi, hi *imageIndex) []ImageChange {
-	b, bObjs, h, hObjs := bi.refs, bi.users, hi.refs, hi.users
-	values := func(repo string) bool { return bi.fromValues[repo] || hi.fromValues[repo] }
 	var out []ImageChange
-	for repo, refs := range h {
-		old, ok := b[repo]
+	for _, repo := range slices.Sorted(maps.Keys(union(bi.uses, hi.uses))) {
+		b, h := bi.uses[repo], hi.uses[repo]
+		before, after := map[string]bool{}, map[string]bool{}
+		var objects []string
+		values := false
+		for _, user := range slices.Sorted(maps.Keys(union(b, h))) {
+			bu, hu := b[user], h[user]
+			if bu != nil && hu != nil && sameKeys(bu.refs, hu.refs) {
+				continue
+			}
+			objects = append(objects, user)
+			for _, u := range []*imageUse{bu, hu} {
+				if u != nil {
+					values = values || u.fromValues
+				}
+			}
+			if bu != nil {
+				maps.Copy(before, bu.refs)
+			}
+			if hu != nil {
+				maps.Copy(after, hu.refs)
+			}
+		}
+		if len(objects) == 0 || sameKeys(before, after) {
+			continue
+		}
+		c := ImageChange{Image: repo, Op: "retagged", Before: sorted(before), After: sorted(after), Objects: objects, FromValues: values}
 		switch {
-		case !ok:
-			out = append(out, ImageChange{Image: repo, Op: "added", After: sorted(refs), Objects: sorted(hObjs[repo]), FromValues: values(repo)})
-		case !sameKeys(old, refs):
-			out = append(out, ImageChange{Image: repo, Op: "retagged", Before: sorted(old), After: sorted(refs), Objects: sorted(hObjs[repo]), FromValues: values(repo)})
+		case len(before) == 0:
+			c.Op = "added"
+		case len(after) == 0:
+			c.Op = "removed"
 		}
+		out = append(out, c)
 	}
-	for repo, refs := range b {
-		if _, ok := h[repo]; !ok {
-			out = append(out, ImageChange{Image: repo, Op: "removed", Before: sorted(refs), Objects: sorted(bObjs[repo]), FromValues: values(repo)})
-		}
+	return out
+}
+
+// union is the keys of a and b, as a map.
+func union[V any](a, b map[string]V) map[string]bool {
+	out := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		out[k] = true
 	}
-	slices.SortFunc(out, func(x, y ImageChange) int { return cmp.Compare(x.Image, y.Image) })
+	for k := range b {
+		out[k] = true
+	}
 	return out
 }
 

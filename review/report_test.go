@@ -228,6 +228,36 @@ func TestValuesImageShapes(t *testing.T) {
 		Objects: []string{"HelmRelease.helm.toolkit.fluxcd.io/media/radarr", "HelmRelease.helm.toolkit.fluxcd.io/media/sonarr"}, FromValues: true}, r.Images[0])
 }
 
+// An image is a change of the objects whose use of it changes: the arr
+// releases taking up the image web's Deployment already runs is that image
+// added to them, the same whether web's layer, which the change leaves
+// alone, is rendered (--all) or not (changed-only). Found on a public
+// home-ops repository, where changed-only said "+ alpine" of a release
+// and --all said nothing, another release running it already.
+func TestImagesAreTheObjectsUseOfThem(t *testing.T) {
+	arr := func(webTag string) string {
+		return arrRelease("5.0.0", "1.2.0", "1.27") + "    extra:\n      image: ghcr.io/example/web:" + webTag + "\n"
+	}
+	users := []string{"HelmRelease.helm.toolkit.fluxcd.io/media/radarr", "HelmRelease.helm.toolkit.fluxcd.io/media/sonarr"}
+	withArr := maps.Clone(homeOps)
+	withArr["apps/arr/helmrelease.yaml"] = arr("2.0.0")
+	for _, all := range []bool{false, true} {
+		var opts []review.Option
+		if all {
+			opts = append(opts, review.WithAll())
+		}
+		r := compareTrees(t, homeOps, map[string]string{"apps/arr/helmrelease.yaml": arr("2.0.0")}, opts...)
+		require.Len(t, r.Images, 1, "all %v: %+v", all, r.Images)
+		assert.Equal(t, review.ImageChange{Image: "ghcr.io/example/web", Op: "added", After: []string{"ghcr.io/example/web:2.0.0"},
+			Objects: users, FromValues: true}, r.Images[0], "all %v", all)
+		// The arr releases move to another tag: web's use is no change.
+		r = compareTrees(t, withArr, map[string]string{"apps/arr/helmrelease.yaml": arr("2.1.0")}, opts...)
+		require.Len(t, r.Images, 1, "all %v: %+v", all, r.Images)
+		assert.Equal(t, review.ImageChange{Image: "ghcr.io/example/web", Op: "retagged", Before: []string{"ghcr.io/example/web:2.0.0"}, After: []string{"ghcr.io/example/web:2.1.0"},
+			Objects: users, FromValues: true}, r.Images[0], "all %v", all)
+	}
+}
+
 // One HelmRelease named ${APP} in a folder two Kustomizations apply is two
 // releases: each is named as its Kustomization substitutes it, and when
 // the variable comes from no source in the tree, each is still listed on
