@@ -474,7 +474,8 @@ func hasKustomization(dir string) bool {
 // Helmfiles returns the helmfiles of the bootstrap step of a
 // repository at root (of the cluster of the entry point entry, when not
 // ""), where people keep them: helmfile.yaml at the root, and in each
-// bootstrap folder (bootstrapDirs) helmfile.yaml, helmfile.yaml.gotmpl and the YAML
+// bootstrap folder (bootstrapDirs) helmfile.yaml, helmfile.yaml.gotmpl (a
+// templated one, helmfile v1's name for it) and the .yaml and .yaml.gotmpl
 // files of helmfile/ and helmfile.d/ that have releases; helmfile.d/ at
 // the root too.
 func Helmfiles(root, entry string) []string {
@@ -484,15 +485,16 @@ func Helmfiles(root, entry string) []string {
 			out = append(out, f)
 		}
 	}
+	addReleases := func(f string) {
+		if releases, _, err := ReadHelmfile(f); err == nil && len(releases) > 0 && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
 	addDir := func(dir string) {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
-				continue
-			}
-			f := filepath.Join(dir, e.Name())
-			if releases, _, err := ReadHelmfile(f); err == nil && len(releases) > 0 {
-				out = append(out, f)
+			if !e.IsDir() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yaml.gotmpl")) {
+				addReleases(filepath.Join(dir, e.Name()))
 			}
 		}
 	}
@@ -501,9 +503,7 @@ func Helmfiles(root, entry string) []string {
 	for _, d := range bootstrapDirs(root, entry) {
 		add(filepath.Join(d, "helmfile.yaml"))
 		if f := filepath.Join(d, "helmfile.yaml.gotmpl"); fileExists(f) {
-			if releases, _, err := ReadHelmfile(f); err == nil && len(releases) > 0 {
-				add(f) // a templated helmfile, read as far as YAML allows
-			}
+			addReleases(f)
 		}
 		addDir(filepath.Join(d, "helmfile"))
 		addDir(filepath.Join(d, "helmfile.d"))

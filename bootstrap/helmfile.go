@@ -1,10 +1,12 @@
 package bootstrap
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -26,27 +28,70 @@ type Release struct {
 
 // ReadHelmfile returns a helmfile's releases (chart names and the
 // namespaces it creates), and whether it only renders their CRDs.
-// Documents with Go templates in their structure are read as far as YAML
-// allows; a templated chart falls back on the release's name, a templated
-// namespace is not known.
+// Go templates (a helmfile.yaml.gotmpl's) are not run: a file that is not
+// YAML as written is read again with its template actions left out (a
+// line of actions only, such as {{- $x := readFile … }}, dropped; an
+// action within a line read as a value nobody writes), as far as YAML
+// then allows. A templated chart falls back on the release's name, a
+// templated namespace is not known.
 func ReadHelmfile(file string) (releases []Release, crdsOnly bool, err error) {
 	data, err := inputfile.Read(file)
 	if err != nil {
 		return nil, false, err
 	}
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	releases, crdsOnly, err = readHelmfile(file, string(data))
+	if err != nil && strings.Contains(string(data), "{{") {
+		if r, c, err2 := readHelmfile(file, withoutActions(string(data))); err2 == nil {
+			return r, c, nil
+		}
+	}
+	return releases, crdsOnly, err
+}
+
+// templateMark stands for a Go template action withoutActions left out of
+// a line.
+const templateMark = "__fluxpack_template__"
+
+// templated reports whether a value holds a template action.
+func templated(s string) bool {
+	return strings.Contains(s, "{{") || strings.Contains(s, templateMark)
+}
+
+// actions matches a Go template action within one line.
+var actions = regexp.MustCompile(`\{\{.*?\}\}`)
+
+// withoutActions is a helmfile's text with each line made of template
+// actions only (and blanks) left empty, and each action within another
+// line replaced by templateMark, so that the YAML around them parses.
+func withoutActions(text string) string {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		if !strings.Contains(l, "{{") {
+			continue
+		}
+		marked := actions.ReplaceAllString(l, templateMark)
+		if strings.TrimSpace(strings.ReplaceAll(marked, templateMark, "")) == "" {
+			marked = ""
+		}
+		lines[i] = marked
+	}
+	return strings.Join(lines, "\n")
+}
+
+func readHelmfile(file, text string) (releases []Release, crdsOnly bool, err error) {
+	dec := yaml.NewDecoder(strings.NewReader(text))
 	for {
 		var doc struct {
 			HelmDefaults struct {
 				Args            []string `yaml:"args"`
-				CreateNamespace *bool    `yaml:"createNamespace"`
+				CreateNamespace any      `yaml:"createNamespace"`
 			} `yaml:"helmDefaults"`
 			Releases []struct {
 				Name            string `yaml:"name"`
 				Namespace       string `yaml:"namespace"`
 				Chart           string `yaml:"chart"`
-				Installed       *bool  `yaml:"installed"`
-				CreateNamespace *bool  `yaml:"createNamespace"`
+				Installed       any    `yaml:"installed"`
+				CreateNamespace any    `yaml:"createNamespace"`
 			} `yaml:"releases"`
 		}
 		if err := dec.Decode(&doc); err != nil {
@@ -59,18 +104,19 @@ func ReadHelmfile(file string) (releases []Release, crdsOnly bool, err error) {
 			crdsOnly = true
 		}
 		for _, r := range doc.Releases {
-			if r.Installed != nil && !*r.Installed {
-				continue
+			if r.Installed == false {
+				continue // a templated one is taken as installed, helmfile's default
 			}
 			rel := Release{File: file, Chart: r.Name}
-			if r.Chart != "" && !strings.Contains(r.Chart, "{{") {
+			if r.Chart != "" && !templated(r.Chart) {
 				rel.Chart = path.Base(strings.TrimSuffix(r.Chart, "/"))
 			}
 			create := r.CreateNamespace
 			if create == nil {
-				create = doc.HelmDefaults.CreateNamespace
+				create = cmp.Or[any](doc.HelmDefaults.CreateNamespace, true)
 			}
-			if (create == nil || *create) && !strings.Contains(r.Namespace, "{{") {
+			// Created when true; a templated one may not be.
+			if create == true && !templated(r.Namespace) {
 				rel.Namespace = r.Namespace
 			}
 			if rel.Chart != "" {

@@ -1,0 +1,93 @@
+package bootstrap_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/bootstrap"
+)
+
+// templatedHelmfile is a helmfile v1 .gotmpl as repositories write one
+// that read their charts' versions from their Flux manifests: actions
+// alone on their lines at the top, and actions within values, quoted or
+// not.
+const templatedHelmfile = `---
+{{- $root := requiredEnv "ROOT_DIR" }}
+{{- $operator := readFile (printf "%s/apps/operator/ocirepository.yaml" $root) | fromYaml }}
+
+helmDefaults:
+  wait: true
+
+releases:
+  - name: operator
+    namespace: operator-system
+    chart: {{ $operator.spec.url }}
+    version: "{{ $operator.spec.ref.tag }}"
+    values: ['{{ $root }}/apps/operator/values.yaml']
+
+  - name: cert-manager
+    namespace: cert-manager
+    chart: oci://quay.io/jetstack/charts/cert-manager
+    installed: {{ env "CERT_MANAGER" | default "true" }}
+
+  - name: tools
+    namespace: {{ .Values.toolsNamespace }}
+    chart: example/tools
+    createNamespace: {{ .Values.create }}
+
+  - name: cache
+    namespace: cache
+    chart: example/cache
+    createNamespace: false
+`
+
+// A templated helmfile is read as far as its YAML goes once the template
+// actions are left out: what a release's chart or namespace holds a
+// template for is not known (a chart falls back on the release's name);
+// a templated installed is helmfile's default, true; a templated
+// createNamespace may be false, so the namespace is not known to exist.
+func TestReadHelmfileTemplated(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "helmfile.yaml.gotmpl")
+	require.NoError(t, os.WriteFile(f, []byte(templatedHelmfile), 0o600))
+	releases, crdsOnly, err := bootstrap.ReadHelmfile(f)
+	require.NoError(t, err)
+	assert.False(t, crdsOnly)
+	assert.Equal(t, []bootstrap.Release{
+		{File: f, Chart: "operator", Namespace: "operator-system"},
+		{File: f, Chart: "cert-manager", Namespace: "cert-manager"},
+		{File: f, Chart: "tools"},
+		{File: f, Chart: "cache"},
+	}, releases)
+}
+
+// A helmfile that is YAML as written is read as written: a template in a
+// quoted value stays what it is, and is not known.
+func TestReadHelmfileQuotedTemplate(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "helmfile.yaml")
+	require.NoError(t, os.WriteFile(f, []byte("releases:\n  - name: app\n    namespace: \"{{ .Values.ns }}\"\n    chart: \"{{ .Values.chart }}\"\n"), 0o600))
+	releases, _, err := bootstrap.ReadHelmfile(f)
+	require.NoError(t, err)
+	assert.Equal(t, []bootstrap.Release{{File: f, Chart: "app"}}, releases)
+}
+
+// Helmfiles finds the templated helmfiles of a bootstrap folder:
+// helmfile.yaml.gotmpl, and the .yaml.gotmpl files of helmfile.d/ that
+// have releases.
+func TestHelmfilesTemplated(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, text string) string {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	top := write("kubernetes/bootstrap/helmfile.yaml.gotmpl", templatedHelmfile)
+	apps := write("kubernetes/bootstrap/helmfile.d/01-apps.yaml.gotmpl", templatedHelmfile)
+	write("kubernetes/bootstrap/helmfile.d/templates/values.yaml.gotmpl", "{{ .Values.x }}\n") // no releases
+	write("kubernetes/flux/cluster/ks.yaml", "{}\n")
+	assert.ElementsMatch(t, []string{top, apps}, bootstrap.Helmfiles(root, filepath.Join(root, "kubernetes", "flux", "cluster")))
+}
