@@ -252,12 +252,24 @@ func (f Finding) String() string {
 	if f.Object != "" {
 		b.WriteString(f.Object + ": ")
 	}
-	b.WriteString(f.Message)
+	b.WriteString(f.Marked())
 	if len(f.Places) > 1 {
 		fmt.Fprintf(&b, " (%d places)", len(f.Places))
 	}
 	fmt.Fprintf(&b, " [%s]", f.Rule)
 	return b.String()
+}
+
+// Marked is the message as text shows it: after "warning: " or "hint: "
+// for a finding of that severity (-o json has Severity instead), so that
+// a rule's severity, set in the configuration file or not, is said the
+// same way for every rule.
+func (f Finding) Marked() string {
+	switch f.Severity {
+	case SeverityWarning, SeverityHint:
+		return string(f.Severity) + ": " + f.Message
+	}
+	return f.Message
 }
 
 // Report is what lint found: the findings that fail lint first, then the

@@ -777,6 +777,13 @@ func TestFindingString(t *testing.T) {
 	assert.Equal(t, `clusters/e2e/team-b.yaml:21: layer "flux-system" (clusters/e2e): HelmRelease/team-b/team-b: m [cross-namespace-ref]`, f.String())
 	f.LayerFile, f.LayerLine = "clusters/e2e/apps.yaml", 3
 	assert.Equal(t, `clusters/e2e/team-b.yaml:21: layer "flux-system" (clusters/e2e/apps.yaml:3): HelmRelease/team-b/team-b: m [cross-namespace-ref]`, f.String())
+	// A severity other than error is said before the message, whatever
+	// the rule (a health-check hint, a rule set to hint in .fluxpack.yaml);
+	// the message itself does not carry it.
+	for sev, want := range map[lint.Severity]string{lint.SeverityError: "m", lint.SeverityWarning: "warning: m", lint.SeverityHint: "hint: m"} {
+		f.Severity = sev
+		assert.Equal(t, `clusters/e2e/team-b.yaml:21: layer "flux-system" (clusters/e2e/apps.yaml:3): HelmRelease/team-b/team-b: `+want+` [cross-namespace-ref]`, f.String())
+	}
 }
 
 // helmfile creates each release's namespace (createNamespace is true by

@@ -562,7 +562,7 @@ func (l *linter) mergeFinding(t *lintLayer, group []*lintLayer, infos []*mergeIn
 	for _, g := range group {
 		merged = append(merged, g.Name)
 	}
-	msg := fmt.Sprintf("hint: %s can merge into %q (one Kustomization, no race), %s; how and why: -o json, docs/lint-rules.md#merge; rules: {merge: off} in %s turns this hint off",
+	msg := fmt.Sprintf("%s can merge into %q (one Kustomization, no race), %s; how and why: -o json, docs/lint-rules.md#merge; rules: {merge: off} in %s turns this hint off",
 		andList(quoted(merged)), t.Name, m.short(crit, longest), ConfigFile)
 	l.add(Finding{Rule: RuleMerge, Severity: SeverityHint, Layer: t.Name, File: t.File, Line: t.Line, Message: msg, Merge: m})
 }

@@ -75,7 +75,7 @@ func TestMergeHint(t *testing.T) {
 	assert.Equal(t, 2, h.Merge.CriticalEdges)
 	// One line, printed on every run: the layers, what it saves, where the
 	// rest is and how to turn it off; the steps and reasons are in the JSON.
-	assert.Equal(t, `hint: "namespaces" and "crds" can merge into "crs" (one Kustomization, no race), saving up to 1m0s of dependency polling in stock Flux; how and why: -o json, docs/lint-rules.md#merge; rules: {merge: off} in .fluxpack.yaml turns this hint off`, h.Message)
+	assert.Equal(t, `"namespaces" and "crds" can merge into "crs" (one Kustomization, no race), saving up to 1m0s of dependency polling in stock Flux; how and why: -o json, docs/lint-rules.md#merge; rules: {merge: off} in .fluxpack.yaml turns this hint off`, h.Message)
 	assert.Contains(t, h.Merge.Why, `so "namespaces" (Namespace) and "crds" (CustomResourceDefinition) need no dependsOn`)
 	assert.Equal(t, []string{
 		"keep Kustomization/flux-system/crs (its name and readiness) with a path that builds the objects of ./namespaces, ./crds and ./crs-ns; dependsOn: none",

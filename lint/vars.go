@@ -195,7 +195,6 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			f := Finding{Rule: RuleVariables, Layer: ly.Name, Object: sf.Object, File: sf.File, Line: sf.Line, Message: sf.Message}
 			if sf.Severity == substitute.SeverityWarning {
 				f.Severity = SeverityWarning
-				f.Message = "warning: " + f.Message
 			}
 			if f.File == "" {
 				f.File, f.Line = ly.File, ly.Line

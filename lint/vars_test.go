@@ -198,7 +198,7 @@ func TestLintVariablesSubstitute(t *testing.T) {
 				assert.NotContains(t, f.String(), "s3cr3t", "a sensitive value reached a finding")
 				rel, err := filepath.Rel(dir, filepath.FromSlash(f.File))
 				require.NoError(t, err)
-				got = append(got, fmt.Sprintf("%s:%d: %s: %s", filepath.ToSlash(rel), f.Line, f.Layer, f.Message))
+				got = append(got, fmt.Sprintf("%s:%d: %s: %s", filepath.ToSlash(rel), f.Line, f.Layer, f.Marked()))
 			}
 			require.Len(t, got, len(tt.want), "%q", got)
 			for i, w := range tt.want {

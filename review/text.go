@@ -257,7 +257,7 @@ func findingLine(f lint.Finding) string {
 	if f.Object != "" {
 		s += f.Object + ": "
 	}
-	s += f.Message
+	s += f.Marked()
 	if len(f.Places) > 1 {
 		s += fmt.Sprintf(" (%d places)", len(f.Places))
 	}

@@ -73,9 +73,9 @@ func (f findingsExplainer) Explain(q status.Query) (status.Explanation, bool) {
 		if fi.Layer != q.Layer.Name || (q.Rule != "" && string(fi.Rule) != q.Rule) {
 			continue
 		}
-		x := status.Explanation{Rule: string(fi.Rule), Finding: fi.Message}
+		x := status.Explanation{Rule: string(fi.Rule), Finding: fi.Marked()}
 		if fi.File != "" {
-			x.Finding = errdefs.Place(fi.File, fi.Line) + ": " + fi.Message
+			x.Finding = errdefs.Place(fi.File, fi.Line) + ": " + fi.Marked()
 		}
 		if len(fi.DependOn) > 0 {
 			d := fi.DependOn[0]
