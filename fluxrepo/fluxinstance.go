@@ -74,8 +74,12 @@ func (s *instanceSync) kustomization() *kustomizev1.Kustomization {
 func (r *reader) applyInstance(objs []*fluxbuild.Object, rel string) (*kustomizev1.Kustomization, *instanceSync) {
 	s := fluxInstance(objs)
 	if s == nil {
+		s = r.cfg.instance
+	}
+	if s == nil {
 		return nil, nil
 	}
+	r.instance = s
 	if _, mapped := r.cfg.sources[s.source]; !mapped {
 		r.cfg.sources[s.source] = r.root
 	}

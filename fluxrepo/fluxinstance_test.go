@@ -3,6 +3,7 @@ package fluxrepo_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -186,4 +187,64 @@ spec: {interval: 1h, path: ./infra, prune: true, sourceRef: {kind: GitRepository
 	require.Len(t, rep.Coverage, 1, "%v", rep.Coverage)
 	assert.Equal(t, []string{`layer "flux-system": FluxInstance/flux-system/flux syncs ./clusters/staging from GitRepository/flux-system/flux-system (https://github.com/example/fleet.git), which this repository does not hold: lint the repository that does, or map the source to its directory with --source GitRepository/flux-system/flux-system=DIR`},
 		rep.Coverage[0].Missing, "the coverage names what the instance syncs")
+}
+
+// A home-ops cluster whose FluxInstance is installed by the flux-instance
+// chart, its sync named home-kubernetes (spec.sync.name): the entry
+// point's Kustomizations read GitRepository/flux-system/home-kubernetes,
+// which nothing in the tree defines. The instance syncs the entry point
+// from it, so it is the repository, and the root is the Kustomization the
+// instance makes, whether the sync is in a values file of the chart, in a
+// HelmRelease's values or in a FluxInstance; a sync of another path, or of
+// another name, does not stand for it.
+func TestReadInstanceSyncingTheEntryFromElsewhere(t *testing.T) {
+	sync := func(name, path string) string {
+		return "  sync:\n    kind: GitRepository\n    name: " + name + "\n    url: https://git.example.com/home.git\n    ref: refs/heads/main\n    path: " + path + "\n"
+	}
+	files := map[string]string{
+		"kubernetes/flux/cluster/ks.yaml": `apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: cluster-apps, namespace: flux-system}
+spec: {interval: 1h, path: ./kubernetes/apps, prune: true, sourceRef: {kind: GitRepository, name: home-kubernetes}}
+`,
+		"kubernetes/apps/kustomization.yaml": "resources: [web/config.yaml]\n",
+		"kubernetes/apps/web/config.yaml":    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web, namespace: default}\n",
+	}
+	for _, c := range []struct {
+		name, file, text string
+		read             bool
+	}{
+		{"values file", "kubernetes/apps/flux-system/flux-instance/app/helm-values.yaml", "instance:\n" + sync("home-kubernetes", "kubernetes/flux/cluster"), true},
+		{"release values", "kubernetes/apps/flux-system/flux-instance/app/helmrelease.yaml",
+			"apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: flux-instance, namespace: flux-system}\nspec:\n  values:\n    instance:\n" +
+				"    " + strings.ReplaceAll(sync("home-kubernetes", "./kubernetes/flux/cluster"), "\n  ", "\n      "), true},
+		{"instance", "bootstrap/flux-instance.yaml", "apiVersion: fluxcd.controlplane.io/v1\nkind: FluxInstance\nmetadata: {name: flux, namespace: flux-system}\nspec:\n" + sync("home-kubernetes", "kubernetes/flux/cluster"), true},
+		{"another path", "kubernetes/apps/flux-system/flux-instance/app/helm-values.yaml", "instance:\n" + sync("home-kubernetes", "kubernetes/flux/other"), false},
+		{"another name", "kubernetes/apps/flux-system/flux-instance/app/helm-values.yaml", "instance:\n" + sync("home-ops", "kubernetes/flux/cluster"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.Mkdir(filepath.Join(dir, ".git"), 0o755))
+			testutil.WriteFiles(t, dir, files)
+			testutil.WriteFiles(t, dir, map[string]string{c.file: c.text})
+			repo, err := fluxrepo.Read(t.Context(), filepath.Join(dir, "kubernetes", "flux", "cluster"))
+			require.NoError(t, err)
+			defer repo.Close()
+			require.Len(t, repo.Plan.Layers, 2)
+			apps := repo.Inputs[1]
+			if !c.read {
+				assert.Nil(t, apps.Source)
+				assert.Contains(t, apps.Unavailable, "GitRepository/flux-system/home-kubernetes")
+				assert.Equal(t, "flux-system", repo.Plan.Layers[0].Name)
+				return
+			}
+			require.NotNil(t, apps.Source, apps.Unavailable)
+			root := repo.Plan.Layers[0]
+			assert.Equal(t, "home-kubernetes", root.Kustomization.Name)
+			assert.Equal(t, "home-kubernetes", root.Kustomization.Spec.SourceRef.Name)
+			assert.Equal(t, c.file, root.File)
+			assert.Equal(t, "cluster-apps", repo.Plan.Layers[1].Name)
+			assert.Len(t, apps.Objects, 1)
+		})
+	}
 }

@@ -120,6 +120,9 @@ type config struct {
 	reuse    *Repository                        // WithReuse
 	changed  map[string]bool                    // WithReuse: layers whose inputs changed
 	needs    func(apiVersion, kind string) bool // WithIdentityOnly
+	// instance is the FluxInstance found outside the entry point that
+	// syncs it (instanceSyncFor), read as if the entry held it.
+	instance *instanceSync
 	// stackFile is where Import's stack will be written (WithStackFile).
 	stackFile string
 }
@@ -202,7 +205,13 @@ func WithExternal(refs ...layering.ObjectRef) Option {
 // is read as the tree the instance syncs: its root layer is the
 // Kustomization the instance makes, built from spec.sync.path where the
 // repository holds it; where it does not, that layer names what the
-// instance syncs (Layer.Unavailable).
+// instance syncs (Layer.Unavailable). So is an entry point that a
+// FluxInstance elsewhere in the repository syncs (one the flux-instance
+// chart makes from a values file or a HelmRelease's values, or a
+// FluxInstance a bootstrap step applies) from the source the entry
+// point's Kustomizations read, when the tree defines that source nowhere
+// (a sync named other than flux-system, spec.sync.name): the source is
+// the repository, and the root layer the instance's Kustomization.
 //
 // A Kustomization's spec is substituted with its parent's postBuild
 // variables where their values are known (inline, or ConfigMaps and
@@ -259,6 +268,17 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 	repo.Notes, repo.NoCrossNamespaceRefs = r.notes, r.multitenant
 	repo.stackFile = cfg.stackFile
 	repo.temps, repo.built = r.temps, r.built
+	if s := r.selfSync(repo.Entry); s != nil {
+		// A FluxInstance elsewhere in the repository syncs the entry
+		// point from a source of its own name: read again with it.
+		if cfg.log != nil {
+			cfg.log.Debug("reading the entry point as the FluxInstance that syncs it does", "instance", errdefs.Place(s.object.File, s.object.Line), "source", s.source.String())
+		}
+		if err := repo.Close(); err != nil {
+			return nil, err
+		}
+		return Read(ctx, entry, append(slices.Clone(opts), withInstance(s))...)
+	}
 	repo.sources = r.sourcesFor
 	repo.srcDirs = cfg.sources
 	return repo, nil
@@ -382,6 +402,7 @@ type reader struct {
 
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
 	temps      []string              // laid-out artifacts, removed by Close
+	instance   *instanceSync         // the FluxInstance the entry point holds (or cfg.instance), if any
 	built      map[string]fluxbuild.Source
 	sourceObjs []*fluxbuild.Object // ConfigMaps and Secrets of the tree, for substitution
 	decodeMu   sync.Mutex
