@@ -32,8 +32,9 @@ func Kustomizations(root, entry string) []string {
 // when not "") apply with kubectl before Flux: `kubectl apply -f FILE`
 // (--filename FILE, -f=FILE; create too), a folder's files as kubectl
 // reads them (its .yaml, .yml and .json files, and those of its
-// subfolders with -R), and FILE in `sops --decrypt FILE | kubectl apply
-// -f -` (sops -d, sops decrypt). A Taskfile's {{.VAR}} are go-task's
+// subfolders with -R), and the one file a pipeline into kubectl apply -f -
+// reads (stdinFile: sops --decrypt FILE, minijinja-cli FILE, op inject -i
+// FILE, just template FILE, through op inject). A Taskfile's {{.VAR}} are go-task's
 // variables, expanded as far as they are known without running anything
 // (taskfileScripts). Only files that exist are returned; a URL, a path
 // behind a shell variable or an unknown go-task one, and other input on
@@ -115,14 +116,14 @@ func findBootstrapApplies(root, entry string) []bootstrapApply {
 // recipe of a justfile or Makefile, a Taskfile's cmds: one command line
 // each, with backslash continuations) for what they apply: kustomize
 // build DIR, kubectl kustomize DIR, kubectl apply/create with -k or -f,
-// and a kubectl reading stdin from sops --decrypt FILE.
+// and a kubectl reading stdin made from one file (stdinFile).
 func scriptApplies(text string) []bootstrapApply {
 	var out []bootstrapApply
 	text = strings.ReplaceAll(text, "\\\r\n", " ")
 	text = strings.ReplaceAll(text, "\\\n", " ")
 	for _, line := range strings.Split(text, "\n") {
 		for _, pipeline := range splitCommands(line) {
-			var prev []string // the command before, in the pipeline
+			var before [][]string // the commands before, in the pipeline
 			for _, words := range pipeline {
 				args := commandArgs(words)
 				switch {
@@ -134,9 +135,9 @@ func scriptApplies(text string) []bootstrapApply {
 						}
 					}
 				case args[0] == "kubectl":
-					out = append(out, kubectlApplies(args[1:], prev)...)
+					out = append(out, kubectlApplies(args[1:], before)...)
 				}
-				prev = args
+				before = append(before, args)
 			}
 		}
 	}
@@ -147,13 +148,14 @@ func scriptApplies(text string) []bootstrapApply {
 var (
 	kustomizeValueFlags = []string{"-o", "--output", "--load-restrictor", "--helm-command", "--network-name", "-e", "--env", "--mount"}
 	kubectlValueFlags   = []string{"-n", "--namespace", "--context", "--kubeconfig", "--cluster", "--user", "-l", "--selector", "-o", "--output", "--field-manager", "--server", "-s", "--token", "--as", "--prune-allowlist", "--timeout", "--wait", "--grace-period", "--dry-run", "--validate", "--cascade", "--template", "--request-timeout"}
+	minijinjaValueFlags = []string{"-D", "--define", "-f", "--format", "-a", "--autoescape", "--select", "-s", "--syntax", "--env-prefix"}
 	sopsValueFlags      = []string{"--input-type", "--output-type", "--extract", "--config", "--keyservice", "--filename-override", "--output", "--decryption-order", "--indent"}
 )
 
 // kubectlApplies reads the arguments of a kubectl command (after
 // "kubectl"): with apply or create, its -k and -f; kubectl kustomize DIR.
-// prev is the command before it in a pipeline, for -f -.
-func kubectlApplies(args, prev []string) []bootstrapApply {
+// before are the commands before it in a pipeline, for -f -.
+func kubectlApplies(args []string, before [][]string) []bootstrapApply {
 	verb := ""
 	for i := range operands(args, kubectlValueFlags) {
 		verb = args[i]
@@ -199,7 +201,7 @@ func kubectlApplies(args, prev []string) []bootstrapApply {
 		switch {
 		case !ok:
 		case f == "-":
-			if file := sopsDecrypts(prev); file != "" {
+			if file := stdinFile(before); file != "" {
 				out = append(out, bootstrapApply{path: file})
 			}
 		default:
@@ -207,6 +209,56 @@ func kubectlApplies(args, prev []string) []bootstrapApply {
 		}
 	}
 	return out
+}
+
+// stdinFile returns the file whose objects a pipeline's commands (before,
+// in order; nil for a command of no known program) write to stdout for
+// kubectl -f -, or "": sops --decrypt FILE, minijinja-cli FILE (a
+// template whose objects' identities are written out, as bootstrap
+// resources are), op inject -i FILE, or just template FILE (the recipe
+// home-ops repositories run minijinja-cli and op inject with), read through
+// op inject and just template - (which fill in op:// references in
+// values). Anything else on the way (envsubst, cat, a script) is not
+// guessed.
+func stdinFile(before [][]string) string {
+	for i := len(before) - 1; i >= 0; i-- {
+		args := before[i]
+		switch {
+		case args == nil:
+			return ""
+		case args[0] == "sops":
+			return sopsDecrypts(args)
+		case args[0] == "minijinja-cli":
+			if slices.Contains(args, "-o") || slices.Contains(args, "--output") {
+				return ""
+			}
+			return positional(args[1:], minijinjaValueFlags)
+		case args[0] == "op":
+			if len(args) < 2 || args[1] != "inject" || slices.Contains(args, "-o") || slices.Contains(args, "--out-file") {
+				return ""
+			}
+			for j, a := range args {
+				if (a == "-i" || a == "--in-file") && j+1 < len(args) {
+					return args[j+1]
+				}
+				if v, ok := strings.CutPrefix(a, "--in-file="); ok {
+					return v
+				}
+			}
+			// Reads stdin: the command before.
+		case args[0] == "just":
+			if len(args) < 3 || args[1] != "template" {
+				return ""
+			}
+			if args[2] != "-" {
+				return args[2]
+			}
+			// just template -: stdin.
+		default:
+			return ""
+		}
+	}
+	return ""
 }
 
 // sopsDecrypts returns the file a sops command decrypts to stdout (sops -d
@@ -261,18 +313,20 @@ func operands(args, valueFlags []string) iter.Seq[int] {
 }
 
 // commandArgs returns a command's words from the program on (kubectl,
-// kustomize or sops, by its base name: /usr/local/bin/kubectl too),
-// skipping what comes before it on the line (a list item's "-", "cmd:",
-// variable assignments, sudo) and make's prefixes (@kubectl); nil when it
-// runs none of them.
+// kustomize or sops, by its base name: /usr/local/bin/kubectl too; else
+// minijinja-cli, op or just, which make what a kubectl after them in a
+// pipeline reads: stdinFile), skipping what comes before it on the line (a
+// list item's "-", "cmd:", variable assignments, sudo, a wrapper such as
+// op run --) and make's prefixes (@kubectl); nil when it runs none of them.
 func commandArgs(words []string) []string {
-	for i, w := range words {
-		// make's @ (silent), - (ignore errors) and + prefixes.
-		switch prog := path.Base(strings.TrimLeft(w, "@-+")); prog {
-		case "kubectl", "kustomize", "sops":
-			out := slices.Clone(words[i:])
-			out[0] = prog
-			return out
+	for _, progs := range [][]string{{"kubectl", "kustomize", "sops"}, {"minijinja-cli", "op", "just"}} {
+		for i, w := range words {
+			// make's @ (silent), - (ignore errors) and + prefixes.
+			if prog := path.Base(strings.TrimLeft(w, "@-+")); slices.Contains(progs, prog) {
+				out := slices.Clone(words[i:])
+				out[0] = prog
+				return out
+			}
 		}
 	}
 	return nil

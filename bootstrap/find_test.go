@@ -31,6 +31,17 @@ func TestScriptApplies(t *testing.T) {
 		{"sops decrypt bootstrap/s.yaml | envsubst | kubectl apply -f -", nil}, // stdin from envsubst: not guessed
 		{"sops -d bootstrap/s.yaml --output /tmp/s.yaml; kubectl apply -f -", nil},
 		{"cat bootstrap/ns.yaml | kubectl apply -f -", nil},
+		// A template of bootstrap resources, its op:// references filled in.
+		{`minijinja-cli "bootstrap/resources.yaml.j2" | op inject | kubectl apply --server-side --filename -`, []bootstrapApply{f("bootstrap/resources.yaml.j2")}},
+		{"minijinja-cli -D env=prod bootstrap/resources.yaml.j2 | kubectl apply -f -", []bootstrapApply{f("bootstrap/resources.yaml.j2")}},
+		{"minijinja-cli bootstrap/resources.yaml.j2 -o /tmp/r.yaml; kubectl apply -f -", nil},
+		{"op inject -i bootstrap/secrets.yaml | kubectl apply -f -", []bootstrapApply{f("bootstrap/secrets.yaml")}},
+		{`just template "bootstrap/resources.yaml.j2" | kubectl apply --server-side -f -`, []bootstrapApply{f("bootstrap/resources.yaml.j2")}},
+		{"sops -d bootstrap/s.yaml | just template - | kubectl apply -f -", []bootstrapApply{f("bootstrap/s.yaml")}},
+		{"minijinja-cli bootstrap/r.yaml.j2 | envsubst | kubectl apply -f -", nil},
+		{"just apply | kubectl apply -f -", nil},
+		// A wrapper runs kubectl: kubectl's files, not the wrapper's.
+		{"op run -- kubectl apply -f bootstrap/ns.yaml", []bootstrapApply{f("bootstrap/ns.yaml")}},
 		{"kubectl get -f bootstrap/ns.yaml", nil},
 		{"kubectl delete -k bootstrap/base", nil},
 		{"# kubectl apply -f bootstrap/ns.yaml", nil},
