@@ -258,6 +258,32 @@ func TestImagesAreTheObjectsUseOfThem(t *testing.T) {
 	}
 }
 
+// A layer that does not build on the base (a kustomization naming a file
+// the change then adds) is left out on both sides: the images its
+// HelmReleases' values name are not images added. Found on a public
+// repository, where such a layer's release images were listed as added.
+func TestImagesOfALayerLeftOut(t *testing.T) {
+	base := maps.Clone(homeOps)
+	base["apps/arr/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - helmrelease.yaml\n  - config.yaml\n"
+	for _, all := range []bool{false, true} {
+		var opts []review.Option
+		if all {
+			opts = append(opts, review.WithAll())
+		}
+		r := compareTrees(t, base, map[string]string{
+			"apps/arr/config.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${APP}\n",
+			"apps/arr/helmrelease.yaml": arrRelease("5.1.0", "1.2.0", "1.27"),
+		}, opts...)
+		var left []string
+		for _, n := range r.NotRendered {
+			left = append(left, n.Producer+" ("+n.Side+")")
+		}
+		assert.Contains(t, left, "Kustomization/flux-system/radarr (base)", "all %v", all)
+		assert.Empty(t, r.Images, "all %v", all)
+		assert.Empty(t, r.Objects, "all %v", all)
+	}
+}
+
 // One HelmRelease named ${APP} in a folder two Kustomizations apply is two
 // releases: each is named as its Kustomization substitutes it, and when
 // the variable comes from no source in the tree, each is still listed on

@@ -677,6 +677,7 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 			}
 		}
 	}
+	leftOut := map[string]bool{} // layers that did not render on a side
 	for _, name := range names {
 		bp, bo, err := base.renderLayer(ctx, name)
 		if err != nil {
@@ -715,6 +716,13 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 		bobjs, hobjs := base.parse(producer, bo), head.parse(producer, ho)
 		base.keepReleases(name, bobjs)
 		head.keepReleases(name, hobjs)
+		_, bf := base.failed[producer]
+		_, hf := head.failed[producer]
+		if bf || hf {
+			// Left out on both sides, so are the images its releases'
+			// values name (its releases still name the other side's).
+			leftOut[name] = true
+		}
 		p.add(base, head, producer, bobjs, hobjs)
 		p.addGenerated(base, head, name, producer, bo, ho)
 	}
@@ -762,7 +770,10 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 		s   *side
 		idx *imageIndex
 	}{{base, &p.baseImages}, {head, &p.headImages}} {
-		for _, rs := range x.s.releases {
+		for layer, rs := range x.s.releases {
+			if leftOut[layer] {
+				continue
+			}
 			for _, r := range rs {
 				_, bf := base.failed[r.producer]
 				_, hf := head.failed[r.producer]
