@@ -320,20 +320,7 @@ func (o *object) decodeValues() (kubeObject, error) {
 // knownOperator returns what the webhooks of the chart of the HelmRelease o
 // intercept (webhookKey keys), by the table of known operators, or nil.
 func (l *linter) knownOperator(o *object) []string {
-	name := yamlutil.Str(o.Node, "spec", "chart", "spec", "chart")
-	if name == "" {
-		if ref := yamlutil.Str(o.Node, "spec", "chartRef", "name"); ref != "" {
-			ns := namespaceOr(yamlutil.Str(o.Node, "spec", "chartRef", "namespace"), o.Namespace)
-			if src := l.findObject(yamlutil.Str(o.Node, "spec", "chartRef", "kind"), ns, ref); src != nil {
-				if u := yamlutil.Str(src.Node, "spec", "url"); u != "" {
-					name = path.Base(u)
-				} else {
-					name = yamlutil.Str(src.Node, "spec", "chart")
-				}
-			}
-		}
-	}
-	name = path.Base(name)
+	name := l.chartName(o)
 	entries, ok := l.cfg.operators[name]
 	if !ok {
 		entries = KnownOperators()[name]
@@ -347,6 +334,29 @@ func (l *linter) knownOperator(o *object) []string {
 		keys[i] = webhookKey(group, res)
 	}
 	return keys
+}
+
+// chartName is the name of the chart the HelmRelease o installs: its
+// spec.chart's, or its chartRef source's (an OCIRepository's URL's last
+// element, a HelmChart's chart); "" when it is not known.
+func (l *linter) chartName(o *object) string {
+	name := yamlutil.Str(o.Node, "spec", "chart", "spec", "chart")
+	if name == "" {
+		if ref := yamlutil.Str(o.Node, "spec", "chartRef", "name"); ref != "" {
+			ns := namespaceOr(yamlutil.Str(o.Node, "spec", "chartRef", "namespace"), o.Namespace)
+			if src := l.findObject(yamlutil.Str(o.Node, "spec", "chartRef", "kind"), ns, ref); src != nil {
+				if u := yamlutil.Str(src.Node, "spec", "url"); u != "" {
+					name = path.Base(u)
+				} else {
+					name = yamlutil.Str(src.Node, "spec", "chart")
+				}
+			}
+		}
+	}
+	if name == "" {
+		return ""
+	}
+	return path.Base(name)
 }
 
 // decodeInto decodes a YAML node into a Kubernetes object.

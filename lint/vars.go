@@ -204,6 +204,8 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			l.add(f)
 		}
 	}
+	mutator, mutatorLayer := l.kustomizationMutator()
+	var mutated []*lintLayer // layers whose uses the mutator may substitute
 	for _, c := range bare {
 		ly := c.ly
 		for _, sf := range c.findings {
@@ -220,6 +222,14 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			default:
 				continue
 			}
+			if mutator != nil {
+				// The webhook may give the layer its postBuild: the
+				// cluster decides; one hint says so, below.
+				if !slices.Contains(mutated, ly) {
+					mutated = append(mutated, ly)
+				}
+				continue
+			}
 			f := Finding{Rule: RuleNoPostBuild, Layer: ly.Name, Object: sf.Object, File: sf.File, Line: sf.Line, Message: msg}
 			if ly.File != "" {
 				f.LayerFile, f.LayerLine = ly.File, ly.Line
@@ -227,8 +237,48 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			l.add(f)
 		}
 	}
+	if len(mutated) > 0 {
+		f := Finding{Rule: RuleNoPostBuild, Severity: SeverityHint, Layer: mutatorLayer.Name, Object: mutator.ref(), File: mutator.File, Line: mutator.Line,
+			Message: fmt.Sprintf("a mutating webhook on Kustomizations, which may add the spec.postBuild that %s lack%s: their uses of the platform's variables are not reported (no-postbuild), as only the cluster knows what the webhook adds",
+				layerList(mutated), plural(len(mutated), "s", ""))}
+		if mutatorLayer.File != "" {
+			f.LayerFile, f.LayerLine = mutatorLayer.File, mutatorLayer.Line
+		}
+		l.add(f)
+	}
 	return nil
 }
+
+// kustomizationMutator returns the object of the tree that runs a mutating
+// admission webhook on Flux Kustomizations, which may add spec.postBuild
+// to any of them, and its layer: a MutatingWebhookConfiguration whose
+// rules take kustomizations, or a HelmRelease of the
+// kustomize-mutating-webhook chart (which adds spec.postBuild.substitute,
+// from ConfigMaps and Secrets of its own, to every Kustomization); nil when
+// none does.
+func (l *linter) kustomizationMutator() (*object, *lintLayer) {
+	group := kustomizev1.GroupVersion.Group
+	for _, ly := range l.layers {
+		for _, o := range ly.objects {
+			mutates := false
+			switch {
+			case o.Kind == "MutatingWebhookConfiguration":
+				mutates = slices.Contains(o.webhooks, webhookKey(group, "kustomizations")) || slices.Contains(o.webhooks, webhookKey(group, "*"))
+			case o.Kind == "HelmRelease" && strings.HasPrefix(o.APIVersion, "helm.toolkit.fluxcd.io/"):
+				mutates = l.chartName(o) == kustomizeMutatingWebhook
+			}
+			if mutates {
+				return o, ly
+			}
+		}
+	}
+	return nil, nil
+}
+
+// kustomizeMutatingWebhook is the chart of xunholy's
+// fluxcd-kustomize-mutating-webhook, which home-ops repositories run to
+// give every Kustomization the cluster's variables.
+const kustomizeMutatingWebhook = "kustomize-mutating-webhook"
 
 // layerList names layers in a message: up to three, and how many more.
 func layerList(ls []*lintLayer) string {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -279,4 +280,48 @@ func TestNoPostBuildByUse(t *testing.T) {
 		{Object: "ConfigMap/default/mon", File: "monitoring/cm.yaml", Line: 7},
 		{Object: "ConfigMap/default/mon-2", File: "monitoring/cm.yaml", Line: 16},
 	}, f.Places, "every use of ${cluster_name} in the layer")
+}
+
+// A mutating webhook on Kustomizations in the tree (xunholy's
+// kustomize-mutating-webhook, which gives every Kustomization the cluster's
+// variables; or any MutatingWebhookConfiguration taking kustomizations) may
+// give a layer the postBuild it lacks: its uses are not findings but one
+// hint, at the webhook, naming the layers. Found on two public home-ops
+// repositories (83 and 104 false no-postbuild lines).
+func TestNoPostBuildWithAKustomizationMutator(t *testing.T) {
+	from := layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})
+	files := map[string]string{
+		"infra/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: infra\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n",
+		"apps/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apps\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n",
+	}
+	release := "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: webhook\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: webhook\n" +
+		"---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: webhook\n  namespace: flux-system\nspec:\n  url: oci://ghcr.io/example/charts/kustomize-mutating-webhook\n  ref: {tag: 1.0.0}\n"
+	mutating := "apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: ks-defaults\nwebhooks:\n  - name: ks.example.com\n    admissionReviewVersions: [v1]\n    sideEffects: None\n" +
+		"    clientConfig: {service: {name: ks, namespace: flux-system}}\n    rules:\n      - apiGroups: [kustomize.toolkit.fluxcd.io]\n        apiVersions: [v1]\n        operations: [CREATE, UPDATE]\n        resources: [kustomizations]\n"
+	b := stack().
+		Layer("webhook", layering.Path("./webhook")).
+		Then("infra", layering.Path("./infra"), from).
+		Then("apps", layering.Path("./apps"))
+	ext := lint.WithExternal(layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "cluster-vars"})
+	for name, webhook := range map[string]string{"none": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n  namespace: default\n", "chart": release, "configuration": mutating} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			testutil.WriteFiles(t, dir, files)
+			testutil.WriteFiles(t, dir, map[string]string{"webhook/webhook.yaml": webhook})
+			rep, err := lint.Stack(t.Context(), b, dir, ext)
+			require.NoError(t, err)
+			var got []string
+			for _, f := range rep.Findings {
+				if f.Rule == lint.RuleNoPostBuild {
+					got = append(got, string(f.Severity)+" "+f.Layer)
+				}
+			}
+			if name == "none" {
+				assert.Equal(t, []string{"error apps"}, got)
+				return
+			}
+			assert.Equal(t, []string{"hint webhook"}, got)
+			assert.Zero(t, rep.Failing(), "%v", rep.Findings)
+		})
+	}
 }
