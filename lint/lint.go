@@ -1200,6 +1200,24 @@ func (l *linter) isApplied(ly *lintLayer, name string) bool {
 	return ok && ly.applied.has(a.index)
 }
 
+// isBelow reports whether ly is applied by above: its Kustomization is
+// one above's layer applies, or one a layer below above applies.
+func (l *linter) isBelow(ly, above *lintLayer) bool {
+	seen := map[string]bool{}
+	for p := ly.Parent; p != "" && !seen[p]; {
+		if p == above.Name {
+			return true
+		}
+		seen[p] = true
+		next, ok := l.byName[p]
+		if !ok {
+			return false
+		}
+		p = next.Parent
+	}
+	return false
+}
+
 // closure returns, for every layer, the layers reachable from it by
 // edges (names of other layers), itself left out: in one walk, each
 // layer's set is the union of its neighbours' sets, when the graph has no

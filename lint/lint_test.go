@@ -206,7 +206,7 @@ func TestLintRules(t *testing.T) {
 		},
 		{
 			// Made by the layer itself: Flux loads variables before it
-			// applies, so the first reconcile fails.
+			// applies, so it never applies and never creates it.
 			name: "substitute-from-same-layer",
 			bad:  stack().Layer("vars", layering.Path("./vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
 			good: stack().Layer("vars", layering.Path("./vars")).Then("sub", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),

@@ -383,9 +383,16 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 			switch {
 			case ref.Optional:
 			case self:
-				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by this same layer%s: Flux reads the variables before it applies the layer, so the first reconcile fails; move it to a layer this one depends on", key, assumed)
+				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by this same layer%s: Flux reads the variables before it applies anything of the layer, so it never applies and never creates it (every reconcile fails); move it to a layer this one depends on", key, assumed)
 			case len(makers) > 0:
-				l.layerEdge(RuleSubstituteFrom, ly, makers, "substituteFrom %s is created by layer %q%s, which this layer does not depend on: Flux fails the layer until it exists; depend on %q", key, makers[0], assumed, makers[0])
+				switch m := l.byName[makers[0]]; {
+				case m != nil && l.isBelow(m, ly):
+					l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by layer %q%s, which this layer applies: Flux reads the variables before it applies anything of this layer, so %q is never applied and never creates it (every reconcile fails; depending on it cannot help); move it to a layer this one depends on", key, makers[0], assumed, makers[0])
+				case m != nil && m.applied.has(ly.index):
+					l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by layer %q%s, which waits for this layer: this layer fails until it exists and %q waits for this one to be Ready, so neither ever is (depending on it would make a cycle); move it to a layer both can depend on", key, makers[0], assumed, makers[0])
+				default:
+					l.layerEdge(RuleSubstituteFrom, ly, makers, "substituteFrom %s is created by layer %q%s, which this layer does not depend on: Flux fails the layer until it exists; depend on %q", key, makers[0], assumed, makers[0])
+				}
 			}
 			for _, s := range srcs {
 				for _, k := range s.keys {

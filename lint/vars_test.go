@@ -11,7 +11,9 @@ import (
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
@@ -322,6 +324,62 @@ func TestNoPostBuildWithAKustomizationMutator(t *testing.T) {
 			}
 			assert.Equal(t, []string{"hint webhook"}, got)
 			assert.Zero(t, rep.Failing(), "%v", rep.Findings)
+		})
+	}
+}
+
+// A substituteFrom source made by a layer that cannot exist first is a
+// deadlock, not a missing dependsOn: made by a layer this one applies (its
+// child never applies, as the parent fails before applying anything), or by
+// a layer that waits for this one (depending on it would make a cycle).
+// Found on a public home-ops repository, where lint advised the cycle.
+func TestSubstituteFromDeadlocks(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, map[string]string{
+		"parent/kustomization.yaml": "resources: []\n",
+		"secrets/secret.yaml":       "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-secrets\n  namespace: flux-system\nstringData:\n  domain: example.com\n",
+		"apps/cm.yaml":              "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n  namespace: default\ndata:\n  host: app.${domain}\n",
+	})
+	from := &kustomizev1.PostBuild{SubstituteFrom: []kustomizev1.SubstituteReference{{Kind: "Secret", Name: "cluster-secrets"}}}
+	ks := func(name, path string, pb *kustomizev1.PostBuild) *kustomizev1.Kustomization {
+		return &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "flux-system"},
+			Spec: kustomizev1.KustomizationSpec{Path: path, PostBuild: pb}}
+	}
+	src := &fluxbuild.Source{Dir: dir}
+	for _, c := range []struct {
+		name   string
+		layers []layering.Layer
+		want   string
+	}{
+		{"child", []layering.Layer{
+			{Name: "parent", Kustomization: ks("parent", "./apps", from)},
+			{Name: "secrets", Parent: "parent", Kustomization: ks("secrets", "./secrets", nil)},
+		}, `which this layer applies: Flux reads the variables before it applies anything of this layer, so "secrets" is never applied`},
+		{"waiting", []layering.Layer{
+			{Name: "apps", Kustomization: ks("apps", "./apps", from)},
+			{Name: "secrets", DependsOn: []string{"apps"}, Kustomization: ks("secrets", "./secrets", nil)},
+		}, `which waits for this layer: this layer fails until it exists and "secrets" waits for this one to be Ready, so neither ever is`},
+		{"not depended on", []layering.Layer{
+			{Name: "apps", Kustomization: ks("apps", "./apps", from)},
+			{Name: "secrets", Kustomization: ks("secrets", "./secrets", nil)},
+		}, `which this layer does not depend on: Flux fails the layer until it exists; depend on "secrets"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			inputs := make([]fluxbuild.Input, len(c.layers))
+			for i := range inputs {
+				inputs[i] = fluxbuild.Input{Source: src}
+			}
+			rep, err := lint.Plan(t.Context(), &layering.Plan{Name: "home", Namespace: "flux-system", Layers: c.layers}, inputs, dir)
+			require.NoError(t, err)
+			var got []lint.Finding
+			for _, f := range rep.Findings {
+				if f.Rule == lint.RuleSubstituteFrom {
+					got = append(got, f)
+				}
+			}
+			require.Len(t, got, 1, "%v", rep.Findings)
+			assert.Contains(t, got[0].Message, c.want)
+			assert.Equal(t, c.name == "not depended on", len(got[0].DependOn) > 0, "a dependsOn is advised only where it helps: %v", got[0].DependOn)
 		})
 	}
 }
