@@ -187,6 +187,11 @@ func (g *generated) build(lock, schemas, origins bool) ([]*resource.Resource, er
 		m, err = kustomizeBuild(fsys, root, schemas)
 	}
 	if err != nil {
+		if dup := g.duplicateFile(err); dup != nil {
+			// kustomize's error names neither file, and its last words
+			// are about trying the file as a directory.
+			err = dup
+		}
 		return nil, fmt.Errorf("kustomize build of %s: %w", g.relSlash(g.dir), err)
 	}
 	return m.Resources(), nil
@@ -654,4 +659,24 @@ func generatorLine(kfile, kind, name string) int {
 		return line
 	}
 	return 0
+}
+
+// duplicateFile is, for a kustomize error about an id registered twice in
+// the kustomization Flux generates for a directory, the error naming both
+// files and lines (checkUnique's, as for a plain directory); nil for
+// another error, or when the files' objects do not show the duplicate.
+func (g *generated) duplicateFile(err error) error {
+	if g.found || !strings.Contains(err.Error(), "already registered id") {
+		return nil
+	}
+	var objs []*Object
+	for _, f := range g.files {
+		for _, n := range f.nodes {
+			if o, err := newObject(n); err == nil {
+				o.File, o.Line = f.rel, n.Line
+				objs = append(objs, o)
+			}
+		}
+	}
+	return checkUnique(objs)
 }
