@@ -82,3 +82,35 @@ func TestLintClusterExternalSecretMakesSecrets(t *testing.T) {
 		})
 	}
 }
+
+// ext-postgres-operator makes, for a PostgresUser, the Secret
+// spec.secretName-NAME in its namespace, with the connection's keys: a
+// layer after it reading that Secret is no finding; one reading
+// spec.secretName alone is. Found on a public home-ops repository (four
+// values-from findings on database-prefect and its kin).
+func TestLintPostgresUserMakesItsSecret(t *testing.T) {
+	user := "apiVersion: db.movetokube.com/v1alpha1\nkind: PostgresUser\nmetadata:\n  name: prefect\n  namespace: flux-system\nspec:\n  role: prefect\n  database: prefect\n  secretName: database\n  privileges: OWNER\n"
+	b := func(secret string) *layering.Builder {
+		return stack().Layer("db", layering.Path("./db")).
+			Then("app", layering.Path("./app"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "Secret", Name: secret}))
+	}
+	files := map[string]string{
+		"db/user.yaml": user,
+		"app/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata: {url: \"${POSTGRES_URL}\"}\n",
+	}
+	for secret, want := range map[string]string{"database-prefect": "", "database": "no layer applied before this one creates it"} {
+		var got []lint.Finding
+		for _, f := range lintStack(t, b(secret), files, lint.WithExistingAPIGroups("db.movetokube.com")) {
+			if f.Rule == lint.RuleSubstituteFrom || f.Rule == lint.RuleVariables {
+				got = append(got, f)
+			}
+		}
+		if want == "" {
+			assert.Empty(t, got, secret)
+			continue
+		}
+		if assert.Len(t, got, 1, secret) {
+			assert.Contains(t, got[0].Message, want)
+		}
+	}
+}

@@ -294,6 +294,16 @@ func lintObject(b *fluxbuild.Object) *object {
 				o.labels[ls.Content[i].Value] = ls.Content[i+1].Value
 			}
 		}
+	case o.Kind == "PostgresUser" && o.group() == "db.movetokube.com":
+		// ext-postgres-operator makes spec.secretName-NAME in the
+		// PostgresUser's namespace (spec.secretName with its
+		// KEEP_SECRET_NAME, which lint does not know), with the
+		// connection's keys, and those of spec.secretTemplate.
+		if sn := yamlutil.Str(n, "spec", "secretName"); sn != "" {
+			o.makesSecret = sn + "-" + o.Name
+			o.makesKeys = slices.Clone(postgresUserKeys)
+			o.makesOpen = yamlutil.Field(yamlutil.Field(n, "spec"), "secretTemplate") != nil
+		}
 	case o.Kind == "SealedSecret" && o.group() == "bitnami.com":
 		o.makesSecret = o.Name
 		if t := yamlutil.Str(n, "spec", "template", "metadata", "name"); t != "" {
@@ -333,6 +343,10 @@ func lintObject(b *fluxbuild.Object) *object {
 	}
 	return o
 }
+
+// postgresUserKeys are the keys of the Secret ext-postgres-operator makes
+// for a PostgresUser.
+var postgresUserKeys = []string{"POSTGRES_URL", "POSTGRES_JDBC_URL", "POSTGRES_DOTNET_URL", "HOST", "DATABASE_NAME", "URI_ARGS", "ROLE", "PASSWORD", "LOGIN", "PORT", "HOSTNAME"}
 
 // makesExternalSecret sets what an ExternalSecret named name with spec
 // makes: the Secret spec.target.name (name by default), with the keys of
