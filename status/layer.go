@@ -114,6 +114,12 @@ func (l *Layer) UpToDate(want string) bool {
 	if l.Kind != KindKustomization {
 		return true
 	}
+	return l.hasApplied(want)
+}
+
+// hasApplied reports whether the Kustomization l last applied want (the
+// revision its source serves when "").
+func (l *Layer) hasApplied(want string) bool {
 	if want == "" {
 		want = l.SourceRevision
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // NotReadyError says why a cluster is not Ready on a revision: the layers
@@ -75,14 +76,56 @@ func (s *Snapshot) Require(opts ...WaitOption) error {
 	return e
 }
 
-// Require reads the cluster once (Snapshot) and checks that every layer
-// applied the revision and is Ready (Snapshot.Require). It does not wait:
-// it is the question a promotion asks of the cluster promoted from, where
-// Wait is the one a push asks of the cluster it deploys to.
+// Require reads the cluster (Snapshot) and checks that every layer applied
+// the revision and is Ready (Snapshot.Require). It does not wait for the
+// revision: it is the question a promotion asks of the cluster promoted
+// from, where Wait is the one a push asks of the cluster it deploys to.
+// Only a reconcile in progress of the revision a layer has already applied
+// (an interval, a dependency requeue, a requested reconcile: Flux says
+// Ready Unknown until it ends) is waited for, up to the stalled limit
+// (WithStalled) or ctx's end, as the answer is then not known; the
+// snapshot read last answers.
 func (w *Watcher) Require(ctx context.Context, opts ...WaitOption) (*Snapshot, error) {
-	snap, err := w.Snapshot(ctx)
+	o, err := collect(opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("configuring the check: %w", err)
 	}
-	return snap, snap.Require(opts...)
+	start := time.Now()
+	for {
+		snap, err := w.Snapshot(ctx)
+		if err != nil {
+			return nil, err
+		}
+		err = snap.Require(opts...)
+		if err == nil || !snap.reapplying(o.wants(snap)) || time.Since(start) >= o.stalled {
+			return snap, err
+		}
+		select {
+		case <-ctx.Done():
+			return snap, err
+		case <-time.After(requirePoll):
+		}
+	}
+}
+
+// requirePoll is how often Require reads a cluster whose layers are
+// reconciling a revision they applied.
+const requirePoll = time.Second
+
+// reapplying reports whether every layer not up to date on the revision
+// want names is a Kustomization reconciling one it has already applied:
+// a reconcile in progress, not a layer behind or failing.
+func (s *Snapshot) reapplying(want func(*Layer) string) bool {
+	some := false
+	for i := range s.Layers {
+		l := &s.Layers[i]
+		if l.UpToDate(want(l)) {
+			continue
+		}
+		if l.State != StateReconciling || l.Kind != KindKustomization || !l.hasApplied(want(l)) {
+			return false
+		}
+		some = true
+	}
+	return some
 }

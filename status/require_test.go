@@ -3,9 +3,12 @@ package status_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/fluxpack/fluxpack/status"
 )
@@ -123,4 +126,69 @@ func TestRequireArtifact(t *testing.T) {
 	_, err = w.Require(t.Context(), status.WithArtifact("platform", ""))
 	assert.ErrorContains(t, err, `artifact "platform": want oci://host/repository`)
 	assert.ErrorContains(t, err, `artifact "platform": empty digest`)
+}
+
+// A layer reconciling the revision it already applied (a dependency
+// requeue or an interval firing just after it became Ready: Flux says
+// Ready Unknown until it ends) is waited for: the answer is the cluster's
+// once it ends. A layer reconciling toward a revision it has not applied
+// yet is answered at once, as is a failing one. Found in e2e
+// (TestPromoteRequireReady), where `fluxpack wait` saw staging Ready on
+// the revision and promote --require-ready, right after, saw a requeued
+// reconcile of it.
+func TestRequireWaitsForAReconcileOfTheRevisionApplied(t *testing.T) {
+	const digest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+	progressing := []map[string]any{cond("Ready", "Unknown", "Progressing", "Reconciliation in progress", t0)}
+	reapplying := obj{kind: status.KindKustomization, name: "apps", conds: progressing, status: applied()}
+	lists := func(dyn interface{ Actions() []clienttesting.Action }) int {
+		n := 0
+		for _, a := range dyn.Actions() {
+			if a.GetVerb() == "list" && a.GetResource() == ksGVR {
+				n++
+			}
+		}
+		return n
+	}
+
+	t.Run("it ends Ready", func(t *testing.T) {
+		dyn, disc := fakeClients(source(), reapplying)
+		w, err := status.NewFromClients(dyn, disc)
+		require.NoError(t, err)
+		go func() {
+			// The reconcile ends, Ready again, once Require has read it
+			// reconciling.
+			for lists(dyn) == 0 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			done := obj{kind: status.KindKustomization, name: "apps", conds: ready(t0), status: applied()}
+			_, _ = dyn.Resource(ksGVR).Namespace("flux-system").Update(t.Context(), done.u(), metav1.UpdateOptions{})
+		}()
+		_, err = w.Require(t.Context(), status.WithRevision(digest))
+		require.NoError(t, err)
+		assert.Greater(t, lists(dyn), 1, "read again after the reconcile in progress")
+	})
+	t.Run("it does not end", func(t *testing.T) {
+		dyn, disc := fakeClients(source(), reapplying)
+		w, err := status.NewFromClients(dyn, disc)
+		require.NoError(t, err)
+		_, err = w.Require(t.Context(), status.WithRevision(digest), status.WithStalled(time.Millisecond))
+		var nr *status.NotReadyError
+		require.ErrorAs(t, err, &nr)
+		assert.Contains(t, err.Error(), "Kustomization/flux-system/apps Reconciling: Reconciliation in progress")
+	})
+	for name, o := range map[string]obj{
+		"toward another revision": {kind: status.KindKustomization, name: "apps", conds: progressing,
+			status: map[string]any{"lastAppliedRevision": "main@sha256:2222222222222222222222222222222222222222222222222222222222222222"}},
+		"failing": {kind: status.KindKustomization, name: "apps", conds: []map[string]any{cond("Ready", "False", "ReconciliationFailed", webhookMsg, t0)}, status: applied()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dyn, disc := fakeClients(source(), o)
+			w, err := status.NewFromClients(dyn, disc)
+			require.NoError(t, err)
+			_, err = w.Require(t.Context(), status.WithRevision(digest), status.WithStalled(time.Hour))
+			var nr *status.NotReadyError
+			require.ErrorAs(t, err, &nr)
+			assert.Equal(t, 1, lists(dyn), "answered from one read")
+		})
+	}
 }

@@ -70,8 +70,10 @@ from runs: before anything moves, it reads that cluster once (--from-context,
 by default the kubeconfig context named as the --from cluster; a fleet file
 names no context) and refuses unless every layer there is Ready and every
 Kustomization reading --from's repository applied the artifact its tag
-holds, naming the layer that blocks and its message. It does not wait: run
-fluxpack wait on that cluster first to wait for it.
+holds, naming the layer that blocks and its message. It does not wait for
+the artifact (run fluxpack wait on that cluster first), only for a reconcile
+in progress of the artifact a layer has already applied (a requeue, an
+interval), up to --stalled.
 
 Exit 0 promoted (and with --wait, every layer Ready with the artifact), 1
 the artifact does not verify, --require-ready refused, or a layer failed for
@@ -168,7 +170,7 @@ whether the tag moved.`,
 						return err
 					}
 					po.RequireReady = func(ctx context.Context, url, digest string) error {
-						_, err := w.Require(ctx, status.WithArtifact(url, digest))
+						_, err := w.Require(ctx, status.WithArtifact(url, digest), status.WithStalled(wf.stalled))
 						return err
 					}
 				}
