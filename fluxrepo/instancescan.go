@@ -27,8 +27,11 @@ const fluxInstanceName = "flux"
 func instanceSyncFor(root, rel string, want SourceRef) *instanceSync {
 	var found *instanceSync
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || found != nil {
-			return filepath.SkipDir
+		switch {
+		case found != nil:
+			return filepath.SkipAll
+		case err != nil:
+			return nil // an entry that cannot be read holds no instance
 		}
 		if d.IsDir() {
 			if p != root && strings.HasPrefix(d.Name(), ".") {
