@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -57,9 +56,6 @@ func templated(s string) bool {
 	return strings.Contains(s, "{{") || strings.Contains(s, templateMark)
 }
 
-// actions matches a Go template action within one line.
-var actions = regexp.MustCompile(`\{\{.*?\}\}`)
-
 // withoutActions is a helmfile's text with each line made of template
 // actions only (and blanks) left empty, and each action within another
 // line replaced by templateMark, so that the YAML around them parses.
@@ -69,7 +65,7 @@ func withoutActions(text string) string {
 		if !strings.Contains(l, "{{") {
 			continue
 		}
-		marked := actions.ReplaceAllString(l, templateMark)
+		marked := templateSyntax().expression.ReplaceAllString(l, templateMark)
 		if strings.TrimSpace(strings.ReplaceAll(marked, templateMark, "")) == "" {
 			marked = ""
 		}

@@ -280,7 +280,18 @@ func ReadFile(path, rel string) ([]*Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &file{abs: path, rel: rel, data: data, dollar: bytes.IndexByte(data, '$') >= 0}
+	return readData(path, rel, data)
+}
+
+// ReadData is ReadFile of a file's content, data: a manifest made from a
+// file (a template rendered, say) rather than the file itself.
+func ReadData(data []byte, rel string) ([]*Object, error) {
+	return readData(rel, rel, data)
+}
+
+func readData(abs, rel string, data []byte) ([]*Object, error) {
+	f := &file{abs: abs, rel: rel, data: data, dollar: bytes.IndexByte(data, '$') >= 0}
+	var err error
 	if f.nodes, err = readManifests(rel, data); err != nil {
 		return nil, err
 	}

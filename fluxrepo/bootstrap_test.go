@@ -207,6 +207,24 @@ func TestBootstrapManifests(t *testing.T) {
 		assert.Contains(t, strings.Join(rep.Bootstrap, "\n"), "1 more, whose kind or name SOPS encrypts, counts for nothing")
 	})
 
+	t.Run("a template of resources", func(t *testing.T) {
+		// minijinja-cli renders it, op inject fills in op:// references:
+		// its loop over namespaces written out makes the namespace, and an
+		// object named by an expression counts for nothing.
+		with := map[string]string{
+			"scripts/bootstrap.sh": "minijinja-cli bootstrap/resources.yaml.j2 | op inject | kubectl apply --server-side --filename -\n",
+			"bootstrap/resources.yaml.j2": "{% for namespace in [\"network\", \"tools\"] %}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: {{ namespace }}\n{% endfor %}\n" +
+				"---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: tunnel-id\n  namespace: flux-system\nstringData:\n  TUNNEL_ID: op://vault/tunnel/id\n" +
+				"---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {{ ENV.NAME }}\n  namespace: flux-system\n",
+		}
+		for k, v := range files {
+			with[k] = v
+		}
+		rep := lintWith(t, with)
+		assert.Empty(t, rep.Findings)
+		assert.Contains(t, strings.Join(rep.Bootstrap, "\n"), "bootstrap/resources.yaml.j2: a file a bootstrap script applies with kubectl: 3 objects exist before Flux (Namespace/network, Namespace/tools, Secret/flux-system/tunnel-id); 1 more, whose kind or name a template expression makes, counts for nothing")
+	})
+
 	t.Run("stdin from another command, a URL, a variable", func(t *testing.T) {
 		with := map[string]string{"scripts/bootstrap.sh": "cat bootstrap/ns.yaml | kubectl apply -f -\nkubectl apply -f https://example.com/bootstrap/ns.yaml\nkubectl apply -f \"$DIR/ns.yaml\"\n"}
 		for k, v := range files {

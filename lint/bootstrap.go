@@ -3,6 +3,8 @@ package lint
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -125,27 +127,48 @@ func (l *linter) applyBootstrapDirs(ctx context.Context) {
 func (l *linter) applyBootstrapManifests() {
 	for _, file := range l.cfg.bootstrapManifests {
 		name := l.rel(absPath(file))
-		objs, err := fluxbuild.ReadFile(file, name)
+		objs, err := readBootstrapManifests(file, name)
 		if err != nil {
 			l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: a file a bootstrap script applies with kubectl, which lint cannot read as manifests, so none of its objects count: %v", name, err))
 			continue
 		}
 		var clear []*fluxbuild.Object
-		var hidden int
+		var hidden, templated int
 		for _, o := range objs {
-			if strings.HasPrefix(o.Kind, "ENC[") || strings.HasPrefix(o.Name, "ENC[") || strings.HasPrefix(o.Namespace, "ENC[") || strings.HasPrefix(o.APIVersion, "ENC[") {
+			switch id := o.APIVersion + "/" + o.Kind + "/" + o.Namespace + "/" + o.Name; {
+			case strings.Contains(id, "ENC["):
 				hidden++
-				continue
+			case strings.Contains(id, bootstrap.TemplateMark):
+				templated++
+			default:
+				clear = append(clear, o)
 			}
-			clear = append(clear, o)
 		}
 		refs := l.existBeforeFlux(clear)
 		line := fmt.Sprintf("%s: a file a bootstrap script applies with kubectl: %d object%s exist%s before Flux (%s)", name, len(clear), plural(len(clear), "", "s"), plural(len(clear), "s", ""), strings.Join(refs, ", "))
 		if hidden > 0 {
 			line += fmt.Sprintf("; %d more, whose kind or name SOPS encrypts, count%s for nothing (encrypt only data and stringData, encrypted_regex: ^(data|stringData)$, to have them counted)", hidden, plural(hidden, "s", ""))
 		}
+		if templated > 0 {
+			line += fmt.Sprintf("; %d more, whose kind or name a template expression makes, count%s for nothing", templated, plural(templated, "s", ""))
+		}
 		l.bootstrap = append(l.bootstrap, line)
 	}
+}
+
+// readBootstrapManifests reads a file a bootstrap script applies: a
+// template (.j2, rendered by minijinja-cli or a just recipe) as
+// bootstrap.ExpandTemplate makes it, another file as kustomize reads it.
+func readBootstrapManifests(file, name string) ([]*fluxbuild.Object, error) {
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".j2", ".jinja", ".jinja2":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, err
+		}
+		return fluxbuild.ReadData([]byte(bootstrap.ExpandTemplate(string(data))), name)
+	}
+	return fluxbuild.ReadFile(file, name)
 }
 
 // existBeforeFlux takes objects a bootstrap step applies as existing
