@@ -40,38 +40,16 @@ func ReadHelmfile(file string) (releases []Release, crdsOnly bool, err error) {
 	}
 	releases, crdsOnly, err = readHelmfile(file, string(data))
 	if err != nil && strings.Contains(string(data), "{{") {
-		if r, c, err2 := readHelmfile(file, withoutActions(string(data))); err2 == nil {
+		if r, c, err2 := readHelmfile(file, ExpandTemplate(string(data))); err2 == nil {
 			return r, c, nil
 		}
 	}
 	return releases, crdsOnly, err
 }
 
-// templateMark stands for a Go template action withoutActions left out of
-// a line.
-const templateMark = "__fluxpack_template__"
-
 // templated reports whether a value holds a template action.
 func templated(s string) bool {
-	return strings.Contains(s, "{{") || strings.Contains(s, templateMark)
-}
-
-// withoutActions is a helmfile's text with each line made of template
-// actions only (and blanks) left empty, and each action within another
-// line replaced by templateMark, so that the YAML around them parses.
-func withoutActions(text string) string {
-	lines := strings.Split(text, "\n")
-	for i, l := range lines {
-		if !strings.Contains(l, "{{") {
-			continue
-		}
-		marked := templateSyntax().expression.ReplaceAllString(l, templateMark)
-		if strings.TrimSpace(strings.ReplaceAll(marked, templateMark, "")) == "" {
-			marked = ""
-		}
-		lines[i] = marked
-	}
-	return strings.Join(lines, "\n")
+	return strings.Contains(s, "{{") || strings.Contains(s, TemplateMark)
 }
 
 func readHelmfile(file, text string) (releases []Release, crdsOnly bool, err error) {

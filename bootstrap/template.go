@@ -43,7 +43,9 @@ type jinja struct {
 // loop over a list written out repeats its lines once per item, the loop
 // variable's {{ name }} replaced; any other statement line ({% if %},
 // {% set %}, comments) is dropped, both branches of an if kept; any other
-// expression is TemplateMark, its value not known.
+// expression is TemplateMark, its value not known, and a line of
+// expressions only ({{- $x := readFile … }}, {{ end }}) is left empty. Go
+// templates (a helmfile.yaml.gotmpl) are read so too.
 func ExpandTemplate(text string) string {
 	if !strings.Contains(text, "{") {
 		return text
@@ -52,7 +54,14 @@ func ExpandTemplate(text string) string {
 	out := j.expandLines(strings.Split(text, "\n"))
 	// What no loop gave a value is not known.
 	for i, l := range out {
-		out[i] = j.expression.ReplaceAllString(l, TemplateMark)
+		if !strings.Contains(l, "{{") {
+			continue
+		}
+		marked := j.expression.ReplaceAllString(l, TemplateMark)
+		if strings.TrimSpace(strings.ReplaceAll(marked, TemplateMark, "")) == "" {
+			marked = ""
+		}
+		out[i] = marked
 	}
 	return strings.Join(out, "\n")
 }

@@ -3,7 +3,6 @@ package lint
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/fluxpack/fluxpack/bootstrap"
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
+	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 )
@@ -162,7 +162,7 @@ func (l *linter) applyBootstrapManifests() {
 func readBootstrapManifests(file, name string) ([]*fluxbuild.Object, error) {
 	switch strings.ToLower(filepath.Ext(file)) {
 	case ".j2", ".jinja", ".jinja2":
-		data, err := os.ReadFile(file)
+		data, err := inputfile.ReadManifest(file)
 		if err != nil {
 			return nil, err
 		}
