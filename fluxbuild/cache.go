@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -42,10 +43,10 @@ import (
 // directories read without kustomize run as before, and a build from the
 // cache returns what the build would (TestCacheMatchesBuild).
 //
-// A build that read outside the source's root, that failed, or whose
-// objects include a Secret with a value that is not SOPS ciphertext (a
-// secretGenerator's, or a Secret written in clear) is not kept: the cache
-// holds no secret. Entries are written atomically, readable by their
+// A build that failed, or whose objects include a Secret with a value
+// that is neither SOPS ciphertext nor a 1Password reference (op://…,
+// which `op inject` resolves after the build: a secretGenerator's value,
+// or a Secret written in clear) is not kept: the cache holds no secret. Entries are written atomically, readable by their
 // owner only; an entry that cannot be read is a miss (logged at debug
 // level with WithLogger); entries not used for 30 days are removed, at
 // most once a day. A build that ends after its ctx is done (its caller
@@ -523,7 +524,7 @@ func decodeReads(b []byte) ([]fsRead, error) {
 }
 
 // secretValues names the first Secret of ress that holds a value that is
-// not SOPS ciphertext, or is "".
+// not a stand-in for one (secretStandIn), or is "".
 func secretValues(ress []*resource.Resource) string {
 	for _, r := range ress {
 		if r.GetKind() != "Secret" {
@@ -540,11 +541,38 @@ func secretValues(ress []*resource.Resource) string {
 			}
 			for i := 1; i < len(m.Content); i += 2 {
 				v := m.Content[i]
-				if v.Kind != yaml.ScalarNode || v.Value != "" && !strings.HasPrefix(v.Value, "ENC[") {
+				if v.Kind != yaml.ScalarNode || !secretStandIn(v.Value, field == "data") {
 					return r.GetNamespace() + "/" + r.GetName()
 				}
 			}
 		}
 	}
 	return ""
+}
+
+// secretStandIn reports whether a Secret's value v is what stands in the
+// repository for a secret, not the secret: empty, SOPS ciphertext (as
+// SOPS writes it, in data too), or, once decoded from base64 when encoded
+// (data), one 1Password secret reference (op://vault/item/field, bare or
+// as `op inject` reads it, {{ op://… }}), which a bootstrap step resolves
+// after kustomize builds the folder.
+func secretStandIn(v string, encoded bool) bool {
+	if v == "" || strings.HasPrefix(v, "ENC[") {
+		return true
+	}
+	if encoded {
+		b, err := base64.StdEncoding.DecodeString(v)
+		if err != nil {
+			return false
+		}
+		v = string(b)
+	}
+	if t, ok := strings.CutPrefix(v, "{{"); ok {
+		if t, ok = strings.CutSuffix(t, "}}"); !ok {
+			return false
+		}
+		v = strings.TrimSpace(t)
+	}
+	ref, ok := strings.CutPrefix(v, "op://")
+	return ok && strings.Count(ref, "/") >= 2 && !strings.ContainsAny(ref, " \t\n{}")
 }

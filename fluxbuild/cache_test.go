@@ -310,6 +310,9 @@ func TestCacheKeepsNoSecret(t *testing.T) {
 		{name: "secretGenerator file", kus: cacheKus + "resources: [deploy.yaml]\nsecretGenerator: [{name: s, files: [pw.txt]}]\n"},
 		{name: "a Secret in clear", kus: cacheKus + "resources: [deploy.yaml, clear.yaml]\n"},
 		{name: "a SOPS Secret", kus: cacheKus + "resources: [deploy.yaml, sops.yaml]\n", kept: true},
+		{name: "1Password references", kus: cacheKus + "resources: [deploy.yaml, op.yaml]\n", kept: true},
+		{name: "a 1Password reference beside a clear value", kus: cacheKus + "resources: [deploy.yaml, opclear.yaml]\n"},
+		{name: "a clear value that starts like a reference", kus: cacheKus + "resources: [deploy.yaml, oplike.yaml]\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -318,6 +321,9 @@ func TestCacheKeepsNoSecret(t *testing.T) {
 				"app/deploy.yaml":        cacheDeploy,
 				"app/pw.txt":             clear,
 				"app/clear.yaml":         "apiVersion: v1\nkind: Secret\nmetadata: {name: c}\nstringData: {password: " + clear + "}\n",
+				"app/op.yaml":            "apiVersion: v1\nkind: Secret\nmetadata: {name: op}\nstringData: {token: op://Vault/item/token, url: '{{ op://Vault/item/url }}'}\ndata: {key: b3A6Ly9WYXVsdC9pdGVtL2tleQ==}\n",
+				"app/opclear.yaml":       "apiVersion: v1\nkind: Secret\nmetadata: {name: op}\nstringData: {token: op://Vault/item/token, password: " + clear + "}\n",
+				"app/oplike.yaml":        "apiVersion: v1\nkind: Secret\nmetadata: {name: op}\nstringData: {password: 'op://" + clear + "'}\n",
 				"app/sops.yaml":          "apiVersion: v1\nkind: Secret\nmetadata: {name: e}\ndata: {password: 'ENC[AES256_GCM,data:abc=,iv:x=,tag:y=,type:str]'}\nsops: {version: 3.9.0}\n",
 			})
 			dir := t.TempDir()
@@ -342,9 +348,10 @@ func TestCacheKeepsNoSecret(t *testing.T) {
 	}
 }
 
-// A build that reaches outside the source, or that kustomize would fetch,
-// is not kept.
-func TestCacheRefuses(t *testing.T) {
+// A build that reaches outside the source (a bootstrap folder's component
+// beside it) is kept, and a change there is seen; one that kustomize would
+// fetch is not kept.
+func TestCacheOutsideAndRemote(t *testing.T) {
 	outside := t.TempDir()
 	cacheTree(t, outside, map[string]string{"shared/kustomization.yaml": cacheKus + "resources: [deploy.yaml]\n", "shared/deploy.yaml": cacheDeploy})
 	root := filepath.Join(outside, "repo")
@@ -354,11 +361,28 @@ func TestCacheRefuses(t *testing.T) {
 	})
 	dir := t.TempDir()
 	c := (&config{cacheDir: dir}).cacheFor(t.Context())
-	_, err := Build(t.Context(), Source{Dir: root}, &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "./out"}}, WithCache(dir))
-	require.NoError(t, err)
-	_, err = Build(t.Context(), Source{Dir: root}, &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "./remote"}}, WithCache(dir))
+	out := &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "./out"}}
+	build := func() string {
+		t.Helper()
+		objs, err := Build(t.Context(), Source{Dir: root}, out, WithCache(dir))
+		require.NoError(t, err)
+		require.Len(t, objs, 1)
+		data, err := yaml.Marshal(objs[0].Node)
+		require.NoError(t, err)
+		return string(data)
+	}
+	assert.Contains(t, build(), "web:1")
+	assert.Equal(t, int64(1), c.stores.Load(), "the build that reads outside the source is kept")
+	assert.Contains(t, build(), "web:1")
+	assert.Equal(t, int64(1), c.hits.Load(), "and read again")
+	cacheTree(t, outside, map[string]string{"shared/deploy.yaml": strings.Replace(cacheDeploy, "web:1", "web:2", 1)})
+	assert.Contains(t, build(), "web:2", "a change outside the source is seen")
+	assert.Equal(t, int64(1), c.hits.Load())
+
+	stores := c.stores.Load()
+	_, err := Build(t.Context(), Source{Dir: root}, &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "./remote"}}, WithCache(dir))
 	require.ErrorIs(t, err, ErrRemote)
-	assert.Zero(t, c.stores.Load(), "nothing kept")
+	assert.Equal(t, stores, c.stores.Load(), "a remote build is not kept")
 }
 
 func TestWithCacheValidates(t *testing.T) {

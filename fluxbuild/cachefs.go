@@ -21,9 +21,10 @@ import (
 // cached objects only when every answer is the same. That holds however
 // the build found its files: resources of other directories, components,
 // `..` paths, patches, generators' files, the kustomization file names it
-// probes and did not find. What it cannot replay (a path outside the
-// source's root, a relative path, a write, Open, Walk) makes the build
-// uncacheable.
+// probes and did not find, and files outside the source's root (a
+// bootstrap folder's component beside it: asked again at the same place
+// from the root, as the build would ask). What it cannot replay (a
+// relative path, a write, Open, Walk) makes the build uncacheable.
 
 // Operations of a read, as recorded.
 const (
@@ -59,16 +60,17 @@ func newRecordFS(root string) *recordFS {
 	return &recordFS{FileSystem: filesys.MakeFsOnDisk(), root: root, seen: map[string]bool{}}
 }
 
-// rel is p relative to the root, slash-separated, or false (and the build
-// not cacheable) when p is not an absolute path under the root.
+// rel is p relative to the root, slash-separated (with leading `..` when
+// p is outside it), or false (and the build not cacheable) when p is not
+// an absolute path.
 func (r *recordFS) rel(p string) (string, bool) {
 	if !filepath.IsAbs(p) {
 		r.refuse("a relative path")
 		return "", false
 	}
 	rel, err := filepath.Rel(r.root, filepath.Clean(p))
-	if err != nil || !filepath.IsLocal(rel) && rel != "." {
-		r.refuse("a path outside the source")
+	if err != nil {
+		r.refuse("a path the source's root does not lead to")
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
