@@ -119,3 +119,37 @@ func TestIdentityOnlyLintsRacesTheSame(t *testing.T) {
 	assert.Equal(t, want.Findings, got.Findings)
 	assert.Equal(t, want.Summary(), got.Summary())
 }
+
+// What makes a Secret from its content (ext-postgres-operator's
+// PostgresUser, spec.secretName) is read whole: read for its identity, the
+// Secret a layer substitutes from it would be made by no layer.
+func TestIdentityOnlyReadsWhatMakesSecrets(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{
+		"clusters/c/flux-system/sync.yaml": "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {interval: 1m, url: https://example.com/r.git, ref: {branch: main}}\n" +
+			"---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: flux-system, namespace: flux-system}\nspec: {interval: 10m, path: ./clusters/c, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n",
+		"clusters/c/layers.yaml": "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: db, namespace: flux-system}\nspec: {interval: 10m, path: ./db, prune: true, sourceRef: {kind: GitRepository, name: flux-system}}\n" +
+			"---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {name: app, namespace: flux-system}\nspec:\n  interval: 10m\n  path: ./app\n  prune: true\n  sourceRef: {kind: GitRepository, name: flux-system}\n  dependsOn: [{name: db}]\n" +
+			"  postBuild:\n    substituteFrom: [{kind: Secret, name: creds-app}]\n",
+		"db/users.yaml": "apiVersion: v1\nkind: Namespace\nmetadata: {name: flux-system}\n---\napiVersion: db.movetokube.com/v1alpha1\nkind: PostgresUser\nmetadata:\n  name: app\n  namespace: flux-system\nspec:\n  role: app\n  database: app\n  secretName: creds\n",
+		"app/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata: {url: '${POSTGRES_URL}'}\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	lintOf := func(opts ...fluxrepo.Option) *lint.Report {
+		repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, opts...)...)
+		require.NoError(t, err)
+		defer repo.Close()
+		rep, err := lint.Repository(t.Context(), repo)
+		require.NoError(t, err)
+		return rep
+	}
+	want := lintOf()
+	for _, f := range want.Findings {
+		assert.NotEqual(t, lint.RuleSubstituteFrom, f.Rule, "the PostgresUser makes the Secret: %v", f)
+	}
+	assert.Equal(t, want.Findings, lintOf(fluxrepo.WithIdentityOnly(lint.ReadsContent)).Findings)
+}

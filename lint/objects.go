@@ -88,7 +88,8 @@ var nodeKinds = map[string]bool{
 // ReadsContent reports whether lint reads more of an object of kind than
 // its identity (apiVersion, kind and metadata): it does of Flux's objects,
 // CustomResourceDefinitions, webhook configurations, ConfigMaps and
-// Secrets, and what makes Secrets (ExternalSecrets, SealedSecrets). For
+// Secrets, and what makes Secrets (ExternalSecrets, SealedSecrets,
+// ext-postgres-operator's PostgresUsers). For
 // fluxrepo.WithIdentityOnly: a tree read so lints as the whole tree, but
 // for errors in the parts of objects not read. A rule that reads more of
 // another kind must add it here (and to nodeKinds when it reads the node
@@ -99,7 +100,7 @@ func ReadsContent(apiVersion, kind string) bool {
 		return kind == "ConfigMap" || kind == "Secret"
 	}
 	switch group {
-	case "apiextensions.k8s.io", "admissionregistration.k8s.io", "external-secrets.io", "bitnami.com", "fluxcd.controlplane.io":
+	case "apiextensions.k8s.io", "admissionregistration.k8s.io", "external-secrets.io", "bitnami.com", "db.movetokube.com", "fluxcd.controlplane.io":
 		return true
 	}
 	return strings.HasSuffix(group, "fluxcd.io")
