@@ -1,6 +1,7 @@
 package fluxrepo_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -16,25 +18,43 @@ import (
 // as the tree read whole: the same plan, findings, coverage and summary,
 // on every fixture. A rule that reads more of a kind than
 // lint.ReadsContent says fails here.
+//
+// And the same again with kustomize's builds taken from the cache, whose
+// objects are read for their identity too (the CLI's reads).
 func TestIdentityOnlyLintsTheSame(t *testing.T) {
-	partial := 0
+	partial, cachedPartial := 0, 0
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
 			root := filepath.Join("testdata", "repos", f.repo)
-			read := func(more ...fluxrepo.Option) (*fluxrepo.Repository, *lint.Report) {
+			readIn := func(ctx context.Context, more ...fluxrepo.Option) (*fluxrepo.Repository, *lint.Report) {
 				opts := append([]fluxrepo.Option{fluxrepo.WithRoot(root)}, f.opts...)
-				repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, f.entry), append(opts, more...)...)
+				repo, err := fluxrepo.Read(ctx, filepath.Join(root, f.entry), append(opts, more...)...)
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = repo.Close() })
-				rep, err := lint.Repository(t.Context(), repo, f.lintOptions(t)...)
+				rep, err := lint.Repository(ctx, repo, f.lintOptions(t)...)
 				require.NoError(t, err)
 				return repo, rep
 			}
+			read := func(more ...fluxrepo.Option) (*fluxrepo.Repository, *lint.Report) { return readIn(t.Context(), more...) }
 			whole, want := read()
 			light, got := read(fluxrepo.WithIdentityOnly(lint.ReadsContent))
 			require.Equal(t, want.Findings, got.Findings)
 			require.Equal(t, want.Coverage, got.Coverage)
 			require.Equal(t, want.Summary(), got.Summary())
+			cached, err := fluxbuild.ContextWithCache(t.Context(), t.TempDir())
+			require.NoError(t, err)
+			readIn(cached) // keeps the builds
+			fromCache, got := readIn(cached, fluxrepo.WithIdentityOnly(lint.ReadsContent))
+			require.Equal(t, want.Findings, got.Findings, "from the cache")
+			require.Equal(t, want.Coverage, got.Coverage, "from the cache")
+			require.Equal(t, want.Summary(), got.Summary(), "from the cache")
+			for _, in := range fromCache.Inputs {
+				for _, o := range in.Objects {
+					if o.IdentityOnly && o.Built {
+						cachedPartial++
+					}
+				}
+			}
 			require.Len(t, light.Plan.Layers, len(whole.Plan.Layers))
 			before := partial
 			defer func() { t.Logf("%d read for their identity only", partial-before) }()
@@ -51,6 +71,7 @@ func TestIdentityOnlyLintsTheSame(t *testing.T) {
 		})
 	}
 	assert.Greater(t, partial, 15, "objects read for their identity only: the fixtures must have some")
+	assert.Greater(t, cachedPartial, 15, "objects of builds from the cache read for their identity only: the fixtures must have some")
 }
 
 // The same on a tree of plain directories whose objects the races are

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/testutil"
 	"github.com/fluxpack/fluxpack/review"
@@ -178,11 +179,15 @@ func TestChangedOnlyMissesNothing(t *testing.T) {
 	sample := raceBuild || testing.Short()
 	for _, f := range repoFixtures {
 		t.Run(f.name, func(t *testing.T) {
+			// One kustomize cache for the fixture's changes, as the CLI
+			// keeps one: the base's builds are kept by the first changes
+			// and read by the others.
+			cache := t.TempDir()
 			for _, c := range f.named {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
 					base, head := layOutFixture(t, f, c.name)
-					assertChangedOnlyIsAll(t, f, base, head)
+					assertChangedOnlyIsAll(t, f, base, head, cache)
 				})
 			}
 			base := filepath.Join(t.TempDir(), "base")
@@ -196,7 +201,7 @@ func TestChangedOnlyMissesNothing(t *testing.T) {
 					head := filepath.Join(t.TempDir(), "head")
 					copyTree(t, f.dir, head)
 					m.apply(t, head)
-					assertChangedOnlyIsAll(t, f, base, head)
+					assertChangedOnlyIsAll(t, f, base, head, cache)
 				})
 			}
 		})
@@ -214,7 +219,7 @@ func TestChangedOnlyMissesNothing(t *testing.T) {
 	}
 }
 
-func assertChangedOnlyIsAll(t *testing.T, f repoFixture, base, head string) {
+func assertChangedOnlyIsAll(t *testing.T, f repoFixture, base, head, cache string) {
 	t.Helper()
 	var read []fluxrepo.Option
 	if f.read != nil {
@@ -222,6 +227,21 @@ func assertChangedOnlyIsAll(t *testing.T, f repoFixture, base, head string) {
 	}
 	some, someErr := review.Compare(t.Context(), base, head, f.entry, review.WithReadOptions(read...))
 	all, allErr := review.Compare(t.Context(), base, head, f.entry, review.WithReadOptions(read...), review.WithAll())
+	// Changed-only again with kustomize's builds kept across runs (cache,
+	// shared by the fixture's changes), as the CLI reads: the same.
+	cachedCtx, err := fluxbuild.ContextWithCache(t.Context(), cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached, cachedErr := review.Compare(cachedCtx, base, head, f.entry, review.WithReadOptions(read...))
+	if (cachedErr == nil) != (someErr == nil) {
+		t.Errorf("changed-only: %v; with the cache: %v", someErr, cachedErr)
+	}
+	if cachedErr == nil && someErr == nil {
+		if d := cmp.Diff(some, cached); d != "" {
+			t.Errorf("changed-only with the cache differs from without it (-without +with):\n%s", d)
+		}
+	}
 	if someErr != nil || allErr != nil {
 		// The head cannot be read at all (its entry point broken): the
 		// same either way.
