@@ -657,10 +657,15 @@ func readFolderRefs(d string) *folderRefs {
 
 // namedPaths returns every string of a kustomization file that may name a
 // file or folder (values of any field, and KEY=PATH generator entries).
+// Its first document is read as the parser reads it (by hand when it is of
+// the plain shape most kustomization files have: yamlutil.DecodePlain).
 func namedPaths(data []byte) []string {
-	var n yaml.Node
-	if yaml.NewDecoder(bytes.NewReader(data)).Decode(&n) != nil {
-		return nil
+	n := yamlutil.DecodePlain(data, 0)
+	if n == nil {
+		n = new(yaml.Node)
+		if yaml.NewDecoder(bytes.NewReader(data)).Decode(n) != nil {
+			return nil
+		}
 	}
 	var out []string
 	var walk func(*yaml.Node)
@@ -680,7 +685,7 @@ func namedPaths(data []byte) []string {
 			}
 		}
 	}
-	walk(&n)
+	walk(n)
 	return out
 }
 
