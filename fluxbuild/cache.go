@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -267,7 +266,7 @@ func (e *cacheEntry) get() ([]*resource.Resource, []*Object, bool) {
 		if !replay(e.root, reads) {
 			continue
 		}
-		ress, objs, deprecated, err := decodeBuild(v.build, e.g.needs)
+		ress, objs, deprecated, err := decodeBuild(v.build)
 		if err != nil {
 			e.debug("ignoring an entry that cannot be read", "file", path, "err", err)
 			return nil, nil, false
@@ -417,7 +416,7 @@ func appendBuild(b []byte, ress []*resource.Resource, objs []*Object, deprecated
 		}
 		b = binary.AppendVarint(b, int64(o.Line))
 		flags := uint64(0)
-		for bit, f := range []bool{o.Built, o.ScalarLines, o.Dollar, !holdsDollar(o.Node)} {
+		for bit, f := range []bool{o.Built, o.ScalarLines, o.Dollar} {
 			if f {
 				flags |= 1 << bit
 			}
@@ -430,24 +429,13 @@ func appendBuild(b []byte, ress []*resource.Resource, objs []*Object, deprecated
 	return b, nil
 }
 
-// holdsDollar reports whether a value or key below n holds a $.
-func holdsDollar(n *yaml.Node) bool {
-	if strings.Contains(n.Value, "$") {
-		return true
-	}
-	return slices.ContainsFunc(n.Content, holdsDollar)
-}
-
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }
 
-// decodeBuild reads what appendBuild wrote. With needs (WithIdentityOnly),
-// an object whose kind needs says is not needed whole, and whose node
-// holds no $ (no ${var} for postBuild), is read for its identity only:
-// kept, the build was checked whole.
-func decodeBuild(b []byte, needs func(apiVersion, kind string) bool) ([]*resource.Resource, []*Object, []deprecation, error) {
+// decodeBuild reads what appendBuild wrote.
+func decodeBuild(b []byte) ([]*resource.Resource, []*Object, []deprecation, error) {
 	r := &nodeReader{b: b}
 	count := r.uvarint()
 	if r.err == nil && count > uint64(len(r.b)) {
@@ -467,12 +455,7 @@ func decodeBuild(b []byte, needs func(apiVersion, kind string) bool) ([]*resourc
 		o := &Object{APIVersion: r.string(), Kind: r.string(), Namespace: r.string(), Name: r.string(), File: r.string(), Line: r.varint()}
 		flags := r.uvarint()
 		o.Built, o.ScalarLines, o.Dollar = flags&1 != 0, flags&2 != 0, flags&4 != 0
-		noDollar := flags&8 != 0 // its node holds none (an entry written before says nothing)
-		if o.IdentityOnly = needs != nil && noDollar && !needs(o.APIVersion, o.Kind); o.IdentityOnly {
-			o.Node = r.identity()
-		} else {
-			o.Node = r.node(0)
-		}
+		o.Node = r.node(0)
 		if r.err != nil {
 			break
 		}

@@ -117,42 +117,9 @@ func (r *nodeReader) take(what string) []byte {
 }
 
 func (r *nodeReader) node(depth int) *yaml.Node {
-	n, count := r.header(depth)
-	if count > 0 {
-		n.Content = make([]*yaml.Node, 0, count)
-		for i := uint64(0); i < count && r.err == nil; i++ {
-			n.Content = append(n.Content, r.node(depth+1))
-		}
-	}
-	return n
-}
-
-// identity reads an object's node as node does, keeping of its entries
-// only apiVersion, kind and metadata (identityKeys), in their order: the
-// others are passed over (skip), not made. For an object read for its
-// identity only (WithIdentityOnly).
-func (r *nodeReader) identity() *yaml.Node {
-	n, count := r.header(0)
-	if count%2 != 0 || n != nil && n.Kind != yaml.MappingNode {
-		r.err = errors.New("an object that is not a mapping")
-		return nil
-	}
-	for i := uint64(0); i < count && r.err == nil; i += 2 {
-		if k := r.node(1); r.err == nil && k.Kind == yaml.ScalarNode && identityKeys[k.Value] {
-			n.Content = append(n.Content, k, r.node(1))
-		} else {
-			r.skip(1)
-		}
-	}
-	return n
-}
-
-// header reads a node's fields, but for its content, and how many nodes
-// that holds.
-func (r *nodeReader) header(depth int) (*yaml.Node, uint64) {
 	if depth > maxDepth {
 		r.err = errors.New("nodes nested too deep")
-		return nil, 0
+		return nil
 	}
 	n := &yaml.Node{Kind: yaml.Kind(r.uvarint()), Style: yaml.Style(r.uvarint())}
 	n.Tag, n.Value, n.Anchor = r.string(), r.string(), r.string()
@@ -160,34 +127,17 @@ func (r *nodeReader) header(depth int) (*yaml.Node, uint64) {
 	n.Line, n.Column = r.varint(), r.varint()
 	count := r.uvarint()
 	if r.err != nil {
-		return nil, 0
+		return nil
 	}
 	if count > uint64(len(r.b)) {
 		r.err = errors.New("node count out of range")
-		return nil, 0
+		return nil
 	}
-	return n, count
-}
-
-// skip passes over a node appendNode wrote, and all it holds, making
-// nothing.
-func (r *nodeReader) skip(depth int) {
-	if depth > maxDepth {
-		r.err = errors.New("nodes nested too deep")
-		return
+	if count > 0 {
+		n.Content = make([]*yaml.Node, 0, count)
+		for i := uint64(0); i < count && r.err == nil; i++ {
+			n.Content = append(n.Content, r.node(depth+1))
+		}
 	}
-	r.uvarint()
-	r.uvarint()
-	for range 6 {
-		r.take("string")
-	}
-	r.varint()
-	r.varint()
-	count := r.uvarint()
-	if r.err == nil && count > uint64(len(r.b)) {
-		r.err = errors.New("node count out of range")
-	}
-	for i := uint64(0); i < count && r.err == nil; i++ {
-		r.skip(depth + 1)
-	}
+	return n
 }

@@ -44,9 +44,7 @@ func WithLogger(l *slog.Logger) Option {
 // goes unseen. This is for a caller that needs to know what a layer
 // applies, not its content: a review reads the layers a change leaves
 // alone (the same on both sides) so, at a fraction of the cost. Objects
-// kustomize builds are read whole, but for those of a build taken from the
-// cache (WithCache), which are read so too (without a $; the whole build
-// was checked when it was kept).
+// kustomize builds are read whole.
 func WithIdentityOnly(needs func(apiVersion, kind string) bool) Option {
 	return funcOption(func(c *config) error {
 		if needs == nil {

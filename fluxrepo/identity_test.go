@@ -19,10 +19,10 @@ import (
 // on every fixture. A rule that reads more of a kind than
 // lint.ReadsContent says fails here.
 //
-// And the same again with kustomize's builds taken from the cache, whose
-// objects are read for their identity too (the CLI's reads).
+// And the same again with kustomize's builds taken from the cache (the
+// CLI's reads).
 func TestIdentityOnlyLintsTheSame(t *testing.T) {
-	partial, cachedPartial := 0, 0
+	partial := 0
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
 			root := filepath.Join("testdata", "repos", f.repo)
@@ -44,17 +44,10 @@ func TestIdentityOnlyLintsTheSame(t *testing.T) {
 			cached, err := fluxbuild.ContextWithCache(t.Context(), t.TempDir())
 			require.NoError(t, err)
 			readIn(cached) // keeps the builds
-			fromCache, got := readIn(cached, fluxrepo.WithIdentityOnly(lint.ReadsContent))
+			_, got = readIn(cached, fluxrepo.WithIdentityOnly(lint.ReadsContent))
 			require.Equal(t, want.Findings, got.Findings, "from the cache")
 			require.Equal(t, want.Coverage, got.Coverage, "from the cache")
 			require.Equal(t, want.Summary(), got.Summary(), "from the cache")
-			for _, in := range fromCache.Inputs {
-				for _, o := range in.Objects {
-					if o.IdentityOnly && o.Built {
-						cachedPartial++
-					}
-				}
-			}
 			require.Len(t, light.Plan.Layers, len(whole.Plan.Layers))
 			before := partial
 			defer func() { t.Logf("%d read for their identity only", partial-before) }()
@@ -71,7 +64,6 @@ func TestIdentityOnlyLintsTheSame(t *testing.T) {
 		})
 	}
 	assert.Greater(t, partial, 15, "objects read for their identity only: the fixtures must have some")
-	assert.Greater(t, cachedPartial, 15, "objects of builds from the cache read for their identity only: the fixtures must have some")
 }
 
 // The same on a tree of plain directories whose objects the races are
