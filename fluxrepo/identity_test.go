@@ -35,7 +35,9 @@ func TestIdentityOnlyLintsTheSame(t *testing.T) {
 				require.NoError(t, err)
 				return repo, rep
 			}
-			read := func(more ...fluxrepo.Option) (*fluxrepo.Repository, *lint.Report) { return readIn(t.Context(), more...) }
+			read := func(more ...fluxrepo.Option) (*fluxrepo.Repository, *lint.Report) {
+				return readIn(t.Context(), more...)
+			}
 			whole, want := read()
 			light, got := read(fluxrepo.WithIdentityOnly(lint.ReadsContent))
 			require.Equal(t, want.Findings, got.Findings)
