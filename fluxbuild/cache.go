@@ -46,7 +46,8 @@ import (
 // A build that failed, or whose objects include a Secret with a value
 // that is neither SOPS ciphertext nor a 1Password reference (op://…,
 // which `op inject` resolves after the build: a secretGenerator's value,
-// or a Secret written in clear) is not kept: the cache holds no secret. Entries are written atomically, readable by their
+// or a Secret written in clear) is not kept: the cache holds no secret.
+// Entries are written atomically, readable by their
 // owner only; an entry that cannot be read is a miss (logged at debug
 // level with WithLogger); entries not used for 30 days are removed, at
 // most once a day. A build that ends after its ctx is done (its caller
