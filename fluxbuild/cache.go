@@ -311,7 +311,7 @@ func (e *cacheEntry) put(ress []*resource.Resource, objs []*Object, deprecated [
 		}
 		rel, ok := e.g.rec.rel(filepath.Join(dir, filepath.Base(e.g.kfile)))
 		if !ok {
-			e.debug("not kept: the kustomization file is outside the source", "root", e.root)
+			e.debug("not kept: the kustomization file's path cannot be recorded", "root", e.root)
 			return
 		}
 		data, err := os.ReadFile(e.g.kfile)
