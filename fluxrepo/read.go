@@ -27,6 +27,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/internal/stackpath"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/substitute"
 )
@@ -548,12 +549,14 @@ func (r *reader) expand() {
 			r.queue = r.queue[1:]
 			parent := r.layers[i]
 			var batch []pending
-			kss := make([]*kustomizev1.Kustomization, len(parent.Objects)) // nil: not a Kustomization
-			for j, o := range parent.Objects {
-				if k, ok := asKustomization(o); ok {
+			// nil: not a Kustomization. Decoded on every core: a home-ops
+			// cluster's apps layer applies a hundred or more.
+			kss := make([]*kustomizev1.Kustomization, len(parent.Objects))
+			parallel.For(len(parent.Objects), func(j int) {
+				if k, ok := asKustomization(parent.Objects[j]); ok {
 					kss[j] = k
 				}
-			}
+			})
 			subst := r.substituteAll(parent.Kustomization, parent.Objects, kss)
 			for j, o := range parent.Objects {
 				k := kss[j]
@@ -852,11 +855,7 @@ func asKustomization(o *fluxbuild.Object) (*kustomizev1.Kustomization, bool) {
 // as the API machinery does (from the node's values, without writing and
 // parsing YAML again).
 func decodeNode(n *yaml.Node, into any) error {
-	var m map[string]any
-	if err := n.Decode(&m); err != nil {
-		return err
-	}
-	j, err := json.Marshal(m)
+	j, err := yamlutil.JSON(n)
 	if err != nil {
 		return err
 	}
