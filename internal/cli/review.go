@@ -58,6 +58,12 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if err != nil {
 		return err
 	}
+	if f.debug {
+		// What the reads leave out as Flux does, and kustomize's
+		// warnings: logs, as for lint (stderr holds the summary line
+		// alone unless --debug).
+		readOpts = append(readOpts, fluxrepo.WithLogger(f.log))
+	}
 	opts := []review.Option{review.WithReadOptions(append(charts.readOptions(), readOpts...)...)}
 	if rf.all {
 		opts = append(opts, review.WithAll())
