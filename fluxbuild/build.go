@@ -131,7 +131,7 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 	if !preview {
 		needs = cfg.needs
 	}
-	g, err := generate(root, dir, ks, src, preview, needs)
+	g, err := generate(root, dir, ks, src, preview, needs, cfg.snapshot)
 	if g != nil && cfg.log != nil {
 		for _, l := range g.skipped {
 			cfg.log.Warn(l.why, "path", filepath.Join(src.Dir, filepath.FromSlash(l.rel)))

@@ -185,7 +185,7 @@ func (c *buildCache) entry(g *generated) *cacheEntry {
 	if err != nil {
 		return nil
 	}
-	dir, err := filepath.EvalSymlinks(g.dir)
+	dir, err := g.snap.evalSymlinks(g.dir)
 	if err != nil {
 		return nil
 	}
@@ -264,7 +264,7 @@ func (e *cacheEntry) get() ([]*resource.Resource, []*Object, bool) {
 			e.debug("ignoring an entry that cannot be read", "file", path, "err", err)
 			return nil, nil, false
 		}
-		if !replay(e.root, reads) {
+		if !replay(e.root, reads, e.g.snap) {
 			continue
 		}
 		ress, objs, deprecated, err := decodeBuild(v.build)

@@ -264,33 +264,32 @@ func (r *recordFS) cleanedAnswer(d filesys.ConfirmedDir, f string, err error) (s
 }
 
 // replay asks the disk under root the questions of reads and reports
-// whether every answer is the one recorded.
-func replay(root string, reads []fsRead) bool {
+// whether every answer is the one recorded; snap, when not nil, answers
+// those it was asked before.
+func replay(root string, reads []fsRead, snap *Snapshot) bool {
 	disk := filesys.MakeFsOnDisk()
 	check := &recordFS{FileSystem: disk, root: root, seen: map[string]bool{}}
 	for _, rd := range reads {
 		p := filepath.Join(root, filepath.FromSlash(rd.rel))
-		var got string
-		ok := true
-		switch rd.op {
-		case opRead:
-			data, err := disk.ReadFile(p)
-			got = fileAnswer(data, err)
-		case opExists:
-			got = boolAnswer(disk.Exists(p))
-		case opIsDir:
-			got = boolAnswer(disk.IsDir(p))
-		case opList:
-			got = listAnswer(disk.ReadDir(p))
-		case opGlob:
-			m, err := disk.Glob(p)
-			got, ok = check.globAnswer(m, err)
-		case opCleaned:
-			d, f, err := disk.CleanedAbs(p)
-			got, ok = check.cleanedAnswer(d, f, err)
-		default:
-			return false
-		}
+		got, ok := snap.answer(string(rd.op)+root+"\x00"+p, func() (string, bool) {
+			switch rd.op {
+			case opRead:
+				return fileAnswer(disk.ReadFile(p)), true
+			case opExists:
+				return boolAnswer(disk.Exists(p)), true
+			case opIsDir:
+				return boolAnswer(disk.IsDir(p)), true
+			case opList:
+				return listAnswer(disk.ReadDir(p)), true
+			case opGlob:
+				m, err := disk.Glob(p)
+				return check.globAnswer(m, err)
+			case opCleaned:
+				d, f, err := disk.CleanedAbs(p)
+				return check.cleanedAnswer(d, f, err)
+			}
+			return "", false
+		})
 		if !ok || got != rd.answer {
 			return false
 		}

@@ -32,7 +32,9 @@
 // kustomization and its place in the source, and taken only when every
 // file, listing and path the build read gives the same answer again, so a
 // base revision's tree and the working tree share their entries. It keeps
-// no Secret value and writes nothing without it.
+// no Secret value and writes nothing without it. WithSnapshot has the
+// builds of one read of a tree, which share components, folders and
+// .sourceignore files, ask the disk each of those questions once.
 //
 // Preview adds what the controller does after the build (postBuild
 // substitution, its labels, commonMetadata; package substitute) and prints

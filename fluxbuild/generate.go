@@ -57,6 +57,7 @@ type generated struct {
 	log        *slog.Logger
 	deprecated []deprecation
 	cache      *buildCache // kustomize's builds, kept (WithCache), or nil
+	snap       *Snapshot   // what the disk answered before (WithSnapshot), or nil
 	// cancelled reports whether the build's ctx is done: a build whose
 	// caller stopped waiting for it is not kept.
 	cancelled func() bool
@@ -94,8 +95,8 @@ type file struct {
 // components, images and buildMetadata into the kustomization.
 //
 // With needs set, objects are read as WithIdentityOnly says.
-func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepData bool, needs func(apiVersion, kind string) bool) (*generated, error) {
-	g := &generated{root: root, dir: dir, keepData: keepData, needs: needs}
+func generate(root, dir string, ks *kustomizev1.Kustomization, src Source, keepData bool, needs func(apiVersion, kind string) bool, snap *Snapshot) (*generated, error) {
+	g := &generated{root: root, dir: dir, keepData: keepData, needs: needs, snap: snap}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
@@ -165,7 +166,7 @@ func (g *generated) ignorePatterns(ignore string) ([]gitignore.Pattern, error) {
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	for i := 0; ; i++ {
-		more, err := sourceignore.ReadIgnoreFile(filepath.Join(d, sourceignore.IgnoreFile), strings.Split(d, string(filepath.Separator)))
+		more, err := g.snap.readIgnoreFile(d)
 		if err != nil {
 			return nil, err
 		}
@@ -187,7 +188,7 @@ func (g *generated) scan(dir string, entries []fs.DirEntry, patterns []gitignore
 	var walk func(dir string, entries []fs.DirEntry) error
 	walk = func(dir string, entries []fs.DirEntry) error {
 		if dir != g.dir && slices.ContainsFunc(entries, func(e fs.DirEntry) bool { return e.Name() == sourceignore.IgnoreFile }) {
-			more, err := sourceignore.ReadIgnoreFile(filepath.Join(dir, sourceignore.IgnoreFile), strings.Split(dir, string(filepath.Separator)))
+			more, err := g.snap.readIgnoreFile(dir)
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,9 @@ type config struct {
 	needs func(apiVersion, kind string) bool
 	// cacheDir, when set, keeps kustomize's builds there (WithCache).
 	cacheDir string
+	// snapshot, when set, answers what the disk answered before
+	// (WithSnapshot).
+	snapshot *Snapshot
 }
 
 type funcOption func(*config) error

@@ -97,7 +97,7 @@ func TestOrderMatchesOrigins(t *testing.T) {
 			ks := &kustomizev1.Kustomization{Spec: tt.ks}
 			ks.Spec.Path = "layer"
 			build := func(trackOrigins bool) (bool, []string, []string, error) {
-				g, err := generate(root, dir, ks, Source{}, true, nil)
+				g, err := generate(root, dir, ks, Source{}, true, nil, nil)
 				require.NoError(t, err)
 				require.False(t, g.plain, "the fixture must take the kustomize path")
 				order := g.sourceOrder(&lineIndex{root: root, files: map[string][]*sourceLine{}})

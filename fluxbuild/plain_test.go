@@ -52,7 +52,7 @@ func readAll(t *testing.T, files map[string]string) (fast, built, flux result) {
 	ks := &kustomizev1.Kustomization{Spec: kustomizev1.KustomizationSpec{Path: "layer"}}
 	objs, err := Build(t.Context(), Source{Dir: root}, ks)
 	fast = result{idsOf(objs), err}
-	if g, err := generate(root, dir, ks, Source{}, false, nil); err != nil {
+	if g, err := generate(root, dir, ks, Source{}, false, nil, nil); err != nil {
 		built.err = err
 	} else {
 		require.True(t, g.plain, "the fixture must take the fast path")
@@ -257,7 +257,7 @@ func TestGenerateMatchesFlux(t *testing.T) {
 	}
 	require.NoError(t, os.Symlink("target.txt", filepath.Join(root, "linked", "Kustomization")))
 
-	g, err := generate(root, root, &kustomizev1.Kustomization{}, Source{}, false, nil)
+	g, err := generate(root, root, &kustomizev1.Kustomization{}, Source{}, false, nil, nil)
 	require.NoError(t, err)
 	assert.False(t, g.found)
 	assert.False(t, g.plain, "a subdirectory has its own kustomization")
@@ -275,7 +275,7 @@ func TestGenerateMatchesFlux(t *testing.T) {
 	require.NoError(t, sigyaml.Unmarshal(manifest, &k))
 	assert.Equal(t, k.Resources, got)
 
-	g, err = generate(root, filepath.Join(root, "linked"), &kustomizev1.Kustomization{}, Source{}, false, nil)
+	g, err = generate(root, filepath.Join(root, "linked"), &kustomizev1.Kustomization{}, Source{}, false, nil, nil)
 	require.NoError(t, err)
 	assert.True(t, g.found)
 	assert.Equal(t, filepath.Join(root, "linked", "Kustomization"), g.kfile, "a symbolic link to a file is a kustomization file")

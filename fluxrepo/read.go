@@ -251,7 +251,7 @@ func Read(ctx context.Context, entry string, opts ...Option) (*Repository, error
 			return nil, err
 		}
 	}
-	r := &reader{ctx: ctx, cfg: cfg, root: root, byName: map[string]int{}, generators: map[string]*generator{}}
+	r := &reader{ctx: ctx, cfg: cfg, root: root, byName: map[string]int{}, generators: map[string]*generator{}, snap: fluxbuild.NewSnapshot()}
 	repo := &Repository{Root: root, Entry: filepath.ToSlash(rel), RootInferred: cfg.root == ""}
 	if err := r.readEntry(absEntry, filepath.ToSlash(rel), fi.IsDir()); err != nil {
 		return nil, err
@@ -402,8 +402,11 @@ type reader struct {
 	multitenant bool
 
 	generators map[string]*generator // ExternalArtifact ns/name → what makes it
-	temps      []string              // laid-out artifacts, removed by Close
-	instance   *instanceSync         // the FluxInstance the entry point holds (or cfg.instance), if any
+	// snap is what the read's builds learn of the disk: the layers share
+	// components, folders and .sourceignore files, asked once.
+	snap       *fluxbuild.Snapshot
+	temps      []string      // laid-out artifacts, removed by Close
+	instance   *instanceSync // the FluxInstance the entry point holds (or cfg.instance), if any
 	built      map[string]fluxbuild.Source
 	sourceObjs []*fluxbuild.Object // ConfigMaps and Secrets of the tree, for substitution
 	decodeMu   sync.Mutex
@@ -426,7 +429,7 @@ func (r *reader) note(kind NoteKind, o *fluxbuild.Object, format string, args ..
 
 // buildOptions are the options of every build of the tree.
 func (r *reader) buildOptions() []fluxbuild.Option {
-	var opts []fluxbuild.Option
+	opts := []fluxbuild.Option{fluxbuild.WithSnapshot(r.snap)}
 	if r.cfg.log != nil {
 		opts = append(opts, fluxbuild.WithLogger(r.cfg.log))
 	}
