@@ -105,7 +105,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 				continue
 			}
 		}
-		switch elsewhere := l.crdReleasesElsewhere(ly); {
+		switch {
 		case len(others) > 0 && sameRelease != nil:
 			// Not a deadlock: the other layer may bring the CRD first.
 			l.objEdge(RuleCRDOrder, ly, o, others, "the CRD of %s (%s) is in layer %s, which this layer does not depend on; %s of this layer installs it too, but only once the layer is applied, which its custom resources hold up until the CRD exists", o.Kind, o.group(), names(others), sameRelease.ref())
@@ -119,7 +119,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 		case l.assumedCRDLayer(ly, o.group()) != nil:
 			other, hr := l.assumedCRDLayer(ly, o.group()), l.assumedCRDRelease(l.assumedCRDLayer(ly, o.group()), o.group())
 			l.objFinding(RuleCRDOrder, ly, o, "the CRDs of %s come from %s in layer %q (assumed from fluxpack's table of known operators, as lint could not render the chart: %v), which this layer does not depend on: depend on it, or declare the group as existing before Flux (%s)", o.group(), hr.ref(), other.Name, hr.chartErr, l.existingAdvice("existingAPIGroups"))
-		case len(elsewhere) > 0, len(ly.unrendered) > 0, l.anyUnknown():
+		case l.crdReleaseElsewhere(ly), len(ly.unrendered) > 0, l.anyUnknown():
 			// A chart lint could not render (in this layer or another) or
 			// a layer it could not read may bring the CRD, or it may exist
 			// before Flux: lint cannot tell a race from no problem, and
@@ -261,17 +261,13 @@ func tiedTo(hr *object, group string) bool {
 	})
 }
 
-// crdReleasesElsewhere names the layers, other than ly and those applied
-// before it, that install a chart lint could not render and that may
+// crdReleaseElsewhere reports whether a layer other than ly and those
+// applied before it installs a chart lint could not render, which may
 // install CRDs.
-func (l *linter) crdReleasesElsewhere(ly *lintLayer) []string {
-	var out []string
-	for _, other := range l.layers {
-		if len(other.unrendered) > 0 && other != ly && !ly.applied.has(other.index) {
-			out = append(out, fmt.Sprintf("%q (%s)", other.Name, other.unrendered[0].ref()))
-		}
-	}
-	return out
+func (l *linter) crdReleaseElsewhere(ly *lintLayer) bool {
+	return slices.ContainsFunc(l.layers, func(other *lintLayer) bool {
+		return len(other.unrendered) > 0 && other != ly && !ly.applied.has(other.index)
+	})
 }
 
 // operatorsFor returns the layers that serve admission webhooks for the
