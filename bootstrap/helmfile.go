@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -33,18 +34,36 @@ type Release struct {
 // action within a line read as a value nobody writes), as far as YAML
 // then allows. A templated chart falls back on the release's name, a
 // templated namespace is not known.
+//
+// A file read before with the same content is not parsed again: a lint of
+// each side of a review, and its chart rendering, read the same helmfiles.
 func ReadHelmfile(file string) (releases []Release, crdsOnly bool, err error) {
 	data, err := inputfile.Read(file)
 	if err != nil {
 		return nil, false, err
 	}
+	key := file + "\x00" + string(data)
+	if v, ok := helmfiles.Load(key); ok {
+		h := v.(helmfileRead)
+		return slices.Clone(h.releases), h.crdsOnly, h.err
+	}
 	releases, crdsOnly, err = readHelmfile(file, string(data))
 	if err != nil && strings.Contains(string(data), "{{") {
 		if r, c, err2 := readHelmfile(file, ExpandTemplate(string(data))); err2 == nil {
-			return r, c, nil
+			releases, crdsOnly, err = r, c, nil
 		}
 	}
+	helmfiles.Store(key, helmfileRead{slices.Clone(releases), crdsOnly, err})
 	return releases, crdsOnly, err
+}
+
+// helmfiles are the helmfiles read, by file and content.
+var helmfiles sync.Map
+
+type helmfileRead struct {
+	releases []Release
+	crdsOnly bool
+	err      error
 }
 
 // templated reports whether a value holds a template action.

@@ -91,3 +91,31 @@ func TestHelmfilesTemplated(t *testing.T) {
 	write("kubernetes/flux/cluster/ks.yaml", "{}\n")
 	assert.ElementsMatch(t, []string{top, apps}, bootstrap.Helmfiles(root, filepath.Join(root, "kubernetes", "flux", "cluster")))
 }
+
+// A helmfile read again gives what its content says now: the same content
+// gives the same releases (a caller's change to them stays the caller's),
+// another content its own, and a file no longer YAML its error.
+func TestReadHelmfileAgain(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "helmfile.yaml")
+	write := func(s string) { require.NoError(t, os.WriteFile(f, []byte(s), 0o600)) }
+	write("releases:\n  - name: a\n    namespace: x\n    chart: repo/a\n")
+	first, _, err := bootstrap.ReadHelmfile(f)
+	require.NoError(t, err)
+	first[0].Chart = "changed by the caller"
+	for range 2 {
+		again, _, err := bootstrap.ReadHelmfile(f)
+		require.NoError(t, err)
+		assert.Equal(t, []bootstrap.Release{{File: f, Chart: "a", Namespace: "x"}}, again)
+		again[0].Chart = "changed by the caller"
+	}
+
+	write("helmDefaults:\n  args: [--include-crds]\nreleases:\n  - name: b\n    namespace: y\n    chart: repo/b\n")
+	changed, crdsOnly, err := bootstrap.ReadHelmfile(f)
+	require.NoError(t, err)
+	assert.True(t, crdsOnly)
+	assert.Equal(t, []bootstrap.Release{{File: f, Chart: "b"}}, changed, "rendered for its CRDs only: no namespace made")
+
+	write("releases: [\n")
+	_, _, err = bootstrap.ReadHelmfile(f)
+	assert.Error(t, err)
+}
