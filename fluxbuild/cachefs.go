@@ -271,6 +271,8 @@ func replay(root string, reads []fsRead, snap *Snapshot) bool {
 	check := &recordFS{FileSystem: disk, root: root, seen: map[string]bool{}}
 	for _, rd := range reads {
 		p := filepath.Join(root, filepath.FromSlash(rd.rel))
+		// The root is in the key: a glob's and CleanedAbs's answers are
+		// relative to it, and two roots reach the same p through `..`.
 		got, ok := snap.answer(string(rd.op)+root+"\x00"+p, func() (string, bool) {
 			switch rd.op {
 			case opRead:

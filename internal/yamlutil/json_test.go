@@ -75,9 +75,9 @@ func TestJSONIsTheLibrarys(t *testing.T) {
 
 // TestJSONOfEveryTestdataDocument holds JSON to the library on every
 // document of the repository's test data (the shapes the fixtures model
-// on public Flux repositories), and counts those written directly.
+// on public Flux repositories).
 func TestJSONOfEveryTestdataDocument(t *testing.T) {
-	var docs, direct int
+	var docs, same int
 	err := filepath.WalkDir("../..", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -106,11 +106,11 @@ func TestJSONOfEveryTestdataDocument(t *testing.T) {
 				continue
 			}
 			if assert.NoError(t, err, "%s line %d", p, doc.Line) && assert.Equal(t, string(want), string(got), "%s line %d", p, doc.Line) {
-				direct++
+				same++
 			}
 		}
 	})
 	require.NoError(t, err)
 	require.Greater(t, docs, 500, "the test data this test reads")
-	t.Logf("%d documents, %d the same", docs, direct)
+	t.Logf("%d documents, %d the same", docs, same)
 }
