@@ -159,12 +159,15 @@ func (l *linter) checkVariables(ctx context.Context) error {
 		docs := docsOf(c.ly, c.post)
 		c.findings = substitute.CheckDocs(docs, c.avail.Available)
 		if c.avail.substitutes() {
-			c.vars = varsOf(docs)
+			c.vars = slices.DeleteFunc(varsOf(docs), func(v string) bool { return fails(c.findings, c.avail, v) })
 		}
 	})
 	// The variables the layers with postBuild substitute, and in which
 	// layers: a variable of the platform by its use, whatever provides it
-	// (a ConfigMap Terraform makes, say, which lint cannot read).
+	// (a ConfigMap Terraform makes, say, which lint cannot read). A use
+	// Flux fails on is no such sign: that layer substitutes nothing, and
+	// the text may be meant for another tool (a Grafana dashboard's
+	// ${DS_PROMETHEUS}), as the layers without postBuild apply it.
 	substitutedIn := map[string][]*lintLayer{}
 	for _, c := range checks {
 		for _, v := range c.vars {
@@ -189,7 +192,7 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			if sf.Severity == substitute.SeverityHint {
 				continue
 			}
-			if avail.open && sf.Severity == substitute.SeverityError && sf.Var != "" && !avail.has(sf.Var) {
+			if excused(sf, avail) {
 				continue // it may be a key of a source lint cannot see into
 			}
 			f := Finding{Rule: RuleVariables, Layer: ly.Name, Object: sf.Object, File: sf.File, Line: sf.Line, Message: sf.Message}
@@ -323,6 +326,21 @@ func varsOf(docs []substitute.Doc) []string {
 		}
 	}
 	return sortedKeys(seen)
+}
+
+// excused reports whether sf, an error about a variable, may not be one:
+// the variable may be a key of a substituteFrom source lint cannot see
+// into.
+func excused(sf substitute.Finding, a avail) bool {
+	return a.open && sf.Severity == substitute.SeverityError && sf.Var != "" && !a.has(sf.Var)
+}
+
+// fails reports whether Flux fails the layer on a use of the variable v
+// (findings are its uses' findings, a what its postBuild provides).
+func fails(findings []substitute.Finding, a avail, v string) bool {
+	return slices.ContainsFunc(findings, func(sf substitute.Finding) bool {
+		return sf.Var == v && sf.Severity == substitute.SeverityError && !excused(sf, a)
+	})
 }
 
 // substitutes reports whether Flux substitutes with what the postBuild

@@ -284,6 +284,38 @@ func TestNoPostBuildByUse(t *testing.T) {
 	}, f.Places, "every use of ${cluster_name} in the layer")
 }
 
+// TestNoPostBuildNotFromFailingUses: a layer whose postBuild does not
+// provide ${DS_PROMETHEUS} (a Grafana dashboard's variable) and has no
+// default for it fails in Flux, and that is its finding; it is no sign
+// that the platform substitutes DS_PROMETHEUS, so the layers without
+// postBuild, which apply the dashboard's text as written, have none.
+// Found on a public home-ops repository (5 false no-postbuild lines).
+func TestNoPostBuildNotFromFailingUses(t *testing.T) {
+	dashboard := func(name string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n  namespace: default\ndata:\n  dashboard.json: '{\"uid\": \"${DS_PROMETHEUS}\"}'\n"
+	}
+	files := map[string]string{
+		"litellm/cm.yaml":  dashboard("litellm-dashboard"),
+		"exporter/cm.yaml": dashboard("exporter-dashboard"),
+	}
+	b := stack().
+		Layer("litellm", layering.Path("./litellm"), layering.Substitute(map[string]string{"APP": "litellm"})).
+		Then("exporter", layering.Path("./exporter"))
+	got := lintStack(t, b, files)
+	require.Len(t, got, 1, "lint: one finding, got %v", got)
+	assert.Equal(t, lint.RuleVariables, got[0].Rule)
+	assert.Equal(t, "litellm", got[0].Layer)
+	assert.Contains(t, got[0].Message, `variable "DS_PROMETHEUS" is not set and has no default`)
+
+	// Where the use does not fail (a default), the layer substitutes it,
+	// and the layer without postBuild is told.
+	files["litellm/cm.yaml"] = strings.Replace(files["litellm/cm.yaml"], "${DS_PROMETHEUS}", "${DS_PROMETHEUS:=prometheus}", 1)
+	got = lintStack(t, b, files)
+	require.Len(t, got, 1, "lint: one finding, got %v", got)
+	assert.Equal(t, lint.RuleNoPostBuild, got[0].Rule)
+	assert.Equal(t, "exporter", got[0].Layer)
+}
+
 // A mutating webhook on Kustomizations in the tree (xunholy's
 // kustomize-mutating-webhook, which gives every Kustomization the cluster's
 // variables; or any MutatingWebhookConfiguration taking kustomizations) may
