@@ -12,10 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fluxcd/pkg/envsubst"
 	"github.com/fluxcd/pkg/envsubst/parse"
 	"go.yaml.in/yaml/v3"
-	sigyaml "sigs.k8s.io/yaml"
 
 	"github.com/fluxpack/fluxpack/internal/suggest"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
@@ -486,48 +484,6 @@ func clip(s string) string {
 		return s[:40] + "…"
 	}
 	return s
-}
-
-// checkRetyping substitutes the known values into the scalar value as Flux
-// would (after re-serialising it) and reads it back with YAML 1.1. The
-// finding it returns names the variable, not the file, line or object.
-func checkRetyping(value, name string, avail Available) *Finding {
-	want, err := envsubst.Eval(value, func(name string) (string, bool) {
-		v, _, ok := avail.has(name)
-		return v, ok
-	})
-	if err != nil {
-		return nil
-	}
-	// How Flux re-serialises the string, then substitutes in the text.
-	reser, err := sigyaml.Marshal(map[string]string{"k": value})
-	if err != nil {
-		return nil
-	}
-	substituted, err := envsubst.Eval(string(reser), func(name string) (string, bool) {
-		v, _, ok := avail.has(name)
-		return v, ok
-	})
-	if err != nil {
-		return nil
-	}
-	f := &Finding{Var: name}
-	var got map[string]any
-	if err := sigyaml.Unmarshal([]byte(substituted), &got); err != nil {
-		f.Severity = SeverityError
-		f.Message = fmt.Sprintf("the value of ${%s} breaks the YAML once substituted unquoted (%s), so Flux fails the Kustomization; write ${quote}${%s}${quote} with substitute: {quote: '\"'}", name, short(err), name)
-		return f
-	}
-	v := got["k"]
-	if s, ok := v.(string); ok && s == want {
-		return nil
-	}
-	if b, err := json.Marshal(v); err == nil && string(b) == want {
-		return nil // "3" → 3, "true" → true: the text survives
-	}
-	f.Severity = SeverityWarning
-	f.Message = fmt.Sprintf("YAML 1.1 reads the substituted value %q as %s; if a string is meant, write ${quote}${%s}${quote} with substitute: {quote: '\"'}", want, describeValue(v), name)
-	return f
 }
 
 func short(err error) string {

@@ -1,0 +1,49 @@
+package substitute
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRetypingKeepsEachAnswer: the retyping check keeps what its YAML
+// steps answered, each by its own text, so the same value with other
+// variable values gets its own answer, in any order, and a value asked
+// again is not re-serialised again.
+func TestRetypingKeepsEachAnswer(t *testing.T) {
+	value := "${retype_test_n}"
+	want := map[string]Severity{"3": "", "yes": SeverityWarning, "a: b": SeverityError, "abc": "", "0123": SeverityWarning}
+	for range 2 {
+		for v, sev := range want {
+			f := checkRetyping(value, "retype_test_n", Available{Values: map[string]string{"retype_test_n": v}})
+			if sev == "" {
+				assert.Nil(t, f, "%q", v)
+				continue
+			}
+			require.NotNil(t, f, "%q", v)
+			assert.Equal(t, sev, f.Severity, "%q: %s", v, f.Message)
+		}
+	}
+	_, kept := reserialised.m.Load(value)
+	assert.True(t, kept, "the re-serialised value is kept")
+	_, kept = readBack.m.Load("k: yes\n")
+	assert.True(t, kept, "the substituted text read back is kept")
+}
+
+// TestTextMemoIsBounded: a memo keeps at most textMemoMax answers, and
+// answers every text still.
+func TestTextMemoIsBounded(t *testing.T) {
+	var m textMemo
+	calls := 0
+	f := func(s string) parsed { calls++; return parsed{v: s} }
+	for i := range textMemoMax + 10 {
+		assert.Equal(t, strconv.Itoa(i), m.get(strconv.Itoa(i), f).v)
+	}
+	assert.Equal(t, int64(textMemoMax), m.n.Load())
+	m.get("0", f)
+	assert.Equal(t, textMemoMax+10, calls, "a kept answer is not asked again")
+	m.get(strconv.Itoa(textMemoMax+5), f)
+	assert.Equal(t, textMemoMax+11, calls, "one not kept is")
+}
