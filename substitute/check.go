@@ -197,12 +197,10 @@ func (u *Uses) Vars() []string {
 		if !strings.Contains(s.n.Value, "${") {
 			continue
 		}
-		tree, err := parse.Parse(s.n.Value)
+		rs, err := referenced(s.n.Value)
 		if err != nil {
 			continue
 		}
-		var rs []ref
-		refs(tree.Root, &rs)
 		for _, r := range rs {
 			seen[r.name] = true
 		}
@@ -433,14 +431,12 @@ func (c *checker) checkScalar(path, obj string, n *yaml.Node, isKey bool) []Find
 			}
 		}
 	}
-	tree, err := parse.Parse(n.Value)
+	rs, err := referenced(n.Value)
 	if err != nil {
 		i := strings.Index(n.Value, "${")
 		add(lineOf(n, "${"), "", SeverityError, "Flux cannot parse %q: %v (variable names are letters, digits and _; escape a literal ${ as $${)", clip(n.Value[max(i, 0):]), err)
 		return out
 	}
-	var rs []ref
-	refs(tree.Root, &rs)
 	if len(rs) == 0 {
 		return out
 	}

@@ -3,8 +3,6 @@ package substitute
 import (
 	"encoding/json"
 	"fmt"
-	"sync"
-	"sync/atomic"
 
 	"github.com/fluxcd/pkg/envsubst"
 	sigyaml "sigs.k8s.io/yaml"
@@ -60,14 +58,6 @@ func checkRetyping(value, name string, avail Available) *Finding {
 	return f
 }
 
-// parsed is what re-serialising a value, or reading a text back, gave.
-// Its v is shared by every check that asks again: it is read, never
-// changed.
-type parsed struct {
-	v   any
-	err error
-}
-
 // The answers of the two YAML steps of checkRetyping, each a function of
 // its text alone, kept for every check of the process: a platform's
 // layers repeat their values (${APP}-volsync in each app's layer), and a
@@ -75,27 +65,3 @@ type parsed struct {
 // microseconds each (JSON and YAML 1.1, there and back), which hundreds
 // of values made the most of linting some repositories.
 var reserialised, readBack textMemo
-
-// textMemoMax bounds what a textMemo keeps, so that a process that checks
-// without end (a library's user) does not grow without end.
-const textMemoMax = 1 << 14
-
-// textMemo keeps the answers of a function of a string, up to textMemoMax
-// of them.
-type textMemo struct {
-	m sync.Map // text → parsed
-	n atomic.Int64
-}
-
-func (m *textMemo) get(text string, f func(string) parsed) parsed {
-	if p, ok := m.m.Load(text); ok {
-		return p.(parsed)
-	}
-	p := f(text)
-	if m.n.Load() < textMemoMax {
-		if _, loaded := m.m.LoadOrStore(text, p); !loaded {
-			m.n.Add(1)
-		}
-	}
-	return p
-}

@@ -1,7 +1,6 @@
 package substitute
 
 import (
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,20 +29,4 @@ func TestRetypingKeepsEachAnswer(t *testing.T) {
 	assert.True(t, kept, "the re-serialised value is kept")
 	_, kept = readBack.m.Load("k: yes\n")
 	assert.True(t, kept, "the substituted text read back is kept")
-}
-
-// TestTextMemoIsBounded: a memo keeps at most textMemoMax answers, and
-// answers every text still.
-func TestTextMemoIsBounded(t *testing.T) {
-	var m textMemo
-	calls := 0
-	f := func(s string) parsed { calls++; return parsed{v: s} }
-	for i := range textMemoMax + 10 {
-		assert.Equal(t, strconv.Itoa(i), m.get(strconv.Itoa(i), f).v)
-	}
-	assert.Equal(t, int64(textMemoMax), m.n.Load())
-	m.get("0", f)
-	assert.Equal(t, textMemoMax+10, calls, "a kept answer is not asked again")
-	m.get(strconv.Itoa(textMemoMax+5), f)
-	assert.Equal(t, textMemoMax+11, calls, "one not kept is")
 }
