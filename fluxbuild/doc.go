@@ -55,7 +55,8 @@
 //
 // The package reads files and never writes or touches the network or a
 // cluster: a kustomization entry kustomize would fetch is an error
-// (ErrRemote), a chart is never downloaded (a chart that is not where it
+// (ErrRemote), as is a file a kustomization names by a URL, which
+// kustomize would download (ErrRemoteFile), a chart is never downloaded (a chart that is not where it
 // was said to be wraps ErrChartNotFound), and templates that look the
 // cluster up see nothing. Options given a value they cannot use fail with
 // ErrInvalidOption. Problems in a file are *FileError with the line.

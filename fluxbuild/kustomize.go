@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	neturl "net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -31,6 +32,13 @@ import (
 // kustomize would fetch from the network (a URL, a git repository): the
 // build is offline, so it is refused instead of fetched.
 var ErrRemote = errors.New("remote resources are not read: fluxpack builds offline")
+
+// ErrRemoteFile is wrapped, with ErrRemote, by the error about a file a
+// kustomization names by an http(s) URL (a generator's source, a patch):
+// kustomize's file loader downloads it, in kustomize-controller too, whose
+// --no-remote-bases limits the filesystem kustomize reads, not those
+// downloads.
+var ErrRemoteFile = fmt.Errorf("a file kustomize downloads: %w", ErrRemote)
 
 // kustomizeMu guards kustomize's global state. kustomize keeps the OpenAPI
 // schema in globals, which Flux guards by serialising every build
@@ -358,6 +366,9 @@ func checkLocal(root, dir string, k *kustypes.Kustomization, kfile string, seen 
 			info.deprecated = append(info.deprecated, deprecation{file: relSlash(root, kfile), warning: msg})
 		}
 	}
+	if field, url := remoteFile(k); url != "" {
+		return fmt.Errorf("%s: %s %q: %w", relSlash(root, kfile), field, url, ErrRemoteFile)
+	}
 	entries := slices.Concat(k.Resources, k.Components, k.Bases) //nolint:staticcheck // Bases still builds
 	for _, e := range entries {
 		if looksRemote(e) {
@@ -399,6 +410,71 @@ func checkLocal(root, dir string, k *kustypes.Kustomization, kfile string, seen 
 		}
 	}
 	return nil
+}
+
+// remoteFile returns the first file k names that kustomize would download
+// (its loader fetches every http and https URL it is asked to load), and
+// the field naming it: a generator's file or env source, a patch, a
+// replacement, an OpenAPI schema, CRDs, transformer configurations; or a
+// generator, transformer or validator entry kustomize would fetch as a
+// resource. None: "", "".
+func remoteFile(k *kustypes.Kustomization) (field, url string) {
+	isURL := func(p string) bool {
+		u, err := neturl.Parse(p)
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https")
+	}
+	sources := func(kind string, g kustypes.GeneratorArgs) (string, string) {
+		for _, f := range g.FileSources {
+			if _, p, ok := strings.Cut(f, "="); ok && isURL(p) || isURL(f) {
+				return kind + " file", f
+			}
+		}
+		for _, e := range append(slices.Clone(g.EnvSources), g.EnvSource) { //nolint:staticcheck // EnvSource still builds
+			if isURL(e) {
+				return kind + " env", e
+			}
+		}
+		return "", ""
+	}
+	for _, g := range k.ConfigMapGenerator {
+		if field, url := sources("configMapGenerator", g.GeneratorArgs); url != "" {
+			return field, url
+		}
+	}
+	for _, g := range k.SecretGenerator {
+		if field, url := sources("secretGenerator", g.GeneratorArgs); url != "" {
+			return field, url
+		}
+	}
+	for _, p := range slices.Concat(k.Patches, k.PatchesJson6902) { //nolint:staticcheck // patchesJson6902 still builds
+		if isURL(p.Path) {
+			return "patch", p.Path
+		}
+	}
+	for _, p := range k.PatchesStrategicMerge { //nolint:staticcheck // patchesStrategicMerge still builds
+		if isURL(string(p)) {
+			return "patch", string(p)
+		}
+	}
+	for _, r := range k.Replacements {
+		if isURL(r.Path) {
+			return "replacement", r.Path
+		}
+	}
+	if p := k.OpenAPI["path"]; isURL(p) {
+		return "openapi", p
+	}
+	for _, p := range slices.Concat(k.Crds, k.Configurations) {
+		if isURL(p) {
+			return "file", p
+		}
+	}
+	for _, e := range slices.Concat(k.Generators, k.Transformers, k.Validators) {
+		if !strings.Contains(e, "\n") && looksRemote(e) { // not an inline configuration
+			return "plugin", e
+		}
+	}
+	return "", ""
 }
 
 // looksRemote is true for what kustomize reads as a URL or a git

@@ -978,7 +978,7 @@ func (l *linter) load(ctx context.Context) error {
 func (l *linter) take(ly *lintLayer, objs []*fluxbuild.Object, err error) {
 	if err != nil {
 		ly.unknown = true
-		if errors.Is(err, fluxbuild.ErrRemote) && !l.cfg.noRemoteBases {
+		if errors.Is(err, fluxbuild.ErrRemote) && (!l.cfg.noRemoteBases || errors.Is(err, fluxbuild.ErrRemoteFile)) {
 			// kustomize-controller fetches it: not a failure, a gap.
 			ly.remote = err.Error()
 			return

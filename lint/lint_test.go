@@ -487,6 +487,35 @@ func TestLintNeverTouchesTheNetwork(t *testing.T) {
 	assert.Zero(t, calls.Load(), "lint made a request")
 }
 
+// A file a kustomization names by a URL (a generator's source, here) is
+// downloaded by kustomize in kustomize-controller, with --no-remote-bases
+// too: the layer is a gap either way, never a finding, and the server is
+// never called.
+func TestLintRemoteFileIsAGap(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		calls.Add(1)
+		_, _ = w.Write([]byte("{}"))
+	}))
+	t.Cleanup(srv.Close)
+	files := map[string]string{
+		"monitoring/kustomization.yaml": "configMapGenerator:\n- name: dashboards\n  files: [cluster.json=" + srv.URL + "/cluster.json]\n",
+		"apps/deploy.yaml":              deployYAML,
+	}
+	b := stack().Layer("monitoring", layering.Path("./monitoring")).Then("apps", layering.Path("./apps"))
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, files)
+	for _, opts := range [][]lint.Option{nil, {lint.WithNoRemoteBases()}} {
+		rep, err := lint.Stack(t.Context(), b, dir, opts...)
+		require.NoError(t, err)
+		assert.Empty(t, failing(rep))
+		require.Len(t, rep.Coverage, 1, "%+v", rep.Coverage)
+		assert.Equal(t, lint.CoverageRemote, rep.Coverage[0].Cause)
+		assert.Contains(t, rep.Coverage[0].Missing[0], "monitoring/kustomization.yaml: configMapGenerator file")
+	}
+	assert.Zero(t, calls.Load(), "lint made a request")
+}
+
 func TestLintClean(t *testing.T) {
 	b := stack().
 		Layer("namespaces", layering.Path("./namespaces")).
