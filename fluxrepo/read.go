@@ -566,27 +566,33 @@ func (r *reader) expand() {
 				if k == nil {
 					continue
 				}
-				if j, dup := r.byName[r.layerName(k)]; dup {
-					if first := r.layers[j]; first.File != o.File || first.Line != o.Line {
-						// Another object with the same name: a graph
-						// finding of lint (not followed again).
-						r.layers = append(r.layers, layer{Layer: layering.Layer{Name: first.Name, Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)}})
-					} else if first.Parent != parent.Name && j != i {
-						r.note(NoteGraph, o, "%s is applied by two Kustomizations, %s and %s: they fight over it", kustomizationRef(k), first.Parent, parent.Name)
-					}
-					continue
-				}
-				if slices.ContainsFunc(batch, func(p pending) bool { return r.layerName(p.ks) == r.layerName(k) }) {
-					r.layers = append(r.layers, layer{Layer: layering.Layer{Name: r.layerName(k), Kustomization: k, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(k)}})
-					continue
-				}
+				// As applied: ${APP}-db under two apps is two layers.
 				ks := k
+				var substErr error
 				if subst != nil {
 					if sub := subst[j]; sub.err != nil {
-						r.note(NoteVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), sub.err)
+						substErr = sub.err
 					} else if sub.ks != nil {
 						ks = sub.ks
 					}
+				}
+				name := r.layerName(ks)
+				if j, dup := r.byName[name]; dup {
+					if first := r.layers[j]; first.File != o.File || first.Line != o.Line {
+						// Another object with the same name: a graph
+						// finding of lint (not followed again).
+						r.layers = append(r.layers, layer{Layer: layering.Layer{Name: first.Name, Kustomization: ks, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(ks)}})
+					} else if first.Parent != parent.Name && j != i {
+						r.note(NoteGraph, o, "%s is applied by two Kustomizations, %s and %s: they fight over it", kustomizationRef(ks), first.Parent, parent.Name)
+					}
+					continue
+				}
+				if slices.ContainsFunc(batch, func(p pending) bool { return r.layerName(p.ks) == name }) {
+					r.layers = append(r.layers, layer{Layer: layering.Layer{Name: name, Kustomization: ks, File: o.File, Line: o.Line, Parent: parent.Name, DependsOn: r.dependsOn(ks)}})
+					continue
+				}
+				if substErr != nil {
+					r.note(NoteVariables, o, "%s: substituting its parent's variables: %v", kustomizationRef(k), substErr)
 				}
 				batch = append(batch, pending{ks: ks, obj: o, parent: parent.Name})
 			}
@@ -919,11 +925,14 @@ type substituted struct {
 // substituteAll applies the parent's postBuild to the Kustomization
 // objects it applies, as kustomize-controller does, when every variable an
 // object uses has a known value (inline, or from the ConfigMaps and
-// Secrets of the tree); otherwise the object stays as written. kss are
-// objs decoded (nil where not a Kustomization); the result is aligned with
-// objs, or nil when nothing is substituted. One Substituter serves the
-// parent's objects, substituted on every core: a home-ops cluster's apps
-// Kustomization applies a hundred or more, each naming ${APP}.
+// Secrets of the tree); otherwise the object stays as written but for its
+// name and namespace, when those use only variables the postBuild sets
+// inline (namedAsApplied): the names the platform's layers get, so that
+// ${APP}-db applied by two apps is two layers, not one applied twice. kss
+// are objs decoded (nil where not a Kustomization); the result is aligned
+// with objs, or nil when nothing is substituted. One Substituter serves
+// the parent's objects, substituted on every core: a home-ops cluster's
+// apps Kustomization applies a hundred or more, each naming ${APP}.
 func (r *reader) substituteAll(parent *kustomizev1.Kustomization, objs []*fluxbuild.Object, kss []*kustomizev1.Kustomization) []substituted {
 	if parent == nil || parent.Spec.PostBuild == nil {
 		return nil
@@ -937,20 +946,43 @@ func (r *reader) substituteAll(parent *kustomizev1.Kustomization, objs []*fluxbu
 	if len(todo) == 0 {
 		return nil
 	}
+	out := make([]substituted, len(objs))
+	named := func() []substituted {
+		for _, i := range todo {
+			if out[i].ks == nil && out[i].err == nil {
+				out[i].ks = namedAsApplied(kss[i], parent.Spec.PostBuild)
+			}
+		}
+		return out
+	}
 	src, err := substitute.NewSources(r.sourcesFor(parent)...)
 	if err != nil {
-		return nil
+		return named()
 	}
 	s, err := substitute.NewSubstituter(parent, substitute.WithSources(src))
 	if err != nil {
-		return nil
+		return named()
 	}
 	if idle, err := s.Idle(); idle && (err == nil || errors.Is(err, substitute.ErrVarNotSet) || errors.Is(err, substitute.ErrSourceNotFound)) {
-		return nil // every object stays as written, unread
+		return named() // the objects stay as written, unread, but for their names
 	}
-	out := make([]substituted, len(objs))
 	parallel.For(len(todo), func(i int) { out[todo[i]] = substituteOne(s, objs[todo[i]]) })
-	return out
+	return named()
+}
+
+// namedAsApplied returns a copy of k with the name and namespace Flux
+// applies it with under pb (substitute.Applied of its inline variables),
+// or nil when they are as written or cannot be told.
+func namedAsApplied(k *kustomizev1.Kustomization, pb *kustomizev1.PostBuild) *kustomizev1.Kustomization {
+	all := len(pb.SubstituteFrom) == 0
+	name, ok := substitute.Applied(k.Name, pb.Substitute, all)
+	ns, nsOK := substitute.Applied(k.Namespace, pb.Substitute, all)
+	if !ok || !nsOK || name == "" || ns == "" || name == k.Name && ns == k.Namespace {
+		return nil
+	}
+	c := k.DeepCopy()
+	c.Name, c.Namespace = name, ns
+	return c
 }
 
 // substituteOne is substituteAll for one object.

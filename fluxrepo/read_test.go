@@ -231,6 +231,40 @@ func TestReadSubstitutesKustomizations(t *testing.T) {
 	assert.Contains(t, inputs["later"].Unavailable, "holds a variable whose value is not known offline")
 }
 
+// A component's Kustomization named ${APP}-db, applied by two apps whose
+// postBuild sets APP inline and reads the rest from a Secret the tree does
+// not hold (an ExternalSecret makes it), is two layers named as Flux
+// applies them, not one Kustomization two parents fight over; the same
+// name under both is still that fight. Found on a public home-ops
+// repository (two false graph findings).
+func TestReadNamesKustomizationsAsApplied(t *testing.T) {
+	app := func(name, app string) string {
+		return ks(name, "./apps/"+name, "  targetNamespace: default\n  components: [../../components/db]\n  postBuild:\n    substitute: {APP: "+app+"}\n    substituteFrom: [{kind: Secret, name: cluster-vars}]\n")
+	}
+	files := map[string]string{
+		"clusters/c/a.yaml":                app("a", "firefly"),
+		"clusters/c/b.yaml":                app("b", "immich"),
+		"apps/a/cm.yaml":                   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
+		"apps/b/cm.yaml":                   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n",
+		"components/db/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [ks.yaml]\n",
+		"components/db/ks.yaml":            ks("${APP}-db", "./db", "  postBuild:\n    substitute: {APP: '${APP}', EXT: '${DB_EXTENSIONS}'}\n"),
+		"db/cm.yaml":                       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: db, namespace: default}\n",
+	}
+	root := write(t, files)
+	repo, err := fluxrepo.Read(t.Context(), filepath.Join(root, "clusters/c"), fluxrepo.WithRoot(root))
+	require.NoError(t, err)
+	var names []string
+	for _, l := range repo.Plan.Layers {
+		names = append(names, l.Name)
+	}
+	assert.Subset(t, names, []string{"default/firefly-db", "default/immich-db"})
+	assert.NotContains(t, strings.Join(rules(lintRepo(t, root)), "\n"), "fight over it")
+
+	files["clusters/c/b.yaml"] = app("b", "firefly")
+	root = write(t, files)
+	assert.Contains(t, strings.Join(rules(lintRepo(t, root)), "\n"), "Kustomization/default/firefly-db is applied by two Kustomizations, a and b: they fight over it")
+}
+
 // The tree is what source-controller would pack: .sourceignore files leave
 // out what they match, from the repository's root down.
 func TestReadHonoursSourceIgnore(t *testing.T) {

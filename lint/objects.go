@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fluxcd/pkg/envsubst"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
@@ -144,20 +143,8 @@ func (o *object) nameAsApplied(vars map[string]string, all bool) {
 	if len(vars) == 0 && !all || o.noSubst || !strings.Contains(o.Name, "$") && !strings.Contains(o.Namespace, "$") {
 		return
 	}
-	sub := func(s string) (string, bool) {
-		if !strings.Contains(s, "$") {
-			return s, true
-		}
-		known := true
-		out, err := envsubst.Eval(s, func(name string) (string, bool) {
-			v, ok := vars[name]
-			known = known && (ok || all)
-			return strings.ReplaceAll(v, "\n", ""), ok
-		})
-		return out, err == nil && known
-	}
-	name, ok := sub(o.Name)
-	ns, nsOK := sub(o.Namespace)
+	name, ok := substitute.Applied(o.Name, vars, all)
+	ns, nsOK := substitute.Applied(o.Namespace, vars, all)
 	if !ok || !nsOK || name == "" {
 		return // an empty name is Flux's error to report, not a name
 	}
