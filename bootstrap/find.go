@@ -570,7 +570,10 @@ func Helmfiles(root, entry string) []string {
 // bootstrap/ folders on the way from it up to root (kubernetes/bootstrap/
 // for kubernetes/flux/cluster, kubernetes/main/bootstrap/ for
 // kubernetes/main/cluster, each cluster's own where a repository has
-// several); without one, bootstrap/ at the root or in a folder of the root.
+// several), and in each the folder named as a folder of the entry point's
+// path (bootstrap/main/ for kubernetes/main/flux/cluster: a repository
+// with several clusters keeps each one's bootstrap step so); without one,
+// bootstrap/ at the root or in a folder of the root.
 func bootstrapDirs(root, entry string) []string {
 	var out []string
 	isDir := func(d string) bool {
@@ -585,6 +588,11 @@ func bootstrapDirs(root, entry string) []string {
 		for d := filepath.Join(root, rel); ; d = filepath.Dir(d) {
 			if b := filepath.Join(d, "bootstrap"); isDir(b) {
 				out = append(out, b)
+				for _, name := range strings.Split(filepath.ToSlash(rel), "/") {
+					if c := filepath.Join(b, name); name != "." && name != "bootstrap" && isDir(c) && !slices.Contains(out, c) {
+						out = append(out, c)
+					}
+				}
 			}
 			if r, err := filepath.Rel(root, d); err != nil || r == "." {
 				return out

@@ -92,6 +92,30 @@ func TestHelmfilesTemplated(t *testing.T) {
 	assert.ElementsMatch(t, []string{top, apps}, bootstrap.Helmfiles(root, filepath.Join(root, "kubernetes", "flux", "cluster")))
 }
 
+// A repository with several clusters keeps each one's bootstrap step in
+// a folder named after the cluster's (bootstrap/main/helmfile.d/ for
+// kubernetes/main/flux/cluster): the entry point's cluster's are read, not
+// another's. Found on a public repository with three clusters, where the
+// step went unread and 84 CRD and webhook findings followed.
+func TestHelmfilesOfEachCluster(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, text string) string {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	release := func(name string) string {
+		return "releases:\n  - name: " + name + "\n    namespace: " + name + "\n    chart: oci://example.com/charts/" + name + "\n"
+	}
+	main := write("bootstrap/main/helmfile.d/01-apps.yaml", release("cert-manager"))
+	network := write("bootstrap/network/helmfile.d/01-apps.yaml", release("external-dns"))
+	write("kubernetes/main/flux/cluster/ks.yaml", "{}\n")
+	write("kubernetes/network/flux/cluster/ks.yaml", "{}\n")
+	assert.Equal(t, []string{main}, bootstrap.Helmfiles(root, filepath.Join(root, "kubernetes", "main", "flux", "cluster")))
+	assert.Equal(t, []string{network}, bootstrap.Helmfiles(root, filepath.Join(root, "kubernetes", "network", "flux", "cluster")))
+}
+
 // A helmfile read again gives what its content says now: the same content
 // gives the same releases (a caller's change to them stays the caller's),
 // another content its own, and a file no longer YAML its error.
