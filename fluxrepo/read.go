@@ -963,7 +963,9 @@ func (r *reader) substituteAll(parent *kustomizev1.Kustomization, objs []*fluxbu
 	if err != nil {
 		return named()
 	}
-	if idle, err := s.Idle(); idle && (err == nil || errors.Is(err, substitute.ErrVarNotSet) || errors.Is(err, substitute.ErrSourceNotFound)) {
+	if idle, err := s.Idle(); idle && err == nil {
+		return nil // Flux substitutes nothing: every object stays as written
+	} else if idle && (errors.Is(err, substitute.ErrVarNotSet) || errors.Is(err, substitute.ErrSourceNotFound)) {
 		return named() // the objects stay as written, unread, but for their names
 	}
 	parallel.For(len(todo), func(i int) { out[todo[i]] = substituteOne(s, objs[todo[i]]) })
@@ -974,6 +976,9 @@ func (r *reader) substituteAll(parent *kustomizev1.Kustomization, objs []*fluxbu
 // applies it with under pb (substitute.Applied of its inline variables),
 // or nil when they are as written or cannot be told.
 func namedAsApplied(k *kustomizev1.Kustomization, pb *kustomizev1.PostBuild) *kustomizev1.Kustomization {
+	if k.Labels[substitute.DisabledKey] == "disabled" || k.Annotations[substitute.DisabledKey] == "disabled" {
+		return nil // Flux leaves it as written
+	}
 	all := len(pb.SubstituteFrom) == 0
 	name, ok := substitute.Applied(k.Name, pb.Substitute, all)
 	ns, nsOK := substitute.Applied(k.Namespace, pb.Substitute, all)

@@ -263,6 +263,12 @@ func TestReadNamesKustomizationsAsApplied(t *testing.T) {
 	files["clusters/c/b.yaml"] = app("b", "firefly")
 	root = write(t, files)
 	assert.Contains(t, strings.Join(rules(lintRepo(t, root)), "\n"), "Kustomization/default/firefly-db is applied by two Kustomizations, a and b: they fight over it")
+
+	// Flux leaves an object that opts out as written: so does the reader.
+	files["clusters/c/b.yaml"] = app("b", "immich")
+	files["components/db/ks.yaml"] = strings.Replace(files["components/db/ks.yaml"], "metadata:\n", "metadata:\n  annotations: {kustomize.toolkit.fluxcd.io/substitute: disabled}\n", 1)
+	root = write(t, files)
+	assert.Contains(t, strings.Join(rules(lintRepo(t, root)), "\n"), "Kustomization/default/${APP}-db is applied by two Kustomizations, a and b: they fight over it")
 }
 
 // The tree is what source-controller would pack: .sourceignore files leave
