@@ -96,7 +96,16 @@ func findBootstrapApplies(root, entry string) []bootstrapApply {
 			dir = script.dir
 		}
 		for _, a := range scriptApplies(script.text) {
-			if strings.ContainsAny(a.path, "${}") || strings.Contains(a.path, "://") {
+			if strings.ContainsAny(a.path, "${}") && len(script.positional) > 0 {
+				a.path = forEntry(a.path, script.positional, entryFolders(root, entry), func(p string) bool {
+					if !filepath.IsAbs(p) {
+						p = filepath.Join(dir, p)
+					}
+					_, err := os.Stat(p)
+					return err == nil
+				})
+			}
+			if a.path == "" || strings.ContainsAny(a.path, "${}") || strings.Contains(a.path, "://") {
 				continue // a variable the script sets, or a URL: not known here
 			}
 			if !filepath.IsAbs(a.path) {
@@ -136,6 +145,8 @@ func scriptApplies(text string) []bootstrapApply {
 					}
 				case args[0] == "kubectl":
 					out = append(out, kubectlApplies(args[1:], before)...)
+				case args[0] == "sops":
+					out = append(out, sopsExecFile(args)...)
 				}
 				before = append(before, args)
 			}
@@ -259,6 +270,43 @@ func stdinFile(before [][]string) string {
 		}
 	}
 	return ""
+}
+
+// sopsExecFile reads sops exec-file FILE 'COMMAND {}': what a kubectl
+// COMMAND applies of FILE, decrypted to the file {} names.
+func sopsExecFile(args []string) []bootstrapApply {
+	if len(args) < 2 || args[1] != "exec-file" {
+		return nil
+	}
+	var ops []string
+	for i := range operands(args[2:], sopsValueFlags) {
+		ops = append(ops, args[2+i])
+	}
+	if len(ops) != 2 {
+		return nil
+	}
+	var out []bootstrapApply
+	for _, pipeline := range splitCommands(strings.ReplaceAll(ops[1], "{}", ops[0])) {
+		for _, words := range pipeline {
+			if a := commandArgs(words); a != nil && a[0] == "kubectl" {
+				out = append(out, kubectlApplies(a[1:], nil)...)
+			}
+		}
+	}
+	return out
+}
+
+// entryFolders are the folders of the entry point's path, relative to
+// root (kubernetes, main, flux, cluster for kubernetes/main/flux/cluster).
+func entryFolders(root, entry string) []string {
+	if entry == "" {
+		return nil
+	}
+	rel, err := filepath.Rel(absPath(root), absPath(entry))
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil
+	}
+	return strings.Split(filepath.ToSlash(rel), "/")
 }
 
 // sopsDecrypts returns the file a sops command decrypts to stdout (sops -d
@@ -439,7 +487,12 @@ var createNamespace = sync.OnceValue(func() *regexp.Regexp {
 // script is a bootstrap script's text, with the folders it names relative
 // to itself resolved, and the folder it runs in ("": the repository's
 // root).
-type script struct{ text, dir string }
+type script struct {
+	text, dir string
+	// positional are the variables the scripts set from their arguments
+	// (forEntry).
+	positional []string
+}
 
 // bootstrapScripts reads a repository's bootstrap scripts: its justfiles,
 // Taskfiles, Makefiles and shell scripts at the root, in .taskfiles/*/,
@@ -496,6 +549,18 @@ func bootstrapScripts(root, entry string) []script {
 			text = strings.ReplaceAll(text, r.from, r.to)
 		}
 		out = append(out, script{text: text})
+	}
+	texts := make([]string, len(out))
+	for i, s := range out {
+		texts[i] = s.text
+	}
+	tops, positional := gitTopVars(texts), positionalVars(texts)
+	for i := range out {
+		for _, v := range tops {
+			out[i].text = withVar(out[i].text, v, root)
+		}
+		out[i].text = expandLoops(out[i].text)
+		out[i].positional = positional
 	}
 	return append(out, taskfileScripts(root, taskfiles)...)
 }

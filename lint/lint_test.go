@@ -214,6 +214,18 @@ func TestLintRules(t *testing.T) {
 			want: lint.Finding{Layer: "vars", Message: "is created by this same layer"},
 		},
 		{
+			// Made by the layer itself, and before Flux too (the bootstrap
+			// step applies it, or it is declared): the first reconcile
+			// reads it. Found on a public repository whose bootstrap
+			// script applies cluster-settings before Flux.
+			name: "substitute-from-same-layer-made-before",
+			bad:  stack().Layer("vars", layering.Path("./vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
+			good: layering.New("platform", layering.FromOCI(registry, "v1"), layering.External(layering.ObjectRef{Kind: "ConfigMap", Name: "cluster-vars"})).
+				Layer("vars", layering.Path("./vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})),
+			rule: lint.RuleSubstituteFrom,
+			want: lint.Finding{Layer: "vars", Message: "is created by this same layer"},
+		},
+		{
 			// A health check on an object nothing creates waits until the
 			// timeout; on one of a layer not depended on, it races it.
 			name: "health-check",

@@ -400,6 +400,9 @@ func (l *linter) available(ly *lintLayer, pb *kustomizev1.PostBuild, sources map
 			}
 			switch {
 			case ref.Optional:
+			case l.isExternal(ref.Kind, ns, ref.Name):
+				// It exists before Flux (the bootstrap step makes it, or
+				// it is declared): the first reconcile reads it.
 			case self:
 				l.layerFinding(RuleSubstituteFrom, ly, "substituteFrom %s is created by this same layer%s: Flux reads the variables before it applies anything of the layer, so it never applies and never creates it (every reconcile fails); move it to a layer this one depends on", key, assumed)
 			case len(makers) > 0:
