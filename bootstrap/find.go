@@ -34,11 +34,15 @@ func Kustomizations(root, entry string) []string {
 // reads them (its .yaml, .yml and .json files, and those of its
 // subfolders with -R), and the one file a pipeline into kubectl apply -f -
 // reads (stdinFile: sops --decrypt FILE, minijinja-cli FILE, op inject -i
-// FILE, just template FILE, through op inject). A Taskfile's {{.VAR}} are go-task's
-// variables, expanded as far as they are known without running anything
-// (taskfileScripts). Only files that exist are returned; a URL, a path
-// behind a shell variable or an unknown go-task one, and other input on
-// stdin are not guessed.
+// FILE, just template FILE, through op inject), and sops exec-file FILE
+// 'kubectl apply -f {}'. A Taskfile's {{.VAR}} are go-task's variables,
+// expanded as far as they are known without running anything
+// (taskfileScripts); a shell script's loops over the arrays it sets are
+// written out, its variable set from git rev-parse --show-toplevel is
+// the root, and one set from its argument is the folder of the entry
+// point's path that names a file that exists (shellvars.go). Only files
+// that exist are returned; a URL, a path behind another shell variable or
+// an unknown go-task one, and other input on stdin are not guessed.
 func Manifests(root, entry string) []string {
 	var out []string
 	add := func(f string) {
