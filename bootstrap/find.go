@@ -506,6 +506,11 @@ type script struct {
 // their variables expanded (taskfileScripts).
 func bootstrapScripts(root, entry string) []script {
 	var paths []string
+	addPath := func(p string) { // a cluster's bootstrap/CLUSTER/ is also a subfolder of bootstrap/
+		if !slices.Contains(paths, p) {
+			paths = append(paths, p)
+		}
+	}
 	add := func(dir string, subdirs bool) {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
@@ -515,14 +520,14 @@ func bootstrapScripts(root, entry string) []script {
 					sub, _ := os.ReadDir(filepath.Join(dir, n))
 					for _, f := range sub {
 						if bootstrapScript(f.Name()) && !f.IsDir() {
-							paths = append(paths, filepath.Join(dir, n, f.Name()))
+							addPath(filepath.Join(dir, n, f.Name()))
 						}
 					}
 				}
 				continue
 			}
 			if bootstrapScript(n) {
-				paths = append(paths, filepath.Join(dir, n))
+				addPath(filepath.Join(dir, n))
 			}
 		}
 	}
@@ -657,7 +662,7 @@ func bootstrapDirs(root, entry string) []string {
 		for d := filepath.Join(root, rel); ; d = filepath.Dir(d) {
 			if b := filepath.Join(d, "bootstrap"); isDir(b) {
 				out = append(out, b)
-				for _, name := range strings.Split(filepath.ToSlash(rel), "/") {
+				for _, name := range entryFolders(root, entry) {
 					if c := filepath.Join(b, name); name != "." && name != "bootstrap" && isDir(c) && !slices.Contains(out, c) {
 						out = append(out, c)
 					}

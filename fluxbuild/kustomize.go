@@ -419,7 +419,7 @@ func checkLocal(root, dir string, k *kustypes.Kustomization, kfile string, seen 
 // generator, transformer or validator entry kustomize would fetch as a
 // resource. None: "", "".
 func remoteFile(k *kustypes.Kustomization) (field, url string) {
-	isURL := func(p string) bool {
+	isURL := func(p string) bool { // kustomize's own test, internal/loader.IsRemoteFile, is not exported
 		u, err := neturl.Parse(p)
 		return err == nil && (u.Scheme == "http" || u.Scheme == "https")
 	}
