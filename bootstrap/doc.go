@@ -7,11 +7,12 @@
 //
 //	dirs := bootstrap.Kustomizations(root, "clusters/prod") // kustomize build DIR …
 //	files := bootstrap.Manifests(root, "clusters/prod")     // kubectl apply -f FILE …
+//	piped := bootstrap.Applied(root, "clusters/prod")       // … and what filters they go through
 //	nss := bootstrap.Namespaces(root, "clusters/prod")      // kubectl create namespace NS
 //	helmfiles := bootstrap.Helmfiles(root, "clusters/prod")
 //
 // Package lint takes them as what exists before the first reconcile
 // (lint.WithBootstrapKustomization, WithBootstrapManifests,
-// WithBootstrapNamespaces, WithHelmfile), so that a namespace or Secret a
-// bootstrap script creates is no finding.
+// WithFilteredBootstrapManifest, WithBootstrapNamespaces, WithHelmfile),
+// so that a namespace or Secret a bootstrap script creates is no finding.
 package bootstrap

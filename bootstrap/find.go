@@ -29,26 +29,57 @@ func Kustomizations(root, entry string) []string {
 
 // Manifests returns the files the bootstrap scripts of a
 // repository at root (bootstrapScripts; those of the cluster of entry,
-// when not "") apply with kubectl before Flux: `kubectl apply -f FILE`
-// (--filename FILE, -f=FILE; create too), a folder's files as kubectl
-// reads them (its .yaml, .yml and .json files, and those of its
-// subfolders with -R), and the one file a pipeline into kubectl apply -f -
-// reads (stdinFile: sops --decrypt FILE, minijinja-cli FILE, op inject -i
-// FILE, just template FILE, through op inject), and sops exec-file FILE
-// 'kubectl apply -f {}'. A Taskfile's {{.VAR}} are go-task's variables,
-// expanded as far as they are known without running anything
-// (taskfileScripts); a shell script's loops over the arrays it sets are
+// when not "") apply with kubectl before Flux: Applied's paths.
+func Manifests(root, entry string) []string {
+	var out []string
+	for _, m := range Applied(root, entry) {
+		out = append(out, m.Path)
+	}
+	return out
+}
+
+// Manifest is a file a bootstrap script applies with kubectl.
+type Manifest struct {
+	Path string
+	// Through names the programs a pipeline passes the file through on
+	// its way to kubectl -f - that package bootstrap does not run (a
+	// python3 -c script, yq, jq, sed, envsubst: filterPrograms): the
+	// objects kubectl applies are taken as the file has them.
+	Through []string
+}
+
+// Applied returns the files the bootstrap scripts of a repository at root
+// (bootstrapScripts; those of the cluster of entry, when not "") apply
+// with kubectl before Flux: `kubectl apply -f FILE` (--filename FILE,
+// -f=FILE; create too), a folder's files as kubectl reads them (its
+// .yaml, .yml and .json files, and those of its subfolders with -R), and
+// the one file a pipeline into kubectl apply -f - reads (stdinFile: sops
+// --decrypt FILE, minijinja-cli FILE, op inject -i FILE, just template
+// FILE, cat FILE, through op inject and the filters it names in
+// Manifest.Through), and sops exec-file FILE 'kubectl apply -f {}'. A
+// command line goes on while a quote it opens is open (commandLines). A
+// Taskfile's {{.VAR}} are go-task's variables, expanded as far as they are
+// known without running anything (taskfileScripts); a justfile's
+// variables set from its directory functions and string literals are
+// expanded (justVars); a shell script's loops over the arrays it sets are
 // written out, its variable set from git rev-parse --show-toplevel is
 // the root, and one set from its argument is the folder of the entry
 // point's path that names a file that exists (shellvars.go). Only files
 // that exist are returned; a URL, a path behind another shell variable or
-// an unknown go-task one, and other input on stdin are not guessed.
-func Manifests(root, entry string) []string {
-	var out []string
-	add := func(f string) {
-		if !slices.Contains(out, f) {
-			out = append(out, f)
+// an unknown go-task one, and other input on stdin (a filter that may
+// drop objects: yq or jq select) are not guessed.
+func Applied(root, entry string) []Manifest {
+	var out []Manifest
+	add := func(f string, through []string) {
+		for i := range out {
+			if out[i].Path == f {
+				if len(through) == 0 { // applied as it is by one command
+					out[i].Through = nil
+				}
+				return
+			}
 		}
+		out = append(out, Manifest{Path: f, Through: through})
 	}
 	for _, a := range findBootstrapApplies(root, entry) {
 		if a.kustomize {
@@ -58,7 +89,7 @@ func Manifests(root, entry string) []string {
 		switch {
 		case err != nil:
 		case !fi.IsDir():
-			add(a.path)
+			add(a.path, a.through)
 		default:
 			_ = filepath.WalkDir(a.path, func(p string, d os.DirEntry, err error) error {
 				if err != nil {
@@ -72,7 +103,7 @@ func Manifests(root, entry string) []string {
 				}
 				switch strings.ToLower(filepath.Ext(p)) {
 				case ".yaml", ".yml", ".json":
-					add(p)
+					add(p, a.through)
 				}
 				return nil
 			})
@@ -86,7 +117,8 @@ func Manifests(root, entry string) []string {
 type bootstrapApply struct {
 	path      string
 	kustomize bool
-	recursive bool // kubectl -R: a folder's subfolders too
+	recursive bool     // kubectl -R: a folder's subfolders too
+	through   []string // the filters on the way (Manifest.Through)
 }
 
 // findBootstrapApplies reads what the bootstrap scripts apply, with paths
@@ -126,15 +158,13 @@ func findBootstrapApplies(root, entry string) []bootstrapApply {
 }
 
 // scriptApplies reads the commands of a script's text (a shell script, a
-// recipe of a justfile or Makefile, a Taskfile's cmds: one command line
-// each, with backslash continuations) for what they apply: kustomize
-// build DIR, kubectl kustomize DIR, kubectl apply/create with -k or -f,
-// and a kubectl reading stdin made from one file (stdinFile).
+// recipe of a justfile or Makefile, a Taskfile's cmds: command lines as
+// commandLines joins them) for what they apply: kustomize build DIR,
+// kubectl kustomize DIR, kubectl apply/create with -k or -f, and a kubectl
+// reading stdin made from one file (stdinFile).
 func scriptApplies(text string) []bootstrapApply {
 	var out []bootstrapApply
-	text = strings.ReplaceAll(text, "\\\r\n", " ")
-	text = strings.ReplaceAll(text, "\\\n", " ")
-	for _, line := range strings.Split(text, "\n") {
+	for _, line := range commandLines(text) {
 		for _, pipeline := range splitCommands(line) {
 			var before [][]string // the commands before, in the pipeline
 			for _, words := range pipeline {
@@ -216,8 +246,8 @@ func kubectlApplies(args []string, before [][]string) []bootstrapApply {
 		switch {
 		case !ok:
 		case f == "-":
-			if file := stdinFile(before); file != "" {
-				out = append(out, bootstrapApply{path: file})
+			if file, through := stdinFile(before); file != "" {
+				out = append(out, bootstrapApply{path: file, through: through})
 			}
 		default:
 			out = append(out, bootstrapApply{path: f, recursive: recursive})
@@ -230,51 +260,130 @@ func kubectlApplies(args []string, before [][]string) []bootstrapApply {
 // in order; nil for a command of no known program) write to stdout for
 // kubectl -f -, or "": sops --decrypt FILE, minijinja-cli FILE (a
 // template whose objects' identities are written out, as bootstrap
-// resources are), op inject -i FILE, or just template FILE (the recipe
-// home-ops repositories run minijinja-cli and op inject with), read through
-// op inject and just template - (which fill in op:// references in
-// values). Anything else on the way (envsubst, cat, a script) is not
-// guessed.
-func stdinFile(before [][]string) string {
+// resources are), op inject -i FILE, just template FILE (the recipe
+// home-ops repositories run minijinja-cli and op inject with) or cat FILE,
+// read through op inject, just template - and cat (which fill in op://
+// references in values, or pass it on), and through the filters that
+// pass each object on as far as can be told without running them
+// (filterPasses), which through names in pipeline order. Anything else on
+// the way (a filter that selects or deletes, a script with a file of its
+// own) is not guessed.
+func stdinFile(before [][]string) (file string, through []string) {
 	for i := len(before) - 1; i >= 0; i-- {
 		args := before[i]
 		switch {
 		case args == nil:
-			return ""
+			return "", nil
 		case args[0] == "sops":
-			return sopsDecrypts(args)
+			return sopsDecrypts(args), through
 		case args[0] == "minijinja-cli":
 			if slices.Contains(args, "-o") || slices.Contains(args, "--output") {
-				return ""
+				return "", nil
 			}
-			return positional(args[1:], minijinjaValueFlags)
+			return positional(args[1:], minijinjaValueFlags), through
 		case args[0] == "op":
 			if len(args) < 2 || args[1] != "inject" || slices.Contains(args, "-o") || slices.Contains(args, "--out-file") {
-				return ""
+				return "", nil
 			}
 			for j, a := range args {
 				if (a == "-i" || a == "--in-file") && j+1 < len(args) {
-					return args[j+1]
+					return args[j+1], through
 				}
 				if v, ok := strings.CutPrefix(a, "--in-file="); ok {
-					return v
+					return v, through
 				}
 			}
 			// Reads stdin: the command before.
 		case args[0] == "just":
 			if len(args) < 3 || args[1] != "template" {
-				return ""
+				return "", nil
 			}
 			if args[2] != "-" {
-				return args[2]
+				return args[2], through
 			}
 			// just template -: stdin.
+		case args[0] == "cat":
+			var files []string
+			for j := range operands(args[1:], nil) {
+				files = append(files, args[1+j])
+			}
+			switch {
+			case slices.ContainsFunc(args, redirection):
+				return "", nil
+			case len(files) == 1 && files[0] != "-":
+				return files[0], through
+			case len(files) > 1:
+				return "", nil // several files: not one file's objects
+			}
+			// cat, cat -: stdin.
+		case slices.Contains(filterPrograms, args[0]):
+			if !filterPasses(args) {
+				return "", nil
+			}
+			if !slices.Contains(through, args[0]) {
+				through = slices.Insert(through, 0, args[0])
+			}
 		default:
-			return ""
+			return "", nil
 		}
 	}
-	return ""
+	return "", nil
 }
+
+// filterPrograms are the text filters a pipeline may put between the
+// command that writes a file's objects and kubectl -f -, to change values
+// on the way (decode one, fill in variables): package bootstrap does not
+// run them (filterPasses).
+var filterPrograms = []string{"python", "python3", "yq", "jq", "sed", "envsubst"}
+
+// filterPasses reports whether a filter (args, of one of filterPrograms)
+// reads its objects from stdin and, as far as its arguments tell, writes
+// each on: not a yq or jq program that selects or deletes, nor one that
+// names a file to read (a sed script or yq expression's file operand, a
+// redirection), nor sed -i. What a python script does is not known: it is
+// taken to pass them on, and Manifest.Through says so.
+func filterPasses(args []string) bool {
+	if slices.ContainsFunc(args, redirection) {
+		return false
+	}
+	var ops []string
+	for i := range operands(args[1:], filterValueFlags) {
+		ops = append(ops, args[1+i])
+	}
+	switch args[0] {
+	case "yq", "jq":
+		if slices.ContainsFunc(args[1:], func(a string) bool {
+			return strings.Contains(a, "select(") || strings.Contains(a, "del(") || strings.HasPrefix(a, "--from-file")
+		}) {
+			return false
+		}
+		if args[0] == "yq" && len(ops) > 0 && slices.Contains([]string{"e", "eval", "ea", "eval-all"}, ops[0]) {
+			ops = ops[1:]
+		}
+		return len(ops) <= 1 // the expression, and no file
+	case "sed":
+		if slices.ContainsFunc(args[1:], func(a string) bool {
+			return a == "-i" || strings.HasPrefix(a, "--in-place") || strings.HasPrefix(a, "-i") && !strings.HasPrefix(a, "--")
+		}) {
+			return false
+		}
+		script := slices.Contains(args, "-e") || slices.Contains(args, "-f") || slices.Contains(args, "--expression") || slices.Contains(args, "--file")
+		if script {
+			return len(ops) == 0
+		}
+		return len(ops) == 1
+	case "python", "python3":
+		return slices.Contains(args, "-c") || len(ops) >= 1
+	}
+	return true // envsubst reads stdin only ('$VAR' names the variables)
+}
+
+// filterValueFlags are the filters' flags that take a value.
+var filterValueFlags = []string{"-c", "-e", "-f", "--expression", "--file", "-o", "--output-format", "-I", "--indent", "-p", "--input-format", "--arg", "--argjson"}
+
+// redirection reports whether a word redirects input from a file or a
+// here-document (<, <<, <<<).
+func redirection(w string) bool { return strings.HasPrefix(w, "<") }
 
 // sopsExecFile reads sops exec-file FILE 'COMMAND {}': what a kubectl
 // COMMAND applies of FILE, decrypted to the file {} names.
@@ -367,11 +476,12 @@ func operands(args, valueFlags []string) iter.Seq[int] {
 // commandArgs returns a command's words from the program on (kubectl,
 // kustomize or sops, by its base name: /usr/local/bin/kubectl too; else
 // minijinja-cli, op or just, which make what a kubectl after them in a
-// pipeline reads: stdinFile), skipping what comes before it on the line (a
+// pipeline reads: stdinFile; else cat or a filter of filterPrograms),
+// skipping what comes before it on the line (a
 // list item's "-", "cmd:", variable assignments, sudo, a wrapper such as
 // op run --) and make's prefixes (@kubectl); nil when it runs none of them.
 func commandArgs(words []string) []string {
-	for _, progs := range [][]string{{"kubectl", "kustomize", "sops"}, {"minijinja-cli", "op", "just"}} {
+	for _, progs := range [][]string{{"kubectl", "kustomize", "sops"}, {"minijinja-cli", "op", "just"}, append([]string{"cat"}, filterPrograms...)} {
 		for i, w := range words {
 			// make's @ (silent), - (ignore errors) and + prefixes.
 			if prog := path.Base(strings.TrimLeft(w, "@-+")); slices.Contains(progs, prog) {
@@ -501,8 +611,9 @@ type script struct {
 // bootstrapScripts reads a repository's bootstrap scripts: its justfiles,
 // Taskfiles, Makefiles and shell scripts at the root, in .taskfiles/*/,
 // and in and under the bootstrap folders (bootstrapDirs) and scripts/,
-// with just's {{ source_directory() }} and {{ justfile_directory() }}, and
-// a shell script's $(dirname "$0"), resolved; a Taskfile's tasks with
+// with just's {{ source_directory() }} and {{ justfile_directory() }} (and
+// their short names), a justfile's variables (justVars), and a shell
+// script's $(dirname "$0"), resolved; a Taskfile's tasks with
 // their variables expanded (taskfileScripts).
 func bootstrapScripts(root, entry string) []script {
 	var paths []string
@@ -552,10 +663,15 @@ func bootstrapScripts(root, entry string) []script {
 		text := string(data)
 		for _, r := range []struct{ from, to string }{
 			{"{{ source_directory() }}", here}, {"{{source_directory()}}", here},
+			{"{{ source_dir() }}", here}, {"{{source_dir()}}", here},
 			{"{{ justfile_directory() }}", root}, {"{{justfile_directory()}}", root},
+			{"{{ justfile_dir() }}", root}, {"{{justfile_dir()}}", root},
 			{`$(dirname "$0")`, here}, {"$(dirname $0)", here}, {`"${0%/*}"`, here},
 		} {
 			text = strings.ReplaceAll(text, r.from, r.to)
+		}
+		if isJustfile(filepath.Base(p)) {
+			text = justVars(text, root, here)
 		}
 		out = append(out, script{text: text})
 	}

@@ -226,7 +226,7 @@ func TestBootstrapManifests(t *testing.T) {
 	})
 
 	t.Run("stdin from another command, a URL, a variable", func(t *testing.T) {
-		with := map[string]string{"scripts/bootstrap.sh": "cat bootstrap/ns.yaml | kubectl apply -f -\nkubectl apply -f https://example.com/bootstrap/ns.yaml\nkubectl apply -f \"$DIR/ns.yaml\"\n"}
+		with := map[string]string{"scripts/bootstrap.sh": "./render.sh bootstrap/ns.yaml | kubectl apply -f -\nsops -d bootstrap/ns.yaml | yq 'select(.kind == \"Namespace\")' | kubectl apply -f -\nkubectl apply -f https://example.com/bootstrap/ns.yaml\nkubectl apply -f \"$DIR/ns.yaml\"\n"}
 		for k, v := range files {
 			with[k] = v
 		}

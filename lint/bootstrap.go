@@ -94,6 +94,29 @@ func WithBootstrapManifests(files ...string) Option {
 	return funcLint(errdefs.NoneEmpty("WithBootstrapManifests", "file", files, func(c *config) *[]string { return &c.bootstrapManifests }))
 }
 
+// WithFilteredBootstrapManifest reads a file a bootstrap step pipes
+// through programs lint does not run before kubectl applies it
+// (bootstrap.Manifest.Through: `just template FILE | python3 -c '…' |
+// kubectl apply -f -`), as WithBootstrapManifests reads a file: its
+// objects are taken as the file has them, and Report.Bootstrap and
+// Report.Summary say through which programs.
+func WithFilteredBootstrapManifest(file string, programs ...string) Option {
+	return funcLint(func(c *config) error {
+		if file == "" {
+			return errdefs.InvalidOption("WithFilteredBootstrapManifest: empty file")
+		}
+		if len(programs) == 0 || slices.Contains(programs, "") {
+			return errdefs.InvalidOption("WithFilteredBootstrapManifest: file %s: no program named", file)
+		}
+		c.bootstrapManifests = append(c.bootstrapManifests, file)
+		if c.bootstrapThrough == nil {
+			c.bootstrapThrough = map[string][]string{}
+		}
+		c.bootstrapThrough[file] = slices.Clone(programs)
+		return nil
+	})
+}
+
 // WithBootstrapNamespaces declares namespaces a bootstrap step creates
 // before Flux (`kubectl create namespace NAME`; FindBootstrapNamespaces
 // finds them in the bootstrap scripts). Unlike WithExistingNamespaces,
@@ -145,7 +168,12 @@ func (l *linter) applyBootstrapManifests() {
 			}
 		}
 		refs := l.existBeforeFlux(clear)
-		line := fmt.Sprintf("%s: a file a bootstrap script applies with kubectl: %d object%s exist%s before Flux (%s)", name, len(clear), plural(len(clear), "", "s"), plural(len(clear), "s", ""), strings.Join(refs, ", "))
+		how := "a file a bootstrap script applies with kubectl"
+		if through := l.cfg.bootstrapThrough[file]; len(through) > 0 {
+			how += fmt.Sprintf(" through %s, which lint does not run and takes to pass on each object as the file has it", strings.Join(through, " and "))
+			l.through = append(l.through, through...)
+		}
+		line := fmt.Sprintf("%s: %s: %d object%s exist%s before Flux (%s)", name, how, len(clear), plural(len(clear), "", "s"), plural(len(clear), "s", ""), strings.Join(refs, ", "))
 		if hidden > 0 {
 			line += fmt.Sprintf("; %d more, whose kind or name SOPS encrypts, count%s for nothing (encrypt only data and stringData, encrypted_regex: ^(data|stringData)$, to have them counted)", hidden, plural(hidden, "s", ""))
 		}
@@ -239,4 +267,16 @@ func (l *linter) applyBootstrap() {
 		}
 		l.bootstrap = append(l.bootstrap, fmt.Sprintf("%s: release %s: %s of %s exist before Flux", r.File, r.Chart, what, strings.Join(groups, ", ")))
 	}
+}
+
+// unrun is Report.Unrun: the programs bootstrap files came through, once
+// each, in the order met.
+func (l *linter) unrun() []string {
+	var out []string
+	for _, p := range l.through {
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -59,8 +59,16 @@ func Discover(root, entry string, d Discovery) (conf, found []Option, err error)
 			found = append(found, WithBootstrapKustomization(fs...))
 		}
 	}
-	if fs := bootstrap.Manifests(root, entry); len(fs) > 0 {
-		found = append(found, WithBootstrapManifests(fs...))
+	var plain []string
+	for _, m := range bootstrap.Applied(root, entry) {
+		if len(m.Through) > 0 {
+			found = append(found, WithFilteredBootstrapManifest(m.Path, m.Through...))
+		} else {
+			plain = append(plain, m.Path)
+		}
+	}
+	if len(plain) > 0 {
+		found = append(found, WithBootstrapManifests(plain...))
 	}
 	if ns := bootstrap.Namespaces(root, entry); len(ns) > 0 {
 		found = append(found, WithBootstrapNamespaces(ns...))

@@ -289,6 +289,10 @@ type Report struct {
 	// applies with kustomize (WithBootstrapKustomization) and the files it
 	// applies with kubectl (WithBootstrapManifests).
 	Bootstrap []string `json:"bootstrap,omitempty"`
+	// Unrun names the programs a bootstrap step pipes files through that
+	// lint does not run (WithFilteredBootstrapManifest), once each: it
+	// took those files' objects as the files have them.
+	Unrun []string `json:"unrun,omitempty"`
 	// Coverage says, once per cause, which layers lint could not check
 	// fully and how to make them checkable. A layer named there may race in
 	// ways no finding reports: lint does not guess.
@@ -369,6 +373,9 @@ func (r *Report) Summary() string {
 	}
 	if len(r.Bootstrap) > 0 {
 		fmt.Fprintf(&b, "; read %d entr%s of the bootstrap step as there before Flux (Bootstrap)", len(r.Bootstrap), plural(len(r.Bootstrap), "y", "ies"))
+		if len(r.Unrun) > 0 {
+			fmt.Fprintf(&b, ", some through %s, which lint does not run", strings.Join(r.Unrun, " and "))
+		}
 	}
 	if len(r.Coverage) > 0 {
 		fmt.Fprintf(&b, "; checked %d of %d layers fully", r.Checked, r.Layers)
@@ -430,7 +437,8 @@ type config struct {
 	existingWebhooks     map[string]bool     // WithExistingWebhooks, WithHelmfile: webhookKey keys
 	bootstrap            []bootstrap.Release // WithHelmfile
 	bootstrapDirs        []string            // WithBootstrapKustomization
-	bootstrapManifests   []string            // WithBootstrapManifests
+	bootstrapManifests   []string            // WithBootstrapManifests, WithFilteredBootstrapManifest
+	bootstrapThrough     map[string][]string // WithFilteredBootstrapManifest: the programs by file
 	bootstrapNamespaces  []string            // WithBootstrapNamespaces
 	severities           map[Rule]string     // Config.Rules
 	suppress             []Suppression       // Config.Suppress
@@ -678,7 +686,7 @@ func lintPlan(ctx context.Context, p *layering.Plan, inputs []fluxbuild.Input, p
 	var suppressed []Suppressed
 	l.findings, suppressed = l.judge(l.findings, time.Now())
 	l.findings = Group(l.findings)
-	rep := &Report{Suppressed: suppressed, Layers: len(l.layers), Findings: l.findings, Coverage: l.coverage(), Bootstrap: l.bootstrap}
+	rep := &Report{Suppressed: suppressed, Layers: len(l.layers), Findings: l.findings, Coverage: l.coverage(), Bootstrap: l.bootstrap, Unrun: l.unrun()}
 	rep.Checked = rep.Layers
 	partly := map[string]bool{}
 	for _, c := range rep.Coverage {
@@ -834,6 +842,7 @@ type linter struct {
 	undecidedBy map[string]map[string]bool // Coverage cause → layers a rule could not decide for
 
 	bootstrap []string // what lint took from helmfiles (Report.Bootstrap)
+	through   []string // the programs bootstrap files came through (Report.Unrun)
 
 	missingFrom  map[string][]*lintLayer // substituteFrom sources no layer makes in time → the layers reading them
 	missingOrder []string

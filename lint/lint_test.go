@@ -1019,3 +1019,38 @@ func TestLintNamesObjectsAsApplied(t *testing.T) {
 		"disabled": "ClusterSecretStore/${APP}",
 	}, objects)
 }
+
+// A Secret a bootstrap pipeline makes from a file through a filter lint
+// does not run (`just template FILE | python3 -c '…' | kubectl apply -f -`)
+// is taken to exist before Flux as the file has it, and the report says
+// through what.
+func TestLintFilteredBootstrapManifest(t *testing.T) {
+	b := stack().Layer("tunnel", layering.Path("./uses-vars"), layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "Secret", Name: "tunnel-id"}))
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, lintTree)
+	file := filepath.Join(dir, "bootstrap", "resources.yaml.j2")
+	testutil.WriteFiles(t, dir, map[string]string{"bootstrap/resources.yaml.j2": "apiVersion: v1\nkind: Secret\nmetadata: {name: tunnel-id, namespace: flux-system}\nstringData: {id: op://vault/tunnel/id}\n"})
+
+	rep, err := lint.Stack(t.Context(), b, dir)
+	require.NoError(t, err)
+	assert.Equal(t, []lint.Rule{lint.RuleSubstituteFrom}, rules(failing(rep)), "without the bootstrap file")
+
+	rep, err = lint.Stack(t.Context(), b, dir, lint.WithFilteredBootstrapManifest(file, "python3", "yq"))
+	require.NoError(t, err)
+	assert.Empty(t, failing(rep))
+	assert.Equal(t, []string{"python3", "yq"}, rep.Unrun)
+	require.Len(t, rep.Bootstrap, 1)
+	assert.Contains(t, rep.Bootstrap[0], "bootstrap/resources.yaml.j2: a file a bootstrap script applies with kubectl through python3 and yq, which lint does not run")
+	assert.Contains(t, rep.Bootstrap[0], "Secret/flux-system/tunnel-id")
+	assert.Contains(t, rep.Summary(), "read 1 entry of the bootstrap step as there before Flux (Bootstrap), some through python3 and yq, which lint does not run")
+
+	rep, err = lint.Stack(t.Context(), b, dir, lint.WithBootstrapManifests(file))
+	require.NoError(t, err)
+	assert.Empty(t, rep.Unrun, "applied as it is")
+	assert.NotContains(t, rep.Summary(), "which lint does not run")
+
+	for _, opt := range []lint.Option{lint.WithFilteredBootstrapManifest("", "python3"), lint.WithFilteredBootstrapManifest(file), lint.WithFilteredBootstrapManifest(file, "")} {
+		_, err = lint.Stack(t.Context(), b, dir, opt)
+		require.ErrorIs(t, err, lint.ErrInvalidOption)
+	}
+}
