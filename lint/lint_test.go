@@ -1054,3 +1054,24 @@ func TestLintFilteredBootstrapManifest(t *testing.T) {
 		require.ErrorIs(t, err, lint.ErrInvalidOption)
 	}
 }
+
+// A gate: a layer with nothing to apply whose health checks name a CRD an
+// operator's chart installs. A layer that depends on it is held until the
+// CRD is established, so its custom resources do not race the CRD, though
+// they may still race the operator's webhook. Found on a public repository
+// (cnpg-crds, a false crd-order finding).
+func TestLintCRDGate(t *testing.T) {
+	files := maps.Clone(lintTree)
+	files["gate/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: []\n"
+	gate := func(checks ...meta.NamespacedObjectKindReference) *layering.Builder {
+		return stack().Layer("operator", layering.Path("./operator"), layering.Wait()).
+			Layer("gate", layering.Path("./gate"), layering.HealthChecks(checks...)).
+			Layer("crs", layering.Path("./crs"), layering.DependsOn("gate"))
+	}
+	crd := meta.NamespacedObjectKindReference{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "clustersecretstores.external-secrets.io"}
+	other := meta.NamespacedObjectKindReference{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition", Name: "clusters.postgresql.cnpg.io"}
+	assert.Contains(t, rules(lintStack(t, gate(other), files)), lint.RuleCRDOrder, "a gate on another group's CRD")
+	got := rules(lintStack(t, gate(crd), files))
+	assert.NotContains(t, got, lint.RuleCRDOrder, "the gate holds crs until the CRD is established")
+	assert.Contains(t, got, lint.RuleWebhookOrder, "the webhook may not serve yet")
+}

@@ -90,6 +90,8 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			continue
 		case slices.Contains(l.existingGroups(), o.group()):
 			continue
+		case l.crdGated(ly, o.group()):
+			continue
 		case l.unknownAncestor(ly) || l.unrenderedMayBring(ly, o.group()):
 			// A chart lint could not render, or a layer it could not read,
 			// applied before this one may bring the CRD: no claim.
@@ -129,6 +131,27 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 			l.objFinding(RuleCRDOrder, ly, o, "no layer defines the CRD of %s (%s): add it to a layer this one depends on, or declare the group as existing before Flux (%s)", o.Kind, o.group(), l.existingAdvice("existingAPIGroups"))
 		}
 	}
+}
+
+// crdGated reports whether a layer Ready before ly health-checks a
+// CustomResourceDefinition of group (a gate: an empty Kustomization whose
+// healthChecks name the CRD an operator's chart installs, as home-ops
+// repositories write for CRDs they do not apply themselves). Flux holds ly
+// until the CRD is established, and a group's CRDs come together (one
+// chart's, in one apply), so ly's custom resources of the group find
+// theirs. Its webhook may not serve yet: webhook-order still decides.
+func (l *linter) crdGated(ly *lintLayer, group string) bool {
+	for _, other := range l.layers {
+		if other == ly || !l.sameCluster(ly, other) || !l.isApplied(ly, other.Name) {
+			continue
+		}
+		for _, hc := range other.Kustomization.Spec.HealthChecks {
+			if hc.Kind == "CustomResourceDefinition" && strings.HasPrefix(hc.APIVersion, "apiextensions.k8s.io/") && strings.HasSuffix(hc.Name, "."+group) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // appliedBy reports whether layer child's Kustomization is applied by
