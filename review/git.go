@@ -33,9 +33,15 @@ func (r Revision) String() string {
 	return r.Name + " (" + r.Commit[:min(12, len(r.Commit))] + ")"
 }
 
-// openRepo opens the Git repository holding dir.
+// openRepo opens the Git repository holding dir; one go-git refuses only
+// for its worktreeConfig extension too (openWithWorktreeConfig).
 func openRepo(dir string) (*git.Repository, error) {
 	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) || errors.Is(err, git.ErrUnknownExtension) {
+		if r, werr := openWithWorktreeConfig(dir); werr == nil {
+			return r, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("opening the Git repository of %s: %w", dir, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -192,4 +193,49 @@ func TestExtractMissingObject(t *testing.T) {
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)
 	require.Empty(t, left, "a half-written base is removed")
+}
+
+// A sparse checkout (git sparse-checkout, actions/checkout's
+// sparse-checkout) enables the worktreeConfig extension, which go-git
+// refuses: the repository is reviewed all the same, with or without the
+// git CLI. Another extension go-git does not know still fails, naming it.
+func TestWorktreeConfigExtension(t *testing.T) {
+	for _, version := range []string{"0", "1"} {
+		dir, baseCommit := gitFixture(t, "image-bump", false)
+		setGitConfig(t, dir, version, "[extensions]\n\tworktreeConfig = true\n")
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "config.worktree"), []byte("[core]\n\tsparseCheckout = true\n"), 0o644))
+		for _, how := range []string{"git", "go-git"} {
+			restore := func() {}
+			if how == "go-git" {
+				restore = review.WithoutGitCLI()
+			}
+			rev, err := review.DefaultBase(dir)
+			require.NoError(t, err, "%s, format %s", how, version)
+			assert.Equal(t, baseCommit, rev.Commit)
+			top, err := review.Top(filepath.Join(dir, "clusters", "prod"))
+			require.NoError(t, err)
+			assert.Equal(t, dir, top)
+			rep, err := review.CompareRevision(t.Context(), filepath.Join(dir, "clusters", "prod"), "main", nil)
+			require.NoError(t, err, "%s, format %s", how, version)
+			assert.True(t, rep.Changed(), "the image bump changes an object")
+			restore()
+		}
+	}
+	dir, _ := gitFixture(t, "image-bump", false)
+	setGitConfig(t, dir, "1", "[extensions]\n\tworktreeConfig = true\n\trefStorage = reftable\n")
+	_, err := review.DefaultBase(dir)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "refstorage")
+}
+
+// setGitConfig sets core.repositoryformatversion in a repository's
+// configuration and appends more to it.
+func setGitConfig(t *testing.T, dir, version, more string) {
+	t.Helper()
+	p := filepath.Join(dir, ".git", "config")
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	text := strings.Replace(string(data), "[core]\n", "[core]\n\trepositoryformatversion = "+version+"\n", 1)
+	require.Contains(t, text, "repositoryformatversion = "+version)
+	require.NoError(t, os.WriteFile(p, []byte(text+more), 0o644))
 }

@@ -48,12 +48,12 @@ func loadGitRules(root string) (*gitRules, error) {
 	if err != nil {
 		return nil, err
 	}
-	repo, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	repo, err := openRepo(abs)
 	if errors.Is(err, git.ErrRepositoryNotExists) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("opening the Git repository of %s: %w", root, err)
+		return nil, err
 	}
 	wt, err := repo.Worktree()
 	if errors.Is(err, git.ErrIsBareRepository) {
