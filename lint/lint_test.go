@@ -1074,4 +1074,23 @@ func TestLintCRDGate(t *testing.T) {
 	got := rules(lintStack(t, gate(crd), files))
 	assert.NotContains(t, got, lint.RuleCRDOrder, "the gate holds crs until the CRD is established")
 	assert.Contains(t, got, lint.RuleWebhookOrder, "the webhook may not serve yet")
+
+	// A parent that health-checks the CRD is no gate for the layers it
+	// applies: their Kustomizations reconcile as soon as it applies them,
+	// before its health checks pass.
+	dir := t.TempDir()
+	testutil.WriteFiles(t, dir, files)
+	ks := func(name, path string, wait bool, checks ...meta.NamespacedObjectKindReference) *kustomizev1.Kustomization {
+		return &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "flux-system"},
+			Spec: kustomizev1.KustomizationSpec{Path: path, Wait: wait, HealthChecks: checks}}
+	}
+	plan := &layering.Plan{Name: "gated", Namespace: "flux-system", Layers: []layering.Layer{
+		{Name: "operator", Kustomization: ks("operator", "./operator", true)},
+		{Name: "gate", Kustomization: ks("gate", "./gate", false, crd)},
+		{Name: "crs", Parent: "gate", Kustomization: ks("crs", "./crs", false)},
+	}}
+	src := &fluxbuild.Source{Dir: dir}
+	rep, err := lint.Plan(t.Context(), plan, []fluxbuild.Input{{Source: src}, {Source: src}, {Source: src}}, dir)
+	require.NoError(t, err)
+	assert.Contains(t, rules(failing(rep)), lint.RuleCRDOrder, "applied by the gate, not gated by it: %v", rep.Findings)
 }

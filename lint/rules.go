@@ -133,7 +133,8 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 	}
 }
 
-// crdGated reports whether a layer Ready before ly health-checks a
+// crdGated reports whether a layer Ready before ly (isReadyBefore: a
+// parent that only applies ly's Kustomization is not) health-checks a
 // CustomResourceDefinition of group (a gate: an empty Kustomization whose
 // healthChecks name the CRD an operator's chart installs, as home-ops
 // repositories write for CRDs they do not apply themselves). Flux holds ly
@@ -142,7 +143,7 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 // theirs. Its webhook may not serve yet: webhook-order still decides.
 func (l *linter) crdGated(ly *lintLayer, group string) bool {
 	for _, other := range l.layers {
-		if other == ly || !l.sameCluster(ly, other) || !l.isApplied(ly, other.Name) {
+		if other == ly || !l.sameCluster(ly, other) || !l.isReadyBefore(ly, other.Name) {
 			continue
 		}
 		for _, hc := range other.Kustomization.Spec.HealthChecks {
