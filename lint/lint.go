@@ -287,7 +287,8 @@ type Report struct {
 	// Bootstrap says what lint took as existing before Flux from a
 	// bootstrap step: its helmfiles (WithHelmfile), the folders it
 	// applies with kustomize (WithBootstrapKustomization) and the files it
-	// applies with kubectl (WithBootstrapManifests).
+	// applies with kubectl (WithBootstrapManifests,
+	// WithFilteredBootstrapManifest).
 	Bootstrap []string `json:"bootstrap,omitempty"`
 	// Unrun names the programs a bootstrap step pipes files through that
 	// lint does not run (WithFilteredBootstrapManifest), once each: it
