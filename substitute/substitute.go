@@ -383,6 +383,28 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 	return true, nil
 }
 
+// JSON returns the JSON of res as Resource would leave it, without
+// changing res (only read: it may hold another's nodes), and whether it
+// substitutes at all (else the JSON is res's as it is). Errors are
+// Resource's.
+func (s *Substituter) JSON(res *resource.Resource) ([]byte, bool, error) {
+	j0, err := res.MarshalJSON()
+	if err != nil {
+		return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
+	}
+	if idle, err := s.Idle(); idle {
+		if err != nil && disabled(res) {
+			err = nil
+		}
+		return j0, false, err
+	}
+	out, done, err := s.substituteJSON(res, j0, nil)
+	if err != nil || !done {
+		return j0, false, err
+	}
+	return out, true, nil
+}
+
 // substituteJSON is Resource up to reading the result back: given j0, the
 // JSON of res (res.MarshalJSON), and y0, its YAML (res.AsYAML) or nil to
 // make it from j0, it returns the JSON kustomize-controller
@@ -430,6 +452,28 @@ func (s *Substituter) Idle() (bool, error) {
 		return true, s.loadErr
 	}
 	return len(s.vars) == 0 && s.ks.GetSubstituteStrategy() != kustomizev1.SubstituteStrategyAlways, nil
+}
+
+// Key returns a text two Substituters share exactly when Resource does the
+// same to every resource: their variables, whether an unset one fails
+// (WithStrict) and the substitute strategy. It is "" for a Kustomization
+// without postBuild, and the error is Idle's when the variables cannot be
+// loaded. A caller that substitutes the same objects again (both sides of a
+// review) keys what it keeps by it.
+func (s *Substituter) Key() (string, error) {
+	if !s.Enabled() {
+		return "", nil
+	}
+	s.load()
+	if s.loadErr != nil {
+		return "", s.loadErr
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "strict=%t\x00strategy=%s\x00", s.strict, s.ks.GetSubstituteStrategy())
+	for _, k := range slices.Sorted(maps.Keys(s.vars)) {
+		fmt.Fprintf(&b, "%d:%s=%d:%s\x00", len(k), k, len(s.vars[k]), s.vars[k])
+	}
+	return b.String(), nil
 }
 
 // disabled reports whether res opts out of substitution (DisabledKey).
