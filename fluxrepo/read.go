@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/kustomize/api/resource"
-	sigyaml "sigs.k8s.io/yaml"
+	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
@@ -968,7 +968,11 @@ func (r *reader) substituteAll(parent *kustomizev1.Kustomization, objs []*fluxbu
 	} else if idle && (errors.Is(err, substitute.ErrVarNotSet) || errors.Is(err, substitute.ErrSourceNotFound)) {
 		return named() // the objects stay as written, unread, but for their names
 	}
-	parallel.For(len(todo), func(i int) { out[todo[i]] = substituteOne(s, objs[todo[i]]) })
+	key, err := s.Key()
+	if err != nil {
+		key = "" // as Idle said it can be loaded, not reached: substitute without keeping
+	}
+	parallel.For(len(todo), func(i int) { out[todo[i]] = substitutedMemo.get(s, key, objs[todo[i]]) })
 	return named()
 }
 
@@ -990,25 +994,19 @@ func namedAsApplied(k *kustomizev1.Kustomization, pb *kustomizev1.PostBuild) *ku
 	return c
 }
 
-// substituteOne is substituteAll for one object.
+// substituteOne is substituteAll for one object: the Kustomization
+// kustomize-controller applies, read from the JSON its substitution leaves
+// (Substituter.JSON, which only reads the object's nodes).
 func substituteOne(s *substitute.Substituter, o *fluxbuild.Object) substituted {
-	data, err := yaml.Marshal(o.Node)
+	j, _, err := s.JSON(&resource.Resource{RNode: *kyaml.NewRNode(o.Node)})
 	if err != nil {
-		return substituted{}
-	}
-	res, err := resource.NewFactory(nil).FromBytes(data)
-	if err != nil {
-		return substituted{}
-	}
-	if _, err := s.Resource(res); err != nil {
 		if !errors.Is(err, substitute.ErrVarNotSet) && !errors.Is(err, substitute.ErrSourceNotFound) {
 			return substituted{err: err}
 		}
 		return substituted{}
 	}
 	out := &kustomizev1.Kustomization{}
-	y, err := res.AsYAML()
-	if err != nil || sigyaml.Unmarshal(y, out) != nil {
+	if json.Unmarshal(j, out) != nil {
 		return substituted{}
 	}
 	if out.Namespace == "" {
