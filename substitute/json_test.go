@@ -50,7 +50,7 @@ func TestJSONIsResources(t *testing.T) {
 	}
 }
 
-// Key is the same for two Substituters of the same variables, mode and
+// Key is the same for two Substituter values of the same variables, mode and
 // strategy, and differs when one of them does.
 func TestKey(t *testing.T) {
 	key := func(postBuild string, lax bool) string {

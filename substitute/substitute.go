@@ -454,9 +454,9 @@ func (s *Substituter) Idle() (bool, error) {
 	return len(s.vars) == 0 && s.ks.GetSubstituteStrategy() != kustomizev1.SubstituteStrategyAlways, nil
 }
 
-// Key returns a text two Substituters share exactly when Resource does the
-// same to every resource: their variables, whether an unset one fails
-// (WithStrict) and the substitute strategy. It is "" for a Kustomization
+// Key returns a text two Substituter values share exactly when Resource
+// does the same to every resource: their variables, whether an unset one
+// fails (WithStrict) and the substitute strategy. It is "" for a Kustomization
 // without postBuild, and the error is Idle's when the variables cannot be
 // loaded. A caller that substitutes the same objects again (both sides of a
 // review) keys what it keeps by it.
