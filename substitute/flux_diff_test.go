@@ -209,30 +209,12 @@ func sourceObjects(t testing.TB, data string) []client.Object {
 // runFlux does what kustomize-controller does after kustomize build.
 func runFlux(t testing.TB, tc diffCase) (out string, err error) {
 	t.Helper()
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("flux panicked: %v", r)
-		}
-	}()
-	ks := kustomization(t, tc.ks)
-	ress, err := resources(tc.objs)
+	ress, err := fluxResources(t, tc)
 	if err != nil {
 		return "", err
 	}
-	scheme := runtime.NewScheme()
-	require.NoError(t, corev1.AddToScheme(scheme))
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sourceObjects(t, tc.sources)...).Build()
-	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ks)
-	require.NoError(t, err)
 	var buf bytes.Buffer
 	for _, res := range ress {
-		if ks.Spec.PostBuild != nil {
-			if _, err := fluxkustomize.SubstituteVariables(t.Context(), c, unstructured.Unstructured{Object: data}, res,
-				fluxkustomize.SubstituteWithStrict(!tc.lax),
-				fluxkustomize.SubstituteWithAlways(ks.GetSubstituteStrategy() == kustomizev1.SubstituteStrategyAlways)); err != nil {
-				return "", err
-			}
-		}
 		y, err := res.AsYAML()
 		if err != nil {
 			return "", err
@@ -241,6 +223,37 @@ func runFlux(t testing.TB, tc diffCase) (out string, err error) {
 		buf.WriteString("---\n")
 	}
 	return buf.String(), nil
+}
+
+// fluxResources are the case's resources as kustomize-controller's
+// substitution leaves them.
+func fluxResources(t testing.TB, tc diffCase) (ress []*resource.Resource, err error) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("flux panicked: %v", r)
+		}
+	}()
+	ks := kustomization(t, tc.ks)
+	ress, err = resources(tc.objs)
+	if err != nil {
+		return nil, err
+	}
+	scheme := runtime.NewScheme()
+	require.NoError(t, corev1.AddToScheme(scheme))
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sourceObjects(t, tc.sources)...).Build()
+	data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ks)
+	require.NoError(t, err)
+	for _, res := range ress {
+		if ks.Spec.PostBuild != nil {
+			if _, err := fluxkustomize.SubstituteVariables(t.Context(), c, unstructured.Unstructured{Object: data}, res,
+				fluxkustomize.SubstituteWithStrict(!tc.lax),
+				fluxkustomize.SubstituteWithAlways(ks.GetSubstituteStrategy() == kustomizev1.SubstituteStrategyAlways)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ress, nil
 }
 
 func runOurs(t testing.TB, tc diffCase) (out string, err error) {

@@ -369,11 +369,7 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 		}
 		return false, err
 	}
-	j0, err := res.MarshalJSON()
-	if err != nil {
-		return false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
-	}
-	out, done, err := s.substituteJSON(res, j0, nil)
+	out, done, err := s.JSON(res)
 	if err != nil || !done {
 		return false, err
 	}
@@ -386,7 +382,7 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 // JSON returns the JSON of res as Resource would leave it, without
 // changing res (only read: it may hold another's nodes), and whether it
 // substitutes at all (else the JSON is res's as it is). Errors are
-// Resource's.
+// Resource's, but that res is serialised first, even when Idle.
 func (s *Substituter) JSON(res *resource.Resource) ([]byte, bool, error) {
 	j0, err := res.MarshalJSON()
 	if err != nil {
