@@ -340,8 +340,9 @@ var filterPrograms = []string{"python", "python3", "yq", "jq", "sed", "envsubst"
 // reads its objects from stdin and, as far as its arguments tell, writes
 // each on: not a yq or jq program that selects or deletes, nor one that
 // names a file to read (a sed script or yq expression's file operand, a
-// redirection), nor sed -i. What a python script does is not known: it is
-// taken to pass them on, and Manifest.Through says so.
+// redirection), nor one that edits in place (sed -i, yq -i) or prints
+// only what its script picks (sed -n). What a python script does is not
+// known: it is taken to pass them on, and Manifest.Through says so.
 func filterPasses(args []string) bool {
 	if slices.ContainsFunc(args, redirection) {
 		return false
@@ -353,7 +354,7 @@ func filterPasses(args []string) bool {
 	switch args[0] {
 	case "yq", "jq":
 		if slices.ContainsFunc(args[1:], func(a string) bool {
-			return strings.Contains(a, "select(") || strings.Contains(a, "del(") || strings.HasPrefix(a, "--from-file")
+			return strings.Contains(a, "select(") || strings.Contains(a, "del(") || strings.HasPrefix(a, "--from-file") || inPlace(a)
 		}) {
 			return false
 		}
@@ -363,7 +364,7 @@ func filterPasses(args []string) bool {
 		return len(ops) <= 1 // the expression, and no file
 	case "sed":
 		if slices.ContainsFunc(args[1:], func(a string) bool {
-			return a == "-i" || strings.HasPrefix(a, "--in-place") || strings.HasPrefix(a, "-i") && !strings.HasPrefix(a, "--")
+			return inPlace(a) || a == "-n" || a == "--quiet" || a == "--silent" // -n prints only what the script prints
 		}) {
 			return false
 		}
@@ -376,6 +377,13 @@ func filterPasses(args []string) bool {
 		return slices.Contains(args, "-c") || len(ops) >= 1
 	}
 	return true // envsubst reads stdin only ('$VAR' names the variables)
+}
+
+// inPlace reports whether a filter's argument makes it edit its file in
+// place (sed -i, -i.bak, --in-place; yq -i, --inplace): nothing goes on
+// to stdout.
+func inPlace(a string) bool {
+	return strings.HasPrefix(a, "-i") || strings.HasPrefix(a, "--in-place") || strings.HasPrefix(a, "--inplace")
 }
 
 // filterValueFlags are the filters' flags that take a value.

@@ -55,6 +55,8 @@ func TestScriptApplies(t *testing.T) {
 		{"sops -d bootstrap/s.yaml | yq e '.a' other.yaml | kubectl apply -f -", nil},
 		{"sops -d bootstrap/s.yaml | sed 's/a/b/' other.yaml | kubectl apply -f -", nil},
 		{"sops -d bootstrap/s.yaml | sed -i 's/a/b/' | kubectl apply -f -", nil},
+		{"sops -d bootstrap/s.yaml | sed -n '/^kind: Secret/,/^---/p' | kubectl apply -f -", nil},
+		{"sops -d bootstrap/s.yaml | yq -i '.a = 1' | kubectl apply -f -", nil},
 		{"sops -d bootstrap/s.yaml | python3 < other.py | kubectl apply -f -", nil},
 		{"sops -d bootstrap/s.yaml | awk '{print}' | kubectl apply -f -", nil},
 		{"just apply | kubectl apply -f -", nil},
