@@ -970,7 +970,7 @@ func (r *reader) substituteAll(parent *kustomizev1.Kustomization, objs []*fluxbu
 	}
 	key, err := s.Key()
 	if err != nil {
-		key = "" // as Idle said it can be loaded, not reached: substitute without keeping
+		key = "" // not reached (Idle has loaded the variables): substituted, not kept
 	}
 	parallel.For(len(todo), func(i int) { out[todo[i]] = substitutedMemo.get(s, key, objs[todo[i]]) })
 	return named()
