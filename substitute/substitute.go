@@ -384,7 +384,7 @@ func (s *Substituter) Resource(res *resource.Resource) (bool, error) {
 // substitutes at all (else the JSON is res's as it is). Errors are
 // Resource's, but that res is serialised first, even when Idle.
 func (s *Substituter) JSON(res *resource.Resource) ([]byte, bool, error) {
-	j0, err := res.MarshalJSON()
+	m, j0, err := objectJSON(res) // res.MarshalJSON, without its YAML round trip
 	if err != nil {
 		return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
 	}
@@ -394,7 +394,11 @@ func (s *Substituter) JSON(res *resource.Resource) ([]byte, bool, error) {
 		}
 		return j0, false, err
 	}
-	out, done, err := s.substituteJSON(res, j0, nil)
+	var y0 []byte // res.AsYAML, from the map when it can be (else made from j0)
+	if m != nil {
+		y0, _ = objectYAML(m)
+	}
+	out, done, err := s.substituteJSON(res, j0, y0)
 	if err != nil || !done {
 		return j0, false, err
 	}
