@@ -99,7 +99,7 @@ type built struct {
 }
 
 // build builds ks from src; with preview, it also returns the resources
-// and the caller holds kustomizeMu.
+// (read under kustomizeMu, shared).
 func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, preview bool, cfg *config) (_ *built, err error) {
 	defer func() { err = inSource(src, err) }()
 	if err := ctx.Err(); err != nil {
@@ -146,7 +146,7 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 	if !g.plain {
 		g.log, g.cache = cfg.log, cfg.cacheFor(ctx)
 		g.cancelled = func() bool { return ctx.Err() != nil }
-		ress, objs, err := g.kustomize(!preview)
+		ress, objs, err := g.kustomize()
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +157,10 @@ func build(ctx context.Context, src Source, ks *kustomizev1.Kustomization, previ
 		return nil, err
 	}
 	if preview {
-		if b.resources, err = g.plainResources(); err != nil {
+		kustomizeMu.RLock() // kustomize's resource factory, as a build uses it
+		b.resources, err = g.plainResources()
+		kustomizeMu.RUnlock()
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -11,15 +11,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Builds that leave kustomize's global state alone run in parallel (they
-// share kustomizeMu); those that change it (an openapi field: the schema
-// is reset around the build; a deprecated field: os.Stderr is swapped) run
-// alone. Run with many of each at once, every build must give what it
-// gives alone, and the race detector (make test runs -race) must see
-// nothing: the strategic merge patches read the schema kustomize parses on
-// first use while the openapi builds reset it.
+// share kustomizeMu), as do previews, whose substitution reads the schema
+// (is a kind namespaced?); builds that change it (an openapi field: the
+// schema is reset around the build; a deprecated field: os.Stderr is
+// swapped) run alone. Run with many of each at once, every build and
+// preview must give what it gives alone, and the race detector (make test
+// runs -race) must see nothing: the strategic merge patches and the
+// substitutions read the schema kustomize parses on first use while the
+// openapi builds reset it.
 func TestConcurrentBuilds(t *testing.T) {
 	root := t.TempDir()
 	deploy := func(name string) string {
@@ -53,10 +56,12 @@ func TestConcurrentBuilds(t *testing.T) {
 			files[dir+"/kustomization.yaml"] = "commonLabels: {app: " + name + "}\nresources: [deploy.yaml]\npatchesStrategicMerge: [patch.yaml]\n"
 			files[dir+"/deploy.yaml"] = deploy(name)
 			files[dir+"/patch.yaml"] = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: " + name + "}\nspec: {replicas: 3}\n"
-		default: // generated, with a generator and images
-			files[dir+"/kustomization.yaml"] = "namePrefix: p-\nresources: [deploy.yaml]\nimages: [{name: nginx, newTag: '3'}]\n" +
+		default: // generated, with a generator and images, and a cluster-scoped object to substitute
+			files[dir+"/kustomization.yaml"] = "namePrefix: p-\nresources: [deploy.yaml, role.yaml]\nimages: [{name: nginx, newTag: '3'}]\n" +
 				"configMapGenerator: [{name: cfg, literals: [a=b]}]\n"
 			files[dir+"/deploy.yaml"] = deploy(name)
+			files[dir+"/role.yaml"] = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: reader-${TEAM}\n" +
+				"rules: [{apiGroups: [''], resources: [pods], verbs: [get]}]\n"
 		}
 	}
 	for name, content := range files {
@@ -80,12 +85,29 @@ func TestConcurrentBuilds(t *testing.T) {
 		}
 		return out, nil
 	}
+	// A preview substitutes, and names each object as Flux does: a
+	// ClusterRole keeps no namespace only when the schema says it is
+	// cluster-scoped.
+	preview := func(dir string) (string, error) {
+		ks := &kustomizev1.Kustomization{
+			ObjectMeta: metav1.ObjectMeta{Name: dir, Namespace: "flux-system"},
+			Spec: kustomizev1.KustomizationSpec{Path: "./" + dir, TargetNamespace: "apps",
+				PostBuild: &kustomizev1.PostBuild{Substitute: map[string]string{"TEAM": "platform"}}},
+		}
+		out, err := Preview(t.Context(), Source{Dir: root}, ks)
+		return string(out), err
+	}
 	alone := map[string]string{}
 	for _, dir := range layers {
 		out, err := build(dir)
 		require.NoError(t, err, dir)
 		alone[dir] = out
+		out, err = preview(dir)
+		require.NoError(t, err, dir)
+		alone["preview "+dir] = out
 	}
+	require.Contains(t, alone["preview layer-03"], "name: p-reader-platform\n", "the ClusterRole is not substituted")
+	require.NotContains(t, alone["preview layer-03"], "name: p-reader-platform\n  namespace: apps", "the ClusterRole took the target namespace")
 	// The openapi layer's own schema merges its list by name; the
 	// built-in one would replace it. A schema left behind by a
 	// concurrent build, or missed, shows here.
@@ -103,12 +125,19 @@ func TestConcurrentBuilds(t *testing.T) {
 				got[dir] = append(got[dir], out)
 				mu.Unlock()
 			})
+			wg.Go(func() {
+				out, err := preview(dir)
+				assert.NoError(t, err, "round %d, preview %s", round, filepath.Base(dir))
+				mu.Lock()
+				got["preview "+dir] = append(got["preview "+dir], out)
+				mu.Unlock()
+			})
 		}
 	}
 	wg.Wait()
-	for _, dir := range layers {
-		for _, out := range got[dir] {
-			assert.Equal(t, alone[dir], out, "%s built beside the others differs from its build alone", dir)
+	for key, outs := range got {
+		for _, out := range outs {
+			assert.Equal(t, alone[key], out, "%s beside the others differs from it alone", key)
 		}
 	}
 }

@@ -46,8 +46,9 @@ var ErrRemoteFile = fmt.Errorf("a file kustomize downloads: %w", ErrRemote)
 // with openapi or crds fields, reset around the build) or that swaps
 // os.Stderr (withStderr) writes global state; the others only read it,
 // under kyaml's own schema lock where it is parsed on first use. So those
-// share the lock (RLock) and run in parallel, and the writers, previews
-// (substitution reads the schema) and post-renderers hold it alone.
+// share the lock (RLock) and run in parallel, as do previews (whose
+// substitution reads the schema), and the writers and post-renderers hold
+// it alone.
 // TestConcurrentBuilds holds this under the race detector.
 var kustomizeMu sync.RWMutex
 
@@ -62,10 +63,10 @@ const originAnnotation = "config.kubernetes.io/origin"
 // and line each came from. The file is known from the order when g lists
 // only files and transforms their objects in place (sourceOrder); else
 // kustomize's origin annotations name it, which the build asks for and
-// removes again unless the kustomization asked for them. With lock, it
-// takes kustomizeMu for the build (shared unless the build writes
-// kustomize's global state); without, the caller holds it alone.
-func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error) {
+// removes again unless the kustomization asked for them. It takes
+// kustomizeMu for the build: shared unless the build writes kustomize's
+// global state.
+func (g *generated) kustomize() ([]*resource.Resource, []*Object, error) {
 	cached := g.cache.entry(g) // nil without a cache (cache.go)
 	if ress, objs, ok := cached.get(); ok {
 		return ress, objs, nil
@@ -91,7 +92,7 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		order = g.sourceOrder(lines)
 	}
 	origins := !asked && order == nil
-	ress, err := g.build(lock, schemas, origins)
+	ress, err := g.build(schemas, origins)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -100,7 +101,7 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 		if from = fromOrder(ress, order, g.kus.NamePrefix, g.kus.NameSuffix); from == nil {
 			// Not what the order foretold: ask kustomize where each came from.
 			origins = true
-			if ress, err = g.build(lock, schemas, origins); err != nil {
+			if ress, err = g.build(schemas, origins); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -155,8 +156,9 @@ func (g *generated) kustomize(lock bool) ([]*resource.Resource, []*Object, error
 }
 
 // build runs kustomize on g's kustomization, with origin annotations when
-// origins is set.
-func (g *generated) build(lock, schemas, origins bool) ([]*resource.Resource, error) {
+// origins is set, under kustomizeMu (alone when it writes the schema or
+// kustomize warns on os.Stderr).
+func (g *generated) build(schemas, origins bool) ([]*resource.Resource, error) {
 	k := g.kus
 	if origins {
 		k.BuildMetadata = append(slices.Clone(k.BuildMetadata), kustypes.OriginAnnotations)
@@ -170,14 +172,12 @@ func (g *generated) build(lock, schemas, origins bool) ([]*resource.Resource, er
 		return nil, err
 	}
 	fsys := &overlayFS{FileSystem: g.disk(), path: filepath.Join(root, filepath.Base(g.kfile)), data: manifest}
-	if lock {
-		if schemas || len(g.deprecated) > 0 {
-			kustomizeMu.Lock()
-			defer kustomizeMu.Unlock()
-		} else {
-			kustomizeMu.RLock()
-			defer kustomizeMu.RUnlock()
-		}
+	if schemas || len(g.deprecated) > 0 {
+		kustomizeMu.Lock()
+		defer kustomizeMu.Unlock()
+	} else {
+		kustomizeMu.RLock()
+		defer kustomizeMu.RUnlock()
 	}
 	var m resmap.ResMap
 	if len(g.deprecated) > 0 {

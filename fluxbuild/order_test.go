@@ -104,12 +104,12 @@ func TestOrderMatchesOrigins(t *testing.T) {
 				ordered := order != nil
 				if ordered && !trackOrigins {
 					// Whether the build matches the order, or asks again.
-					if m, err := g.build(true, false, false); err == nil {
+					if m, err := g.build(false, false); err == nil {
 						assert.Equal(t, tt.matches, fromOrder(m, order, g.kus.NamePrefix, g.kus.NameSuffix) != nil, "the build matches the order")
 					}
 				}
 				g.trackOrigins = trackOrigins
-				ress, objs, err := g.kustomize(true)
+				ress, objs, err := g.kustomize()
 				var gotObjs, gotRess []string
 				for _, o := range objs {
 					node, err := yaml.Marshal(o.Node)

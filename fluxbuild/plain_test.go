@@ -56,7 +56,7 @@ func readAll(t *testing.T, files map[string]string) (fast, built, flux result) {
 		built.err = err
 	} else {
 		require.True(t, g.plain, "the fixture must take the fast path")
-		_, objs, err := g.kustomize(true)
+		_, objs, err := g.kustomize()
 		built = result{idsOf(objs), err}
 	}
 	for _, body := range files {

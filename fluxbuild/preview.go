@@ -27,14 +27,16 @@ var ErrNoKustomization = errors.New("no Kustomization")
 // inputs, byte for byte. Preview only reads src.
 func Preview(ctx context.Context, src Source, ks *kustomizev1.Kustomization, opts ...substitute.RenderOption) ([]byte, error) {
 	name := kustomizationRef(ks)
-	// Substitution reads kustomize's global OpenAPI schema (cluster scope),
-	// which a kustomize build elsewhere resets: hold the build lock.
-	kustomizeMu.Lock()
-	defer kustomizeMu.Unlock()
-	b, err := build(ctx, src, ks, true, &config{})
+	b, err := build(ctx, src, ks, true, &config{}) // takes kustomizeMu as a Build does
 	if err != nil {
 		return nil, fmt.Errorf("building %s: %w", name, err)
 	}
+	// Substitution reads kustomize's global OpenAPI schema (cluster
+	// scope), which only a build that changes it resets, under the lock
+	// alone: previews share the lock with each other and with the builds
+	// that leave it alone.
+	kustomizeMu.RLock()
+	defer kustomizeMu.RUnlock()
 	out, err := substitute.Render(ks, b.resources, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("previewing %s: %w", name, err)

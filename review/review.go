@@ -22,6 +22,7 @@ import (
 	"github.com/fluxpack/fluxpack/fluxrepo"
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/kinds"
+	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
 )
@@ -428,37 +429,66 @@ func (s *side) layers() map[string]bool {
 	return out
 }
 
-// renderLayer renders the layer name of a repository side, as
-// kustomize-controller would apply it, and records that it was rendered,
-// or why not (the output is then nil).
-func (s *side) renderLayer(ctx context.Context, name string) (string, []byte, error) {
+// layerRender is what rendering a layer of a side gave (renderOf), before
+// the side records it (record).
+type layerRender struct {
+	producer   string // "" when the side has no such layer rendered by kustomize
+	out        []byte // what it rendered
+	failed     string // why it did not render (unrendered)
+	unrendered bool
+	unresolved []string // sources stood in for (RenderUnresolved)
+	err        error    // what stops the review (ctx done)
+}
+
+// renderOf renders the layer name of a repository side, as
+// kustomize-controller would apply it. It only reads the side, so that
+// the layers of both sides render at once (renderPairs).
+func (s *side) renderOf(ctx context.Context, name string) layerRender {
 	if s.repo == nil {
-		return "", nil, nil
+		return layerRender{}
 	}
 	i := slices.IndexFunc(s.repo.Plan.Layers, func(l layering.Layer) bool { return l.Name == name })
 	if i < 0 || s.repo.Plan.Layers[i].HelmRelease != nil {
-		return "", nil, nil // not on this side, or a HelmRelease layer of a stack: a release
+		return layerRender{} // not on this side, or a HelmRelease layer of a stack: a release
 	}
-	producer := s.repo.Plan.KustomizationRef(name)
-	s.rendered[producer] = true
+	r := layerRender{producer: s.repo.Plan.KustomizationRef(name)}
 	if in := s.repo.Inputs[i]; in.Source == nil {
-		s.failed[producer] = s.paths.rel(in.Unavailable)
-		return producer, nil, nil
+		r.failed, r.unrendered = s.paths.rel(in.Unavailable), true
+		return r
 	}
 	out, unresolved, err := s.repo.RenderUnresolved(ctx, name)
-	for _, u := range unresolved {
+	r.unresolved = unresolved
+	switch {
+	case err != nil && ctx.Err() != nil:
+		r.err = ctx.Err()
+	case err != nil:
+		r.failed, r.unrendered = s.paths.rel(err.Error()), true
+	default:
+		r.out = out
+	}
+	return r
+}
+
+// record records that a layer was rendered on the side, or why not, and
+// returns its producer and output (nil when it did not render).
+func (s *side) record(r layerRender) (string, []byte, error) {
+	if r.err != nil {
+		return "", nil, r.err
+	}
+	if r.producer == "" {
+		return "", nil, nil
+	}
+	s.rendered[r.producer] = true
+	for _, u := range r.unresolved {
 		if !slices.Contains(s.unresolved, u) {
 			s.unresolved = append(s.unresolved, u)
 		}
 	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return "", nil, ctx.Err()
-		}
-		s.failed[producer] = s.paths.rel(err.Error())
-		return producer, nil, nil
+	if r.unrendered {
+		s.failed[r.producer] = r.failed
+		return r.producer, nil, nil
 	}
-	return producer, out, nil
+	return r.producer, r.out, nil
 }
 
 // parse parses what a producer rendered on a side; a producer that does
@@ -677,16 +707,28 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 			}
 		}
 	}
+	// Every layer of both sides renders at once: a layer's objects render
+	// on every core too, but one large object (a dashboard's ConfigMap)
+	// holds its layer up. They are recorded in order.
+	renders := make([]layerRender, 2*len(names))
+	parallel.For(len(renders), func(k int) {
+		sd := base
+		if k%2 == 1 {
+			sd = head
+		}
+		renders[k] = sd.renderOf(ctx, names[k/2])
+	})
 	leftOut := map[string]bool{} // layers that did not render on a side
-	for _, name := range names {
-		bp, bo, err := base.renderLayer(ctx, name)
+	for n, name := range names {
+		bp, bo, err := base.record(renders[2*n])
 		if err != nil {
 			return nil, err
 		}
-		hp, ho, err := head.renderLayer(ctx, name)
+		hp, ho, err := head.record(renders[2*n+1])
 		if err != nil {
 			return nil, err
 		}
+		renders[2*n], renders[2*n+1] = layerRender{}, layerRender{} // their outputs are parsed below
 		producer := cmp.Or(hp, bp)
 		unknownOn(base, head, name, producer, hp == "", bp == "")
 		if bo != nil && bytes.Equal(bo, ho) {
