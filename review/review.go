@@ -438,6 +438,8 @@ type layerRender struct {
 	unrendered bool
 	unresolved []string // sources stood in for (RenderUnresolved)
 	err        error    // what stops the review (ctx done)
+	objs       []Object // out parsed (renderPairs), or why it does not parse
+	parseErr   error
 }
 
 // renderOf renders the layer name of a repository side, as
@@ -503,6 +505,15 @@ func (s *side) parse(producer string, out []byte) []Object {
 		return nil
 	}
 	return objs
+}
+
+// parsed is parse of what renderPairs parsed for the side.
+func (s *side) parsed(producer string, r layerRender) []Object {
+	if r.parseErr != nil {
+		s.failed[producer] = r.parseErr.Error()
+		return nil
+	}
+	return r.objs
 }
 
 // keepReleases records the HelmReleases of what the layer rendered.
@@ -718,22 +729,33 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 		}
 		renders[k] = sd.renderOf(ctx, names[k/2])
 	})
+	// And parsed at once: the head's output, and the base's where it
+	// differs (the same on both sides is parsed once, as the head's).
+	parallel.For(len(renders), func(k int) {
+		r := &renders[k]
+		b, h := &renders[k&^1], &renders[k|1] // the layer's base and head (only out and producer are read)
+		if r.err != nil || r.unrendered || r.out == nil || r == b && bytes.Equal(b.out, h.out) {
+			return
+		}
+		r.objs, r.parseErr = ParseObjects(cmp.Or(h.producer, b.producer), r.out)
+	})
 	leftOut := map[string]bool{} // layers that did not render on a side
 	for n, name := range names {
-		bp, bo, err := base.record(renders[2*n])
+		br, hr := renders[2*n], renders[2*n+1]
+		renders[2*n], renders[2*n+1] = layerRender{}, layerRender{} // kept no longer than needed
+		bp, bo, err := base.record(br)
 		if err != nil {
 			return nil, err
 		}
-		hp, ho, err := head.record(renders[2*n+1])
+		hp, ho, err := head.record(hr)
 		if err != nil {
 			return nil, err
 		}
-		renders[2*n], renders[2*n+1] = layerRender{}, layerRender{} // their outputs are parsed below
 		producer := cmp.Or(hp, bp)
 		unknownOn(base, head, name, producer, hp == "", bp == "")
 		if bo != nil && bytes.Equal(bo, ho) {
 			// The same on both sides: parsed once, for its images.
-			objs := head.parse(producer, ho)
+			objs := head.parsed(producer, hr)
 			if why, ok := head.failed[producer]; ok {
 				base.failed[producer] = why
 			}
@@ -755,7 +777,7 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 			}
 			continue
 		}
-		bobjs, hobjs := base.parse(producer, bo), head.parse(producer, ho)
+		bobjs, hobjs := base.parsed(producer, br), head.parsed(producer, hr)
 		base.keepReleases(name, bobjs)
 		head.keepReleases(name, hobjs)
 		_, bf := base.failed[producer]
