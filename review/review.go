@@ -720,14 +720,17 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 	}
 	// Every layer of both sides renders at once: a layer's objects render
 	// on every core too, but one large object (a dashboard's ConfigMap)
-	// holds its layer up. They are recorded in order.
+	// holds its layer up. The head's layers are started first, so that
+	// the base's objects of the files a change leaves alone are taken
+	// from what the head's made of them (substitute keeps it). They are
+	// recorded in order: base, head, layer by layer.
 	renders := make([]layerRender, 2*len(names))
 	parallel.For(len(renders), func(k int) {
-		sd := base
-		if k%2 == 1 {
-			sd = head
+		if k < len(names) {
+			renders[2*k+1] = head.renderOf(ctx, names[k])
+		} else {
+			renders[2*(k-len(names))] = base.renderOf(ctx, names[k-len(names)])
 		}
-		renders[k] = sd.renderOf(ctx, names[k/2])
 	})
 	// And parsed at once: the head's output, and the base's where it
 	// differs (the same on both sides is parsed once, as the head's).

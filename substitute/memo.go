@@ -16,32 +16,51 @@ type parsed struct {
 	err error
 }
 
-// The bounds of what a textMemo keeps, so that a process that checks
-// without end (a library's user) does not grow without end: a number of
-// texts, and their bytes (a Grafana dashboard is one value of 50 kB).
+// The bounds of what a memo keeps, so that a process that checks or
+// renders without end (a library's user) does not grow without end: a
+// number of answers, and the bytes of their keys and values (a Grafana
+// dashboard is one value of 50 kB).
 const (
 	textMemoMax      = 1 << 14
 	textMemoMaxBytes = 32 << 20
 )
 
-// textMemo keeps the answers of a function of a string, within the bounds
-// above.
-type textMemo struct {
-	m        sync.Map // text → parsed
+// memo keeps answers by a text key, within the bounds above. An answer is
+// shared by every caller that asks again: it is read, never changed.
+type memo[V any] struct {
+	m        sync.Map // key → V
 	n, bytes atomic.Int64
 }
 
-func (m *textMemo) get(text string, f func(string) parsed) parsed {
-	if p, ok := m.m.Load(text); ok {
-		return p.(parsed)
+func (m *memo[V]) load(key string) (V, bool) {
+	v, ok := m.m.Load(key)
+	if !ok {
+		var zero V
+		return zero, false
 	}
-	p := f(text)
-	if m.n.Load() < textMemoMax && m.bytes.Load()+int64(len(text)) <= textMemoMaxBytes {
-		if _, loaded := m.m.LoadOrStore(text, p); !loaded {
+	return v.(V), true
+}
+
+// store keeps v for key when the bounds allow; size is v's bytes.
+func (m *memo[V]) store(key string, v V, size int) {
+	size += len(key)
+	if m.n.Load() < textMemoMax && m.bytes.Load()+int64(size) <= textMemoMaxBytes {
+		if _, loaded := m.m.LoadOrStore(key, v); !loaded {
 			m.n.Add(1)
-			m.bytes.Add(int64(len(text)))
+			m.bytes.Add(int64(size))
 		}
 	}
+}
+
+// textMemo keeps the answers of a function of a string.
+type textMemo struct{ memo[parsed] }
+
+func (m *textMemo) get(text string, f func(string) parsed) parsed {
+	if p, ok := m.load(text); ok {
+		return p
+	}
+	p := f(text)
+	m.store(text, p, 0)
 	return p
 }
 

@@ -2,6 +2,7 @@ package substitute
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,9 +115,10 @@ func render(ress []*resource.Resource, ks *kustomizev1.Kustomization, o renderOp
 	subErrs := make([]error, len(ress))
 	chunks := make([][]byte, len(ress))
 	encErrs := make([]error, len(ress))
+	key := renderKey(real, masked, ks)
 	parallel.For(len(ress), func(i int) {
 		r := ress[i]
-		if out, after, ok := fastObject(r, real, masked, ks); ok {
+		if out, after, ok := fastObject(r, real, masked, ks, key); ok {
 			chunks[i], afters[i] = out, after
 			return
 		}
@@ -231,10 +233,26 @@ func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, 
 // and the caller takes Flux's own steps, for anything out of the ordinary:
 // an error, a List, a dropped document, labels or metadata of an odd shape,
 // or a name, namespace, kind or apiVersion that is not a string.
-func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization) (out []byte, after idKey, ok bool) {
+//
+// With key (renderKey), what it makes of an object is kept by key and the
+// object's JSON, and taken from there when the same object renders again
+// under the same Kustomization: both sides of a review render the objects
+// of the files a change leaves alone.
+func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization, key string) (out []byte, after idKey, ok bool) {
 	m, j0, err := objectJSON(r)
 	if err != nil {
 		return nil, idKey{}, false
+	}
+	if key != "" {
+		key += string(j0)
+		if v, ok := renderedMemo.load(key); ok {
+			return v.out, v.after, true
+		}
+		defer func() {
+			if ok {
+				renderedMemo.store(key, renderedObject{out: out, after: after}, len(out))
+			}
+		}()
 	}
 	var y0 []byte // the YAML substitution reads, straight from the map when it can be
 	if real != nil && m != nil {
@@ -290,6 +308,45 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 		}
 	}
 	return append(data, "---\n"...), after, true
+}
+
+// renderedObject is what fastObject made of an object: the chunk it
+// prints and the object's ID after substitution. Its bytes are shared:
+// read them only.
+type renderedObject struct {
+	out   []byte
+	after idKey
+}
+
+// renderedMemo keeps what fastObject made of each object, by renderKey
+// and the object's JSON.
+var renderedMemo memo[renderedObject]
+
+// renderKey returns a text two renders share exactly when fastObject makes
+// the same of an object under both: the substitutions (Key, with and
+// without redaction), the Kustomization's name and namespace (Flux's
+// labels) and its commonMetadata; hashed, as variables can be long. It is
+// "" (keep nothing) when a Substituter's variables cannot be loaded:
+// fastObject then takes the slow path, which says why.
+func renderKey(real, masked *Substituter, ks *kustomizev1.Kustomization) string {
+	h := sha256.New()
+	for _, s := range []*Substituter{real, masked} {
+		if s == nil {
+			h.Write([]byte{0})
+			continue
+		}
+		k, err := s.Key()
+		if err != nil {
+			return ""
+		}
+		fmt.Fprintf(h, "\x01%d:%s", len(k), k)
+	}
+	meta, err := json.Marshal(ks.Spec.CommonMetadata) // maps in key order
+	if err != nil {
+		return ""
+	}
+	fmt.Fprintf(h, "%d:%s%d:%s%d:%s", len(ks.Name), ks.Name, len(ks.Namespace), ks.Namespace, len(meta), meta)
+	return string(h.Sum(nil))
 }
 
 // objectJSON is r.MarshalJSON without its YAML round trip: kyaml encodes
