@@ -4,8 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/fluxpack/fluxpack/fluxbuild"
 	"github.com/fluxpack/fluxpack/substitute"
 )
@@ -19,7 +17,8 @@ var (
 )
 
 // substMemo keeps what substituteOne made of a Kustomization object under a
-// parent's postBuild, by the Substituter's Key and the object's YAML: the
+// parent's postBuild, by the Substituter's Key and the object's nodes
+// (fluxbuild.NodeKey): the
 // reads of one review (the head's first and whole reads, the base's) meet
 // the same objects under the same parents, and kustomize-controller's
 // substitution, re-serialising each object through JSON and YAML, costs
@@ -38,7 +37,7 @@ func (m *substMemo) get(s *substitute.Substituter, key string, o *fluxbuild.Obje
 	if key == "" {
 		return substituteOne(s, o)
 	}
-	data, err := yaml.Marshal(o.Node)
+	data, err := fluxbuild.NodeKey(o.Node)
 	if err != nil {
 		return substituteOne(s, o)
 	}
