@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -25,6 +26,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/parallel"
 	"github.com/fluxpack/fluxpack/layering"
 	"github.com/fluxpack/fluxpack/lint"
+	"github.com/fluxpack/fluxpack/substitute"
 )
 
 // ErrInvalidOption is wrapped by the error of an option given a value it
@@ -445,7 +447,7 @@ type layerRender struct {
 // renderOf renders the layer name of a repository side, as
 // kustomize-controller would apply it. It only reads the side, so that
 // the layers of both sides render at once (renderPairs).
-func (s *side) renderOf(ctx context.Context, name string) layerRender {
+func (s *side) renderOf(ctx context.Context, name string, opts ...substitute.RenderOption) layerRender {
 	if s.repo == nil {
 		return layerRender{}
 	}
@@ -458,7 +460,7 @@ func (s *side) renderOf(ctx context.Context, name string) layerRender {
 		r.failed, r.unrendered = s.paths.rel(in.Unavailable), true
 		return r
 	}
-	out, unresolved, err := s.repo.RenderUnresolved(ctx, name)
+	out, unresolved, err := s.repo.RenderUnresolved(ctx, name, opts...)
 	r.unresolved = unresolved
 	switch {
 	case err != nil && ctx.Err() != nil:
@@ -507,7 +509,34 @@ func (s *side) parse(producer string, out []byte) []Object {
 	return objs
 }
 
-// parsed is parse of what renderPairs parsed for the side.
+// renderWindow renders the layers names of both sides at once, base and
+// head of names[i] at 2i and 2i+1: a layer's objects render on every core
+// too, but one large object (a dashboard's ConfigMap) holds its layer up.
+// The head's layers are started first, so that the base meets what the
+// head made of the objects they share in memo. Then it parses every
+// output at once: the head's, and the base's where it differs (the same
+// on both sides is parsed once, as the head's).
+func renderWindow(ctx context.Context, base, head *side, names []string, memo substitute.RenderOption) []layerRender {
+	renders := make([]layerRender, 2*len(names))
+	parallel.For(len(renders), func(k int) {
+		if k < len(names) {
+			renders[2*k+1] = head.renderOf(ctx, names[k], memo)
+		} else {
+			renders[2*(k-len(names))] = base.renderOf(ctx, names[k-len(names)], memo)
+		}
+	})
+	parallel.For(len(renders), func(k int) {
+		r := &renders[k]
+		b, h := &renders[k&^1], &renders[k|1] // the layer's base and head (only out and producer are read)
+		if r.err != nil || r.unrendered || r.out == nil || r == b && bytes.Equal(b.out, h.out) {
+			return
+		}
+		r.objs, r.parseErr = ParseObjects(cmp.Or(h.producer, b.producer), r.out)
+	})
+	return renders
+}
+
+// parsed is parse of what renderWindow parsed for the side.
 func (s *side) parsed(producer string, r layerRender) []Object {
 	if r.parseErr != nil {
 		s.failed[producer] = r.parseErr.Error()
@@ -718,34 +747,18 @@ func renderPairs(ctx context.Context, base, head *side, want func(string) bool) 
 			}
 		}
 	}
-	// Every layer of both sides renders at once: a layer's objects render
-	// on every core too, but one large object (a dashboard's ConfigMap)
-	// holds its layer up. The head's layers are started first, so that
-	// the base's objects of the files a change leaves alone are taken
-	// from what the head's made of them (substitute keeps it). They are
-	// recorded in order: base, head, layer by layer.
-	renders := make([]layerRender, 2*len(names))
-	parallel.For(len(renders), func(k int) {
-		if k < len(names) {
-			renders[2*k+1] = head.renderOf(ctx, names[k])
-		} else {
-			renders[2*(k-len(names))] = base.renderOf(ctx, names[k-len(names)])
-		}
-	})
-	// And parsed at once: the head's output, and the base's where it
-	// differs (the same on both sides is parsed once, as the head's).
-	parallel.For(len(renders), func(k int) {
-		r := &renders[k]
-		b, h := &renders[k&^1], &renders[k|1] // the layer's base and head (only out and producer are read)
-		if r.err != nil || r.unrendered || r.out == nil || r == b && bytes.Equal(b.out, h.out) {
-			return
-		}
-		r.objs, r.parseErr = ParseObjects(cmp.Or(h.producer, b.producer), r.out)
-	})
+	// The layers render a window at a time (renderWindow), so that their
+	// outputs are not all held at once; the base's objects of the files a
+	// change leaves alone are taken from what the head's made of them.
+	memo := substitute.WithRenderMemo(&substitute.RenderMemo{})
+	window := 8 * runtime.GOMAXPROCS(0)
 	leftOut := map[string]bool{} // layers that did not render on a side
+	var renders []layerRender
 	for n, name := range names {
-		br, hr := renders[2*n], renders[2*n+1]
-		renders[2*n], renders[2*n+1] = layerRender{}, layerRender{} // kept no longer than needed
+		if n%window == 0 {
+			renders = renderWindow(ctx, base, head, names[n:min(n+window, len(names))], memo)
+		}
+		br, hr := renders[2*(n%window)], renders[2*(n%window)+1]
 		bp, bo, err := base.record(br)
 		if err != nil {
 			return nil, err

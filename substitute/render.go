@@ -40,6 +40,7 @@ type renderOptions struct {
 	sources *Sources
 	strict  bool
 	redact  bool
+	memo    *RenderMemo
 }
 
 // WithRedactedSecrets makes Render print Redacted wherever a variable
@@ -50,6 +51,29 @@ func WithRedactedSecrets() RenderOption { return redactOption{} }
 type redactOption struct{}
 
 func (redactOption) applyToRender(o *renderOptions) error { o.redact = true; return nil }
+
+// RenderMemo keeps what Render made of each object, for the renders given
+// it (WithRenderMemo): an object rendered again under a Kustomization
+// with the same name, namespace, commonMetadata and substitutions (two
+// revisions of a tree share most of their objects) is taken from it. It
+// holds the output, secrets substituted in included, for as long as it is
+// kept, within a bound (16,384 objects, 32 MiB). It is safe for
+// concurrent use; its zero value is empty.
+type RenderMemo struct{ m memo[renderedObject] }
+
+// WithRenderMemo makes Render keep what it makes of each object in m, and
+// take it from there when it meets the same object again.
+func WithRenderMemo(m *RenderMemo) RenderOption { return memoOption{m} }
+
+type memoOption struct{ m *RenderMemo }
+
+func (o memoOption) applyToRender(r *renderOptions) error {
+	if o.m == nil {
+		return fmt.Errorf("%w: WithRenderMemo: nil RenderMemo", ErrInvalidOption)
+	}
+	r.memo = o.m
+	return nil
+}
 
 // Render does to the objects of a Kustomization's build what
 // kustomize-controller does after the build, and prints them as `flux build
@@ -115,10 +139,13 @@ func render(ress []*resource.Resource, ks *kustomizev1.Kustomization, o renderOp
 	subErrs := make([]error, len(ress))
 	chunks := make([][]byte, len(ress))
 	encErrs := make([]error, len(ress))
-	key := renderKey(real, masked, ks)
+	var key []byte
+	if o.memo != nil {
+		key = renderKey(real, masked, ks)
+	}
 	parallel.For(len(ress), func(i int) {
 		r := ress[i]
-		if out, after, ok := fastObject(r, real, masked, ks, key); ok {
+		if out, after, ok := fastObject(r, real, masked, ks, o.memo, key); ok {
 			chunks[i], afters[i] = out, after
 			return
 		}
@@ -234,23 +261,26 @@ func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, 
 // an error, a List, a dropped document, labels or metadata of an odd shape,
 // or a name, namespace, kind or apiVersion that is not a string.
 //
-// With key (renderKey), what it makes of an object is kept by key and the
-// object's JSON, and taken from there when the same object renders again
-// under the same Kustomization: both sides of a review render the objects
-// of the files a change leaves alone.
-func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization, key string) (out []byte, after idKey, ok bool) {
+// With a memo and key (renderKey), what it makes of an object is kept by
+// key and the object's JSON, and taken from there when the same object
+// renders again under the same Kustomization: both sides of a review
+// render the objects of the files a change leaves alone.
+func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization, memo *RenderMemo, key []byte) (out []byte, after idKey, ok bool) {
 	m, j0, err := objectJSON(r)
 	if err != nil {
 		return nil, idKey{}, false
 	}
-	if key != "" {
-		key += string(j0)
-		if v, ok := renderedMemo.load(key); ok {
+	if memo != nil && key != nil {
+		h := sha256.New()
+		h.Write(key)
+		h.Write(j0)
+		k := string(h.Sum(nil))
+		if v, ok := memo.m.load(k); ok {
 			return v.out, v.after, true
 		}
 		defer func() {
 			if ok {
-				renderedMemo.store(key, renderedObject{out: out, after: after}, len(out))
+				memo.m.store(k, renderedObject{out: out, after: after}, len(out))
 			}
 		}()
 	}
@@ -318,17 +348,13 @@ type renderedObject struct {
 	after idKey
 }
 
-// renderedMemo keeps what fastObject made of each object, by renderKey
-// and the object's JSON.
-var renderedMemo memo[renderedObject]
-
-// renderKey returns a text two renders share exactly when fastObject makes
-// the same of an object under both: the substitutions (Key, with and
-// without redaction), the Kustomization's name and namespace (Flux's
-// labels) and its commonMetadata; hashed, as variables can be long. It is
-// "" (keep nothing) when a Substituter's variables cannot be loaded:
-// fastObject then takes the slow path, which says why.
-func renderKey(real, masked *Substituter, ks *kustomizev1.Kustomization) string {
+// renderKey returns a hash two renders share exactly when fastObject
+// makes the same of an object under both: of the substitutions (Key, with
+// and without redaction), the Kustomization's name and namespace (Flux's
+// labels) and its commonMetadata. It is nil (keep nothing) when a
+// Substituter's variables cannot be loaded: fastObject then takes the slow
+// path, which says why. An object's key is the hash of this and its JSON.
+func renderKey(real, masked *Substituter, ks *kustomizev1.Kustomization) []byte {
 	h := sha256.New()
 	for _, s := range []*Substituter{real, masked} {
 		if s == nil {
@@ -337,16 +363,16 @@ func renderKey(real, masked *Substituter, ks *kustomizev1.Kustomization) string 
 		}
 		k, err := s.Key()
 		if err != nil {
-			return ""
+			return nil
 		}
 		fmt.Fprintf(h, "\x01%d:%s", len(k), k)
 	}
 	meta, err := json.Marshal(ks.Spec.CommonMetadata) // maps in key order
 	if err != nil {
-		return ""
+		return nil
 	}
 	fmt.Fprintf(h, "%d:%s%d:%s%d:%s", len(ks.Name), ks.Name, len(ks.Namespace), ks.Namespace, len(meta), meta)
-	return string(h.Sum(nil))
+	return h.Sum(nil)
 }
 
 // objectJSON is r.MarshalJSON without its YAML round trip: kyaml encodes

@@ -1,6 +1,7 @@
 package substitute
 
 import (
+	"slices"
 	"testing"
 
 	kustomizev1 "github.com/fluxcd/kustomize-controller/api/v1"
@@ -11,11 +12,11 @@ import (
 	"sigs.k8s.io/kustomize/api/provider"
 )
 
-// What Render makes of an object is kept by the Kustomization's name,
-// namespace, commonMetadata and substitutions (redacted or not) and the
-// object's JSON: rendered again under any other Kustomization, the object
-// renders as it would in a process that never rendered it, and under the
-// same one it is taken from the memo.
+// What Render makes of an object is kept in a RenderMemo by the
+// Kustomization's name, namespace, commonMetadata and substitutions
+// (redacted or not) and the object's JSON: rendered again under any other
+// Kustomization, the object renders as it does with no memo, and under
+// the same one it is taken from the memo.
 func TestRenderMemo(t *testing.T) {
 	objects := `apiVersion: v1
 kind: ConfigMap
@@ -66,32 +67,38 @@ rules: []
 		{"from a Secret, redacted", ks("a", "x", nil, true), []RenderOption{WithSources(src), WithRedactedSecrets()}},
 		{"no postBuild", &kustomizev1.Kustomization{ObjectMeta: metav1.ObjectMeta{Name: "a", Namespace: "flux-system"}}, nil},
 	}
-	render := func(v variant) string {
+	render := func(v variant, m *RenderMemo) string {
 		ress, err := provider.NewDefaultDepProvider().GetResourceFactory().SliceFromBytes([]byte(objects))
 		require.NoError(t, err)
-		out, err := Render(v.ks, ress, v.opts...)
+		opts := v.opts
+		if m != nil {
+			opts = append(slices.Clone(opts), WithRenderMemo(m))
+		}
+		out, err := Render(v.ks, ress, opts...)
 		require.NoError(t, err, v.name)
 		return string(out)
 	}
 	want := map[string]string{}
 	for _, v := range variants {
-		renderedMemo = memo[renderedObject]{} // as a process that rendered nothing
-		want[v.name] = render(v)
+		want[v.name] = render(v, nil)
 	}
 	assert.NotEqual(t, want["as written"], want["another name"])
 	assert.Contains(t, want["from a Secret"], "s3cr3t")
 	assert.NotContains(t, want["from a Secret, redacted"], "s3cr3t")
 
-	renderedMemo = memo[renderedObject]{}
+	m := &RenderMemo{}
 	for round := range 2 {
 		for _, v := range variants {
-			assert.Equal(t, want[v.name], render(v), "round %d: %s", round, v.name)
+			assert.Equal(t, want[v.name], render(v, m), "round %d: %s", round, v.name)
 		}
 		if round == 0 {
-			assert.Positive(t, renderedMemo.n.Load(), "nothing kept")
+			assert.Positive(t, m.m.n.Load(), "nothing kept")
 		}
 	}
-	kept := renderedMemo.n.Load()
-	render(variants[0])
-	assert.Equal(t, kept, renderedMemo.n.Load(), "rendered again, an object is kept again")
+	kept := m.m.n.Load()
+	render(variants[0], m)
+	assert.Equal(t, kept, m.m.n.Load(), "rendered again, an object is kept again")
+
+	_, err = Render(variants[0].ks, nil, WithRenderMemo(nil))
+	assert.ErrorIs(t, err, ErrInvalidOption)
 }
