@@ -25,22 +25,6 @@ var errAlias = errors.New("an alias node")
 const maxDepth = 10000
 
 func appendNode(b []byte, n *yaml.Node, depth int) ([]byte, error) {
-	return appendNodeOf(b, n, depth, true)
-}
-
-// NodeKey returns bytes two node trees share exactly when every node has
-// the same kind, style, tag, value and anchor, in the same place of the
-// tree: what decoding them reads (their lines, columns and comments are
-// left out). It fails for a tree with an alias. A caller that keeps what
-// it made of an object (a substitution, say) keys it by them: they cost a
-// fraction of printing the tree.
-func NodeKey(n *yaml.Node) ([]byte, error) {
-	return appendNodeOf(nil, n, 0, false)
-}
-
-// appendNodeOf is appendNode, with where each node is and its comments
-// only when full.
-func appendNodeOf(b []byte, n *yaml.Node, depth int, full bool) ([]byte, error) {
 	if n == nil {
 		return nil, errors.New("a nil node")
 	}
@@ -52,22 +36,16 @@ func appendNodeOf(b []byte, n *yaml.Node, depth int, full bool) ([]byte, error) 
 	}
 	b = binary.AppendUvarint(b, uint64(n.Kind))
 	b = binary.AppendUvarint(b, uint64(n.Style))
-	strs := []string{n.Tag, n.Value, n.Anchor, n.HeadComment, n.LineComment, n.FootComment}
-	if !full {
-		strs = strs[:3]
-	}
-	for _, s := range strs {
+	for _, s := range []string{n.Tag, n.Value, n.Anchor, n.HeadComment, n.LineComment, n.FootComment} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	if full {
-		b = binary.AppendVarint(b, int64(n.Line))
-		b = binary.AppendVarint(b, int64(n.Column))
-	}
+	b = binary.AppendVarint(b, int64(n.Line))
+	b = binary.AppendVarint(b, int64(n.Column))
 	b = binary.AppendUvarint(b, uint64(len(n.Content)))
 	var err error
 	for _, c := range n.Content {
-		if b, err = appendNodeOf(b, c, depth+1, full); err != nil {
+		if b, err = appendNode(b, c, depth+1); err != nil {
 			return nil, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/substitute"
 )
 
@@ -17,8 +18,8 @@ var (
 )
 
 // substMemo keeps what substituteOne made of a Kustomization object under a
-// parent's postBuild, by the Substituter's Key and the object's nodes
-// (fluxbuild.NodeKey): the
+// parent's postBuild, by the Substituter's Key and the object's JSON
+// (yamlutil.JSON, what substitution reads of it): the
 // reads of one review (the head's first and whole reads, the base's) meet
 // the same objects under the same parents, and kustomize-controller's
 // substitution, re-serialising each object through JSON and YAML, costs
@@ -37,7 +38,7 @@ func (m *substMemo) get(s *substitute.Substituter, key string, o *fluxbuild.Obje
 	if key == "" {
 		return substituteOne(s, o)
 	}
-	data, err := fluxbuild.NodeKey(o.Node)
+	data, err := yamlutil.JSON(o.Node)
 	if err != nil {
 		return substituteOne(s, o)
 	}
