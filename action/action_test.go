@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -192,9 +193,18 @@ func TestGitHubAction(t *testing.T) {
 	// commit of the pull request.
 	cache := filepath.Join(runner, "fluxpack-cache") // action.yml's, as TestActionKeepsTheCache reads it
 	env = append(env, "PATH="+bin+":"+os.Getenv("PATH"), "FLUXPACK_ENTRIES=clusters/*", "FLUXPACK_BASE="+baseSHA, "FLUXPACK_CACHE_DIR="+cache)
-	out, err = script(t, repo, env, "action/diff.sh")
+	// The step reviews once: the annotations and the report come from one
+	// run (a shim counts them).
+	calls := filepath.Join(runner, "calls")
+	shim := filepath.Join(runner, "fluxpack-shim")
+	shimText := "#!/usr/bin/env bash\necho \"$*\" >>" + calls + "\nexec " + filepath.Join(bin, "fluxpack") + " \"$@\"\n"
+	require.NoError(t, os.WriteFile(shim, []byte(shimText), 0o755))
+	out, err = script(t, repo, append(slices.Clone(env), "FLUXPACK_BIN="+shim), "action/diff.sh")
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "::group::fluxpack diff clusters/prod")
+	ran, err := os.ReadFile(calls)
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(string(ran), "\n"), "fluxpack runs once: %s", ran)
 	outputs, err := os.ReadFile(ghOutput)
 	require.NoError(t, err)
 	report := filepath.Join(runner, "fluxpack-diff.md")
@@ -229,14 +239,18 @@ func TestGitHubAction(t *testing.T) {
 	assert.True(t, strings.HasPrefix(api.comments[1], "<!-- fluxpack-diff -->\n## fluxpack diff"), api.comments[1])
 }
 
-// cacheEntries lists the kustomize builds kept in the cache at dir.
+// cacheEntries lists the kustomize builds kept in the cache at dir (not
+// the stamp of its daily pruning, which a run writes when it finds the
+// cache there already).
 func cacheEntries(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(dir, "kustomize"))
 	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
-		names = append(names, e.Name())
+		if e.Name() != "pruned" {
+			names = append(names, e.Name())
+		}
 	}
 	return names
 }

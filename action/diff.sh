@@ -29,11 +29,11 @@ args=(${FLUXPACK_ARGS:-})
 report="${RUNNER_TEMP:-$(mktemp -d)}/fluxpack-diff.md"
 
 code=0
-"$fluxpack" diff "${entries[@]}" "${base[@]}" "${args[@]}" -o markdown >"$report" || code=$?
+# One review: the workflow commands on stdout, the markdown report beside.
+"$fluxpack" diff "${entries[@]}" "${base[@]}" "${args[@]}" -o github --report "markdown=$report" || code=$?
 if [ "$code" -gt 1 ]; then
   exit "$code"
 fi
-"$fluxpack" diff "${entries[@]}" "${base[@]}" "${args[@]}" -o github --exit-zero
 changed=false
 if [ "$code" -eq 1 ]; then
   changed=true

@@ -18,6 +18,7 @@ type reviewFlags struct {
 	strip         []string
 	exitZero      bool
 	limit         int
+	reports       []string // FORMAT=FILE: the report written to FILE too
 }
 
 func newDiffCmd(f *rootFlags) *cobra.Command {
@@ -73,7 +74,9 @@ summary table, then one collapsible section per object, cut to --limit
 characters), github (workflow commands: a group with the report, an
 annotation per new finding), sarif (the new findings, for code scanning),
 unified (a patch of every changed object) or json (a list, one report per
-ENTRY). Exit code: 0 no change, 1 changes (0
+ENTRY). --report FORMAT=FILE writes the same report in another format to
+FILE as well (repeatable; text is "text"): a CI job that prints annotations
+and posts a comment reviews once. Exit code: 0 no change, 1 changes (0
 with --exit-zero), 2 error.
 
 With -f STACK (or --fleet FLEET, every cluster of it), diff compares a
@@ -112,6 +115,9 @@ not exist (the output says which), 2 error.`,
 			}
 			if out != "" && out != "json" {
 				return formatError(out, `"json" or nothing for a tag`)
+			}
+			if len(rf.reports) > 0 {
+				return fmt.Errorf("--report writes the report of diff ENTRY, -f STACK or --fleet FLEET; with DIR and a tag, use -o")
 			}
 			if rf.base != "" || rf.baseDir != "" {
 				return fmt.Errorf("--base and --base-dir compare an ENTRY; with DIR and a tag, give only the two")
@@ -167,6 +173,7 @@ not exist (the output says which), 2 error.`,
 	fs.StringArrayVar(&rf.strip, "strip-attr", nil, "a label or annotation key (or pattern, such as example.com/*) to leave out of the comparison (repeatable)")
 	fs.BoolVar(&rf.exitZero, "exit-zero", false, "exit 0 when there are changes, for jobs that only comment")
 	fs.IntVar(&rf.limit, "limit", 0, "with -o markdown: the most characters to write (default 60000, for a pull-request comment)")
+	fs.StringArrayVar(&rf.reports, "report", nil, "FORMAT=FILE: write the report in FORMAT (text, markdown, github, sarif, unified, json) to FILE as well (repeatable)")
 	stack.bind(cmd)
 	fleetFile.bind(cmd)
 	repo.bind(cmd)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fluxpack/fluxpack/fluxrepo"
+	"github.com/fluxpack/fluxpack/internal/atomicfile"
 	"github.com/fluxpack/fluxpack/lint"
 	"github.com/fluxpack/fluxpack/review"
 )
@@ -22,6 +25,10 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	case "", "json", "markdown", "github", "sarif", "unified":
 	default:
 		return formatError(out, "markdown, github, sarif, unified, json or nothing")
+	}
+	files, err := reportFiles(rf.reports)
+	if err != nil {
+		return err
 	}
 	if rf.base != "" && rf.baseDir != "" {
 		return fmt.Errorf("give one of --base and --base-dir")
@@ -96,6 +103,15 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	if err := writeReports(cmd.OutOrStdout(), out, reps, rf.limit, cmd.Root().Version); err != nil {
 		return err
 	}
+	for _, file := range files {
+		var b bytes.Buffer
+		if err := writeReports(&b, file.format, reps, rf.limit, cmd.Root().Version); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteFileContext(ctx, file.path, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("--report %s=%s: %w", cmp.Or(file.format, "text"), file.path, err)
+		}
+	}
 	changed, objects, introduced, others, fixed, layers, unchecked := 0, 0, 0, 0, 0, 0, 0
 	for _, r := range reps {
 		if r.Changed() {
@@ -131,6 +147,40 @@ func runReview(cmd *cobra.Command, f *rootFlags, kind int, entries []string, out
 	}
 	_, err = fmt.Fprintln(cmd.ErrOrStderr(), "fluxpack: "+summary)
 	return err
+}
+
+// reportFile is a --report: the report in format ("" for text) written to
+// path.
+type reportFile struct{ format, path string }
+
+// reportFiles reads the --report flags, FORMAT=FILE each. A file named
+// twice is an error: one would overwrite the other.
+func reportFiles(specs []string) ([]reportFile, error) {
+	var out []reportFile
+	seen := map[string]bool{}
+	for _, spec := range specs {
+		format, path, ok := strings.Cut(spec, "=")
+		if !ok || path == "" {
+			return nil, fmt.Errorf("invalid --report %q: want FORMAT=FILE, such as markdown=report.md", spec)
+		}
+		switch format {
+		case "text":
+			format = ""
+		case "json", "markdown", "github", "sarif", "unified":
+		default:
+			return nil, fmt.Errorf("invalid --report %q: the format %q is not one of text, markdown, github, sarif, unified and json", spec, format)
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return nil, fmt.Errorf("invalid --report %q: %w", spec, err)
+		}
+		if seen[abs] {
+			return nil, fmt.Errorf("invalid --report %q: %s is named by another --report too", spec, path)
+		}
+		seen[abs] = true
+		out = append(out, reportFile{format: format, path: path})
+	}
+	return out, nil
 }
 
 // reviewRoot is the repository's root for diff ENTRY: --root, else the
