@@ -1,20 +1,10 @@
 package fluxrepo
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"github.com/fluxpack/fluxpack/fluxbuild"
+	"github.com/fluxpack/fluxpack/internal/memo"
 	"github.com/fluxpack/fluxpack/internal/yamlutil"
 	"github.com/fluxpack/fluxpack/substitute"
-)
-
-// The bounds of what substitutedMemo keeps, so that a process that reads
-// without end (a library's user, wake) does not grow without end: a number
-// of objects, and the bytes of their keys. Variables for the tests.
-var (
-	substMemoMax      int64 = 1 << 14
-	substMemoMaxBytes int64 = 32 << 20
 )
 
 // substMemo keeps what substituteOne made of a Kustomization object under a
@@ -24,11 +14,10 @@ var (
 // the same objects under the same parents, and kustomize-controller's
 // substitution, re-serialising each object through JSON and YAML, costs
 // some milliseconds an object (a home-ops cluster's apps Kustomization
-// substitutes 140 of them).
-type substMemo struct {
-	m        sync.Map // key → substituted
-	n, bytes atomic.Int64
-}
+// substitutes 140 of them). It is bounded as memo.Bounded is: a process
+// that reads without end (a library's user, wake) does not grow without
+// end.
+type substMemo struct{ memo.Bounded[substituted] }
 
 var substitutedMemo substMemo
 
@@ -43,16 +32,11 @@ func (m *substMemo) get(s *substitute.Substituter, key string, o *fluxbuild.Obje
 		return substituteOne(s, o)
 	}
 	k := key + "\x00" + string(data)
-	if v, ok := m.m.Load(k); ok {
-		return v.(substituted).copy()
+	if v, ok := m.Load(k); ok {
+		return v.copy()
 	}
 	r := substituteOne(s, o)
-	if m.n.Load() < substMemoMax && m.bytes.Load()+int64(len(k)) <= substMemoMaxBytes {
-		if _, loaded := m.m.LoadOrStore(k, r.copy()); !loaded {
-			m.n.Add(1)
-			m.bytes.Add(int64(len(k)))
-		}
-	}
+	m.Store(k, r.copy(), 0)
 	return r
 }
 

@@ -42,21 +42,20 @@ func TestSubstitutedMemo(t *testing.T) {
 	first.ks.Name = "changed by the caller"
 	again := m.get(s, key, obj("web"))
 	assert.Equal(t, "web-shop", again.ks.Name, "a hit is the caller's own copy")
-	assert.EqualValues(t, 1, m.n.Load())
+	assert.EqualValues(t, 1, m.Len())
 
 	s2, key2 := sub("blog")
 	assert.NotEqual(t, key, key2)
 	assert.Equal(t, "web-blog", m.get(s2, key2, obj("web")).ks.Name)
 	assert.Equal(t, "web-blog", m.get(s2, "", obj("web")).ks.Name, "no key: substituted, not kept")
-	assert.EqualValues(t, 2, m.n.Load())
+	assert.EqualValues(t, 2, m.Len())
 
-	defer func(n, b int64) { substMemoMax, substMemoMaxBytes = n, b }(substMemoMax, substMemoMaxBytes)
-	substMemoMax = 3
+	m.Max = 3
 	for _, name := range []string{"a", "b", "c", "d"} {
 		assert.Equal(t, name+"-shop", m.get(s, key, obj(name)).ks.Name)
 	}
-	assert.EqualValues(t, 3, m.n.Load(), "bounded by number")
-	substMemoMax, substMemoMaxBytes = 100, m.bytes.Load()
+	assert.EqualValues(t, 3, m.Len(), "bounded by number")
+	m.Max, m.MaxBytes = 100, m.Bytes()
 	m.get(s, key, obj("e"))
-	assert.EqualValues(t, 3, m.n.Load(), "bounded by bytes")
+	assert.EqualValues(t, 3, m.Len(), "bounded by bytes")
 }

@@ -1,10 +1,9 @@
 package substitute
 
 import (
-	"sync"
-	"sync/atomic"
-
 	"github.com/fluxcd/pkg/envsubst/parse"
+
+	"github.com/fluxpack/fluxpack/internal/memo"
 )
 
 // parsed is what a step of a check gave for a text: what re-serialising a
@@ -16,51 +15,16 @@ type parsed struct {
 	err error
 }
 
-// The bounds of what a memo keeps, so that a process that checks or
-// renders without end (a library's user) does not grow without end: a
-// number of answers, and the bytes of their keys and values (a Grafana
-// dashboard is one value of 50 kB).
-const (
-	textMemoMax      = 1 << 14
-	textMemoMaxBytes = 32 << 20
-)
-
-// memo keeps answers by a text key, within the bounds above. An answer is
-// shared by every caller that asks again: it is read, never changed.
-type memo[V any] struct {
-	m        sync.Map // key → V
-	n, bytes atomic.Int64
-}
-
-func (m *memo[V]) load(key string) (V, bool) {
-	v, ok := m.m.Load(key)
-	if !ok {
-		var zero V
-		return zero, false
-	}
-	return v.(V), true
-}
-
-// store keeps v for key when the bounds allow; size is v's bytes.
-func (m *memo[V]) store(key string, v V, size int) {
-	size += len(key)
-	if m.n.Load() < textMemoMax && m.bytes.Load()+int64(size) <= textMemoMaxBytes {
-		if _, loaded := m.m.LoadOrStore(key, v); !loaded {
-			m.n.Add(1)
-			m.bytes.Add(int64(size))
-		}
-	}
-}
-
-// textMemo keeps the answers of a function of a string.
-type textMemo struct{ memo[parsed] }
+// textMemo keeps the answers of a function of a string, within
+// memo.Bounded's default bounds.
+type textMemo struct{ memo.Bounded[parsed] }
 
 func (m *textMemo) get(text string, f func(string) parsed) parsed {
-	if p, ok := m.load(text); ok {
+	if p, ok := m.Load(text); ok {
 		return p
 	}
 	p := f(text)
-	m.store(text, p, 0)
+	m.Store(text, p, 0)
 	return p
 }
 

@@ -7,22 +7,24 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/fluxpack/fluxpack/internal/memo"
 )
 
-// TestTextMemoIsBounded: a memo keeps at most textMemoMax answers, and
+// TestTextMemoIsBounded: a memo keeps at most memo.DefaultMax answers, and
 // answers every text still.
 func TestTextMemoIsBounded(t *testing.T) {
 	var m textMemo
 	calls := 0
 	f := func(s string) parsed { calls++; return parsed{v: s} }
-	for i := range textMemoMax + 10 {
+	for i := range memo.DefaultMax + 10 {
 		assert.Equal(t, strconv.Itoa(i), m.get(strconv.Itoa(i), f).v)
 	}
-	assert.Equal(t, int64(textMemoMax), m.n.Load())
+	assert.Equal(t, int64(memo.DefaultMax), m.Len())
 	m.get("0", f)
-	assert.Equal(t, textMemoMax+10, calls, "a kept answer is not asked again")
-	m.get(strconv.Itoa(textMemoMax+5), f)
-	assert.Equal(t, textMemoMax+11, calls, "one not kept is")
+	assert.Equal(t, memo.DefaultMax+10, calls, "a kept answer is not asked again")
+	m.get(strconv.Itoa(memo.DefaultMax+5), f)
+	assert.Equal(t, memo.DefaultMax+11, calls, "one not kept is")
 }
 
 // TestTextMemoBoundsBytes: a text that would take the memo past its bytes
@@ -31,13 +33,13 @@ func TestTextMemoBoundsBytes(t *testing.T) {
 	var m textMemo
 	calls := 0
 	f := func(s string) parsed { calls++; return parsed{v: len(s)} }
-	big := strings.Repeat("x", textMemoMaxBytes/2)
+	big := strings.Repeat("x", memo.DefaultMaxBytes/2)
 	m.get(big+"1", f)
 	m.get(big+"2", f) // one byte past
 	m.get(big+"1", f)
 	m.get(big+"2", f)
 	assert.Equal(t, 3, calls)
-	assert.Equal(t, int64(1), m.n.Load())
+	assert.Equal(t, int64(1), m.Len())
 }
 
 // TestReferencedIsParsedOnce: the variables of a value, and a parse error,
@@ -47,7 +49,7 @@ func TestReferencedIsParsedOnce(t *testing.T) {
 	rs, err := referenced(value)
 	require.NoError(t, err)
 	assert.Equal(t, []ref{{name: "referenced_a"}, {name: "referenced_b", hasDefault: true}}, rs)
-	_, kept := parsedRefs.m.Load(value)
+	_, kept := parsedRefs.Load(value)
 	assert.True(t, kept)
 	again, err := referenced(value)
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	kyaml "sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/fluxpack/fluxpack/internal/memo"
 	"github.com/fluxpack/fluxpack/internal/parallel"
 )
 
@@ -59,7 +60,7 @@ func (redactOption) applyToRender(o *renderOptions) error { o.redact = true; ret
 // holds the output, secrets substituted in included, for as long as it is
 // kept, within a bound (16,384 objects, 32 MiB). It is safe for
 // concurrent use; its zero value is empty.
-type RenderMemo struct{ m memo[renderedObject] }
+type RenderMemo struct{ m memo.Bounded[renderedObject] }
 
 // WithRenderMemo makes Render keep what it makes of each object in m, and
 // take it from there when it meets the same object again.
@@ -261,26 +262,26 @@ func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, 
 // an error, a List, a dropped document, labels or metadata of an odd shape,
 // or a name, namespace, kind or apiVersion that is not a string.
 //
-// With a memo and key (renderKey), what it makes of an object is kept by
+// With a memo (rm) and key (renderKey), what it makes of an object is kept by
 // key and the object's JSON, and taken from there when the same object
 // renders again under the same Kustomization: both sides of a review
 // render the objects of the files a change leaves alone.
-func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization, memo *RenderMemo, key []byte) (out []byte, after idKey, ok bool) {
+func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1.Kustomization, rm *RenderMemo, key []byte) (out []byte, after idKey, ok bool) {
 	m, j0, err := objectJSON(r)
 	if err != nil {
 		return nil, idKey{}, false
 	}
-	if memo != nil && key != nil {
+	if rm != nil && key != nil {
 		h := sha256.New()
 		h.Write(key)
 		h.Write(j0)
 		k := string(h.Sum(nil))
-		if v, ok := memo.m.load(k); ok {
+		if v, ok := rm.m.Load(k); ok {
 			return v.out, v.after, true
 		}
 		defer func() {
 			if ok {
-				memo.m.store(k, renderedObject{out: out, after: after}, len(out))
+				rm.m.Store(k, renderedObject{out: out, after: after}, len(out))
 			}
 		}()
 	}

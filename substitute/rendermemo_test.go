@@ -92,12 +92,12 @@ rules: []
 			assert.Equal(t, want[v.name], render(v, m), "round %d: %s", round, v.name)
 		}
 		if round == 0 {
-			assert.Positive(t, m.m.n.Load(), "nothing kept")
+			assert.Positive(t, m.m.Len(), "nothing kept")
 		}
 	}
-	kept := m.m.n.Load()
+	kept := m.m.Len()
 	render(variants[0], m)
-	assert.Equal(t, kept, m.m.n.Load(), "rendered again, an object is kept again")
+	assert.Equal(t, kept, m.m.Len(), "rendered again, an object is kept again")
 
 	_, err = Render(variants[0].ks, nil, WithRenderMemo(nil))
 	assert.ErrorIs(t, err, ErrInvalidOption)

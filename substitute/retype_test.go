@@ -25,8 +25,8 @@ func TestRetypingKeepsEachAnswer(t *testing.T) {
 			assert.Equal(t, sev, f.Severity, "%q: %s", v, f.Message)
 		}
 	}
-	_, kept := reserialised.m.Load(value)
+	_, kept := reserialised.Load(value)
 	assert.True(t, kept, "the re-serialised value is kept")
-	_, kept = readBack.m.Load("k: yes\n")
+	_, kept = readBack.Load("k: yes\n")
 	assert.True(t, kept, "the substituted text read back is kept")
 }

@@ -388,20 +388,19 @@ func TestDiffReportFiles(t *testing.T) {
 	base, head := reviewFixture(t)
 	entry := filepath.Join(head, "clusters", "prod")
 	args := []string{"diff", entry, "--root", head, "--base-dir", base}
-	run := func(extra ...string) (int, string, string) {
-		var stdout, stderr bytes.Buffer
-		code := cli.Main(t.Context(), "test", append(slices.Clone(args), extra...), &stdout, &stderr)
-		return code, stdout.String(), stderr.String()
+	diff := func(extra ...string) (int, string, string) {
+		stdout, stderr, code := run(t, append(slices.Clone(args), extra...)...)
+		return code, stdout, stderr
 	}
 	want := map[string]string{}
 	for _, format := range []string{"", "markdown", "github", "sarif", "unified", "json"} {
-		code, stdout, stderr := run("-o", format)
+		code, stdout, stderr := diff("-o", format)
 		require.Equal(t, cli.ExitFinding, code, stderr)
 		want[format] = stdout
 	}
 	dir := t.TempDir()
 	md, sarif, text := filepath.Join(dir, "report.md"), filepath.Join(dir, "report.sarif"), filepath.Join(dir, "report.txt")
-	code, stdout, stderr := run("-o", "github", "--report", "markdown="+md, "--report", "sarif="+sarif, "--report", "text="+text)
+	code, stdout, stderr := diff("-o", "github", "--report", "markdown="+md, "--report", "sarif="+sarif, "--report", "text="+text)
 	require.Equal(t, cli.ExitFinding, code, "the exit code is the review's: %s", stderr)
 	assert.Equal(t, want["github"], stdout)
 	for file, format := range map[string]string{md: "markdown", sarif: "sarif", text: ""} {
@@ -416,29 +415,23 @@ func TestDiffReportFiles(t *testing.T) {
 		{"markdown=", "want FORMAT=FILE"},
 		{"html=x.html", `the format "html" is not one of`},
 	} {
-		code, _, stderr := run("--report", c.spec)
+		code, _, stderr := diff("--report", c.spec)
 		assert.Equal(t, cli.ExitError, code, c.spec)
 		assert.Contains(t, stderr, c.why, c.spec)
 	}
-	code, _, stderr = run("--report", "json="+md, "--report", "markdown="+md)
+	code, _, stderr = diff("--report", "json="+md, "--report", "markdown="+md)
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "is named by another --report too")
 
 	unwritable := filepath.Join(md, "report.md") // below a file
-	code, _, stderr = run("--report", "markdown="+unwritable)
+	code, _, stderr = diff("--report", "markdown="+unwritable)
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "--report markdown="+unwritable)
 	assert.NoFileExists(t, unwritable)
 
-	code, _, stderr = run("-o", "json", "--report", "markdown="+md, "--exit-zero")
+	code, _, stderr = diff("-o", "json", "--report", "markdown="+md, "--exit-zero")
 	assert.Equal(t, cli.ExitOK, code, stderr)
-	code, _, stderr = cliRun(t, "diff", entry, "oci://127.0.0.1:1/x:y", "--report", "markdown="+md)
+	_, stderr, code = run(t, "diff", entry, "oci://127.0.0.1:1/x:y", "--report", "markdown="+md)
 	assert.Equal(t, cli.ExitError, code)
 	assert.Contains(t, stderr, "--report writes the report of diff ENTRY")
-}
-
-func cliRun(t *testing.T, args ...string) (int, string, string) {
-	var stdout, stderr bytes.Buffer
-	code := cli.Main(t.Context(), "test", args, &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
 }

@@ -21,7 +21,7 @@ const module = "github.com/fluxpack/fluxpack/"
 // fails the test: give it its tier with its job.
 var tiers = [][]string{
 	// Foundation: no fluxpack package beyond these.
-	{"internal/errdefs", "internal/yamlutil", "internal/testhook", "internal/parallel", "internal/suggest", "internal/kinds",
+	{"internal/errdefs", "internal/yamlutil", "internal/testhook", "internal/parallel", "internal/memo", "internal/suggest", "internal/kinds",
 		"internal/stackpath", "internal/sensitive", "internal/gittree", "internal/startup", "internal/release", "internal/preview",
 		"oci/internal/regutil"},
 	// Writing files atomically, reading input files; the strict decoder of
