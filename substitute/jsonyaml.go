@@ -127,6 +127,52 @@ func yamlReadable(j []byte) bool {
 	return true
 }
 
+// literal reports whether Flux's substitution reads j (an object's JSON,
+// as json.Marshal writes it) back with the values it has, whatever the
+// variables, so that no YAML need be made of it: envsubst changes nothing
+// in a text without '$' (outside ${…} it reads only "$$"), and sigyaml.v2
+// writes and reads back as they were the strings yamlReadable takes,
+// booleans, nulls and integers of at most 15 digits. Other numbers
+// (fractions, exponents, -0, longer integers) take the whole way, where
+// sigyaml.v2 and float64 decide what they become, and so does a "<<" key,
+// which sigyaml.v2 reads as a merge. TestLiteral holds it to that way.
+func literal(j []byte) bool {
+	if bytes.IndexByte(j, '$') >= 0 || bytes.Contains(j, []byte(`"\u003c\u003c":`)) || bytes.Contains(j, []byte(`"<<":`)) || !yamlReadable(j) {
+		return false
+	}
+	inString := false
+	for i := 0; i < len(j); i++ {
+		c := j[i]
+		switch {
+		case inString:
+			if c == '\\' {
+				i++ // yamlReadable took the escape
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '-' || c >= '0' && c <= '9':
+			k := i
+			if c == '-' {
+				k++
+			}
+			e := k
+			for e < len(j) && j[e] >= '0' && j[e] <= '9' {
+				e++
+			}
+			if n := e - k; n == 0 || n > 15 || j[k] == '0' && (n > 1 || c == '-') {
+				return false
+			}
+			if e < len(j) && (j[e] == '.' || j[e] == 'e' || j[e] == 'E') {
+				return false
+			}
+			i = e - 1
+		}
+	}
+	return !inString
+}
+
 // decodeObject decodes j as unstructured.UnmarshalJSON does: integers that
 // fit become int64, other numbers float64. With readBack, every number
 // first goes through float64 and back to JSON, as Flux's reading back of a

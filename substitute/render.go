@@ -286,7 +286,7 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 		}()
 	}
 	var y0 []byte // the YAML substitution reads, straight from the map when it can be
-	if real != nil && m != nil {
+	if real != nil && m != nil && !literal(j0) {
 		y0, _ = objectYAML(m)
 	}
 	// j is what Flux applies, shown what Preview prints (masked); a

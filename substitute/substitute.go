@@ -395,7 +395,7 @@ func (s *Substituter) JSON(res *resource.Resource) ([]byte, bool, error) {
 		return j0, false, err
 	}
 	var y0 []byte // res.AsYAML, from the map when it can be (else made from j0)
-	if m != nil {
+	if m != nil && !literal(j0) {
 		y0, _ = objectYAML(m)
 	}
 	out, done, err := s.substituteJSON(res, j0, y0)
@@ -415,7 +415,10 @@ func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]b
 		return nil, false, nil
 	}
 	data := y0 // what res.AsYAML() returns, if the caller has it
-	if data == nil {
+	// An object substitution cannot change is read back as it was (see
+	// literal): no YAML is made of it.
+	same := data == nil && literal(j0)
+	if data == nil && !same {
 		var err error
 		if data, err = jsonToYAML(j0); err != nil {
 			return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
@@ -430,6 +433,12 @@ func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]b
 	}
 	if len(s.vars) == 0 && s.ks.GetSubstituteStrategy() != kustomizev1.SubstituteStrategyAlways {
 		return nil, false, nil
+	}
+	if same {
+		if err := s.checkNames(); err != nil {
+			return nil, false, &ObjectError{Object: resName(res), Err: err}
+		}
+		return j0, true, nil
 	}
 	out, err := s.eval(data)
 	if err != nil {
@@ -489,8 +498,8 @@ func (s *Substituter) load() {
 
 // eval is Flux's varSubstitution.
 func (s *Substituter) eval(data []byte) ([]byte, error) {
-	if bad := InvalidVarNames(s.vars); len(bad) > 0 {
-		return nil, errdefs.Kind(ErrInvalidName, "invalid variable name %q: must match %s", bad[0], VarNamePattern)
+	if err := s.checkNames(); err != nil {
+		return nil, err
 	}
 	var missing string // the last variable asked for that is not set
 	out, err := envsubst.Eval(string(data), func(name string) (string, bool) {
@@ -517,6 +526,15 @@ func (s *Substituter) eval(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("reading the substituted YAML: %w", err)
 	}
 	return j, nil
+}
+
+// checkNames is Flux's refusal of a variable name envsubst cannot take,
+// which comes before any object is read.
+func (s *Substituter) checkNames() error {
+	if bad := InvalidVarNames(s.vars); len(bad) > 0 {
+		return errdefs.Kind(ErrInvalidName, "invalid variable name %q: must match %s", bad[0], VarNamePattern)
+	}
+	return nil
 }
 
 // resName names a resource as Kind/namespace/name (Kind/name without one).
