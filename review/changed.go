@@ -656,7 +656,8 @@ func readFolderRefs(d string) *folderRefs {
 }
 
 // namedPaths returns every string of a kustomization file that may name a
-// file or folder (values of any field, and KEY=PATH generator entries).
+// file or folder (values of any field, and KEY=PATH generator entries; no
+// field name is a path).
 // Its first document is read as the parser reads it (by hand when it is of
 // the plain shape most kustomization files have: yamlutil.DecodePlain).
 func namedPaths(data []byte) []string {
@@ -678,6 +679,10 @@ func namedPaths(data []byte) []string {
 			}
 			if s != "" && !strings.ContainsAny(s, "\n") {
 				out = append(out, s)
+			}
+		case yaml.MappingNode:
+			for i := 1; i < len(n.Content); i += 2 {
+				walk(n.Content[i])
 			}
 		default:
 			for _, c := range n.Content {

@@ -53,3 +53,26 @@ func TestInputDirsReadAsFluxGenerates(t *testing.T) {
 		assert.Equal(t, want, reads(rel), rel)
 	}
 }
+
+// namedPaths takes every value of a kustomization file, at any depth and
+// KEY=PATH generator entries too, and no field name: a folder named like a
+// field ("resources") is not read unless a value names it.
+func TestNamedPaths(t *testing.T) {
+	got := namedPaths([]byte(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources: [./app, ../shared/cm.yaml]
+patches:
+  - path: patch.yaml
+    target: {kind: Deployment}
+configMapGenerator:
+  - name: values
+    files: [values.yaml=helm/values.yaml]
+unknownField: {nested: [extra.yaml]}
+`))
+	for _, want := range []string{"./app", "../shared/cm.yaml", "patch.yaml", "Deployment", "values", "helm/values.yaml", "values.yaml=helm/values.yaml", "extra.yaml"} {
+		assert.Contains(t, got, want)
+	}
+	for _, key := range []string{"apiVersion", "resources", "patches", "path", "target", "files", "unknownField", "nested"} {
+		assert.NotContains(t, got, key)
+	}
+}
