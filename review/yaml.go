@@ -1,13 +1,18 @@
 package review
 
-import sigyaml "sigs.k8s.io/yaml"
+import "github.com/fluxpack/fluxpack/internal/yamlutil"
 
-// toYAML prints v as YAML with sorted keys, or "" for nil.
+// toYAML prints v as YAML with sorted keys, or "" for nil: what
+// sigs.k8s.io/yaml's Marshal prints, made without its JSON round trip
+// where yamlutil can.
 func toYAML(v map[string]any) string {
 	if v == nil {
 		return ""
 	}
-	b, err := sigyaml.Marshal(v)
+	if b, ok := yamlutil.ObjectYAML(v); ok {
+		return string(b)
+	}
+	b, err := yamlutil.Marshal(v)
 	if err != nil {
 		return ""
 	}

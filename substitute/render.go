@@ -21,6 +21,7 @@ import (
 
 	"github.com/fluxpack/fluxpack/internal/memo"
 	"github.com/fluxpack/fluxpack/internal/parallel"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // The labels kustomize-controller puts on every object it applies.
@@ -242,7 +243,7 @@ func encodeObject(r *resource.Resource, ks *kustomizev1.Kustomization) ([]byte, 
 		if m := ks.Spec.CommonMetadata; m != nil {
 			setCommonMetadata(obj, m.Labels, m.Annotations)
 		}
-		data, err := yamlMarshal(obj)
+		data, err := yamlutil.Marshal(obj)
 		if err != nil {
 			return nil, &ObjectError{Object: resName(r), Err: fmt.Errorf("encoding: %w", err)}
 		}
@@ -287,7 +288,7 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 	}
 	var y0 []byte // the YAML substitution reads, straight from the map when it can be
 	if real != nil && m != nil && !literal(j0) {
-		y0, _ = objectYAML(m)
+		y0, _ = yamlutil.ObjectYAML(m)
 	}
 	// j is what Flux applies, shown what Preview prints (masked); a
 	// substituted object's numbers pass through float64 (readBack).
@@ -332,9 +333,9 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 	if m := ks.Spec.CommonMetadata; m != nil {
 		setCommonMetadata(obj, m.Labels, m.Annotations)
 	}
-	data, ok := objectYAML(obj.Object)
+	data, ok := yamlutil.ObjectYAML(obj.Object)
 	if !ok {
-		if data, err = yamlMarshal(obj); err != nil {
+		if data, err = yamlutil.Marshal(obj); err != nil {
 			return nil, idKey{}, false
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/fluxpack/fluxpack/internal/errdefs"
 	"github.com/fluxpack/fluxpack/internal/inputfile"
 	"github.com/fluxpack/fluxpack/internal/suggest"
+	"github.com/fluxpack/fluxpack/internal/yamlutil"
 )
 
 // DisabledKey is the label or annotation that, set to "disabled", makes
@@ -396,7 +397,7 @@ func (s *Substituter) JSON(res *resource.Resource) ([]byte, bool, error) {
 	}
 	var y0 []byte // res.AsYAML, from the map when it can be (else made from j0)
 	if m != nil && !literal(j0) {
-		y0, _ = objectYAML(m)
+		y0, _ = yamlutil.ObjectYAML(m)
 	}
 	out, done, err := s.substituteJSON(res, j0, y0)
 	if err != nil || !done {
@@ -420,7 +421,7 @@ func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]b
 	same := data == nil && literal(j0)
 	if data == nil && !same {
 		var err error
-		if data, err = jsonToYAML(j0); err != nil {
+		if data, err = yamlutil.JSONToYAML(j0); err != nil {
 			return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
 		}
 	}

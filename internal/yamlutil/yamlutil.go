@@ -3,7 +3,8 @@
 // (ErrorLine, ErrorLineIn, WithoutLine), a decoder of the plain documents most manifests are, several
 // times faster than the parser and node for node the same (DecodePlain),
 // a node's JSON as the API machinery makes it, written directly (JSON),
-// and the refusal of YAML that kustomize cannot read without
+// sigs.k8s.io/yaml's Marshal and JSONToYAML byte for byte without their
+// YAML parse of JSON (Marshal, JSONToYAML, ObjectYAML), and the refusal of YAML that kustomize cannot read without
 // crashing (Check): an alias inside the node its anchor names
 // (a: &m {n: *m}). kyaml's RNode.DeAnchor, which kustomize runs on every
 // file it reads, expands such an alias without end until the stack
