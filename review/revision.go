@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 
 	"github.com/go-git/go-git/v5"
 
@@ -63,8 +64,9 @@ func WithKeptRevisions(dir string) RevisionOption {
 // (lint.Discover on the working tree) before opts' lint options, as
 // `fluxpack diff ENTRY --base REV` does. Changed-only (no WithAll), a
 // change no layer reads is told from Git's objects, and no revision is
-// written (Report.Unread). The working tree is read while Git answers;
-// for a change no layer reads that read is cancelled, and CompareRevision
+// written (Report.Unread). The working tree is read, and lint.Discover
+// runs, while Git answers; for a change no layer reads that read is
+// cancelled, and CompareRevision
 // returns without waiting for the kustomize build under way to end.
 func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOption, opts ...Option) (*Report, error) {
 	rc := &revisionConfig{}
@@ -107,6 +109,18 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	head := startHeadRead(readCtx, headRoot, filepath.ToSlash(rel), pre)
 	defer head.discard() // unless Compare took it: after cancel, below
 	defer cancel()
+	// The repository's lint configuration and bootstrap step are read
+	// while Git answers too (lint.Discover only reads files); every return
+	// waits for that read.
+	var disc struct {
+		conf, found []lint.Option
+		err         error
+	}
+	var discovering sync.WaitGroup
+	if !rc.noDisc {
+		discovering.Go(func() { disc.conf, disc.found, disc.err = lint.Discover(headRoot, entry, rc.discovery) })
+	}
+	defer discovering.Wait()
 	var r Revision
 	if rev != "" {
 		r, err = resolveIn(repo, headRoot, rev)
@@ -149,7 +163,8 @@ func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOpt
 	}
 	defer func() { _ = cleanup() }()
 	if !rc.noDisc {
-		conf, found, err := lint.Discover(headRoot, entry, rc.discovery)
+		discovering.Wait()
+		conf, found, err := disc.conf, disc.found, disc.err
 		if err != nil {
 			return nil, err
 		}
