@@ -66,8 +66,8 @@ func WithKeptRevisions(dir string) RevisionOption {
 // change no layer reads is told from Git's objects, and no revision is
 // written (Report.Unread). The working tree is read, and lint.Discover
 // runs, while Git answers; for a change no layer reads that read is
-// cancelled, and CompareRevision
-// returns without waiting for the kustomize build under way to end.
+// cancelled, and CompareRevision returns without waiting for the
+// kustomize build under way to end.
 func CompareRevision(ctx context.Context, entry, rev string, ropts []RevisionOption, opts ...Option) (*Report, error) {
 	rc := &revisionConfig{}
 	if err := errdefs.ApplyOptions(rc, ropts, RevisionOption.applyToRevision, "nil RevisionOption"); err != nil {
