@@ -287,15 +287,16 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 		}()
 	}
 	var y0 []byte // the YAML substitution reads, straight from the map when it can be
-	if real != nil && m != nil && !literal(j0) {
-		y0, _ = yamlutil.ObjectYAML(m)
+	lit := false
+	if real != nil {
+		y0, lit = substitutionYAML(m, j0)
 	}
 	// j is what Flux applies, shown what Preview prints (masked); a
 	// substituted object's numbers pass through float64 (readBack).
 	j, shown := j0, j0
 	jBack, shownBack := false, false
 	if real != nil {
-		j1, done, err := real.substituteJSON(r, j0, y0)
+		j1, done, err := real.substituteJSON(r, j0, y0, lit)
 		if err != nil {
 			return nil, idKey{}, false
 		}
@@ -303,7 +304,7 @@ func fastObject(r *resource.Resource, real, masked *Substituter, ks *kustomizev1
 			j, shown, jBack, shownBack = j1, j1, true, true
 		}
 		if masked != nil {
-			jm, done, err := masked.substituteJSON(r, j0, y0)
+			jm, done, err := masked.substituteJSON(r, j0, y0, lit)
 			if err != nil {
 				return nil, idKey{}, false
 			}

@@ -395,31 +395,40 @@ func (s *Substituter) JSON(res *resource.Resource) ([]byte, bool, error) {
 		}
 		return j0, false, err
 	}
-	var y0 []byte // res.AsYAML, from the map when it can be (else made from j0)
-	if m != nil && !literal(j0) {
-		y0, _ = yamlutil.ObjectYAML(m)
-	}
-	out, done, err := s.substituteJSON(res, j0, y0)
+	y0, lit := substitutionYAML(m, j0)
+	out, done, err := s.substituteJSON(res, j0, y0, lit)
 	if err != nil || !done {
 		return j0, false, err
 	}
 	return out, true, nil
 }
 
+// substitutionYAML is what substituteJSON reads of an object, given its
+// map m (nil when it has none) and JSON j0: whether substitution leaves it
+// as it is (literal), else its YAML (res.AsYAML) straight from the map when
+// it can be made so, or nil to make it from j0.
+func substitutionYAML(m map[string]any, j0 []byte) (y0 []byte, lit bool) {
+	if literal(j0) {
+		return nil, true
+	}
+	if m != nil {
+		y0, _ = yamlutil.ObjectYAML(m)
+	}
+	return y0, false
+}
+
 // substituteJSON is Resource up to reading the result back: given j0, the
-// JSON of res (res.MarshalJSON), and y0, its YAML (res.AsYAML) or nil to
-// make it from j0, it returns the JSON kustomize-controller
-// reads back into res, and whether res is substituted at all. It only reads
-// res, so that Preview can go on from the JSON.
-func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]byte, bool, error) {
+// JSON of res (res.MarshalJSON), and y0 and lit, what substitutionYAML
+// says of it, it returns the JSON kustomize-controller reads back into
+// res, and whether res is substituted at all. An object substitution
+// cannot change (lit) is read back as it was: no YAML is made of it. It
+// only reads res, so that Preview can go on from the JSON.
+func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte, lit bool) ([]byte, bool, error) {
 	if !s.Enabled() {
 		return nil, false, nil
 	}
 	data := y0 // what res.AsYAML() returns, if the caller has it
-	// An object substitution cannot change is read back as it was (see
-	// literal): no YAML is made of it.
-	same := data == nil && literal(j0)
-	if data == nil && !same {
+	if data == nil && !lit {
 		var err error
 		if data, err = yamlutil.JSONToYAML(j0); err != nil {
 			return nil, false, &ObjectError{Object: resName(res), Err: fmt.Errorf("serialising: %w", err)}
@@ -435,7 +444,7 @@ func (s *Substituter) substituteJSON(res *resource.Resource, j0, y0 []byte) ([]b
 	if len(s.vars) == 0 && s.ks.GetSubstituteStrategy() != kustomizev1.SubstituteStrategyAlways {
 		return nil, false, nil
 	}
-	if same {
+	if lit {
 		if err := s.checkNames(); err != nil {
 			return nil, false, &ObjectError{Object: resName(res), Err: err}
 		}
