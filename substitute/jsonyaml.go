@@ -28,7 +28,7 @@ func literal(j []byte) bool {
 		switch {
 		case inString:
 			if c == '\\' {
-				i++ // yamlReadable took the escape
+				i++ // Readable took the escape
 			} else if c == '"' {
 				inString = false
 			}

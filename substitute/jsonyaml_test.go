@@ -37,7 +37,7 @@ func FuzzObjectYAML(f *testing.F) {
 				return // the caller takes yamlutil.Marshal
 			}
 			want, err := sigyaml.Marshal(obj)
-			require.NoError(t, err, "%s: objectYAML took what sigyaml.Marshal refuses", what)
+			require.NoError(t, err, "%s: ObjectYAML took what sigyaml.Marshal refuses", what)
 			for i := 0; i < 50 && string(want) != string(got); i++ {
 				want, _ = sigyaml.Marshal(obj) // sigyaml.v2's key order is not total
 			}

@@ -38,7 +38,7 @@ func TestLiteral(t *testing.T) {
 	for _, j := range []string{
 		`{"a":"${v}"}`, `{"a":"$$"}`, `{"a$":1}`, // envsubst reads these
 		`{"a":1.5}`, `{"a":1e3}`, `{"a":-0}`, `{"a":1234567890123456}`, // numbers sigyaml.v2 and float64 decide
-		"{\"a\":\"\u2028\"}", "{\"a\":\"\u0085\"}", "{\"a\":\"\x7f\"}", `{"a":"\/"}`, // yamlReadable refuses
+		"{\"a\":\"\u2028\"}", "{\"a\":\"\u0085\"}", "{\"a\":\"\x7f\"}", `{"a":"\/"}`, // yamlutil.Readable refuses
 		`{"<<":{"a":1}}`, `{"b":{"\u003c\u003c":false}}`, // sigyaml.v2 merges, or fails
 		`{"a":"x`, // not JSON
 	} {
