@@ -729,7 +729,9 @@ func hasKustomization(dir string) bool {
 // bootstrap folder (bootstrapDirs) helmfile.yaml, helmfile.yaml.gotmpl (a
 // templated one, helmfile v1's name for it) and the .yaml and .yaml.gotmpl
 // files of helmfile/ and helmfile.d/ that have releases; helmfile.d/ at
-// the root too.
+// the root too; and the helmfiles with releases of the folders below a
+// bootstrap folder, two levels down (stepFolders), but not those of
+// another cluster (otherClusters).
 func Helmfiles(root, entry string) []string {
 	var out []string
 	add := func(f string) {
@@ -752,13 +754,82 @@ func Helmfiles(root, entry string) []string {
 	}
 	add(filepath.Join(root, "helmfile.yaml"))
 	addDir(filepath.Join(root, "helmfile.d"))
-	for _, d := range bootstrapDirs(root, entry) {
+	dirs := bootstrapDirs(root, entry)
+	others := otherClusters(root, entry)
+	for _, d := range dirs {
 		add(filepath.Join(d, "helmfile.yaml"))
 		if f := filepath.Join(d, "helmfile.yaml.gotmpl"); fileExists(f) {
 			addReleases(f)
 		}
 		addDir(filepath.Join(d, "helmfile"))
 		addDir(filepath.Join(d, "helmfile.d"))
+	}
+	// Below a bootstrap folder, a folder of its own may hold a step's
+	// helmfile (bootstrap/crds/helmfile.yaml, bootstrap/apps/helmfile.yaml
+	// and bootstrap/apps/crds/helmfile.yaml): those with releases, two
+	// levels down, but not another cluster's folder (bootstrap/network/
+	// for kubernetes/main/flux/cluster) nor a template's.
+	for _, d := range dirs {
+		for _, sub := range stepFolders(d, 2, func(name string) bool { return others[name] || slices.Contains(dirs, filepath.Join(d, name)) }) {
+			for _, name := range []string{"helmfile.yaml", "helmfile.yaml.gotmpl"} {
+				if f := filepath.Join(sub, name); fileExists(f) {
+					addReleases(f)
+				}
+			}
+			addDir(filepath.Join(sub, "helmfile.d"))
+		}
+	}
+	return out
+}
+
+// stepFolders returns the folders below d, down to depth levels, in
+// lexical order, leaving out hidden folders, templates/ (a generator's
+// input), helmfile/ and helmfile.d/ (read as such), and the folders of d
+// itself that skip names.
+func stepFolders(d string, depth int, skip func(name string) bool) []string {
+	var out []string
+	entries, _ := os.ReadDir(d)
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || name == "templates" || name == "helmfile" || name == "helmfile.d" || skip != nil && skip(name) {
+			continue
+		}
+		sub := filepath.Join(d, name)
+		out = append(out, sub)
+		if depth > 1 {
+			out = append(out, stepFolders(sub, depth-1, nil)...)
+		}
+	}
+	return out
+}
+
+// otherClusters returns the names of the folders that stand beside a
+// folder of the entry point's path as another cluster's: X beside main
+// in kubernetes/main/flux/cluster when kubernetes/X/flux exists (the
+// same layout), X beside the entry point's own folder when X holds what
+// flux bootstrap writes (clusters/X/flux-system/gotk-sync.yaml).
+func otherClusters(root, entry string) map[string]bool {
+	out := map[string]bool{}
+	parts := entryFolders(root, entry)
+	if len(parts) == 1 && parts[0] == "." {
+		return out
+	}
+	for i, part := range parts {
+		parent := filepath.Join(append([]string{root}, parts[:i]...)...)
+		entries, _ := os.ReadDir(parent)
+		for _, e := range entries {
+			name := e.Name()
+			if !e.IsDir() || name == part || strings.HasPrefix(name, ".") {
+				continue
+			}
+			marker := filepath.Join("flux-system", "gotk-sync.yaml")
+			if i+1 < len(parts) {
+				marker = parts[i+1]
+			}
+			if _, err := os.Stat(filepath.Join(parent, name, marker)); err == nil {
+				out[name] = true
+			}
+		}
 	}
 	return out
 }

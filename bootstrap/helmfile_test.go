@@ -143,3 +143,54 @@ func TestReadHelmfileAgain(t *testing.T) {
 	_, _, err = bootstrap.ReadHelmfile(f)
 	assert.Error(t, err)
 }
+
+// A bootstrap folder may keep each step's helmfile in a folder of its own
+// (bootstrap/crds/helmfile.yaml; bootstrap/apps/helmfile.yaml and
+// bootstrap/apps/crds/helmfile.yaml): those are read, two levels down, but
+// not a template's, another cluster's, nor a file without releases. Found
+// on public repositories where the step went unread: the operators and
+// CRDs it installs before Flux were reported missing, 144 lines on one.
+func TestHelmfilesInStepFolders(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, text string) string {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+	release := func(name string) string {
+		return "releases:\n  - name: " + name + "\n    namespace: " + name + "\n    chart: oci://example.com/charts/" + name + "\n"
+	}
+	apps := write("kubernetes/bootstrap/apps/helmfile.yaml", release("external-secrets"))
+	crds := write("kubernetes/bootstrap/apps/crds/helmfile.yaml", "helmDefaults:\n  args: [--include-crds]\n"+release("keda"))
+	write("kubernetes/bootstrap/apps/crds/deeper/helmfile.yaml", release("too-deep"))
+	write("kubernetes/bootstrap/templates/helmfile.yaml", release("template"))
+	write("kubernetes/bootstrap/flux/kustomization.yaml", "resources: []\n")
+	write("kubernetes/bootstrap/talos/helmfile.yaml", "repositories: []\n") // no releases
+	// A namespace's folder named flux-system is not a cluster.
+	write("kubernetes/apps/flux-system/flux-instance/ks.yaml", "{}\n")
+	write("kubernetes/flux/ks.yaml", "{}\n")
+	assert.Equal(t, []string{apps, crds}, bootstrap.Helmfiles(root, filepath.Join(root, "kubernetes", "flux")))
+	_, crdsOnly, err := bootstrap.ReadHelmfile(crds)
+	require.NoError(t, err)
+	assert.True(t, crdsOnly)
+
+	// Another cluster's step folder is left out; the cluster's own is read
+	// once.
+	root = t.TempDir()
+	main := write("bootstrap/main/helmfile.yaml", release("cert-manager"))
+	write("bootstrap/network/helmfile.yaml", release("external-dns"))
+	write("bootstrap/network/crds/helmfile.yaml", release("external-dns-crds"))
+	shared := write("bootstrap/crds/helmfile.yaml", release("prometheus-crds"))
+	write("kubernetes/main/flux/cluster/ks.yaml", "{}\n")
+	write("kubernetes/network/flux/cluster/ks.yaml", "{}\n")
+	assert.Equal(t, []string{main, shared}, bootstrap.Helmfiles(root, filepath.Join(root, "kubernetes", "main", "flux", "cluster")))
+
+	// flux bootstrap's layout: clusters/staging is another cluster.
+	root = t.TempDir()
+	write("clusters/production/flux-system/gotk-sync.yaml", "{}\n")
+	write("clusters/staging/flux-system/gotk-sync.yaml", "{}\n")
+	prod := write("bootstrap/production/helmfile.yaml", release("cert-manager"))
+	write("bootstrap/staging/helmfile.yaml", release("cert-manager"))
+	assert.Equal(t, []string{prod}, bootstrap.Helmfiles(root, filepath.Join(root, "clusters", "production")))
+}
