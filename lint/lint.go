@@ -833,6 +833,7 @@ type linter struct {
 	findings []Finding
 
 	operators  map[string][]*lintLayer // group/Kind → layers serving its webhooks
+	crUsers    map[string]layerSet     // group → layers applying a custom resource of it themselves (usersOf)
 	crds       map[string][]crdDef     // group/Kind → where defined
 	namespaces map[string][]string     // namespace → layers creating it
 	// clusterSecrets are the ClusterExternalSecrets the layers apply.

@@ -1094,3 +1094,42 @@ func TestLintCRDGate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, rules(failing(rep)), lint.RuleCRDOrder, "applied by the gate, not gated by it: %v", rep.Findings)
 }
+
+// A layer that depends on one applying a custom resource of a group (the
+// ClusterSecretStore its ExternalSecrets read) is held until that layer is
+// Ready, which it is only once its custom resource was applied: the CRD
+// was there, and, when the operator brings the CRDs with its webhook
+// configuration, the webhook admitted it. So the layer behind does not
+// race the CRD nor the webhook; the layer in between does, and is the one
+// named. Found on a public home-ops repository, where every app depends on
+// the store's layer and none on the operator: 33 findings for one race.
+func TestLintRaceNamedOnceBehindAUser(t *testing.T) {
+	files := operatorFiles()
+	files["store/store.yaml"] = crYAML
+	b := stack().Layer("ctrl", layering.Path("./ctrl"), layering.Wait()).
+		Layer("store", layering.Path("./store")).
+		Layer("apps", layering.Path("./apps"), layering.DependsOn("store")).
+		Layer("apps-cert", layering.Path("./apps-cert"), layering.DependsOn("store"))
+	byLayer := map[string][]lint.Rule{}
+	for _, f := range lintStack(t, b, files) {
+		byLayer[f.Layer] = append(byLayer[f.Layer], f.Rule)
+	}
+	assert.ElementsMatch(t, []lint.Rule{lint.RuleCRDOrder, lint.RuleWebhookOrder}, byLayer["store"], "the layer that races")
+	assert.Empty(t, byLayer["apps"], "behind the store's layer: its ExternalSecret finds the CRD and the webhook")
+	assert.ElementsMatch(t, []lint.Rule{lint.RuleCRDOrder, lint.RuleWebhookOrder}, byLayer["apps-cert"], "a ClusterSecretStore says nothing of cert-manager's CRDs")
+
+	// When the CRDs come from a layer of their own, the webhook's
+	// configuration does not come with them: a custom resource admitted
+	// before it existed says nothing of the webhook, only of the CRD.
+	files = map[string]string{"crds/crd.yaml": crdYAML, "operator/webhook.yaml": webhookYAML, "store/store.yaml": crYAML, "apps/store.yaml": strings.Replace(crYAML, "name: vault", "name: other", 1)}
+	b = stack().Layer("crds", layering.Path("./crds")).
+		Layer("operator", layering.Path("./operator"), layering.Wait()).
+		Layer("store", layering.Path("./store"), layering.DependsOn("crds")).
+		Layer("apps", layering.Path("./apps"), layering.DependsOn("store"))
+	byLayer = map[string][]lint.Rule{}
+	for _, f := range lintStack(t, b, files) {
+		byLayer[f.Layer] = append(byLayer[f.Layer], f.Rule)
+	}
+	assert.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, byLayer["store"])
+	assert.Equal(t, []lint.Rule{lint.RuleWebhookOrder}, byLayer["apps"], "the CRD is there; the webhook may not serve")
+}

@@ -137,11 +137,17 @@ func (l *linter) checkCRDs(ly *lintLayer) {
 // parent that only applies ly's Kustomization is not) health-checks a
 // CustomResourceDefinition of group (a gate: an empty Kustomization whose
 // healthChecks name the CRD an operator's chart installs, as home-ops
-// repositories write for CRDs they do not apply themselves). Flux holds ly
-// until the CRD is established, and a group's CRDs come together (one
-// chart's, in one apply), so ly's custom resources of the group find
-// theirs. Its webhook may not serve yet: webhook-order still decides.
+// repositories write for CRDs they do not apply themselves), or applies a
+// custom resource of group itself (usersOf: a layer depending on the one
+// that applies the ClusterSecretStore its ExternalSecrets read). Flux holds
+// ly until that layer is Ready, which it is only once its apply passed,
+// the CRD established; and a group's CRDs come together (one chart's, in
+// one apply), so ly's custom resources of the group find theirs. A gate's
+// webhook may not serve yet: webhook-order still decides.
 func (l *linter) crdGated(ly *lintLayer, group string) bool {
+	if l.readyUser(ly, l.usersOf(group)) {
+		return true
+	}
 	for _, other := range l.layers {
 		if other == ly || !l.sameCluster(ly, other) || !l.isReadyBefore(ly, other.Name) {
 			continue
@@ -333,6 +339,9 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			if op.Name == ly.Name || l.isReadyBefore(ly, op.Name) {
 				continue
 			}
+			if l.servedBefore(op, ly, o.group()) {
+				continue // a layer Ready before ly passed the webhook: its race, if any, is that layer's
+			}
 			server := l.clusterOf(op)
 			if hr := l.assumedServer(op, o.group(), resource); hr != nil {
 				server = l.objectCluster(op, hr)
@@ -356,6 +365,58 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			l.objEdge(RuleWebhookOrder, ly, o, []string{op.Name}, "operator layer %q serves the admission webhook of %s %s%s, but this layer does not depend on it: the custom resource races the webhook (connection refused); depend on %q, not just on the CRDs%s", op.Name, o.group(), resource, why, op.Name, wait)
 		}
 	}
+}
+
+// usersOf returns the layers that apply a custom resource of group
+// themselves (kustomize-controller's apply, not a chart's).
+func (l *linter) usersOf(group string) layerSet {
+	if l.crUsers == nil {
+		l.crUsers = map[string]layerSet{}
+		for _, ly := range l.layers {
+			for _, o := range ly.objects {
+				if !isCR(o) || o.release != nil {
+					continue
+				}
+				s := l.crUsers[o.group()]
+				if s == nil {
+					s = make(layerSet, (len(l.layers)+63)/64)
+					l.crUsers[o.group()] = s
+				}
+				s.add(ly.index)
+			}
+		}
+	}
+	return l.crUsers[group]
+}
+
+// bringsCRD reports whether op defines the CRD of group/kind too (its own
+// manifests, a chart lint rendered, or one the table of known operators
+// ties to group): its webhook configuration then comes with the CRD, in
+// the same apply (servedBefore).
+func (l *linter) bringsCRD(op *lintLayer, group, kind string) bool {
+	for _, d := range l.crds[group+"/"+kind] {
+		if d.layer == op.Name {
+			return true
+		}
+	}
+	return l.assumedCRDRelease(op, group) != nil
+}
+
+// readyUser reports whether a layer of users, in ly's cluster and other
+// than ly, is Ready before ly (isReadyBefore). Such a layer is Ready only
+// once kustomize-controller applied its custom resource, its CRD there;
+// so the custom resources of ly that the same CRDs define find them too,
+// and their race, if any, is that layer's finding, once.
+func (l *linter) readyUser(ly *lintLayer, users layerSet) bool {
+	if users == nil {
+		return false
+	}
+	for i := range users.all {
+		if other := l.layers[i]; other != ly && ly.readyBefore.has(i) && l.sameCluster(ly, other) {
+			return true
+		}
+	}
+	return false
 }
 
 // assumedServer is the HelmRelease of op whose chart the table of known
@@ -431,26 +492,32 @@ func (l *linter) admits(op *lintLayer, o *object) bool {
 }
 
 // servedBefore reports whether op's webhook for group has served before ly
-// reconciles: a layer Ready before ly, that itself waits for op, applies a
-// custom resource of group that op's webhook admits. kustomize-controller
-// marks a Kustomization Ready only once its apply succeeded (and, with
-// wait, its objects are healthy); the API server admits that custom
-// resource only once the webhook answers (failurePolicy Fail, connection
-// refused before), so that layer is not Ready before the webhook serves,
-// wait or not. A custom resource of that layer's chart proves it only
-// when the layer waits (wait: true): without it, the layer is Ready once
-// the HelmRelease is applied, before helm-controller installs the chart.
-// One group stands for one webhook server: a layer holding both
-// cert-manager and external-secrets proves nothing about cert-manager by
-// an ExternalSecret.
+// reconciles: a layer Ready before ly applies a custom resource of group
+// that op's webhook admits, and op's webhook configuration was there when
+// it did: that layer itself waits for op, or op brings the CRD of that
+// resource too (bringsCRD: the configuration comes with the CRD, in one
+// apply, and the resource could not be applied before its CRD; the
+// layer behind the one applying the ClusterSecretStore its ExternalSecrets
+// read, with no dependsOn on the operator). kustomize-controller marks a
+// Kustomization Ready only once its apply succeeded (and, with wait, its
+// objects are healthy); the API server admits that custom resource only
+// once the webhook answers (failurePolicy Fail, connection refused
+// before), so that layer is not Ready before the webhook serves, wait or
+// not. A custom resource of that layer's chart proves it only when the
+// layer waits (wait: true): without it, the layer is Ready once the
+// HelmRelease is applied, before helm-controller installs the chart. One
+// group stands for one webhook server: a layer holding both cert-manager
+// and external-secrets proves nothing about cert-manager by an
+// ExternalSecret.
 func (l *linter) servedBefore(op, ly *lintLayer, group string) bool {
 	for w := range ly.readyBefore.all {
 		between := l.layers[w]
-		if between == op || !between.readyBefore.has(op.index) {
+		if between == op || between == ly {
 			continue
 		}
+		waits := between.readyBefore.has(op.index)
 		for _, o := range between.objects {
-			if o.group() == group && (o.release == nil || between.Kustomization.Spec.Wait) && l.admits(op, o) {
+			if o.group() == group && (o.release == nil || between.Kustomization.Spec.Wait) && l.admits(op, o) && (waits || l.bringsCRD(op, group, o.Kind)) {
 				return true
 			}
 		}
