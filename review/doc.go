@@ -32,7 +32,12 @@
 // (fluxrepo.ExpandResourceSets), so a change to a template or an input is a
 // change to every object it makes. One whose inputs come from
 // ResourceSetInputProviders is not rendered, and neither are the layers
-// of the other side it generates there. The races need every layer on
+// of the other side it generates there. Likewise, when a Kustomization
+// does not build or render on a side, the layers of the other side that
+// it applies are not rendered there: kustomize-controller applies and
+// prunes nothing of it, so the cluster keeps them (not removed, nor
+// added); a finding of such a layer is neither fixed nor introduced, and
+// the bootstrap order keeps it. The races need every layer on
 // both sides: changed-only, the layers no changed file feeds (the same on
 // both sides) are read once, for their objects' identities where lint
 // needs no more (fluxrepo.WithIdentityOnly), and shared by the two sides;

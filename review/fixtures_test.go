@@ -100,6 +100,7 @@ var repoFixtures = []repoFixture{
 			{"loose-nested", true, "loose/ has no kustomization file down to sub/: Flux's generated kustomization for kubernetes/apps reads it"},
 			{"component", true, "echo's kustomization names the component, whose kustomization names pdb.yaml"},
 			{"settings", true, "every layer substitutes cluster-settings"},
+			{"broken-parent", true, "default/kustomization.yaml names a ks.yaml that is not there: cluster-apps does not build, and the Kustomizations it applied stay as the cluster has them, not removed"},
 		},
 	},
 	{
@@ -413,4 +414,37 @@ func lastValueChanged(data []byte) ([]byte, bool) {
 		}
 	}
 	return b.Bytes(), true
+}
+
+// A Kustomization that does not build on the head (its kustomization names
+// a file that is not there) applies and prunes nothing there: the
+// Kustomizations it applied stay as the cluster has them. They are not
+// rendered on the head, not shown as removed, their findings neither
+// fixed nor introduced, and the bootstrap order keeps them; the build
+// error is the change. Found on a public home-ops repository, where one
+// missing ks.yaml was reported as 578 objects removed.
+func TestBrokenParentRemovesNothing(t *testing.T) {
+	homeops := repoFixtures[slices.IndexFunc(repoFixtures, func(f repoFixture) bool { return f.name == "homeops" })]
+	base, head := layOutFixture(t, homeops, "broken-parent")
+	for _, opts := range [][]review.Option{nil, {review.WithAll()}} {
+		r := compareFixture(t, homeops, base, head, opts...)
+		if len(r.Objects) != 0 {
+			t.Errorf("objects changed: %v, want none: the cluster keeps what cluster-apps applied", r.Objects)
+		}
+		var kept []string
+		for _, n := range r.NotRendered {
+			if n.Side == "head" && strings.Contains(n.Reason, "Kustomization/flux-system/cluster-apps, did not build or render") {
+				kept = append(kept, n.Producer)
+			}
+		}
+		if want := []string{"Kustomization/flux-system/echo", "Kustomization/flux-system/web"}; !slices.Equal(kept, want) {
+			t.Errorf("not rendered on the head for cluster-apps' failure: %v, want %v (all: %v)", kept, want, r.NotRendered)
+		}
+		if len(r.Findings.Fixed) != 0 || len(r.Findings.Introduced) != 1 || r.Findings.Introduced[0].Rule != "path" {
+			t.Errorf("findings: introduced %v, fixed %v; want the path error only", r.Findings.Introduced, r.Findings.Fixed)
+		}
+		if b := r.Bootstrap; len(b.LayersRemoved)+len(b.LayersAdded)+len(b.EdgesAdded)+len(b.EdgesRemoved) != 0 {
+			t.Errorf("bootstrap order changed: %+v", b)
+		}
+	}
 }

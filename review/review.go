@@ -337,7 +337,11 @@ func Compare(ctx context.Context, baseRoot, headRoot, entry string, opts ...Opti
 	base.paths.findings(bl)
 	head.paths.findings(hl)
 	r.Findings = DiffFindings(bl, hl)
-	r.Bootstrap = diffBootstrap(base.plan(), head.plan())
+	// A finding of a layer one side does not know (unknownOn) is neither
+	// fixed nor introduced by the change: that side says nothing of it.
+	r.Findings.Fixed = slices.DeleteFunc(r.Findings.Fixed, func(f lint.Finding) bool { return head.unknown[f.Layer] != "" })
+	r.Findings.Introduced = slices.DeleteFunc(r.Findings.Introduced, func(f lint.Finding) bool { return base.unknown[f.Layer] != "" })
+	r.Bootstrap = diffBootstrap(base.planKeeping(head), head.planKeeping(base))
 	return r, nil
 }
 
@@ -882,15 +886,71 @@ func unknownOn(base, head *side, name, producer string, noHead, noBase bool) {
 		if !x.missing {
 			continue
 		}
-		rs := x.has.generatedBy(name)
-		if _, failed := x.s.failed[rs]; rs == "" || !failed {
+		var why string
+		if rs := x.has.generatedBy(name); rs != "" && x.s.failed[rs] != "" {
+			why = "the ResourceSet that generates it, " + rs + ", did not render"
+		} else if k := x.s.failedParent(x.has, name); k != "" {
+			why = parentFailed(k)
+		} else {
 			continue
 		}
-		why := "the ResourceSet that generates it, " + rs + ", did not render"
 		x.s.rendered[producer] = true
 		x.s.failed[producer] = why
 		x.s.unknown[name] = why
 	}
+}
+
+// parentFailed is why a layer one side does not have is not rendered
+// there when the Kustomization k that applies it did not build or render
+// on that side (failedParent); appliedByFailed reads k back.
+func parentFailed(k string) string {
+	return parentFailedPrefix + k + parentFailedSuffix
+}
+
+const (
+	parentFailedPrefix = "the Kustomization that applies it, "
+	parentFailedSuffix = ", did not build or render: Flux applies and prunes nothing of it, so this Kustomization stays as the cluster has it, and what it applies from this revision is not shown"
+)
+
+// appliedByFailed returns the Kustomization a parentFailed reason names.
+func appliedByFailed(why string) (string, bool) {
+	k, ok := strings.CutPrefix(why, parentFailedPrefix)
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(k, parentFailedSuffix)
+}
+
+// failedParent names the Kustomization (Kustomization/NAMESPACE/NAME)
+// that applies the layer name of the side has, directly or through layers
+// s does not have either, when s has it and it did not build or render on
+// s; "" otherwise. kustomize-controller then applies nothing of that
+// Kustomization, nor prunes: the layers it applied stay as they were, and
+// s not having them says nothing of them.
+func (s *side) failedParent(has *side, name string) string {
+	if s.repo == nil || has.repo == nil {
+		return ""
+	}
+	layers := has.repo.Plan.Layers
+	seen := map[string]bool{}
+	for cur := name; !seen[cur]; {
+		seen[cur] = true
+		i := slices.IndexFunc(layers, func(l layering.Layer) bool { return l.Name == cur })
+		if i < 0 || layers[i].Parent == "" {
+			return ""
+		}
+		cur = layers[i].Parent
+		j := slices.IndexFunc(s.repo.Plan.Layers, func(l layering.Layer) bool { return l.Name == cur })
+		if j < 0 {
+			continue // not on s either: its parent decides
+		}
+		k := s.repo.Plan.KustomizationRef(cur)
+		if s.repo.Inputs[j].Source == nil || s.failed[k] != "" {
+			return k
+		}
+		return ""
+	}
+	return ""
 }
 
 // generatedBy names the ResourceSet (ResourceSet/NAMESPACE/NAME) whose
@@ -1052,6 +1112,25 @@ func (s *side) plan() *planView {
 		return nil
 	}
 	return &planView{s.repo.Plan}
+}
+
+// planKeeping is the side's plan with the layers of other that the side
+// does not know (unknownOn) kept as other has them: the cluster keeps a
+// Kustomization that the one applying it, failing there, leaves alone, so
+// the bootstrap order still holds it.
+func (s *side) planKeeping(other *side) *planView {
+	v := s.plan()
+	if v == nil || len(s.unknown) == 0 || other.repo == nil {
+		return v
+	}
+	p := *v.p
+	p.Layers = slices.Clone(p.Layers)
+	for _, l := range other.repo.Plan.Layers {
+		if s.unknown[l.Name] != "" {
+			p.Layers = append(p.Layers, l)
+		}
+	}
+	return &planView{&p}
 }
 
 // clusterScoped reports whether helm-controller would apply o without a

@@ -455,7 +455,18 @@ func imagesCount(ims []ImageChange) string {
 // of public charts are many, and one flag makes them renderable).
 func groupNotRendered(nrs []NotRendered) []string {
 	var out, charts []string
+	type applier struct{ k, side string }
+	applied := map[applier][]string{} // the layers a Kustomization that did not build applies (parentFailed)
+	var appliers []applier
 	for _, n := range nrs {
+		if k, ok := appliedByFailed(n.Reason); ok {
+			a := applier{k, n.Side}
+			if applied[a] == nil {
+				appliers = append(appliers, a)
+			}
+			applied[a] = append(applied[a], n.Producer)
+			continue
+		}
 		if strings.Contains(n.Reason, "chart not available offline") {
 			if n.Side != "both" {
 				charts = append(charts, n.Producer+" ("+n.Side+")")
@@ -465,6 +476,18 @@ func groupNotRendered(nrs []NotRendered) []string {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s (%s): %s", n.Producer, n.Side, n.Reason))
+	}
+	for _, a := range appliers {
+		ps := applied[a]
+		if len(ps) == 1 {
+			out = append(out, fmt.Sprintf("%s (%s): %s", ps[0], a.side, parentFailed(a.k)))
+			continue
+		}
+		what := "Kustomizations"
+		if slices.ContainsFunc(ps, func(p string) bool { return !strings.HasPrefix(p, "Kustomization/") }) {
+			what = "producers"
+		}
+		out = append(out, fmt.Sprintf("%d %s that %s applies (%s): it did not build or render there, so Flux applies and prunes nothing of it; they stay as the cluster has them, and what they apply from this revision is not shown: %s", len(ps), what, a.k, a.side, strings.Join(ps, ", ")))
 	}
 	if len(charts) > 0 {
 		out = append(out, fmt.Sprintf("%d HelmReleases whose charts are not available offline (give --charts DIR, or --charts online): %s", len(charts), strings.Join(charts, ", ")))
