@@ -490,6 +490,12 @@ func (r *reader) readEntry(abs, rel string, isDir bool) error {
 			continue
 		}
 		ref := sourceOf(k)
+		if r.selfApplied(ref, k, rel) {
+			// The entry point applies itself through a GitRepository it
+			// defines, as flux bootstrap's gotk-sync.yaml does under
+			// another name: that GitRepository is the repository.
+			r.cfg.sources[ref] = r.root
+		}
 		if dir, mapped := r.cfg.sources[ref]; mapped && dir == r.root && cleanPath(k.Spec.Path) == cleanPath(rel) {
 			root.Kustomization, root.File, root.Line = k, o.File, o.Line
 			root.Name = r.layerName(k)
@@ -730,6 +736,9 @@ func (r *reader) resolve(k *kustomizev1.Kustomization) (res resolved, why string
 		return res, fmt.Sprintf("spec.path %q holds a variable whose value is not known offline", k.Spec.Path), true
 	}
 	_, mapped := r.cfg.sources[ref]
+	if !mapped && r.sameRepository(ref) {
+		r.cfg.sources[ref], mapped = r.root, true
+	}
 	switch {
 	case mapped || r.cfg.fetcher != nil && fetchable(ref):
 		if _, defined := r.srcObjs[ref]; !mapped && !defined {
