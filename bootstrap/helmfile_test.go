@@ -99,15 +99,7 @@ func TestHelmfilesTemplated(t *testing.T) {
 // step went unread and 84 CRD and webhook findings followed.
 func TestHelmfilesOfEachCluster(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, text string) string {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
-		return p
-	}
-	release := func(name string) string {
-		return "releases:\n  - name: " + name + "\n    namespace: " + name + "\n    chart: oci://example.com/charts/" + name + "\n"
-	}
+	write := writer(t, &root)
 	main := write("bootstrap/main/helmfile.d/01-apps.yaml", release("cert-manager"))
 	network := write("bootstrap/network/helmfile.d/01-apps.yaml", release("external-dns"))
 	write("kubernetes/main/flux/cluster/ks.yaml", "{}\n")
@@ -152,15 +144,7 @@ func TestReadHelmfileAgain(t *testing.T) {
 // CRDs it installs before Flux were reported missing, 144 lines on one.
 func TestHelmfilesInStepFolders(t *testing.T) {
 	root := t.TempDir()
-	write := func(rel, text string) string {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
-		return p
-	}
-	release := func(name string) string {
-		return "releases:\n  - name: " + name + "\n    namespace: " + name + "\n    chart: oci://example.com/charts/" + name + "\n"
-	}
+	write := writer(t, &root)
 	apps := write("kubernetes/bootstrap/apps/helmfile.yaml", release("external-secrets"))
 	crds := write("kubernetes/bootstrap/apps/crds/helmfile.yaml", "helmDefaults:\n  args: [--include-crds]\n"+release("keda"))
 	write("kubernetes/bootstrap/apps/crds/deeper/helmfile.yaml", release("too-deep"))
@@ -193,4 +177,20 @@ func TestHelmfilesInStepFolders(t *testing.T) {
 	prod := write("bootstrap/production/helmfile.yaml", release("cert-manager"))
 	write("bootstrap/staging/helmfile.yaml", release("cert-manager"))
 	assert.Equal(t, []string{prod}, bootstrap.Helmfiles(root, filepath.Join(root, "clusters", "production")))
+}
+
+// writer returns a function that writes a file below *root (read at each
+// call) and returns its path.
+func writer(t *testing.T, root *string) func(rel, text string) string {
+	return func(rel, text string) string {
+		p := filepath.Join(*root, filepath.FromSlash(rel))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o600))
+		return p
+	}
+}
+
+// release is a helmfile of one release, name, in the namespace of its name.
+func release(name string) string {
+	return "releases:\n  - name: " + name + "\n    namespace: " + name + "\n    chart: oci://example.com/charts/" + name + "\n"
 }
