@@ -447,4 +447,33 @@ func TestBrokenParentRemovesNothing(t *testing.T) {
 			t.Errorf("bootstrap order changed: %+v", b)
 		}
 	}
+
+	// cluster-apps reading a source not available offline on the head:
+	// what it applies there is not known, and not shown as removed either.
+	base, head = layOutFixture(t, homeops, "")
+	ks := filepath.Join(head, "kubernetes", "flux", "cluster", "ks.yaml")
+	data, err := os.ReadFile(ks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := strings.Replace(string(data), "kind: GitRepository\n    name: flux-system", "kind: OCIRepository\n    name: elsewhere", 1)
+	if moved == string(data) {
+		t.Fatal("the fixture's cluster-apps reads no GitRepository flux-system")
+	}
+	if err := os.WriteFile(ks, []byte(moved), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := compareFixture(t, homeops, base, head, review.WithAll())
+	if len(r.Objects) != 1 || r.Objects[0].ID.Name != "cluster-apps" {
+		t.Errorf("objects changed: %v, want cluster-apps' sourceRef only: what it applies on the head is not read", r.Objects)
+	}
+	var unknown int
+	for _, n := range r.NotRendered {
+		if n.Side == "head" && strings.HasSuffix(n.Reason, "Kustomization/flux-system/cluster-apps, is not read offline: what it applies there is not known") {
+			unknown++
+		}
+	}
+	if unknown != 2 {
+		t.Errorf("want echo and web not known on the head, got %v", r.NotRendered)
+	}
 }

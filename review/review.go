@@ -889,8 +889,8 @@ func unknownOn(base, head *side, name, producer string, noHead, noBase bool) {
 		var why string
 		if rs := x.has.generatedBy(name); rs != "" && x.s.failed[rs] != "" {
 			why = "the ResourceSet that generates it, " + rs + ", did not render"
-		} else if k := x.s.failedParent(x.has, name); k != "" {
-			why = parentFailed(k)
+		} else if k, unread := x.s.failedParent(x.has, name); k != "" {
+			why = parentFailed(k, unread)
 		} else {
 			continue
 		}
@@ -902,34 +902,45 @@ func unknownOn(base, head *side, name, producer string, noHead, noBase bool) {
 
 // parentFailed is why a layer one side does not have is not rendered
 // there when the Kustomization k that applies it did not build or render
-// on that side (failedParent); appliedByFailed reads k back.
-func parentFailed(k string) string {
+// on that side, or, unread, could not be read offline (failedParent);
+// appliedByFailed reads k back.
+func parentFailed(k string, unread bool) string {
+	if unread {
+		return parentFailedPrefix + k + parentUnreadSuffix
+	}
 	return parentFailedPrefix + k + parentFailedSuffix
 }
 
 const (
 	parentFailedPrefix = "the Kustomization that applies it, "
 	parentFailedSuffix = ", did not build or render: Flux applies and prunes nothing of it, so this Kustomization stays as the cluster has it, and what it applies from this revision is not shown"
+	parentUnreadSuffix = ", is not read offline: what it applies there is not known"
 )
 
-// appliedByFailed returns the Kustomization a parentFailed reason names.
-func appliedByFailed(why string) (string, bool) {
-	k, ok := strings.CutPrefix(why, parentFailedPrefix)
+// appliedByFailed returns the Kustomization a parentFailed reason names,
+// and whether it was unread rather than failing.
+func appliedByFailed(why string) (k string, unread, ok bool) {
+	k, ok = strings.CutPrefix(why, parentFailedPrefix)
 	if !ok {
-		return "", false
+		return "", false, false
 	}
-	return strings.CutSuffix(k, parentFailedSuffix)
+	if k, ok := strings.CutSuffix(k, parentUnreadSuffix); ok {
+		return k, true, true
+	}
+	k, ok = strings.CutSuffix(k, parentFailedSuffix)
+	return k, false, ok
 }
 
 // failedParent names the Kustomization (Kustomization/NAMESPACE/NAME)
 // that applies the layer name of the side has, directly or through layers
 // s does not have either, when s has it and it did not build or render on
-// s; "" otherwise. kustomize-controller then applies nothing of that
-// Kustomization, nor prunes: the layers it applied stay as they were, and
-// s not having them says nothing of them.
-func (s *side) failedParent(has *side, name string) string {
+// s (kustomize-controller then applies nothing of that Kustomization, nor
+// prunes: the layers it applied stay as they were), or could not be read
+// offline (unread: what it applies there is not known); "" otherwise.
+// Either way s not having those layers says nothing of them.
+func (s *side) failedParent(has *side, name string) (k string, unread bool) {
 	if s.repo == nil || has.repo == nil {
-		return ""
+		return "", false
 	}
 	layers := has.repo.Plan.Layers
 	seen := map[string]bool{}
@@ -937,7 +948,7 @@ func (s *side) failedParent(has *side, name string) string {
 		seen[cur] = true
 		i := slices.IndexFunc(layers, func(l layering.Layer) bool { return l.Name == cur })
 		if i < 0 || layers[i].Parent == "" {
-			return ""
+			return "", false
 		}
 		cur = layers[i].Parent
 		j := slices.IndexFunc(s.repo.Plan.Layers, func(l layering.Layer) bool { return l.Name == cur })
@@ -945,12 +956,16 @@ func (s *side) failedParent(has *side, name string) string {
 			continue // not on s either: its parent decides
 		}
 		k := s.repo.Plan.KustomizationRef(cur)
-		if s.repo.Inputs[j].Source == nil || s.failed[k] != "" {
-			return k
+		in := s.repo.Inputs[j]
+		switch {
+		case in.Source == nil:
+			return k, true
+		case in.BuildErr != nil || s.failed[k] != "":
+			return k, false
 		}
-		return ""
+		return "", false
 	}
-	return ""
+	return "", false
 }
 
 // generatedBy names the ResourceSet (ResourceSet/NAMESPACE/NAME) whose

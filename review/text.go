@@ -455,12 +455,15 @@ func imagesCount(ims []ImageChange) string {
 // of public charts are many, and one flag makes them renderable).
 func groupNotRendered(nrs []NotRendered) []string {
 	var out, charts []string
-	type applier struct{ k, side string }
-	applied := map[applier][]string{} // the layers a Kustomization that did not build applies (parentFailed)
+	type applier struct {
+		k, side string
+		unread  bool
+	}
+	applied := map[applier][]string{} // the layers a Kustomization that did not build, or was not read, applies (parentFailed)
 	var appliers []applier
 	for _, n := range nrs {
-		if k, ok := appliedByFailed(n.Reason); ok {
-			a := applier{k, n.Side}
+		if k, unread, ok := appliedByFailed(n.Reason); ok {
+			a := applier{k, n.Side, unread}
 			if applied[a] == nil {
 				appliers = append(appliers, a)
 			}
@@ -480,14 +483,18 @@ func groupNotRendered(nrs []NotRendered) []string {
 	for _, a := range appliers {
 		ps := applied[a]
 		if len(ps) == 1 {
-			out = append(out, fmt.Sprintf("%s (%s): %s", ps[0], a.side, parentFailed(a.k)))
+			out = append(out, fmt.Sprintf("%s (%s): %s", ps[0], a.side, parentFailed(a.k, a.unread)))
 			continue
 		}
 		what := "Kustomizations"
 		if slices.ContainsFunc(ps, func(p string) bool { return !strings.HasPrefix(p, "Kustomization/") }) {
 			what = "producers"
 		}
-		out = append(out, fmt.Sprintf("%d %s that %s applies (%s): it did not build or render there, so Flux applies and prunes nothing of it; they stay as the cluster has them, and what they apply from this revision is not shown: %s", len(ps), what, a.k, a.side, strings.Join(ps, ", ")))
+		why := "it did not build or render there, so Flux applies and prunes nothing of it; they stay as the cluster has them, and what they apply from this revision is not shown"
+		if a.unread {
+			why = "it is not read offline there, so what they are there is not known"
+		}
+		out = append(out, fmt.Sprintf("%d %s that %s applies (%s): %s: %s", len(ps), what, a.k, a.side, why, strings.Join(ps, ", ")))
 	}
 	if len(charts) > 0 {
 		out = append(out, fmt.Sprintf("%d HelmReleases whose charts are not available offline (give --charts DIR, or --charts online): %s", len(charts), strings.Join(charts, ", ")))
