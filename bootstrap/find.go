@@ -770,7 +770,10 @@ func Helmfiles(root, entry string) []string {
 	// levels down, but not another cluster's folder (bootstrap/network/
 	// for kubernetes/main/flux/cluster) nor a template's.
 	for _, d := range dirs {
-		for _, sub := range stepFolders(d, 2, func(name string) bool { return others[name] || slices.Contains(dirs, filepath.Join(d, name)) }) {
+		skip := func(name string) bool {
+			return others[name] || slices.Contains(dirs, filepath.Join(d, name)) || perCluster(d, root, entry, name)
+		}
+		for _, sub := range stepFolders(d, 2, skip) {
 			for _, name := range []string{"helmfile.yaml", "helmfile.yaml.gotmpl"} {
 				if f := filepath.Join(sub, name); fileExists(f) {
 					addReleases(f)
@@ -801,6 +804,34 @@ func stepFolders(d string, depth int, skip func(name string) bool) []string {
 		}
 	}
 	return out
+}
+
+// perCluster reports whether the folder name of the bootstrap folder d is
+// another cluster's in a layout of one folder per cluster named as the
+// clusters' own folders: d holds a folder named as the entry point's
+// (bootstrap/prod/ for clusters/prod), and name is a folder beside the
+// entry point's that holds a manifest of a name the entry point's folder
+// holds too (clusters/staging/flux-instance.yaml beside
+// clusters/prod/flux-instance.yaml), as clusters' folders do.
+func perCluster(d, root, entry, name string) bool {
+	parts := entryFolders(root, entry)
+	if len(parts) == 0 || parts[len(parts)-1] == "." {
+		return false
+	}
+	own := parts[len(parts)-1]
+	if fi, err := os.Stat(filepath.Join(d, own)); err != nil || !fi.IsDir() || name == own {
+		return false
+	}
+	entryDir := filepath.Join(append([]string{root}, parts...)...)
+	sibling := filepath.Join(filepath.Dir(entryDir), name)
+	mine, _ := os.ReadDir(entryDir)
+	for _, e := range mine {
+		n := e.Name()
+		if e.Type().IsRegular() && (strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) && fileExists(filepath.Join(sibling, n)) {
+			return true
+		}
+	}
+	return false
 }
 
 // otherClusters returns the names of the folders that stand beside a

@@ -177,6 +177,16 @@ func TestHelmfilesInStepFolders(t *testing.T) {
 	prod := write("bootstrap/production/helmfile.yaml", release("cert-manager"))
 	write("bootstrap/staging/helmfile.yaml", release("cert-manager"))
 	assert.Equal(t, []string{prod}, bootstrap.Helmfiles(root, filepath.Join(root, "clusters", "production")))
+
+	// flux-operator's: clusters/staging holds what clusters/production
+	// holds, and the bootstrap folder one folder per cluster.
+	root = t.TempDir()
+	write("clusters/production/flux-instance.yaml", "{}\n")
+	write("clusters/staging/flux-instance.yaml", "{}\n")
+	prod = write("bootstrap/production/helmfile.yaml", release("cert-manager"))
+	write("bootstrap/staging/helmfile.yaml", release("cert-manager"))
+	shared = write("bootstrap/crds/helmfile.yaml", release("prometheus-crds"))
+	assert.Equal(t, []string{prod, shared}, bootstrap.Helmfiles(root, filepath.Join(root, "clusters", "production")))
 }
 
 // writer returns a function that writes a file below *root (read at each
