@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,12 +81,24 @@ func TestPromoteRequireReady(t *testing.T) {
 
 	promote := []string{"promote", "--fleet", file, "prod", "--from", "staging", "--require-ready",
 		"--kubeconfig", kubeconfig, "--from-context", "e2e", "--insecure-registry"}
-	code, stdout, stderr := runFluxpack(t.Context(), promote...)
-	assert.Equal(t, cli.ExitFinding, code, "promote --require-ready while staging fails: stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Contains(t, stderr, `cluster "staging" does not run`)
-	assert.Regexp(t, `Kustomization/flux-system/apps Failed: .*missing\.yaml`, stderr, "the blocking layer and kustomize's message")
-	assert.Empty(t, stdout)
-	assert.Equal(t, first["prod"].Digest, prodTag(), "a refused promotion moved prod's tag")
+	// kustomize-controller retries apps while it fails: between two
+	// attempts apps is Reconciling, and promote names it so. Every
+	// promotion is refused; one made while apps stands failed names
+	// kustomize's message.
+	failed := regexp.MustCompile(`Kustomization/flux-system/apps Failed: .*missing\.yaml`)
+	var stdout string
+	for deadline := time.Now().Add(reconcileDeadline); ; time.Sleep(time.Second) {
+		code, stdout, stderr = runFluxpack(t.Context(), promote...)
+		require.Equal(t, cli.ExitFinding, code, "promote --require-ready while staging fails: stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		require.Contains(t, stderr, `cluster "staging" does not run`)
+		require.Empty(t, stdout)
+		require.Equal(t, first["prod"].Digest, prodTag(), "a refused promotion moved prod's tag")
+		if failed.MatchString(stderr) {
+			break
+		}
+		require.Contains(t, stderr, "Kustomization/flux-system/apps Reconciling", "the blocking layer, between two of its attempts")
+		require.False(t, time.Now().After(deadline), "promote never named apps' failure and kustomize's message; last stderr:\n%s", stderr)
+	}
 
 	// Revision 2 fixes apps. A fleet push moves both main tags: prod's goes
 	// back to its revision-1 artifact, to be promoted.
