@@ -327,6 +327,7 @@ func (l *linter) operatorsFor(group, kind string) []*lintLayer {
 // serves its admission webhook, not just after its CRD (seed 000).
 func (l *linter) checkWebhooks(ly *lintLayer) {
 	seen := map[string]bool{}
+	served := map[string]bool{} // servedBefore, by operator and group
 	for _, o := range ly.objects {
 		if !isCR(o) {
 			continue
@@ -339,7 +340,11 @@ func (l *linter) checkWebhooks(ly *lintLayer) {
 			if op.Name == ly.Name || l.isReadyBefore(ly, op.Name) {
 				continue
 			}
-			if l.servedBefore(op, ly, o.group()) {
+			sk := op.Name + "\x00" + o.group()
+			if _, ok := served[sk]; !ok {
+				served[sk] = l.servedBefore(op, ly, o.group())
+			}
+			if served[sk] {
 				continue // a layer Ready before ly passed the webhook: its race, if any, is that layer's
 			}
 			server := l.clusterOf(op)
