@@ -113,6 +113,14 @@ func (l *linter) checkVariables(ctx context.Context) error {
 				k := "Secret/" + ns + "/" + o.makesSecret
 				sources[k] = append(sources[k], source{layer: ly.Name, keys: o.makesKeys, open: o.makesOpen})
 			}
+			if o.makesConfigMap != "" {
+				ns := o.Namespace
+				if ns == "" {
+					ns = ly.Kustomization.Spec.TargetNamespace
+				}
+				k := "ConfigMap/" + ns + "/" + o.makesConfigMap
+				sources[k] = append(sources[k], source{layer: ly.Name, keys: o.makesConfigMapKeys})
+			}
 		}
 	}
 	vars := l.readVars()
@@ -186,6 +194,12 @@ func (l *linter) checkVariables(ctx context.Context) error {
 		c := bare[i]
 		c.findings = substitute.CheckDocs(docsOf(c.ly, false), c.avail.Available)
 	})
+	// A mutating webhook on Kustomizations may add to any layer's
+	// postBuild.substitute (kustomize-mutating-webhook adds every key of
+	// its ConfigMaps and Secrets to every Kustomization): a variable no
+	// source lint reads provides may come from it; one hint says so.
+	mutator, mutatorLayer := l.kustomizationMutator()
+	var mutated []*lintLayer // layers whose uses the mutator may substitute
 	for _, c := range checks {
 		ly, avail := c.ly, c.avail
 		for _, sf := range c.findings {
@@ -194,6 +208,12 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			}
 			if excused(sf, avail) {
 				continue // it may be a key of a source lint cannot see into
+			}
+			if mutator != nil && sf.Unset {
+				if !slices.Contains(mutated, ly) {
+					mutated = append(mutated, ly)
+				}
+				continue
 			}
 			f := Finding{Rule: RuleVariables, Layer: ly.Name, Object: sf.Object, File: sf.File, Line: sf.Line, Message: sf.Message}
 			if sf.Severity == substitute.SeverityWarning {
@@ -207,8 +227,6 @@ func (l *linter) checkVariables(ctx context.Context) error {
 			l.add(f)
 		}
 	}
-	mutator, mutatorLayer := l.kustomizationMutator()
-	var mutated []*lintLayer // layers whose uses the mutator may substitute
 	for _, c := range bare {
 		ly := c.ly
 		for _, sf := range c.findings {
@@ -241,9 +259,10 @@ func (l *linter) checkVariables(ctx context.Context) error {
 		}
 	}
 	if len(mutated) > 0 {
+		slices.SortFunc(mutated, func(a, b *lintLayer) int { return a.index - b.index })
 		f := Finding{Rule: RuleNoPostBuild, Severity: SeverityHint, Layer: mutatorLayer.Name, Object: mutator.ref(), File: mutator.File, Line: mutator.Line,
-			Message: fmt.Sprintf("a mutating webhook on Kustomizations, which may add the spec.postBuild that %s lack%s: their uses of the platform's variables are not reported (no-postbuild), as only the cluster knows what the webhook adds",
-				layerList(mutated), plural(len(mutated), "s", ""))}
+			Message: fmt.Sprintf("a mutating webhook on Kustomizations, which may add to the spec.postBuild of %s the variables they use and nothing lint reads provides: those uses are not reported (variables, no-postbuild), as only the cluster knows what the webhook adds",
+				layerList(mutated))}
 		if mutatorLayer.File != "" {
 			f.LayerFile, f.LayerLine = mutatorLayer.File, mutatorLayer.Line
 		}

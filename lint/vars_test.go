@@ -319,14 +319,19 @@ func TestNoPostBuildNotFromFailingUses(t *testing.T) {
 // A mutating webhook on Kustomizations in the tree (xunholy's
 // kustomize-mutating-webhook, which gives every Kustomization the cluster's
 // variables; or any MutatingWebhookConfiguration taking kustomizations) may
-// give a layer the postBuild it lacks: its uses are not findings but one
-// hint, at the webhook, naming the layers. Found on two public home-ops
-// repositories (83 and 104 false no-postbuild lines).
+// give a layer the postBuild it lacks, or add to the one it has: its uses
+// of variables nothing lint reads provides are not findings but one hint,
+// at the webhook, naming the layers. Found on two public home-ops
+// repositories (83 and 104 false no-postbuild lines), and on a third for
+// layers with a postBuild of their own (29 false variables findings).
 func TestNoPostBuildWithAKustomizationMutator(t *testing.T) {
 	from := layering.SubstituteFrom(kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "cluster-vars"})
 	files := map[string]string{
 		"infra/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: infra\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n",
 		"apps/cm.yaml":  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apps\n  namespace: default\ndata:\n  cluster: ${cluster_name}\n",
+		// A layer with a postBuild of its own that does not set what it
+		// uses: the webhook adds its keys to that postBuild too.
+		"web/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${APP}\n  namespace: default\ndata:\n  host: ${APP}.${SECRET_DOMAIN}\n",
 	}
 	release := "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: webhook\n  namespace: flux-system\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: webhook\n" +
 		"---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: webhook\n  namespace: flux-system\nspec:\n  url: oci://ghcr.io/example/charts/kustomize-mutating-webhook\n  ref: {tag: 1.0.0}\n"
@@ -335,7 +340,8 @@ func TestNoPostBuildWithAKustomizationMutator(t *testing.T) {
 	b := stack().
 		Layer("webhook", layering.Path("./webhook")).
 		Then("infra", layering.Path("./infra"), from).
-		Then("apps", layering.Path("./apps"))
+		Then("apps", layering.Path("./apps")).
+		Then("web", layering.Path("./web"), layering.Substitute(map[string]string{"APP": "web"}))
 	ext := lint.WithExternal(layering.ObjectRef{Kind: "ConfigMap", Namespace: "flux-system", Name: "cluster-vars"})
 	for name, webhook := range map[string]string{"none": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: other\n  namespace: default\n", "chart": release, "configuration": mutating} {
 		t.Run(name, func(t *testing.T) {
@@ -346,16 +352,21 @@ func TestNoPostBuildWithAKustomizationMutator(t *testing.T) {
 			require.NoError(t, err)
 			var got []string
 			for _, f := range rep.Findings {
-				if f.Rule == lint.RuleNoPostBuild {
-					got = append(got, string(f.Severity)+" "+f.Layer)
+				if f.Rule == lint.RuleNoPostBuild || f.Rule == lint.RuleVariables {
+					got = append(got, string(f.Rule)+" "+string(f.Severity)+" "+f.Layer)
 				}
 			}
 			if name == "none" {
-				assert.Equal(t, []string{"error apps"}, got)
+				assert.ElementsMatch(t, []string{"no-postbuild error apps", "variables error web"}, got)
 				return
 			}
-			assert.Equal(t, []string{"hint webhook"}, got)
+			assert.Equal(t, []string{"no-postbuild hint webhook"}, got)
 			assert.Zero(t, rep.Failing(), "%v", rep.Findings)
+			for _, f := range rep.Findings {
+				if f.Severity == lint.SeverityHint {
+					assert.Contains(t, f.Message, `layers "apps", "web"`, "the hint names both layers")
+				}
+			}
 		})
 	}
 }

@@ -40,6 +40,9 @@ type Finding struct {
 	Var      string   // the variable concerned
 	Severity Severity // error, warning or hint
 	Message  string
+	// Unset says the finding is a use of Var, without a default, that
+	// nothing available sets.
+	Unset bool
 }
 
 // String formats f as "file:line: Object: severity: message".
@@ -458,6 +461,7 @@ func (c *checker) checkScalar(path, obj string, n *yaml.Node, isKey bool) []Find
 			msg += fmt.Sprintf("; if ${%s} is meant for a shell or a dashboard, escape it as $${%s}", r.name, r.name)
 		}
 		add(lineOf(n, "${"+r.name), r.name, SeverityError, "%s", msg)
+		out[len(out)-1].Unset = true
 	}
 	if isKey || multiLine || !allKnown {
 		return out
