@@ -114,3 +114,33 @@ func TestLintPostgresUserMakesItsSecret(t *testing.T) {
 		}
 	}
 }
+
+// A bucket provisioner (Rook's, NooBaa's) makes, for an ObjectBucketClaim,
+// a Secret and a ConfigMap of its name in its namespace, with the bucket's
+// credentials and endpoint: a HelmRelease of the same layer taking its
+// values from both is no finding, and a layer after it substituting from
+// them finds their keys. Found on a public home-ops repository (Loki's
+// release, two values-from findings).
+func TestLintObjectBucketClaimMakesItsSecretAndConfigMap(t *testing.T) {
+	claim := "apiVersion: objectbucket.io/v1alpha1\nkind: ObjectBucketClaim\nmetadata:\n  name: chunks\n  namespace: flux-system\nspec:\n  bucketName: chunks\n  storageClassName: ceph-bucket\n"
+	release := "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: loki\n  namespace: flux-system\nspec:\n  interval: 1h\n  chartRef: {kind: OCIRepository, name: loki}\n" +
+		"  valuesFrom:\n    - {kind: ConfigMap, name: chunks, valuesKey: BUCKET_NAME, targetPath: bucket}\n    - {kind: Secret, name: chunks, valuesKey: AWS_ACCESS_KEY_ID, targetPath: key}\n"
+	files := map[string]string{
+		"store/claim.yaml": claim,
+		"store/loki.yaml":  release,
+		"app/cm.yaml":      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app, namespace: default}\ndata: {host: \"${BUCKET_HOST}\", key: \"${AWS_SECRET_ACCESS_KEY}\", other: \"${BUCKET_TOKEN}\"}\n",
+	}
+	b := stack().Layer("store", layering.Path("./store")).
+		Then("app", layering.Path("./app"), layering.SubstituteFrom(
+			kustomizev1.SubstituteReference{Kind: "ConfigMap", Name: "chunks"},
+			kustomizev1.SubstituteReference{Kind: "Secret", Name: "chunks"}))
+	var got []string
+	for _, f := range lintStack(t, b, files, lint.WithExistingAPIGroups("objectbucket.io")) {
+		if f.Rule == lint.RuleValuesFrom || f.Rule == lint.RuleSubstituteFrom || f.Rule == lint.RuleVariables {
+			got = append(got, string(f.Rule)+": "+f.Message)
+		}
+	}
+	if assert.Len(t, got, 1, "%v", got) {
+		assert.Contains(t, got[0], `variable "BUCKET_TOKEN" is not set`, "the keys the provisioner makes are known; another is not")
+	}
+}

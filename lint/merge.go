@@ -195,6 +195,9 @@ func (l *linter) mergeInfo(ly *lintLayer, parents map[string]bool) *mergeInfo {
 		if o.makesSecret != "" && o.makesIn == nil {
 			m.sources["Secret/"+ns+"/"+o.makesSecret] = true
 		}
+		if o.makesConfigMap != "" {
+			m.sources["ConfigMap/"+ns+"/"+o.makesConfigMap] = true
+		}
 	}
 	key := spec.DeepCopy()
 	key.DependsOn, key.Path, key.PostBuild = nil, "", nil

@@ -42,6 +42,10 @@ type object struct {
 	makesSecret string
 	makesKeys   []string
 	makesOpen   bool
+	// A ConfigMap the object makes in its namespace (an
+	// ObjectBucketClaim's), and its keys.
+	makesConfigMap     string
+	makesConfigMapKeys []string
 	// makesIn, for a ClusterExternalSecret, are the namespaces it makes
 	// that Secret in; nil for the others, which make it in their own.
 	makesIn *nsSelection
@@ -292,6 +296,12 @@ func lintObject(b *fluxbuild.Object) *object {
 			o.makesKeys = slices.Clone(postgresUserKeys)
 			o.makesOpen = yamlutil.Field(yamlutil.Field(n, "spec"), "secretTemplate") != nil
 		}
+	case o.Kind == "ObjectBucketClaim" && o.group() == "objectbucket.io":
+		// The bucket provisioner (lib-bucket-provisioner's: Rook's,
+		// NooBaa's) makes a Secret and a ConfigMap of the claim's name in
+		// its namespace: the bucket's credentials and where it is.
+		o.makesSecret, o.makesKeys = o.Name, slices.Clone(bucketSecretKeys)
+		o.makesConfigMap, o.makesConfigMapKeys = o.Name, slices.Clone(bucketConfigMapKeys)
 	case o.Kind == "SealedSecret" && o.group() == "bitnami.com":
 		o.makesSecret = o.Name
 		if t := yamlutil.Str(n, "spec", "template", "metadata", "name"); t != "" {
@@ -331,6 +341,13 @@ func lintObject(b *fluxbuild.Object) *object {
 	}
 	return o
 }
+
+// bucketSecretKeys and bucketConfigMapKeys are the keys of the Secret and
+// the ConfigMap a bucket provisioner makes for an ObjectBucketClaim.
+var (
+	bucketSecretKeys    = []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
+	bucketConfigMapKeys = []string{"BUCKET_HOST", "BUCKET_NAME", "BUCKET_PORT", "BUCKET_REGION", "BUCKET_SUBREGION"}
+)
 
 // postgresUserKeys are the keys of the Secret ext-postgres-operator makes
 // for a PostgresUser.

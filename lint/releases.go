@@ -51,7 +51,8 @@ func (l *linter) checkReleases(ly *lintLayer) {
 }
 
 // valueMakers returns the layers that make the ConfigMap or Secret: as an
-// object, or a Secret an ExternalSecret or SealedSecret makes, or a
+// object, or a Secret an ExternalSecret or SealedSecret makes, a Secret or
+// ConfigMap an ObjectBucketClaim's provisioner makes, or a
 // ClusterExternalSecret in a namespace it selects (or may select: labels
 // lint does not know).
 func (l *linter) valueMakers(kind, ns, name string) (makers map[string]bool, assumed string) {
@@ -61,7 +62,7 @@ func (l *linter) valueMakers(kind, ns, name string) (makers map[string]bool, ass
 			if o.makesIn != nil || l.namespaceIn(ly, o) != ns {
 				continue // a ClusterExternalSecret's: below
 			}
-			if o.Kind == kind && o.APIVersion == "v1" && o.Name == name || kind == "Secret" && o.makesSecret == name {
+			if o.Kind == kind && o.APIVersion == "v1" && o.Name == name || kind == "Secret" && o.makesSecret == name || kind == "ConfigMap" && o.makesConfigMap == name {
 				out[ly.Name] = true
 			}
 		}
