@@ -261,8 +261,8 @@ func (l *linter) checkVariables(ctx context.Context) error {
 	if len(mutated) > 0 {
 		slices.SortFunc(mutated, func(a, b *lintLayer) int { return a.index - b.index })
 		f := Finding{Rule: RuleNoPostBuild, Severity: SeverityHint, Layer: mutatorLayer.Name, Object: mutator.ref(), File: mutator.File, Line: mutator.Line,
-			Message: fmt.Sprintf("a mutating webhook on Kustomizations, which may add to the spec.postBuild of %s the variables they use and nothing lint reads provides: those uses are not reported (variables, no-postbuild), as only the cluster knows what the webhook adds",
-				layerList(mutated))}
+			Message: fmt.Sprintf("a mutating webhook on Kustomizations, which may add to the spec.postBuild of %s the variables %s and nothing lint reads provides: those uses are not reported (variables, no-postbuild), as only the cluster knows what the webhook adds",
+				layerList(mutated), plural(len(mutated), "it uses", "they use"))}
 		if mutatorLayer.File != "" {
 			f.LayerFile, f.LayerLine = mutatorLayer.File, mutatorLayer.Line
 		}
